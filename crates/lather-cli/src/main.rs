@@ -1,0 +1,2 @@
+//! The lather command.
+fn main() {}
