@@ -1,0 +1,110 @@
+//! Building new envelopes: responses and requests in either SOAP version.
+
+use crate::SoapVersion;
+use crate::escape::{escape_attribute, escape_text};
+use bytes::{Bytes, BytesMut};
+
+/// Builds an envelope from header blocks and body content.
+///
+/// ```
+/// use lather_envelope::{EnvelopeBuilder, SoapVersion};
+/// let msg = EnvelopeBuilder::new(SoapVersion::V11)
+///     .header(EnvelopeBuilder::text_element("urn:t", "t", "Trace", "42"))
+///     .body("<m:Pong xmlns:m=\"urn:m\"/>".into())
+///     .build();
+/// assert!(std::str::from_utf8(&msg).unwrap().contains("<soap:Body><m:Pong"));
+/// ```
+#[derive(Debug, Clone)]
+pub struct EnvelopeBuilder {
+    version: SoapVersion,
+    headers: Vec<Bytes>,
+    body: Bytes,
+    body_namespaces: Vec<(String, String)>,
+}
+
+impl EnvelopeBuilder {
+    /// An empty envelope of `version`.
+    pub fn new(version: SoapVersion) -> Self {
+        EnvelopeBuilder {
+            version,
+            headers: Vec::new(),
+            body: Bytes::new(),
+            body_namespaces: Vec::new(),
+        }
+    }
+
+    /// Appends a header block (one well-formed element, its namespaces declared on itself).
+    pub fn header(mut self, block: Bytes) -> Self {
+        self.headers.push(block);
+        self
+    }
+
+    /// Sets the Body's content.
+    pub fn body(mut self, content: Bytes) -> Self {
+        self.body = content;
+        self
+    }
+
+    /// Declares `(prefix, raw escaped URI)` pairs on the Body element, for content whose
+    /// prefixes were declared outside it (see [`Envelope::body_namespaces`](crate::Envelope::body_namespaces)).
+    pub fn body_namespaces(mut self, decls: Vec<(String, String)>) -> Self {
+        self.body_namespaces = decls;
+        self
+    }
+
+    /// A simple text element `<p:local xmlns:p="ns">text</p:local>`, e.g. a `wsa:RelatesTo`.
+    pub fn text_element(ns: &str, prefix: &str, local: &str, text: &str) -> Bytes {
+        Bytes::from(format!(
+            r#"<{prefix}:{local} xmlns:{prefix}="{}">{}</{prefix}:{local}>"#,
+            escape_attribute(ns),
+            escape_text(text)
+        ))
+    }
+
+    /// The envelope's bytes.
+    pub fn build(self) -> Bytes {
+        let p = self.envelope_prefix();
+        let ns = self.version.namespace();
+        let extra: usize = self.headers.iter().map(Bytes::len).sum::<usize>() + self.body.len();
+        let mut out = BytesMut::with_capacity(160 + extra);
+        out.extend_from_slice(br#"<?xml version="1.0" encoding="UTF-8"?>"#);
+        out.extend_from_slice(format!(r#"<{p}:Envelope xmlns:{p}="{ns}">"#).as_bytes());
+        if !self.headers.is_empty() {
+            out.extend_from_slice(format!("<{p}:Header>").as_bytes());
+            for h in &self.headers {
+                out.extend_from_slice(h);
+            }
+            out.extend_from_slice(format!("</{p}:Header>").as_bytes());
+        }
+        out.extend_from_slice(format!("<{p}:Body").as_bytes());
+        for (prefix, uri) in &self.body_namespaces {
+            let attr = if prefix.is_empty() {
+                format!(r#" xmlns="{uri}""#)
+            } else {
+                format!(r#" xmlns:{prefix}="{uri}""#)
+            };
+            out.extend_from_slice(attr.as_bytes());
+        }
+        out.extend_from_slice(b">");
+        out.extend_from_slice(&self.body);
+        out.extend_from_slice(format!("</{p}:Body></{p}:Envelope>").as_bytes());
+        out.freeze()
+    }
+
+    /// The envelope prefix: the version's default unless the body's namespaces bind it to
+    /// another URI, in which case one they leave free.
+    fn envelope_prefix(&self) -> String {
+        let ns = self.version.namespace();
+        let free = |candidate: &str| {
+            self.body_namespaces
+                .iter()
+                .all(|(prefix, uri)| prefix != candidate || uri == ns)
+        };
+        [self.version.default_prefix(), "soapenv", "s"]
+            .into_iter()
+            .map(str::to_owned)
+            .chain((0..).map(|i| format!("s{i}")))
+            .find(|c| free(c))
+            .unwrap_or_else(|| "soapenv".into())
+    }
+}

@@ -1,0 +1,214 @@
+//! The lazily parsed envelope and its read accessors.
+
+use crate::escape::unescape;
+use crate::namespace::{NsDecl, in_scope};
+use crate::scan::attributes;
+use crate::{HeaderBlock, QName, SoapVersion};
+use bytes::{Bytes, BytesMut};
+use std::ops::Range;
+
+/// A SOAP envelope parsed lazily from `Bytes`.
+///
+/// Parsing ([`Envelope::parse`]) checks the whole message for well-formedness and limits, but
+/// records only the skeleton: the version, each header block's name, processing attributes
+/// and byte range, the Body's byte range and the name of its first child (the operation).
+/// Everything else stays as the original bytes; accessors hand out zero-copy slices.
+///
+/// Edits are not made in place: describe them as [`Edit`](crate::Edit)s and call
+/// [`Envelope::write`], which copies unchanged byte ranges verbatim.
+#[derive(Debug, Clone)]
+pub struct Envelope {
+    pub(crate) bytes: Bytes,
+    pub(crate) version: SoapVersion,
+    /// Prefix of the Envelope element's name (empty if it used the default namespace).
+    pub(crate) prefix: Range<usize>,
+    pub(crate) envelope_decls: Vec<NsDecl>,
+    pub(crate) header: Option<Section>,
+    pub(crate) blocks: Vec<HeaderBlock>,
+    pub(crate) body: Section,
+    pub(crate) operation: Option<QName>,
+    pub(crate) payload: Option<Range<usize>>,
+    pub(crate) body_children: usize,
+}
+
+/// The Header or Body element: where it is, where its content is, what it declares.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Section {
+    pub(crate) outer: Range<usize>,
+    pub(crate) content: Range<usize>,
+    pub(crate) decls: Vec<NsDecl>,
+}
+
+impl Envelope {
+    /// The SOAP version, from the envelope namespace.
+    pub fn version(&self) -> SoapVersion {
+        self.version
+    }
+
+    /// The whole message as received.
+    pub fn as_bytes(&self) -> &Bytes {
+        &self.bytes
+    }
+
+    /// The header blocks in document order.
+    pub fn headers(&self) -> &[HeaderBlock] {
+        &self.blocks
+    }
+
+    /// The first header block named `name`.
+    pub fn header(&self, name: &QName) -> Option<&HeaderBlock> {
+        self.blocks.iter().find(|b| &b.name == name)
+    }
+
+    /// Index (into [`Envelope::headers`]) of the first block named `name`.
+    pub fn header_index(&self, name: &QName) -> Option<usize> {
+        self.blocks.iter().position(|b| &b.name == name)
+    }
+
+    /// Whether the envelope has a Header element (possibly empty).
+    pub fn has_header_element(&self) -> bool {
+        self.header.is_some()
+    }
+
+    /// The block's bytes as they stand in the message (zero-copy). Namespace prefixes it uses
+    /// may be declared on the Envelope or Header; see [`Envelope::extract_header`].
+    pub fn header_bytes(&self, block: &HeaderBlock) -> Bytes {
+        self.bytes.slice(block.range.clone())
+    }
+
+    /// The block as a standalone, well-formed element: the namespace declarations in scope
+    /// on the Envelope and Header are added to its start tag (unless the block redeclares
+    /// them), so it can be shipped to another node and parsed there on its own.
+    pub fn extract_header(&self, block: &HeaderBlock) -> Bytes {
+        let outer = &self.envelope_decls;
+        let inner = self.header.as_ref().map_or(&[][..], |h| &h.decls[..]);
+        self.with_scope(
+            block.range.clone(),
+            block.name_end,
+            block.attrs.clone(),
+            outer,
+            inner,
+        )
+    }
+
+    /// The text content of a block holding only text (e.g. `wsa:MessageID`), unescaped and
+    /// trimmed; `None` if it holds elements or CDATA.
+    pub fn header_text(&self, block: &HeaderBlock) -> Option<String> {
+        let raw = std::str::from_utf8(&self.bytes[block.content.clone()]).ok()?;
+        if raw.contains('<') {
+            return None;
+        }
+        Some(unescape(raw)?.trim().to_owned())
+    }
+
+    /// The Body's content (between `<Body>` and `</Body>`), zero-copy.
+    pub fn body(&self) -> Bytes {
+        self.bytes.slice(self.body.content.clone())
+    }
+
+    /// Byte range of the Body's content.
+    pub fn body_range(&self) -> Range<usize> {
+        self.body.content.clone()
+    }
+
+    /// The name of the Body's first child element: the operation (or `Fault`).
+    pub fn operation(&self) -> Option<&QName> {
+        self.operation.as_ref()
+    }
+
+    /// How many child elements the Body has.
+    pub fn body_child_count(&self) -> usize {
+        self.body_children
+    }
+
+    /// Whether the Body's first child is a SOAP Fault.
+    pub fn is_fault(&self) -> bool {
+        self.operation
+            .as_ref()
+            .is_some_and(|op| op.is(self.version.namespace(), "Fault"))
+    }
+
+    /// The Body's first child as a standalone element carrying the namespace declarations in
+    /// scope on the Envelope and Body; `None` if the Body is empty.
+    pub fn extract_payload(&self) -> Option<Bytes> {
+        let range = self.payload.clone()?;
+        let (name_end, attrs) = start_tag_parts(&self.bytes, range.start);
+        Some(self.with_scope(
+            range,
+            name_end,
+            attrs,
+            &self.envelope_decls,
+            &self.body.decls,
+        ))
+    }
+
+    /// The namespace declarations in scope for the Body's content, as raw attribute text
+    /// (`xmlns:p="uri"`), innermost winning. Put them on the Body of a new envelope to move
+    /// the content there intact.
+    pub fn body_namespaces(&self) -> Vec<(String, String)> {
+        in_scope(&self.bytes, &self.envelope_decls, &self.body.decls, &[])
+            .into_iter()
+            .map(|d| {
+                let prefix = String::from_utf8_lossy(&self.bytes[d.prefix.clone()]).into_owned();
+                let uri = String::from_utf8_lossy(&self.bytes[d.uri.clone()]).into_owned();
+                (prefix, uri)
+            })
+            .collect()
+    }
+
+    /// Copies `range` and inserts the declarations of `outer`/`inner` the element does not make itself.
+    fn with_scope(
+        &self,
+        range: Range<usize>,
+        name_end: usize,
+        attrs: Range<usize>,
+        outer: &[NsDecl],
+        inner: &[NsDecl],
+    ) -> Bytes {
+        let buf = &self.bytes[..];
+        let own: Vec<&[u8]> = attributes(buf, attrs)
+            .filter_map(|a| NsDecl::from_attribute(buf, &a))
+            .map(|d| &buf[d.prefix])
+            .collect();
+        let add = in_scope(buf, outer, inner, &own);
+        if add.is_empty() {
+            return self.bytes.slice(range);
+        }
+        let extra: usize = add.iter().map(|d| d.attribute.len() + 1).sum();
+        let mut out = BytesMut::with_capacity(range.len() + extra);
+        out.extend_from_slice(&buf[range.start..name_end]);
+        for decl in add {
+            out.extend_from_slice(b" ");
+            out.extend_from_slice(&buf[decl.attribute.clone()]);
+        }
+        out.extend_from_slice(&buf[name_end..range.end]);
+        out.freeze()
+    }
+}
+
+/// For a start tag at `start` (already validated): where its name ends and its attribute bytes.
+pub(crate) fn start_tag_parts(buf: &[u8], start: usize) -> (usize, Range<usize>) {
+    let mut name_end = start + 1;
+    while name_end < buf.len()
+        && !matches!(buf[name_end], b' ' | b'\t' | b'\n' | b'\r' | b'>' | b'/')
+    {
+        name_end += 1;
+    }
+    let mut end = name_end;
+    let mut quote = None;
+    while end < buf.len() {
+        match (quote, buf[end]) {
+            (None, b'"' | b'\'') => quote = Some(buf[end]),
+            (Some(q), b) if b == q => quote = None,
+            (None, b'>') => break,
+            _ => {}
+        }
+        end += 1;
+    }
+    let attrs_end = if end > name_end && buf[end - 1] == b'/' {
+        end - 1
+    } else {
+        end
+    };
+    (name_end, name_end..attrs_end)
+}

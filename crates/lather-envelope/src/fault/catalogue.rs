@@ -1,0 +1,165 @@
+//! The one table of every fault lather raises.
+
+/// The SOAP 1.2 top-level fault code (`env:Code/env:Value`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FaultCode {
+    /// The envelope's namespace is not one this node speaks.
+    VersionMismatch,
+    /// A mustUnderstand header block was not understood.
+    MustUnderstand,
+    /// A header or body used an encoding this node does not support.
+    DataEncodingUnknown,
+    /// The message was wrong; sending it again unchanged will fail again.
+    Sender,
+    /// This node (or one behind it) failed; the same message may succeed later.
+    Receiver,
+}
+
+impl FaultCode {
+    /// The local name of the SOAP 1.2 code.
+    pub fn soap12_local(self) -> &'static str {
+        match self {
+            FaultCode::VersionMismatch => "VersionMismatch",
+            FaultCode::MustUnderstand => "MustUnderstand",
+            FaultCode::DataEncodingUnknown => "DataEncodingUnknown",
+            FaultCode::Sender => "Sender",
+            FaultCode::Receiver => "Receiver",
+        }
+    }
+
+    /// The local name of the matching SOAP 1.1 `faultcode`.
+    pub fn soap11_local(self) -> &'static str {
+        match self {
+            FaultCode::VersionMismatch => "VersionMismatch",
+            FaultCode::MustUnderstand => "MustUnderstand",
+            FaultCode::DataEncodingUnknown | FaultCode::Sender => "Client",
+            FaultCode::Receiver => "Server",
+        }
+    }
+}
+
+/// One row of the catalogue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FaultSpec {
+    /// Stable numeric code; never reused once published.
+    pub id: u16,
+    /// Stable name; also the SOAP 1.2 subcode's local name in [`LATHER_FAULT_NS`].
+    pub name: &'static str,
+    /// SOAP 1.2 top-level code (SOAP 1.1 `faultcode` follows from it).
+    pub code: FaultCode,
+    /// Whether the fault carries a lather subcode (the SOAP-defined codes do not).
+    pub has_subcode: bool,
+    /// HTTP status for SOAP 1.2 and for transport-level refusals.
+    pub http_status: u16,
+    /// Default human-readable reason.
+    pub reason: &'static str,
+}
+
+/// Namespace of lather's fault subcodes and fault detail.
+pub const LATHER_FAULT_NS: &str = "urn:lather:fault";
+
+macro_rules! catalogue {
+    ($( $(#[$doc:meta])* $kind:ident = $id:literal, $code:ident, $sub:literal, $status:literal, $reason:literal; )*) => {
+        /// Every fault lather raises; see [`FaultKind::spec`] for its row in the catalogue.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum FaultKind {
+            $( $(#[$doc])* $kind, )*
+        }
+
+        impl FaultKind {
+            /// All kinds, in catalogue order.
+            pub const ALL: &'static [FaultKind] = &[ $( FaultKind::$kind, )* ];
+
+            /// This kind's row in the catalogue.
+            pub fn spec(self) -> &'static FaultSpec {
+                match self {
+                    $( FaultKind::$kind => &FaultSpec {
+                        id: $id,
+                        name: stringify!($kind),
+                        code: FaultCode::$code,
+                        has_subcode: $sub,
+                        http_status: $status,
+                        reason: $reason,
+                    }, )*
+                }
+            }
+        }
+    };
+}
+
+catalogue! {
+    /// The bytes are not well-formed XML.
+    MalformedXml = 1001, Sender, true, 400, "The message is not well-formed XML";
+    /// The message holds a document type declaration (refused, so no entity is ever expanded).
+    DoctypeForbidden = 1002, Sender, true, 400, "A SOAP message must not contain a document type declaration";
+    /// The document element is not `Envelope`.
+    NotAnEnvelope = 1003, Sender, true, 400, "The document element is not a SOAP Envelope";
+    /// The envelope namespace is neither SOAP 1.1 nor SOAP 1.2.
+    VersionMismatch = 1004, VersionMismatch, false, 500, "The envelope namespace is not a supported SOAP version";
+    /// The envelope has no `Body`.
+    MissingBody = 1005, Sender, true, 400, "The envelope has no Body";
+    /// The envelope's children or header blocks break the SOAP structure rules.
+    InvalidEnvelope = 1006, Sender, true, 400, "The envelope's structure is invalid";
+    /// Elements nest deeper than the configured limit.
+    TooDeep = 1007, Sender, true, 400, "The message nests elements deeper than allowed";
+    /// One element carries more attributes than the configured limit.
+    TooManyAttributes = 1008, Sender, true, 400, "An element carries more attributes than allowed";
+    /// The message is larger than `max_message_bytes`.
+    MessageTooLarge = 1009, Sender, true, 413, "The message is larger than allowed";
+    /// The message bytes are not UTF-8.
+    NotUtf8 = 1010, Sender, true, 400, "The message is not valid UTF-8";
+    /// A mustUnderstand header block was not understood.
+    MustUnderstand = 1011, MustUnderstand, false, 500, "A mandatory header block was not understood";
+    /// The request's media type is not a SOAP media type.
+    UnsupportedMediaType = 2001, Sender, true, 415, "The media type is not a SOAP media type";
+    /// The request's `Content-Encoding` is not gzip, deflate or identity.
+    UnsupportedContentEncoding = 2002, Sender, true, 415, "The content encoding is not supported";
+    /// The decompressed request exceeds `max_message_bytes`.
+    DecodedTooLarge = 2003, Sender, true, 413, "The decompressed message is larger than allowed";
+    /// A SOAP 1.1 request without the `SOAPAction` header.
+    MissingSoapAction = 2004, Sender, true, 400, "A SOAP 1.1 request must carry a SOAPAction header";
+    /// No service is configured at the request path.
+    NoSuchService = 2005, Sender, true, 404, "No service at this path";
+    /// The HTTP method is not POST (or GET for WSDL).
+    MethodNotAllowed = 2006, Sender, true, 405, "Method not allowed";
+    /// The request body could not be read or decoded.
+    BadRequestBody = 2007, Sender, true, 400, "The request body could not be read";
+    /// No upstream could be reached.
+    UpstreamUnavailable = 3001, Receiver, true, 503, "No upstream service could be reached";
+    /// An upstream answered with something that is not a usable HTTP response.
+    UpstreamFailed = 3002, Receiver, true, 502, "The upstream service failed";
+    /// The upstream did not answer within the service's timeout.
+    UpstreamTimeout = 3003, Receiver, true, 504, "The upstream service did not answer in time";
+    /// The server is at capacity; retry later.
+    ServerBusy = 4001, Receiver, true, 503, "Server busy";
+    /// An internal error; the server lives on.
+    Internal = 4002, Receiver, true, 500, "Internal server error";
+    /// The server is shutting down.
+    ShuttingDown = 4003, Receiver, true, 503, "The server is shutting down";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn ids_and_names_are_unique() {
+        let ids: HashSet<u16> = FaultKind::ALL.iter().map(|k| k.spec().id).collect();
+        let names: HashSet<&str> = FaultKind::ALL.iter().map(|k| k.spec().name).collect();
+        assert_eq!(ids.len(), FaultKind::ALL.len());
+        assert_eq!(names.len(), FaultKind::ALL.len());
+    }
+
+    #[test]
+    fn statuses_are_errors_and_sender_faults_are_client_errors() {
+        for kind in FaultKind::ALL {
+            let spec = kind.spec();
+            assert!((400..600).contains(&spec.http_status), "{}", spec.name);
+            if spec.code == FaultCode::Sender {
+                assert!((400..500).contains(&spec.http_status), "{}", spec.name);
+            }
+        }
+    }
+}

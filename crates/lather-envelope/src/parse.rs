@@ -1,0 +1,350 @@
+//! Building an [`Envelope`] from the scanner's events.
+
+use crate::envelope::Section;
+use crate::escape::unescape;
+use crate::namespace::{NsDecl, collect_decls, resolve_element, resolve_prefix, split_name};
+use crate::scan::{Event, Mode, ScanError, Scanner, attributes, check_characters, is_whitespace};
+use crate::{Envelope, Fault, FaultKind, HeaderBlock, Limits, SoapVersion};
+use bytes::Bytes;
+use std::ops::Range;
+
+impl Envelope {
+    /// Parses a SOAP 1.1 or 1.2 envelope, checking the whole message against `limits`.
+    ///
+    /// Refused, each with its own [`FaultKind`]: a message over `max_message_bytes`
+    /// (`MessageTooLarge`), bytes that are not UTF-8 (`NotUtf8`), XML that is not
+    /// well-formed (`MalformedXml`), a DOCTYPE (`DoctypeForbidden`; no entity is ever
+    /// expanded), nesting deeper than `max_depth` (`TooDeep`), more than `max_attributes` on
+    /// one element (`TooManyAttributes`), a document element that is not an Envelope
+    /// (`NotAnEnvelope`), an unknown envelope namespace (`VersionMismatch`), no Body
+    /// (`MissingBody`) and other structural errors (`InvalidEnvelope`).
+    ///
+    /// ```
+    /// use lather_envelope::{Envelope, Limits, SoapVersion};
+    /// let msg = r#"<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope">
+    ///   <s:Header><t:Trace xmlns:t="urn:t" s:mustUnderstand="true">42</t:Trace></s:Header>
+    ///   <s:Body><m:Ping xmlns:m="urn:m"/></s:Body></s:Envelope>"#;
+    /// let env = Envelope::parse(msg.into(), &Limits::default()).unwrap();
+    /// assert_eq!(env.version(), SoapVersion::V12);
+    /// assert!(env.headers()[0].must_understand());
+    /// assert_eq!(env.operation().unwrap().local(), "Ping");
+    /// ```
+    pub fn parse(bytes: Bytes, limits: &Limits) -> Result<Envelope, Fault> {
+        if bytes.len() > limits.max_message_bytes {
+            return Err(Fault::with_reason(
+                FaultKind::MessageTooLarge,
+                format!(
+                    "message of {} bytes exceeds the limit of {} bytes",
+                    bytes.len(),
+                    limits.max_message_bytes
+                ),
+            ));
+        }
+        Builder::run(bytes, *limits).map_err(|e| Fault::with_reason(e.kind, e.message))
+    }
+}
+
+/// Where the walk is, relative to the SOAP structure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    Envelope,
+    Header,
+    Body,
+    /// A foreign element after the Body (allowed by SOAP 1.1 only).
+    Trailer,
+}
+
+struct Builder {
+    bytes: Bytes,
+    version: Option<SoapVersion>,
+    prefix: Range<usize>,
+    scope: Vec<NsDecl>,
+    frames: [usize; 4],
+    envelope_decls: Vec<NsDecl>,
+    header: Option<Section>,
+    body: Option<Section>,
+    blocks: Vec<HeaderBlock>,
+    operation: Option<crate::QName>,
+    payload: Option<Range<usize>>,
+    body_children: usize,
+    place: Place,
+}
+
+fn invalid(message: impl Into<String>) -> ScanError {
+    ScanError::new(FaultKind::InvalidEnvelope, message)
+}
+
+impl Builder {
+    fn run(bytes: Bytes, limits: Limits) -> Result<Envelope, ScanError> {
+        check_characters(&bytes)?;
+        let mut b = Builder {
+            bytes: bytes.clone(),
+            version: None,
+            prefix: 0..0,
+            scope: Vec::new(),
+            frames: [0; 4],
+            envelope_decls: Vec::new(),
+            header: None,
+            body: None,
+            blocks: Vec::new(),
+            operation: None,
+            payload: None,
+            body_children: 0,
+            place: Place::Envelope,
+        };
+        let mut scanner = Scanner::new(&bytes, Mode::Document, limits);
+        let mut depth = 0usize;
+        let mut open_starts: [(usize, usize, Range<usize>); 4] = Default::default();
+        loop {
+            match scanner.next()? {
+                Event::Eof => break,
+                Event::Start {
+                    start,
+                    name,
+                    attrs,
+                    end,
+                    empty,
+                } => {
+                    let d = depth + 1;
+                    if d <= 3 {
+                        b.frames[d] = b.scope.len();
+                        collect_decls(&bytes, attrs.clone(), &mut b.scope);
+                        b.start(d, start, name.clone(), attrs.clone(), end, empty)?;
+                        open_starts[d] = (start, end, attrs);
+                        if empty {
+                            b.finish(d, start..end, end..end);
+                            b.scope.truncate(b.frames[d]);
+                        }
+                    }
+                    if !empty {
+                        depth = d;
+                    }
+                }
+                Event::End { start, end } => {
+                    if depth <= 3 {
+                        let (open_start, open_end, _) = open_starts[depth].clone();
+                        b.finish(depth, open_start..end, open_end..start);
+                        b.scope.truncate(b.frames[depth]);
+                    }
+                    depth -= 1;
+                }
+                Event::Text { range, cdata } => {
+                    if (depth == 1 || depth == 2)
+                        && (cdata || !is_whitespace(&bytes[range.clone()]))
+                    {
+                        return Err(invalid(format!(
+                            "character data directly inside a SOAP element at byte {}",
+                            range.start
+                        )));
+                    }
+                }
+            }
+        }
+        b.into_envelope()
+    }
+
+    fn start(
+        &mut self,
+        depth: usize,
+        start: usize,
+        name: Range<usize>,
+        attrs: Range<usize>,
+        end: usize,
+        _empty: bool,
+    ) -> Result<(), ScanError> {
+        let buf = &self.bytes[..];
+        match depth {
+            1 => {
+                let qname = resolve_element(buf, &self.scope, name.clone())?;
+                if qname.local() != "Envelope" {
+                    return Err(ScanError::new(
+                        FaultKind::NotAnEnvelope,
+                        format!("the document element is {qname}, not a SOAP Envelope"),
+                    ));
+                }
+                let version = SoapVersion::from_namespace(qname.namespace()).ok_or_else(|| {
+                    ScanError::new(
+                        FaultKind::VersionMismatch,
+                        format!(
+                            "envelope namespace {:?} is neither SOAP 1.1 nor SOAP 1.2",
+                            qname.namespace()
+                        ),
+                    )
+                })?;
+                self.version = Some(version);
+                self.prefix = split_name(buf, name).0;
+                self.envelope_decls = self.scope.clone();
+            }
+            2 => {
+                let version = self.version_now();
+                let qname = resolve_element(buf, &self.scope, name)?;
+                let section = Section {
+                    outer: start..end,
+                    content: end..end,
+                    decls: self.scope[self.frames[2]..].to_vec(),
+                };
+                let env_ns = version.namespace();
+                if qname.is(env_ns, "Header") && self.header.is_none() && self.body.is_none() {
+                    self.header = Some(section);
+                    self.place = Place::Header;
+                } else if qname.is(env_ns, "Body") && self.body.is_none() {
+                    self.body = Some(section);
+                    self.place = Place::Body;
+                } else if self.body.is_some()
+                    && version == SoapVersion::V11
+                    && qname.namespace() != env_ns
+                    && !qname.namespace().is_empty()
+                {
+                    self.place = Place::Trailer;
+                } else {
+                    return Err(invalid(format!(
+                        "unexpected element {qname} in the Envelope"
+                    )));
+                }
+            }
+            3 => match self.place {
+                Place::Header => {
+                    let block = self.header_block(start, name, attrs, end)?;
+                    self.blocks.push(block);
+                }
+                Place::Body => {
+                    self.body_children += 1;
+                    if self.operation.is_none() {
+                        self.operation = Some(resolve_element(buf, &self.scope, name)?);
+                        self.payload = Some(start..end);
+                    }
+                }
+                Place::Envelope | Place::Trailer => {}
+            },
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Records where an element of `depth` ends: its whole range and its content range.
+    fn finish(&mut self, depth: usize, outer: Range<usize>, content: Range<usize>) {
+        match (depth, self.place) {
+            (2, Place::Header) => {
+                if let Some(h) = self.header.as_mut() {
+                    h.outer = outer;
+                    h.content = content;
+                }
+                self.place = Place::Envelope;
+            }
+            (2, Place::Body) => {
+                if let Some(b) = self.body.as_mut() {
+                    b.outer = outer;
+                    b.content = content;
+                }
+                self.place = Place::Envelope;
+            }
+            (2, _) => self.place = Place::Envelope,
+            (3, Place::Header) => {
+                if let Some(block) = self.blocks.last_mut() {
+                    block.range = outer;
+                    block.content = content;
+                }
+            }
+            (3, Place::Body) => {
+                if let Some(p) = self.payload.as_mut()
+                    && p.start == outer.start
+                {
+                    *p = outer;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn header_block(
+        &self,
+        start: usize,
+        name: Range<usize>,
+        attrs: Range<usize>,
+        end: usize,
+    ) -> Result<HeaderBlock, ScanError> {
+        let buf = &self.bytes[..];
+        let version = self.version_now();
+        let qname = resolve_element(buf, &self.scope, name.clone())?;
+        if qname.namespace().is_empty() {
+            return Err(invalid(format!(
+                "header block {qname} is not namespace-qualified"
+            )));
+        }
+        let mut block = HeaderBlock {
+            name: qname,
+            must_understand: false,
+            role: None,
+            relay: false,
+            range: start..end,
+            name_end: name.end,
+            attrs: attrs.clone(),
+            content: end..end,
+        };
+        for attr in attributes(buf, attrs) {
+            let (prefix, local) = split_name(buf, attr.name.clone());
+            if prefix.is_empty() {
+                continue;
+            }
+            let ns = resolve_prefix(buf, &self.scope, &buf[prefix], false)?;
+            if ns != version.namespace() {
+                continue;
+            }
+            let raw = std::str::from_utf8(&buf[attr.value.clone()]).unwrap_or_default();
+            let value = unescape(raw).ok_or_else(|| invalid("bad reference in attribute"))?;
+            let local = &buf[local];
+            if local == b"mustUnderstand" {
+                block.must_understand = parse_bool(version, value.trim()).ok_or_else(|| {
+                    invalid(format!("mustUnderstand must be a boolean, not {value:?}"))
+                })?;
+            } else if local == version.role_attribute().as_bytes() {
+                block.role = Some(value.trim().to_owned());
+            } else if local == b"relay" && version == SoapVersion::V12 {
+                block.relay = parse_bool(version, value.trim())
+                    .ok_or_else(|| invalid(format!("relay must be a boolean, not {value:?}")))?;
+            }
+        }
+        Ok(block)
+    }
+
+    fn version_now(&self) -> SoapVersion {
+        self.version.unwrap_or(SoapVersion::V11)
+    }
+
+    fn into_envelope(self) -> Result<Envelope, ScanError> {
+        let Some(version) = self.version else {
+            return Err(ScanError::new(
+                FaultKind::NotAnEnvelope,
+                "no Envelope element",
+            ));
+        };
+        let Some(body) = self.body else {
+            return Err(ScanError::new(
+                FaultKind::MissingBody,
+                "the envelope has no Body element",
+            ));
+        };
+        Ok(Envelope {
+            bytes: self.bytes,
+            version,
+            prefix: self.prefix,
+            envelope_decls: self.envelope_decls,
+            header: self.header,
+            blocks: self.blocks,
+            body,
+            operation: self.operation,
+            payload: self.payload,
+            body_children: self.body_children,
+        })
+    }
+}
+
+fn parse_bool(version: SoapVersion, value: &str) -> Option<bool> {
+    match (version, value) {
+        (_, "1") => Some(true),
+        (_, "0") => Some(false),
+        (SoapVersion::V12, "true") => Some(true),
+        (SoapVersion::V12, "false") => Some(false),
+        _ => None,
+    }
+}

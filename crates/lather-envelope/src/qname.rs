@@ -1,0 +1,49 @@
+//! Namespace-qualified names.
+
+use std::fmt;
+
+/// A namespace-qualified XML name: namespace URI plus local name.
+///
+/// The prefix a document used is not part of the name; two names are equal when their
+/// namespace URIs and local names are. An empty namespace means "no namespace".
+/// `Display` writes Clark notation, `{urn:example}local`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct QName {
+    namespace: String,
+    local: String,
+}
+
+impl QName {
+    /// A name in `namespace` (empty for none) with the given local part.
+    pub fn new(namespace: impl Into<String>, local: impl Into<String>) -> Self {
+        QName {
+            namespace: namespace.into(),
+            local: local.into(),
+        }
+    }
+
+    /// The namespace URI; empty when the name is in no namespace.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// The local part.
+    pub fn local(&self) -> &str {
+        &self.local
+    }
+
+    /// Whether this name has `namespace` and `local`.
+    pub fn is(&self, namespace: &str, local: &str) -> bool {
+        self.namespace == namespace && self.local == local
+    }
+}
+
+impl fmt::Display for QName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.namespace.is_empty() {
+            f.write_str(&self.local)
+        } else {
+            write!(f, "{{{}}}{}", self.namespace, self.local)
+        }
+    }
+}

@@ -1,0 +1,651 @@
+//! A skeleton XML scanner: checks well-formedness and limits while reporting only the
+//! structure (tags with byte ranges, text ranges). Nothing is copied or decoded.
+//!
+//! It accepts UTF-8 XML 1.0 without a document type declaration: elements, attributes,
+//! text with predefined entities and character references, CDATA, comments and processing
+//! instructions. A `<!DOCTYPE` anywhere is refused, so no entity is ever declared or expanded.
+
+use crate::escape::references_valid;
+use crate::{FaultKind, Limits};
+use memchr::{memchr, memchr2, memmem};
+use std::ops::Range;
+
+/// What the scanner accepts at the top level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// A whole document: optional XML declaration, exactly one root element.
+    Document,
+    /// Element content: any number of elements and text, no XML declaration.
+    Fragment,
+}
+
+/// One structural event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Event {
+    /// A start tag `<name attrs>` or an empty-element tag `<name attrs/>`.
+    Start {
+        /// Offset of `<`.
+        start: usize,
+        /// The element name (with prefix).
+        name: Range<usize>,
+        /// The bytes between the name and `>` or `/>`.
+        attrs: Range<usize>,
+        /// Offset just past `>`.
+        end: usize,
+        /// `<x/>`: no matching end event follows.
+        empty: bool,
+    },
+    /// An end tag `</name>`.
+    End {
+        /// Offset of `<`.
+        start: usize,
+        /// Offset just past `>`.
+        end: usize,
+    },
+    /// Character data (raw, escaped) or a CDATA section's content.
+    Text {
+        /// The raw bytes.
+        range: Range<usize>,
+        /// Whether this came from a CDATA section.
+        cdata: bool,
+    },
+    /// End of input; all elements are closed.
+    Eof,
+}
+
+/// A refusal with the catalogue kind and the specifics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ScanError {
+    pub(crate) kind: FaultKind,
+    pub(crate) message: String,
+}
+
+impl ScanError {
+    pub(crate) fn new(kind: FaultKind, message: impl Into<String>) -> Self {
+        ScanError {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    fn malformed(at: usize, what: &str) -> Self {
+        ScanError::new(FaultKind::MalformedXml, format!("{what} at byte {at}"))
+    }
+}
+
+type Scan<T> = Result<T, ScanError>;
+
+/// Checks the bytes as a whole before scanning: UTF-8, and no control characters XML forbids.
+pub(crate) fn check_characters(buf: &[u8]) -> Scan<()> {
+    if let Err(e) = std::str::from_utf8(buf) {
+        return Err(ScanError::new(
+            FaultKind::NotUtf8,
+            format!("invalid UTF-8 at byte {}", e.valid_up_to()),
+        ));
+    }
+    let forbidden = |b: &u8| *b < 0x20 && !matches!(*b, b'\t' | b'\n' | b'\r');
+    if let Some(at) = buf.iter().position(forbidden) {
+        return Err(ScanError::malformed(
+            at,
+            "control character not allowed in XML",
+        ));
+    }
+    Ok(())
+}
+
+/// The scanner over one buffer. Call [`Scanner::next`] until it yields [`Event::Eof`].
+#[derive(Debug)]
+pub(crate) struct Scanner<'a> {
+    buf: &'a [u8],
+    pos: usize,
+    mode: Mode,
+    limits: Limits,
+    open: Vec<Range<usize>>,
+    roots: usize,
+}
+
+impl<'a> Scanner<'a> {
+    /// A scanner at the start of `buf`. Call [`check_characters`] on `buf` first.
+    pub(crate) fn new(buf: &'a [u8], mode: Mode, limits: Limits) -> Self {
+        let mut pos = 0;
+        if mode == Mode::Document && buf.starts_with(b"\xEF\xBB\xBF") {
+            pos = 3;
+        }
+        Scanner {
+            buf,
+            pos,
+            mode,
+            limits,
+            open: Vec::with_capacity(16),
+            roots: 0,
+        }
+    }
+
+    /// How many top-level elements have started so far.
+    pub(crate) fn top_level_elements(&self) -> usize {
+        self.roots
+    }
+
+    /// How many elements are open.
+    pub(crate) fn depth(&self) -> usize {
+        self.open.len()
+    }
+
+    /// The next event.
+    pub(crate) fn next(&mut self) -> Scan<Event> {
+        loop {
+            let Some(&b) = self.buf.get(self.pos) else {
+                return self.finish();
+            };
+            if b != b'<' {
+                return self.text();
+            }
+            match self.buf.get(self.pos + 1) {
+                Some(b'/') => return self.end_tag(),
+                Some(b'!') => {
+                    if let Some(event) = self.markup_declaration()? {
+                        return Ok(event);
+                    }
+                }
+                Some(b'?') => self.processing_instruction()?,
+                _ => return self.start_tag(),
+            }
+        }
+    }
+
+    fn finish(&mut self) -> Scan<Event> {
+        if let Some(name) = self.open.last() {
+            let name = String::from_utf8_lossy(&self.buf[name.clone()]).into_owned();
+            return Err(ScanError::malformed(
+                self.buf.len(),
+                &format!("end of input inside element <{name}>"),
+            ));
+        }
+        if self.mode == Mode::Document && self.roots == 0 {
+            return Err(ScanError::malformed(self.buf.len(), "no root element"));
+        }
+        Ok(Event::Eof)
+    }
+
+    fn text(&mut self) -> Scan<Event> {
+        let start = self.pos;
+        let end = memchr(b'<', &self.buf[start..]).map_or(self.buf.len(), |i| start + i);
+        self.pos = end;
+        let raw = &self.buf[start..end];
+        if self.open.is_empty() && !is_whitespace(raw) && self.mode == Mode::Document {
+            return Err(ScanError::malformed(start, "text outside the root element"));
+        }
+        if memchr(b'&', raw).is_some() && !references_valid(raw) {
+            return Err(ScanError::malformed(
+                start,
+                "undefined entity or invalid character reference",
+            ));
+        }
+        Ok(Event::Text {
+            range: start..end,
+            cdata: false,
+        })
+    }
+
+    fn start_tag(&mut self) -> Scan<Event> {
+        let start = self.pos;
+        if self.mode == Mode::Document && self.open.is_empty() && self.roots > 0 {
+            return Err(ScanError::malformed(start, "a second root element"));
+        }
+        let name = self.name(start + 1)?;
+        let mut pos = name.end;
+        let mut count = 0usize;
+        let buf = self.buf;
+        let attrs_start = pos;
+        let mut attr_names: [Range<usize>; 8] = Default::default();
+        let mut more_names: Vec<Range<usize>> = Vec::new();
+        loop {
+            let ws = skip_whitespace(buf, pos);
+            let had_space = ws > pos;
+            pos = ws;
+            match buf.get(pos) {
+                Some(b'>') => {
+                    return self.open_element(start, name, attrs_start..pos, pos + 1, false);
+                }
+                Some(b'/') if buf.get(pos + 1) == Some(&b'>') => {
+                    return self.open_element(start, name, attrs_start..pos, pos + 2, true);
+                }
+                Some(_) if had_space => {}
+                Some(_) => {
+                    return Err(ScanError::malformed(
+                        pos,
+                        "expected whitespace, '>' or '/>' in tag",
+                    ));
+                }
+                None => return Err(ScanError::malformed(pos, "end of input inside a tag")),
+            }
+            let attr = self.name(pos)?;
+            pos = skip_whitespace(buf, attr.end);
+            if buf.get(pos) != Some(&b'=') {
+                return Err(ScanError::malformed(
+                    pos,
+                    "expected '=' after attribute name",
+                ));
+            }
+            pos = skip_whitespace(buf, pos + 1);
+            let quote = match buf.get(pos) {
+                Some(&q @ (b'"' | b'\'')) => q,
+                _ => return Err(ScanError::malformed(pos, "attribute value must be quoted")),
+            };
+            let value_start = pos + 1;
+            let Some(len) = memchr2(quote, b'<', &buf[value_start..]) else {
+                return Err(ScanError::malformed(pos, "unterminated attribute value"));
+            };
+            let value_end = value_start + len;
+            if buf[value_end] == b'<' {
+                return Err(ScanError::malformed(value_end, "'<' in attribute value"));
+            }
+            let value = &buf[value_start..value_end];
+            if memchr(b'&', value).is_some() && !references_valid(value) {
+                return Err(ScanError::malformed(
+                    value_start,
+                    "undefined entity or invalid character reference",
+                ));
+            }
+            count += 1;
+            if count > self.limits.max_attributes {
+                return Err(ScanError::new(
+                    FaultKind::TooManyAttributes,
+                    format!(
+                        "more than {} attributes on one element at byte {start}",
+                        self.limits.max_attributes
+                    ),
+                ));
+            }
+            let this = &buf[attr.clone()];
+            let seen = attr_names[..count.min(9) - 1]
+                .iter()
+                .chain(more_names.iter())
+                .any(|r| &buf[r.clone()] == this);
+            if seen {
+                return Err(ScanError::malformed(attr.start, "duplicate attribute"));
+            }
+            if count <= attr_names.len() {
+                attr_names[count - 1] = attr;
+            } else {
+                more_names.push(attr);
+            }
+            pos = value_end + 1;
+        }
+    }
+
+    fn open_element(
+        &mut self,
+        start: usize,
+        name: Range<usize>,
+        attrs: Range<usize>,
+        end: usize,
+        empty: bool,
+    ) -> Scan<Event> {
+        if self.open.is_empty() {
+            self.roots += 1;
+        }
+        if !empty {
+            if self.open.len() >= self.limits.max_depth {
+                return Err(ScanError::new(
+                    FaultKind::TooDeep,
+                    format!(
+                        "elements nest deeper than {} at byte {start}",
+                        self.limits.max_depth
+                    ),
+                ));
+            }
+            self.open.push(name.clone());
+        } else if self.open.len() >= self.limits.max_depth {
+            return Err(ScanError::new(
+                FaultKind::TooDeep,
+                format!(
+                    "elements nest deeper than {} at byte {start}",
+                    self.limits.max_depth
+                ),
+            ));
+        }
+        self.pos = end;
+        Ok(Event::Start {
+            start,
+            name,
+            attrs,
+            end,
+            empty,
+        })
+    }
+
+    fn end_tag(&mut self) -> Scan<Event> {
+        let start = self.pos;
+        let name = self.name(start + 2)?;
+        let pos = skip_whitespace(self.buf, name.end);
+        if self.buf.get(pos) != Some(&b'>') {
+            return Err(ScanError::malformed(
+                pos,
+                "expected '>' to close the end tag",
+            ));
+        }
+        match self.open.pop() {
+            Some(open) if self.buf[open.clone()] == self.buf[name.clone()] => {}
+            Some(open) => {
+                return Err(ScanError::malformed(
+                    start,
+                    &format!(
+                        "end tag </{}> does not match <{}>",
+                        String::from_utf8_lossy(&self.buf[name]),
+                        String::from_utf8_lossy(&self.buf[open])
+                    ),
+                ));
+            }
+            None => return Err(ScanError::malformed(start, "end tag without a start tag")),
+        }
+        self.pos = pos + 1;
+        Ok(Event::End {
+            start,
+            end: pos + 1,
+        })
+    }
+
+    /// `<!--`, `<![CDATA[` or `<!DOCTYPE`. Comments yield no event.
+    fn markup_declaration(&mut self) -> Scan<Option<Event>> {
+        let start = self.pos;
+        let rest = &self.buf[start..];
+        if rest.starts_with(b"<!--") {
+            let Some(len) = memmem::find(&rest[4..], b"-->") else {
+                return Err(ScanError::malformed(start, "unterminated comment"));
+            };
+            self.pos = start + 4 + len + 3;
+            return Ok(None);
+        }
+        if rest.starts_with(b"<![CDATA[") {
+            if self.open.is_empty() {
+                return Err(ScanError::malformed(
+                    start,
+                    "CDATA section outside the root element",
+                ));
+            }
+            let content = start + 9;
+            let Some(len) = memmem::find(&self.buf[content..], b"]]>") else {
+                return Err(ScanError::malformed(start, "unterminated CDATA section"));
+            };
+            self.pos = content + len + 3;
+            return Ok(Some(Event::Text {
+                range: content..content + len,
+                cdata: true,
+            }));
+        }
+        if rest.len() >= 9 && rest[2..9].eq_ignore_ascii_case(b"DOCTYPE") {
+            return Err(ScanError::new(
+                FaultKind::DoctypeForbidden,
+                format!("document type declaration at byte {start}"),
+            ));
+        }
+        Err(ScanError::malformed(start, "unknown markup declaration"))
+    }
+
+    fn processing_instruction(&mut self) -> Scan<()> {
+        let start = self.pos;
+        let target = self.name(start + 2)?;
+        let Some(len) = memmem::find(&self.buf[target.end..], b"?>") else {
+            return Err(ScanError::malformed(
+                start,
+                "unterminated processing instruction",
+            ));
+        };
+        let end = target.end + len + 2;
+        if self.buf[target.clone()].eq_ignore_ascii_case(b"xml") {
+            let at_start = start == 0 || (start == 3 && self.buf.starts_with(b"\xEF\xBB\xBF"));
+            if self.mode != Mode::Document || !at_start {
+                return Err(ScanError::malformed(
+                    start,
+                    "XML declaration not at the start",
+                ));
+            }
+            check_declared_encoding(&self.buf[target.end..end - 2])?;
+        }
+        self.pos = end;
+        Ok(())
+    }
+
+    /// An XML name starting at `at`.
+    fn name(&self, at: usize) -> Scan<Range<usize>> {
+        let buf = self.buf;
+        match buf.get(at) {
+            Some(&b) if is_name_start(b) => {}
+            _ => return Err(ScanError::malformed(at, "expected a name")),
+        }
+        let mut end = at + 1;
+        while end < buf.len() && is_name_char(buf[end]) {
+            end += 1;
+        }
+        Ok(at..end)
+    }
+}
+
+/// Refuses an XML declaration that names an encoding other than UTF-8.
+fn check_declared_encoding(decl: &[u8]) -> Scan<()> {
+    let Some(at) = memmem::find(decl, b"encoding") else {
+        return Ok(());
+    };
+    let rest = &decl[at + 8..];
+    let rest = &rest[skip_whitespace(rest, 0)..];
+    let Some(rest) = rest.strip_prefix(b"=") else {
+        return Err(ScanError::malformed(0, "malformed XML declaration"));
+    };
+    let rest = &rest[skip_whitespace(rest, 0)..];
+    let (Some(&q @ (b'"' | b'\'')), Some(value)) = (rest.first(), rest.get(1..)) else {
+        return Err(ScanError::malformed(0, "malformed XML declaration"));
+    };
+    let Some(len) = memchr(q, value) else {
+        return Err(ScanError::malformed(0, "malformed XML declaration"));
+    };
+    let encoding = &value[..len];
+    if encoding.eq_ignore_ascii_case(b"utf-8") || encoding.eq_ignore_ascii_case(b"utf8") {
+        Ok(())
+    } else {
+        Err(ScanError::new(
+            FaultKind::NotUtf8,
+            format!(
+                "declared encoding {:?} is not supported; send UTF-8",
+                String::from_utf8_lossy(encoding)
+            ),
+        ))
+    }
+}
+
+fn is_name_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_' || b == b':' || b >= 0x80
+}
+
+fn is_name_char(b: u8) -> bool {
+    is_name_start(b) || b.is_ascii_digit() || b == b'-' || b == b'.'
+}
+
+pub(crate) fn is_whitespace(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+}
+
+fn skip_whitespace(buf: &[u8], mut pos: usize) -> usize {
+    while pos < buf.len() && matches!(buf[pos], b' ' | b'\t' | b'\n' | b'\r') {
+        pos += 1;
+    }
+    pos
+}
+
+/// One attribute of a tag already accepted by the scanner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Attribute {
+    /// The whole `name="value"` text.
+    pub(crate) whole: Range<usize>,
+    /// The name, with prefix.
+    pub(crate) name: Range<usize>,
+    /// The raw (escaped) value, without quotes.
+    pub(crate) value: Range<usize>,
+}
+
+/// The attributes in `range` (an [`Event::Start`]'s `attrs`), which the scanner has validated.
+pub(crate) fn attributes(buf: &[u8], range: Range<usize>) -> impl Iterator<Item = Attribute> + '_ {
+    let end = range.end;
+    let mut pos = range.start;
+    std::iter::from_fn(move || {
+        pos = skip_whitespace(buf, pos);
+        if pos >= end {
+            return None;
+        }
+        let name_start = pos;
+        while pos < end && is_name_char(buf[pos]) {
+            pos += 1;
+        }
+        let name = name_start..pos;
+        while pos < end && buf[pos] != b'"' && buf[pos] != b'\'' {
+            pos += 1;
+        }
+        let quote = *buf.get(pos)?;
+        let value_start = pos + 1;
+        let value_end = value_start + memchr(quote, &buf[value_start..end])?;
+        pos = value_end + 1;
+        Some(Attribute {
+            whole: name_start..pos,
+            name,
+            value: value_start..value_end,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan_all(input: &str) -> Scan<Vec<Event>> {
+        check_characters(input.as_bytes())?;
+        let mut s = Scanner::new(input.as_bytes(), Mode::Document, Limits::default());
+        let mut events = Vec::new();
+        loop {
+            let e = s.next()?;
+            if e == Event::Eof {
+                return Ok(events);
+            }
+            events.push(e);
+        }
+    }
+
+    fn kind_of(input: &str) -> FaultKind {
+        scan_all(input).expect_err(input).kind
+    }
+
+    #[test]
+    fn accepts_well_formed_documents() {
+        let ok = [
+            "<a/>",
+            "<?xml version='1.0' encoding='UTF-8'?><a x='1' y=\"2\">t&amp;&#65;<b/><![CDATA[<x>]]><!-- c --><?pi x?></a>",
+            "\u{feff}<a></a>",
+            "<a:b xmlns:a='u'>\n</a:b >\n<!-- tail -->\n",
+        ];
+        for input in ok {
+            scan_all(input).unwrap_or_else(|e| panic!("{input}: {e:?}"));
+        }
+    }
+
+    #[test]
+    fn refuses_malformed_documents() {
+        let bad = [
+            "",
+            "<a>",
+            "<a></b>",
+            "</a>",
+            "<a/><b/>",
+            "text<a/>",
+            "<a x=1/>",
+            "<a x='1'y='2'/>",
+            "<a x='1' x='2'/>",
+            "<a x='<'/>",
+            "<a>&nbsp;</a>",
+            "<a><!-- open</a>",
+            "<a/><?xml version='1.0'?>",
+            "<a>\u{1}</a>",
+            "<1a/>",
+            "<![CDATA[x]]><a/>",
+        ];
+        for input in bad {
+            assert_eq!(kind_of(input), FaultKind::MalformedXml, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn refuses_doctype_without_expanding_anything() {
+        let bomb = r#"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;">]><a>&lol2;</a>"#;
+        assert_eq!(kind_of(bomb), FaultKind::DoctypeForbidden);
+        assert_eq!(kind_of("<a><!doctype x></a>"), FaultKind::DoctypeForbidden);
+    }
+
+    #[test]
+    fn refuses_other_encodings() {
+        assert_eq!(
+            kind_of("<?xml version='1.0' encoding='ISO-8859-1'?><a/>"),
+            FaultKind::NotUtf8
+        );
+        let latin1 = b"<a>\xe9</a>";
+        assert_eq!(
+            check_characters(latin1).unwrap_err().kind,
+            FaultKind::NotUtf8
+        );
+    }
+
+    #[test]
+    fn enforces_depth_and_attribute_limits() {
+        let limits = Limits {
+            max_depth: 3,
+            max_attributes: 2,
+            ..Limits::default()
+        };
+        let run = |input: &str| {
+            let mut s = Scanner::new(input.as_bytes(), Mode::Document, limits);
+            loop {
+                match s.next() {
+                    Ok(Event::Eof) => return Ok(()),
+                    Ok(_) => {}
+                    Err(e) => return Err(e.kind),
+                }
+            }
+        };
+        assert_eq!(run("<a><b><c/></b></a>"), Ok(()));
+        assert_eq!(run("<a><b><c><d/></c></b></a>"), Err(FaultKind::TooDeep));
+        assert_eq!(run("<a><b><c><d></d></c></b></a>"), Err(FaultKind::TooDeep));
+        assert_eq!(run("<a x='1' y='2'/>"), Ok(()));
+        assert_eq!(
+            run("<a x='1' y='2' z='3'/>"),
+            Err(FaultKind::TooManyAttributes)
+        );
+    }
+
+    #[test]
+    fn fragments_allow_several_top_level_elements() {
+        let input = b"<a/> <b>x</b>";
+        let mut s = Scanner::new(input, Mode::Fragment, Limits::default());
+        while s.next().unwrap() != Event::Eof {}
+        assert_eq!(s.top_level_elements(), 2);
+    }
+
+    #[test]
+    fn attributes_iterate_in_order() {
+        let input = b"<a x='1'  y = \"two\"/>";
+        let mut s = Scanner::new(input, Mode::Document, Limits::default());
+        let Event::Start { attrs, .. } = s.next().unwrap() else {
+            panic!()
+        };
+        let found: Vec<(String, String)> = attributes(input, attrs)
+            .map(|a| {
+                (
+                    String::from_utf8_lossy(&input[a.name]).into_owned(),
+                    String::from_utf8_lossy(&input[a.value]).into_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            found,
+            [("x".into(), "1".into()), ("y".into(), "two".into())]
+        );
+    }
+}
