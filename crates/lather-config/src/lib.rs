@@ -1,1 +1,22 @@
-//! lather-config
+//! lather's configuration: a TOML file with a `[server]` table and `[[service]]` entries.
+//!
+//! ```
+//! let cfg = lather_config::Config::from_toml(r#"
+//! [server]
+//! listen = "127.0.0.1:0"
+//! [[service]]
+//! name = "echo"
+//! path = "/echo"
+//! builtin = "echo"
+//! "#, "inline").unwrap();
+//! assert_eq!(cfg.services[0].path.as_ref(), "/echo");
+//! ```
+//!
+//! Unknown keys are errors; every error names the file, the line and the key.
+
+mod error;
+mod model;
+mod validate;
+
+pub use error::ConfigError;
+pub use model::{Builtin, Config, ServerConfig, ServiceConfig, ServiceKind, Upstream};

@@ -1,0 +1,133 @@
+//! The configuration's shape, as read from TOML.
+
+use crate::ConfigError;
+use crate::error::line_of;
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::path::Path;
+use toml::Spanned;
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Listener and limits.
+    #[serde(default)]
+    pub server: ServerConfig,
+    /// The services, each at its own path (`[[service]]`).
+    #[serde(default, rename = "service")]
+    pub services: Vec<ServiceConfig>,
+}
+
+/// `[server]`: where to listen and what to accept.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// Address to listen on, e.g. `127.0.0.1:8080` (port 0 picks a free port).
+    pub listen: SocketAddr,
+    /// Largest request accepted, in bytes, before and after decompression.
+    pub max_message_bytes: usize,
+    /// Deepest element nesting accepted.
+    pub max_depth: usize,
+    /// Most attributes on one element.
+    pub max_attributes: usize,
+    /// How long a graceful shutdown waits for requests in flight, in milliseconds.
+    pub shutdown_grace_ms: u64,
+    /// Tokio worker threads; 0 means one per core.
+    pub workers: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            max_message_bytes: 4 * 1024 * 1024,
+            max_depth: 64,
+            max_attributes: 64,
+            shutdown_grace_ms: 30_000,
+            workers: 0,
+        }
+    }
+}
+
+/// Built-in service implementations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Builtin {
+    /// Answers with the request's Body content; serves its own WSDL.
+    Echo,
+}
+
+/// One `[[service]]` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServiceConfig {
+    /// Name used in logs and metrics.
+    pub name: Spanned<String>,
+    /// URL path the service answers at, e.g. `/quotes`.
+    pub path: Spanned<String>,
+    /// A built-in implementation (exclusive with `upstream`).
+    pub builtin: Option<Spanned<Builtin>>,
+    /// Backends to forward to, round-robin (exclusive with `builtin`).
+    pub upstream: Option<Spanned<Vec<Spanned<String>>>>,
+    /// How long to wait for a backend's answer, in milliseconds (default 30 000).
+    pub timeout_ms: Option<Spanned<u64>>,
+    #[serde(skip)]
+    pub(crate) kind: Option<ServiceKind>,
+}
+
+/// What a service does, once validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ServiceKind {
+    /// A built-in implementation.
+    Builtin(Builtin),
+    /// Gateway mode: forward to these backends.
+    Gateway(Vec<Upstream>),
+}
+
+/// A validated upstream backend URL (`http://host:port/path`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Upstream {
+    /// The URL as configured.
+    pub url: String,
+    /// The parsed URI.
+    pub uri: http::Uri,
+}
+
+impl ServiceConfig {
+    /// What the service does.
+    pub fn kind(&self) -> &ServiceKind {
+        self.kind.as_ref().expect("validated by Config::from_toml")
+    }
+
+    /// The backend timeout.
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.timeout_ms.as_ref().map_or(30_000, |t| *t.get_ref()))
+    }
+}
+
+impl Config {
+    /// Reads and validates the file at `path`.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::new(&origin, None, format!("cannot read: {e}")))?;
+        Config::from_toml(&text, &origin)
+    }
+
+    /// Parses and validates `text`; `origin` names it in errors (usually the file path).
+    pub fn from_toml(text: &str, origin: &str) -> Result<Config, ConfigError> {
+        let mut config: Config = toml::from_str(text).map_err(|e| {
+            let line = e.span().map(|s| line_of(text, s.start));
+            let mut message = e.message().trim().to_owned();
+            if let Some(source) = line.and_then(|l| text.lines().nth(l - 1)).map(str::trim)
+                && !source.is_empty()
+            {
+                message = format!("{message} (at `{source}`)");
+            }
+            ConfigError::new(origin, line, message)
+        })?;
+        crate::validate::validate(&mut config, text, origin)?;
+        Ok(config)
+    }
+}

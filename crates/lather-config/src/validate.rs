@@ -1,0 +1,257 @@
+//! Checks that TOML's types cannot express: exclusive keys, paths, URLs, duplicates.
+
+use crate::error::line_of;
+use crate::{Config, ConfigError, ServiceConfig, ServiceKind, Upstream};
+use std::collections::HashMap;
+use toml::Spanned;
+
+/// Paths lather itself answers at.
+const RESERVED_PATHS: [&str; 2] = ["/health", "/metrics"];
+
+pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<(), ConfigError> {
+    let at = |span: std::ops::Range<usize>, msg: String| {
+        ConfigError::new(origin, Some(line_of(text, span.start)), msg)
+    };
+    if config.server.max_message_bytes == 0 {
+        return Err(ConfigError::new(
+            origin,
+            None,
+            "server.max_message_bytes must be greater than 0",
+        ));
+    }
+    if config.server.max_depth < 3 {
+        return Err(ConfigError::new(
+            origin,
+            None,
+            "server.max_depth must be at least 3 (Envelope, Body, payload)",
+        ));
+    }
+    let mut paths: HashMap<String, usize> = HashMap::new();
+    let mut names: HashMap<String, usize> = HashMap::new();
+    for (i, svc) in config.services.iter_mut().enumerate() {
+        let key = |k: &str| format!("service[{i}].{k}");
+        let path = svc.path.get_ref();
+        if !path.starts_with('/') || path.contains(['?', '#', ' ']) {
+            return Err(at(
+                svc.path.span(),
+                format!(
+                    "{}: path must start with '/' and hold no '?', '#' or spaces, got {path:?}",
+                    key("path")
+                ),
+            ));
+        }
+        if RESERVED_PATHS.contains(&path.as_str()) {
+            return Err(at(
+                svc.path.span(),
+                format!("{}: {path} is reserved for lather itself", key("path")),
+            ));
+        }
+        if let Some(first) = paths.insert(path.clone(), i) {
+            return Err(at(
+                svc.path.span(),
+                format!(
+                    "{}: path {path} is already used by service[{first}]",
+                    key("path")
+                ),
+            ));
+        }
+        let name = svc.name.get_ref();
+        if name.is_empty() {
+            return Err(at(
+                svc.name.span(),
+                format!("{}: must not be empty", key("name")),
+            ));
+        }
+        if let Some(first) = names.insert(name.clone(), i) {
+            return Err(at(
+                svc.name.span(),
+                format!(
+                    "{}: name {name:?} is already used by service[{first}]",
+                    key("name")
+                ),
+            ));
+        }
+        svc.kind = Some(service_kind(svc, i, &at)?);
+        if let Some(t) = &svc.timeout_ms
+            && *t.get_ref() == 0
+        {
+            return Err(at(
+                t.span(),
+                format!("{}: must be greater than 0", key("timeout_ms")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn service_kind(
+    svc: &ServiceConfig,
+    i: usize,
+    at: &impl Fn(std::ops::Range<usize>, String) -> ConfigError,
+) -> Result<ServiceKind, ConfigError> {
+    match (&svc.builtin, &svc.upstream) {
+        (Some(b), None) => Ok(ServiceKind::Builtin(*b.get_ref())),
+        (None, Some(list)) => {
+            if list.get_ref().is_empty() {
+                return Err(at(
+                    list.span(),
+                    format!("service[{i}].upstream: needs at least one URL"),
+                ));
+            }
+            list.get_ref()
+                .iter()
+                .map(|u| upstream(u, i, at))
+                .collect::<Result<_, _>>()
+                .map(ServiceKind::Gateway)
+        }
+        (Some(b), Some(_)) => Err(at(
+            b.span(),
+            format!("service[{i}]: set either builtin or upstream, not both"),
+        )),
+        (None, None) => Err(at(
+            svc.name.span(),
+            format!("service[{i}]: needs builtin = \"echo\" or upstream = [\"http://…\"]"),
+        )),
+    }
+}
+
+fn upstream(
+    url: &Spanned<String>,
+    i: usize,
+    at: &impl Fn(std::ops::Range<usize>, String) -> ConfigError,
+) -> Result<Upstream, ConfigError> {
+    let raw = url.get_ref();
+    let bad = |why: &str| at(url.span(), format!("service[{i}].upstream: {raw:?} {why}"));
+    let uri: http::Uri = raw
+        .parse()
+        .map_err(|e| bad(&format!("is not a URL ({e})")))?;
+    match uri.scheme_str() {
+        Some("http") => {}
+        Some("https") => {
+            return Err(bad(
+                "uses https, which lather does not speak to upstreams yet",
+            ));
+        }
+        _ => return Err(bad("must start with http://")),
+    }
+    if uri.host().is_none_or(str::is_empty) {
+        return Err(bad("has no host"));
+    }
+    Ok(Upstream {
+        url: raw.clone(),
+        uri,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Builtin, Config, ServiceKind};
+
+    const GOOD: &str = r#"
+[server]
+listen = "127.0.0.1:9090"
+max_message_bytes = 1024
+
+[[service]]
+name = "echo"
+path = "/echo"
+builtin = "echo"
+
+[[service]]
+name = "gw"
+path = "/gw"
+upstream = ["http://127.0.0.1:9090/echo", "http://localhost:1/x"]
+timeout_ms = 250
+"#;
+
+    #[test]
+    fn reads_a_full_configuration() {
+        let cfg = Config::from_toml(GOOD, "good.toml").unwrap();
+        assert_eq!(cfg.server.listen.port(), 9090);
+        assert_eq!(cfg.server.max_message_bytes, 1024);
+        assert_eq!(cfg.services[0].kind(), &ServiceKind::Builtin(Builtin::Echo));
+        match cfg.services[1].kind() {
+            ServiceKind::Gateway(ups) => assert_eq!(ups.len(), 2),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(cfg.services[1].timeout().as_millis(), 250);
+    }
+
+    fn error_of(text: &str) -> (Option<usize>, String) {
+        let e = Config::from_toml(text, "t.toml").unwrap_err();
+        (e.line(), e.to_string())
+    }
+
+    #[test]
+    fn unknown_keys_name_the_key_and_line() {
+        let (line, msg) = error_of("[server]\nlisten = \"127.0.0.1:1\"\nlisten_port = 3\n");
+        assert_eq!(line, Some(3));
+        assert!(msg.contains("listen_port"), "{msg}");
+        assert!(msg.starts_with("t.toml:3:"), "{msg}");
+        let (line, msg) = error_of(
+            "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"echo\"\nupstreams = []\n",
+        );
+        assert_eq!(line, Some(5));
+        assert!(msg.contains("upstreams"), "{msg}");
+        let (_, msg) = error_of("[serve]\n");
+        assert!(msg.contains("serve"), "{msg}");
+    }
+
+    #[test]
+    fn semantic_errors_point_at_their_line() {
+        let cases = [
+            (
+                "[[service]]\nname = \"a\"\npath = \"a\"\nbuiltin = \"echo\"\n",
+                3,
+                "path",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"echo\"\nupstream = [\"http://x\"]\n",
+                4,
+                "not both",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\n",
+                2,
+                "needs builtin",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nupstream = [\"ftp://x/\"]\n",
+                4,
+                "http://",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nupstream = [\"https://x/\"]\n",
+                4,
+                "https",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nupstream = []\n",
+                4,
+                "at least one",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/metrics\"\nbuiltin = \"echo\"\n",
+                3,
+                "reserved",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"soap\"\n",
+                4,
+                "unknown variant",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"echo\"\n[[service]]\nname = \"b\"\npath = \"/a\"\nbuiltin = \"echo\"\n",
+                7,
+                "already used",
+            ),
+            ("[server]\nlisten = \"nowhere\"\n", 2, "socket address"),
+            ("[server]\nmax_message_bytes = -1\n", 2, "max_message_bytes"),
+        ];
+        for (text, line, needle) in cases {
+            let (got, msg) = error_of(text);
+            assert_eq!(got, Some(line), "{text}: {msg}");
+            assert!(msg.contains(needle), "{text}: {msg}");
+        }
+    }
+}
