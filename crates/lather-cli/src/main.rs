@@ -1,2 +1,68 @@
-//! The lather command.
-fn main() {}
+//! The `lather` command: `serve`, `check`, `bench`.
+
+mod check;
+mod logging;
+mod serve;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// lather — SOAP/XML web-services engine and gateway.
+#[derive(Debug, Parser)]
+#[command(name = "lather", version, about, long_about = None)]
+struct Cli {
+    /// Log filter, e.g. `info` or `lather_http=debug` (overrides RUST_LOG).
+    #[arg(long, global = true, value_name = "FILTER")]
+    log_level: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve the services of a configuration until SIGINT or SIGTERM.
+    Serve {
+        /// The configuration file (TOML).
+        #[arg(long, short)]
+        config: PathBuf,
+    },
+    /// Validate a configuration and print its services.
+    Check {
+        /// The configuration file (TOML).
+        #[arg(long, short)]
+        config: PathBuf,
+    },
+    /// Load generators and benchmarks.
+    Bench {
+        #[command(subcommand)]
+        which: BenchCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// HTTP load: closed loop (N connections) or open loop (fixed rate).
+    Http(Box<lather_bench::HttpBenchArgs>),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    logging::init(cli.log_level.as_deref());
+    let result = match cli.command {
+        Command::Serve { config } => serve::run(&config),
+        Command::Check { config } => check::run(&config),
+        Command::Bench {
+            which: BenchCommand::Http(args),
+        } => lather_bench::run_http_bench_blocking(&args)
+            .map(|report| lather_bench::print_report(&report))
+            .map_err(anyhow::Error::from),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

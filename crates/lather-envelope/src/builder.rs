@@ -78,6 +78,9 @@ impl EnvelopeBuilder {
         }
         out.extend_from_slice(format!("<{p}:Body").as_bytes());
         for (prefix, uri) in &self.body_namespaces {
+            if *prefix == p && uri == ns {
+                continue;
+            }
             let attr = if prefix.is_empty() {
                 format!(r#" xmlns="{uri}""#)
             } else {

@@ -1,1 +1,20 @@
-//! lather-http
+//! lather's HTTP host: SOAP services on hyper, HTTP/1.1 keep-alive and h2c.
+//!
+//! Each configured service answers at its path: the built-in `echo`, or a gateway that
+//! forwards to upstream backends. Every failure at this edge is a well-formed SOAP Fault in
+//! the request's version, with the status from the fault catalogue; nothing panics and no
+//! connection is dropped without an answer. `GET /health` and `GET /metrics` (Prometheus
+//! text) are always there.
+
+mod body;
+mod dispatch;
+mod echo;
+mod gateway;
+mod metrics;
+mod negotiate;
+mod respond;
+mod server;
+mod service;
+mod state;
+
+pub use server::Server;

@@ -1,0 +1,58 @@
+//! `lather serve`: run the services until SIGINT or SIGTERM, then shut down gracefully.
+
+use anyhow::Context;
+use lather_config::Config;
+use std::path::Path;
+
+/// Runs the server of the configuration at `path`; returns after a graceful shutdown.
+pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
+    let config = Config::load(path)?;
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    if config.server.workers > 0 {
+        runtime.worker_threads(config.server.workers);
+    }
+    let runtime = runtime
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    runtime.block_on(async {
+        let server = lather_http::Server::bind(&config)
+            .await
+            .with_context(|| format!("cannot listen on {}", config.server.listen))?;
+        tracing::info!(
+            address = %server.local_addr(),
+            services = config.services.len(),
+            "lather listening on http://{}",
+            server.local_addr()
+        );
+        server.serve(shutdown_signal()).await?;
+        tracing::info!("stopped");
+        Ok(())
+    })
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(
+            tokio::signal::unix::SignalKind::terminate(),
+        ) {
+            Ok(term) => term,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch SIGTERM; only SIGINT stops the server");
+                let _ = interrupt.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = interrupt => tracing::info!("SIGINT received"),
+            _ = term.recv() => tracing::info!("SIGTERM received"),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+}

@@ -1,0 +1,203 @@
+//! One request, start to finish: admin endpoints, routing, negotiation, body, envelope,
+//! service, metrics. Every failure becomes a Fault response.
+
+use crate::body::{decode, read_limited};
+use crate::echo;
+use crate::metrics::NO_SERVICE;
+use crate::negotiate::{guess_version, negotiate};
+use crate::respond::{self, HttpResponse};
+use crate::service::{Behaviour, Service};
+use crate::state::State;
+use bytes::Bytes;
+use http::request::Parts;
+use http::{Method, Request, StatusCode};
+use hyper::body::Body;
+use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a client may take to send its body.
+const BODY_TIMEOUT: Duration = Duration::from_secs(30);
+
+type Outcome = Result<HttpResponse, (Fault, SoapVersion)>;
+
+/// Answers one request.
+pub(crate) async fn handle<B>(state: Arc<State>, req: Request<B>) -> HttpResponse
+where
+    B: Body<Data = Bytes>,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    let started = Instant::now();
+    let _in_flight = state.metrics.in_flight();
+    if let Some(response) = admin(&state, &req) {
+        return response;
+    }
+    let Some(service) = state.services.get(req.uri().path()).cloned() else {
+        let fault = Fault::with_reason(
+            FaultKind::NoSuchService,
+            format!("no service at {}", req.uri().path()),
+        );
+        let version = guess_version(req.headers());
+        return finish(&state, NO_SERVICE, Err((fault, version)), started, 0);
+    };
+    let (outcome, bytes_in) = serve(&state, &service, req).await;
+    finish(&state, &service.name, outcome, started, bytes_in)
+}
+
+fn finish(
+    state: &State,
+    service: &str,
+    outcome: Outcome,
+    started: Instant,
+    bytes_in: u64,
+) -> HttpResponse {
+    let response = outcome.unwrap_or_else(|(fault, version)| {
+        state.metrics.fault(service, fault.kind().spec().name);
+        tracing::debug!(service, %fault, "fault");
+        respond::fault(&fault, version)
+    });
+    let bytes_out = hyper::body::Body::size_hint(response.body())
+        .exact()
+        .unwrap_or(0);
+    state.metrics.answered(
+        service,
+        response.status().as_u16(),
+        started.elapsed(),
+        bytes_in,
+        bytes_out,
+    );
+    response
+}
+
+/// `GET /health` and `GET /metrics`.
+fn admin<B>(state: &State, req: &Request<B>) -> Option<HttpResponse> {
+    if req.method() != Method::GET {
+        return None;
+    }
+    match req.uri().path() {
+        "/health" => Some(respond::with_type(
+            StatusCode::OK,
+            "text/plain; charset=utf-8",
+            Bytes::from_static(b"ok\n"),
+        )),
+        "/metrics" => Some(respond::with_type(
+            StatusCode::OK,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            Bytes::from(state.metrics.render()),
+        )),
+        _ => None,
+    }
+}
+
+async fn serve<B>(state: &State, service: &Service, req: Request<B>) -> (Outcome, u64)
+where
+    B: Body<Data = Bytes>,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    let (parts, body) = req.into_parts();
+    let guess = guess_version(&parts.headers);
+    if parts.method == Method::GET && is_wsdl_query(parts.uri.query()) {
+        return (
+            wsdl(state, service, &parts).await.map_err(|f| (f, guess)),
+            0,
+        );
+    }
+    if parts.method != Method::POST {
+        let fault = Fault::with_reason(
+            FaultKind::MethodNotAllowed,
+            format!(
+                "{} is not allowed: POST a SOAP message, or GET {}?wsdl",
+                parts.method, service.path
+            ),
+        );
+        return (Err((fault, guess)), 0);
+    }
+    let soap = match negotiate(&parts.headers) {
+        Ok(soap) => soap,
+        Err(fault) => return (Err((fault, guess)), 0),
+    };
+    let version = soap.version;
+    let limit = state.limits.max_message_bytes;
+    let raw =
+        match tokio::time::timeout(BODY_TIMEOUT, read_limited(&parts.headers, body, limit)).await {
+            Ok(Ok(raw)) => raw,
+            Ok(Err(fault)) => return (Err((fault, version)), 0),
+            Err(_) => {
+                let fault = Fault::with_reason(
+                    FaultKind::BadRequestBody,
+                    "the request body did not arrive within 30 s",
+                );
+                return (Err((fault, version)), 0);
+            }
+        };
+    let bytes_in = raw.len() as u64;
+    let outcome = process(state, service, &parts, version, raw)
+        .await
+        .map_err(|f| (f, version));
+    (outcome, bytes_in)
+}
+
+async fn process(
+    state: &State,
+    service: &Service,
+    parts: &Parts,
+    version: SoapVersion,
+    raw: Bytes,
+) -> Result<HttpResponse, Fault> {
+    let bytes = decode(&parts.headers, raw, state.limits.max_message_bytes)?;
+    let envelope = Envelope::parse(bytes, &state.limits)?;
+    if envelope.version() != version {
+        return Err(Fault::with_reason(
+            FaultKind::VersionMismatch,
+            format!(
+                "a {} envelope was sent as {}",
+                envelope.version(),
+                version.media_type()
+            ),
+        ));
+    }
+    match &service.behaviour {
+        Behaviour::Echo => Ok(respond::soap(
+            StatusCode::OK,
+            version,
+            echo::respond(&envelope),
+        )),
+        Behaviour::Gateway(gateway) => {
+            gateway
+                .forward(
+                    &parts.headers,
+                    parts.headers.get("soapaction"),
+                    envelope.as_bytes().clone(),
+                )
+                .await
+        }
+    }
+}
+
+async fn wsdl(state: &State, service: &Service, parts: &Parts) -> Result<HttpResponse, Fault> {
+    let host = parts
+        .uri
+        .authority()
+        .map(|a| a.to_string())
+        .or_else(|| {
+            parts
+                .headers
+                .get(http::header::HOST)
+                .and_then(|h| h.to_str().ok())
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| state.listen.to_string());
+    let location = format!("http://{host}{}", service.path);
+    match &service.behaviour {
+        Behaviour::Echo => Ok(respond::with_type(
+            StatusCode::OK,
+            "text/xml; charset=utf-8",
+            echo::wsdl(&location),
+        )),
+        Behaviour::Gateway(gateway) => gateway.wsdl(&location).await,
+    }
+}
+
+fn is_wsdl_query(query: Option<&str>) -> bool {
+    query.is_some_and(|q| q.split('&').any(|p| p.eq_ignore_ascii_case("wsdl")))
+}

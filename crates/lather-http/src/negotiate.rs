@@ -1,0 +1,166 @@
+//! Which SOAP version a request speaks, from its `Content-Type` and action headers.
+
+use http::HeaderMap;
+use http::header::CONTENT_TYPE;
+use lather_envelope::{Fault, FaultKind, SoapVersion};
+
+/// What the HTTP headers say about a SOAP request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SoapHeaders {
+    /// The version the media type announces.
+    pub(crate) version: SoapVersion,
+    /// `SOAPAction` (1.1) or the `action` parameter (1.2), unquoted.
+    pub(crate) action: Option<String>,
+}
+
+/// The version to answer a fault in when the request could not be negotiated.
+pub(crate) fn guess_version(headers: &HeaderMap) -> SoapVersion {
+    let is_12 = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/soap+xml")
+        });
+    if is_12 {
+        SoapVersion::V12
+    } else {
+        SoapVersion::V11
+    }
+}
+
+/// Reads the media type and action. SOAP 1.1 is `text/xml` with a `SOAPAction` header;
+/// SOAP 1.2 is `application/soap+xml` with an optional `action` parameter. The charset, when
+/// given, must be UTF-8.
+pub(crate) fn negotiate(headers: &HeaderMap) -> Result<SoapHeaders, Fault> {
+    let Some(raw) = headers.get(CONTENT_TYPE) else {
+        return Err(Fault::with_reason(
+            FaultKind::UnsupportedMediaType,
+            "no Content-Type: send text/xml (SOAP 1.1) or application/soap+xml (SOAP 1.2)",
+        ));
+    };
+    let raw = raw.to_str().map_err(|_| {
+        Fault::with_reason(FaultKind::UnsupportedMediaType, "Content-Type is not ASCII")
+    })?;
+    let mut parts = raw.split(';');
+    let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+    let mut action = None;
+    for param in parts {
+        let Some((key, value)) = param.split_once('=') else {
+            continue;
+        };
+        let value = unquote(value.trim());
+        match key.trim().to_ascii_lowercase().as_str() {
+            "charset" if !value.eq_ignore_ascii_case("utf-8") => {
+                return Err(Fault::with_reason(
+                    FaultKind::UnsupportedMediaType,
+                    format!("charset {value:?} is not supported; send UTF-8"),
+                ));
+            }
+            "action" => action = Some(value.to_owned()),
+            _ => {}
+        }
+    }
+    match media.as_str() {
+        "text/xml" => {
+            let soap_action = headers
+                .get("soapaction")
+                .ok_or_else(|| Fault::new(FaultKind::MissingSoapAction))?;
+            let soap_action = soap_action.to_str().map_err(|_| {
+                Fault::with_reason(FaultKind::MissingSoapAction, "SOAPAction is not ASCII")
+            })?;
+            Ok(SoapHeaders {
+                version: SoapVersion::V11,
+                action: Some(unquote(soap_action.trim()).to_owned()).filter(|a| !a.is_empty()),
+            })
+        }
+        "application/soap+xml" => Ok(SoapHeaders {
+            version: SoapVersion::V12,
+            action,
+        }),
+        other => Err(Fault::with_reason(
+            FaultKind::UnsupportedMediaType,
+            format!(
+                "media type {other:?} is not SOAP: send text/xml (SOAP 1.1) or application/soap+xml (SOAP 1.2)"
+            ),
+        )),
+    }
+}
+
+fn unquote(s: &str) -> &str {
+    s.strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(*k, v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn soap11_needs_soapaction() {
+        let ok = negotiate(&headers(&[
+            ("content-type", "text/xml; charset=UTF-8"),
+            ("soapaction", "\"urn:a\""),
+        ]))
+        .unwrap();
+        assert_eq!(
+            ok,
+            SoapHeaders {
+                version: SoapVersion::V11,
+                action: Some("urn:a".into())
+            }
+        );
+        let empty = negotiate(&headers(&[
+            ("content-type", "text/xml"),
+            ("soapaction", "\"\""),
+        ]))
+        .unwrap();
+        assert_eq!(empty.action, None);
+        let missing = negotiate(&headers(&[("content-type", "text/xml")])).unwrap_err();
+        assert_eq!(missing.kind(), FaultKind::MissingSoapAction);
+    }
+
+    #[test]
+    fn soap12_reads_the_action_parameter() {
+        let ok = negotiate(&headers(&[(
+            "content-type",
+            "application/soap+xml; charset=utf-8; action=\"urn:b\"",
+        )]))
+        .unwrap();
+        assert_eq!(
+            ok,
+            SoapHeaders {
+                version: SoapVersion::V12,
+                action: Some("urn:b".into())
+            }
+        );
+    }
+
+    #[test]
+    fn other_media_types_and_charsets_are_refused() {
+        for ct in [
+            "application/json",
+            "text/plain",
+            "text/xml; charset=iso-8859-1",
+            "multipart/related",
+        ] {
+            let err =
+                negotiate(&headers(&[("content-type", ct), ("soapaction", "x")])).unwrap_err();
+            assert_eq!(err.kind(), FaultKind::UnsupportedMediaType, "{ct}");
+        }
+        assert_eq!(
+            negotiate(&HeaderMap::new()).unwrap_err().kind(),
+            FaultKind::UnsupportedMediaType
+        );
+    }
+}

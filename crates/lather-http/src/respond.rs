@@ -1,0 +1,47 @@
+//! Building HTTP responses: SOAP messages, faults, plain text.
+
+use bytes::Bytes;
+use http::header::{CONTENT_TYPE, HeaderValue};
+use http::{Response, StatusCode};
+use http_body_util::Full;
+use lather_envelope::{Fault, FaultKind, SoapVersion};
+
+/// The response type of every lather endpoint.
+pub(crate) type HttpResponse = Response<Full<Bytes>>;
+
+/// A SOAP message with the content type of `version`.
+pub(crate) fn soap(status: StatusCode, version: SoapVersion, body: Bytes) -> HttpResponse {
+    with_type(status, version.content_type(), body)
+}
+
+/// A fault in `version`, with its catalogue status (and `Retry-After` when busy).
+pub(crate) fn fault(fault: &Fault, version: SoapVersion) -> HttpResponse {
+    let status = StatusCode::from_u16(fault.http_status(version))
+        .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = soap(status, version, fault.to_envelope(version));
+    let headers = response.headers_mut();
+    match fault.kind() {
+        FaultKind::ServerBusy | FaultKind::ShuttingDown | FaultKind::UpstreamUnavailable => {
+            headers.insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
+        FaultKind::MethodNotAllowed => {
+            headers.insert(http::header::ALLOW, HeaderValue::from_static("POST, GET"));
+        }
+        _ => {}
+    }
+    response
+}
+
+/// A body with an explicit content type.
+pub(crate) fn with_type(
+    status: StatusCode,
+    content_type: &'static str,
+    body: Bytes,
+) -> HttpResponse {
+    let mut response = Response::new(Full::new(body));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
+}

@@ -1,0 +1,125 @@
+//! The listener: accepts connections, serves HTTP/1.1 (keep-alive) and h2c, shuts down
+//! gracefully.
+
+use crate::dispatch;
+use crate::negotiate::guess_version;
+use crate::respond;
+use crate::state::State;
+use futures_util::FutureExt;
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use lather_config::Config;
+use lather_envelope::{Fault, FaultKind};
+use std::convert::Infallible;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::TcpListener;
+
+/// A bound lather server. [`Server::bind`] it, then [`Server::serve`] it until shutdown.
+///
+/// ```no_run
+/// # async fn run(config: lather_config::Config) -> std::io::Result<()> {
+/// let server = lather_http::Server::bind(&config).await?;
+/// println!("listening on {}", server.local_addr());
+/// server.serve(async { let _ = tokio::signal::ctrl_c().await; }).await
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct Server {
+    listener: TcpListener,
+    state: Arc<State>,
+    grace: Duration,
+}
+
+impl Server {
+    /// Binds `config.server.listen` and prepares the services.
+    pub async fn bind(config: &Config) -> io::Result<Server> {
+        let listener = TcpListener::bind(config.server.listen).await?;
+        let local = listener.local_addr()?;
+        Ok(Server {
+            listener,
+            state: Arc::new(State::new(config, local)),
+            grace: Duration::from_millis(config.server.shutdown_grace_ms),
+        })
+    }
+
+    /// The address actually bound (useful with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.state.listen
+    }
+
+    /// Serves until `shutdown` completes; then stops accepting, lets requests in flight
+    /// finish (up to the configured grace period) and returns.
+    pub async fn serve(self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
+        let graceful = GracefulShutdown::new();
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(Duration::from_secs(30))
+            .keep_alive(true);
+        builder.http2().timer(TokioTimer::new());
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            let accepted = tokio::select! {
+                accepted = self.listener.accept() => accepted,
+                () = &mut shutdown => break,
+            };
+            let stream = match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of descriptors or a connection reset before accept: pause, go on.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            let state = self.state.clone();
+            let service = service_fn(move |req| answer(state.clone(), req));
+            let connection = builder
+                .serve_connection(TokioIo::new(stream), service)
+                .into_owned();
+            let watched = graceful.watch(connection);
+            tokio::spawn(async move {
+                if let Err(e) = watched.await {
+                    tracing::debug!(error = %e, "connection ended with an error");
+                }
+            });
+        }
+        drop(self.listener);
+        tracing::info!("shutting down: no new connections, finishing requests in flight");
+        tokio::select! {
+            () = graceful.shutdown() => tracing::info!("all connections closed"),
+            () = tokio::time::sleep(self.grace) => tracing::warn!("grace period over; closing remaining connections"),
+        }
+        Ok(())
+    }
+}
+
+/// Answers one request; a panic anywhere below becomes an `Internal` fault, and the
+/// connection and the server live on.
+async fn answer(
+    state: Arc<State>,
+    req: hyper::Request<Incoming>,
+) -> Result<respond::HttpResponse, Infallible> {
+    let version = guess_version(req.headers());
+    let response = AssertUnwindSafe(dispatch::handle(state, req))
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|_| {
+            let fault = Fault::with_reason(
+                FaultKind::Internal,
+                "the request handler failed unexpectedly",
+            );
+            respond::fault(&fault, version)
+        });
+    Ok(response)
+}

@@ -1,0 +1,43 @@
+//! What every request needs: the services by path, the limits and the metrics.
+
+use crate::metrics::Metrics;
+use crate::service::Service;
+use lather_config::Config;
+use lather_envelope::Limits;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// Shared, read-only state of a running server (metrics use interior mutability).
+#[derive(Debug)]
+pub(crate) struct State {
+    pub(crate) services: HashMap<String, Arc<Service>>,
+    pub(crate) limits: Limits,
+    pub(crate) metrics: Metrics,
+    pub(crate) listen: SocketAddr,
+}
+
+impl State {
+    pub(crate) fn new(config: &Config, listen: SocketAddr) -> Self {
+        let server = &config.server;
+        let limits = Limits {
+            max_message_bytes: server.max_message_bytes,
+            max_depth: server.max_depth,
+            max_attributes: server.max_attributes,
+        };
+        let services = config
+            .services
+            .iter()
+            .map(|svc| {
+                let service = Service::from_config(svc, server.max_message_bytes);
+                (service.path.clone(), Arc::new(service))
+            })
+            .collect();
+        State {
+            services,
+            limits,
+            metrics: Metrics::new(),
+            listen,
+        }
+    }
+}
