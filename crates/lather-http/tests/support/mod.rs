@@ -1,0 +1,224 @@
+//! Test harness: lather servers on `127.0.0.1:0`, tiny stand-in backends, a raw client.
+
+#![allow(dead_code, unreachable_pub)]
+
+use bytes::Bytes;
+use http::{HeaderMap, Request, StatusCode};
+use http_body_util::{BodyExt, Full};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use lather_config::Config;
+use lather_envelope::{Envelope, FaultKind, Limits, SoapVersion};
+use std::net::SocketAddr;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// A running lather server; stops when dropped.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    pub done: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+impl TestServer {
+    /// Starts a server from TOML; `{port}` in the text is not needed since the listener
+    /// is always `127.0.0.1:0` unless the text sets `[server] listen`.
+    pub async fn start(services_toml: &str) -> TestServer {
+        let text = if services_toml.contains("[server]") {
+            services_toml.to_owned()
+        } else {
+            format!("[server]\nlisten = \"127.0.0.1:0\"\n{services_toml}")
+        };
+        let config = Config::from_toml(&text, "test.toml").expect("test config");
+        let server = lather_http::Server::bind(&config).await.expect("bind");
+        let addr = server.local_addr();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let done = tokio::spawn(server.serve(async {
+            let _ = stopped.await;
+        }));
+        TestServer {
+            addr,
+            stop: Some(stop),
+            done: Some(done),
+        }
+    }
+
+    /// An echo server.
+    pub async fn echo() -> TestServer {
+        Self::start("[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\n").await
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.addr, path)
+    }
+
+    /// Asks the server to stop and returns the task that finishes when it has.
+    pub fn shutdown(&mut self) -> JoinHandle<std::io::Result<()>> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        self.done.take().expect("already shut down")
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// An answer as the test sees it.
+#[derive(Debug)]
+pub struct Answer {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Answer {
+    pub fn text(&self) -> &str {
+        std::str::from_utf8(&self.body).expect("utf-8 body")
+    }
+
+    /// Parses the body as an envelope.
+    pub fn envelope(&self) -> Envelope {
+        Envelope::parse(self.body.clone(), &Limits::default())
+            .unwrap_or_else(|f| panic!("answer is not an envelope ({f}): {}", self.text()))
+    }
+
+    /// Asserts the answer is a lather fault of `kind` in `version` with the catalogue status.
+    pub fn assert_fault(&self, kind: FaultKind, version: SoapVersion) {
+        let env = self.envelope();
+        assert!(env.is_fault(), "not a fault: {}", self.text());
+        assert_eq!(env.version(), version, "{}", self.text());
+        let name = format!("name=\"{}\"", kind.spec().name);
+        assert!(
+            self.text().contains(&name),
+            "expected {name}: {}",
+            self.text()
+        );
+        let expected = lather_envelope::Fault::new(kind).http_status(version);
+        assert_eq!(self.status.as_u16(), expected, "{}", self.text());
+        let ct = self.headers.get("content-type").unwrap().to_str().unwrap();
+        assert!(ct.starts_with(version.media_type()), "{ct}");
+    }
+}
+
+/// Sends one request on a fresh HTTP/1.1 connection.
+pub async fn send(addr: SocketAddr, request: Request<Full<Bytes>>) -> Answer {
+    let stream = TcpStream::connect(addr).await.expect("connect");
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .expect("handshake");
+    tokio::spawn(conn);
+    let response = sender.send_request(request).await.expect("response");
+    collect(response).await
+}
+
+pub async fn collect(response: http::Response<hyper::body::Incoming>) -> Answer {
+    let (parts, body) = response.into_parts();
+    Answer {
+        status: parts.status,
+        headers: parts.headers,
+        body: body.collect().await.expect("body").to_bytes(),
+    }
+}
+
+/// A SOAP POST in `version` with the right content type and action.
+pub fn soap_request(
+    addr: SocketAddr,
+    path: &str,
+    version: SoapVersion,
+    body: impl Into<Bytes>,
+) -> Request<Full<Bytes>> {
+    let builder = Request::post(format!("http://{addr}{path}")).header("host", addr.to_string());
+    let builder = match version {
+        SoapVersion::V11 => builder
+            .header("content-type", "text/xml; charset=utf-8")
+            .header("soapaction", "\"urn:lather:echo#echo\""),
+        SoapVersion::V12 => builder.header(
+            "content-type",
+            "application/soap+xml; charset=utf-8; action=\"urn:lather:echo#echo\"",
+        ),
+    };
+    builder.body(Full::new(body.into())).unwrap()
+}
+
+pub async fn post(
+    addr: SocketAddr,
+    path: &str,
+    version: SoapVersion,
+    body: impl Into<Bytes>,
+) -> Answer {
+    send(addr, soap_request(addr, path, version, body)).await
+}
+
+pub async fn get(addr: SocketAddr, path: &str) -> Answer {
+    let req = Request::get(format!("http://{addr}{path}"))
+        .header("host", addr.to_string())
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    send(addr, req).await
+}
+
+/// An envelope in `version` whose body is `payload`.
+pub fn envelope(version: SoapVersion, header: &str, payload: &str) -> String {
+    let ns = version.namespace();
+    format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><s:Envelope xmlns:s="{ns}"><s:Header>{header}</s:Header><s:Body>{payload}</s:Body></s:Envelope>"#
+    )
+}
+
+pub const ECHO_PAYLOAD: &str =
+    r#"<ns:echo xmlns:ns="urn:lather:echo"><text>hello &amp; welcome</text></ns:echo>"#;
+
+/// A stand-in backend: answers every request with `status`, `content_type` and `body`
+/// after `delay_ms`. Returns its address.
+pub async fn fixed_backend(
+    status: u16,
+    content_type: &'static str,
+    body: &'static str,
+    delay_ms: u64,
+) -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            tokio::spawn(async move {
+                let svc = hyper::service::service_fn(move |_req| async move {
+                    tokio::time::sleep(std::time::Duration::from_millis(delay_ms)).await;
+                    let mut r = http::Response::new(Full::new(Bytes::from_static(body.as_bytes())));
+                    *r.status_mut() = StatusCode::from_u16(status).unwrap();
+                    r.headers_mut()
+                        .insert("content-type", content_type.parse().unwrap());
+                    Ok::<_, std::convert::Infallible>(r)
+                });
+                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                    .serve_connection(TokioIo::new(stream), svc)
+                    .await;
+            });
+        }
+    });
+    addr
+}
+
+/// A loopback port with nothing listening on it.
+pub async fn closed_port() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    addr
+}
+
+/// Reads one counter line's value from `/metrics` text, e.g. `lather_requests_total{service="echo",code="200"}`.
+pub fn metric(text: &str, line_prefix: &str) -> Option<f64> {
+    text.lines()
+        .find(|l| l.starts_with(line_prefix))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+}
