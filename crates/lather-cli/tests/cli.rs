@@ -1,0 +1,124 @@
+//! The `lather` binary as a user runs it: help, version, check, serve and its shutdown.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn lather() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lather"))
+}
+
+fn run(args: &[&str]) -> Output {
+    lather().args(args).output().expect("run lather")
+}
+
+fn temp_config(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lather-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn version_and_help() {
+    let out = run(&["--version"]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains(env!("CARGO_PKG_VERSION")));
+    let out = run(&["--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    for word in ["serve", "check", "bench", "--log-level"] {
+        assert!(help.contains(word), "{help}");
+    }
+}
+
+#[test]
+fn check_prints_the_services_of_the_quickstart() {
+    let quickstart = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/quickstart.toml");
+    let out = run(&["check", "--config", quickstart]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("/echo") && stdout.contains("builtin echo"), "{stdout}");
+    assert!(stdout.contains("/gateway") && stdout.contains("gateway to http://127.0.0.1:8080/echo"), "{stdout}");
+}
+
+#[test]
+fn check_names_the_key_and_line_of_an_error() {
+    let path = temp_config("bad.toml", "[server]\nlisten = \"127.0.0.1:0\"\n\n[[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\ntimeout = 5\n");
+    let out = run(&["check", "--config", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("bad.toml:8:") && stderr.contains("timeout"), "{stderr}");
+    let out = run(&["check", "--config", "/nonexistent/lather.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));
+}
+
+fn wait_healthy(port: u16, child: &mut Child) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("lather exited early: {status}");
+        }
+        if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
+            let _ = s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+            let mut text = String::new();
+            let _ = s.read_to_string(&mut text);
+            if text.starts_with("HTTP/1.1 200") {
+                return;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("lather did not become healthy");
+}
+
+fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(Instant::now() < deadline, "lather did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn serve_answers_and_exits_zero_on_sigterm_and_sigint() {
+    for signal in ["-TERM", "-INT"] {
+        let port = free_port();
+        let path = temp_config(
+            &format!("serve{signal}.toml"),
+            &format!("[server]\nlisten = \"127.0.0.1:{port}\"\n[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\n"),
+        );
+        let mut child = lather()
+            .args(["serve", "--config", path.to_str().unwrap(), "--log-level", "warn"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_healthy(port, &mut child);
+        let status = Command::new("kill").arg(signal).arg(child.id().to_string()).status().unwrap();
+        assert!(status.success());
+        let exit = wait_exit(&mut child);
+        assert_eq!(exit.code(), Some(0), "{signal}");
+    }
+}
+
+#[test]
+fn serve_reports_a_port_in_use() {
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let path = temp_config("taken.toml", &format!("[server]\nlisten = \"127.0.0.1:{port}\"\n"));
+    let out = run(&["serve", "--config", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")), "{stderr}");
+}
