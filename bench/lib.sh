@@ -1,0 +1,162 @@
+# shellcheck shell=bash
+# Helpers shared by the benchmark scripts in bench/. Source it; do not run it.
+#
+# Expects $repo (the repository root). Provides process bookkeeping (every
+# server started with start_bg is stopped by PID on exit), port and
+# readiness helpers, and JSON field extraction for the generator's reports
+# (pretty-printed by serde_json, one field per line).
+
+bench_pids=()
+bg_pid=""
+
+log() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# Stops every process started with start_bg: SIGTERM, then SIGKILL after 5 s.
+stop_all() {
+    local pid i
+    for pid in "${bench_pids[@]}"; do
+        kill -TERM "$pid" 2>/dev/null || true
+    done
+    for pid in "${bench_pids[@]}"; do
+        for ((i = 0; i < 50; i++)); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$pid" 2>/dev/null; then
+            log "pid $pid did not stop on SIGTERM; killing it"
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+        wait "$pid" 2>/dev/null || true
+    done
+    bench_pids=()
+}
+trap stop_all EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# start_bg LOGFILE CMD... : starts CMD in the background (optionally pinned
+# with taskset to $SERVER_CPUS), records its PID in bench_pids and in $bg_pid.
+start_bg() {
+    local logfile=$1
+    shift
+    if [ -n "${SERVER_CPUS:-}" ]; then
+        taskset -c "$SERVER_CPUS" "$@" >"$logfile" 2>&1 &
+    else
+        "$@" >"$logfile" 2>&1 &
+    fi
+    bg_pid=$!
+    bench_pids+=("$bg_pid")
+}
+
+# port_open PORT : true when something accepts on 127.0.0.1:PORT.
+port_open() {
+    # shellcheck disable=SC2016 # expanded by the inner bash
+    timeout 1 bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$0"' "$1" 2>/dev/null
+}
+
+# free_port : prints a loopback port nobody listens on.
+free_port() {
+    local p _
+    for _ in $(seq 1 200); do
+        p=$((20000 + RANDOM % 40000))
+        if ! port_open "$p"; then
+            echo "$p"
+            return 0
+        fi
+    done
+    die "no free port found"
+}
+
+# http_get_status PORT PATH : status code of GET http://127.0.0.1:PORT/PATH
+# (empty when there is no answer). Uses bash's /dev/tcp, no curl needed.
+http_get_status() {
+    # shellcheck disable=SC2016 # expanded by the inner bash
+    timeout 2 bash -c '
+        exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 1
+        printf "GET %s HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n" "$1" "$0" >&3
+        head -n1 <&3' "$1" "$2" 2>/dev/null | awk '{print $2}'
+}
+
+# wait_for NAME PID LOGFILE SECONDS CHECK... : polls CHECK every 0.1 s until
+# it succeeds; fails (showing the log) when PID dies or time runs out.
+wait_for() {
+    local name=$1 pid=$2 logfile=$3 seconds=$4 i
+    shift 4
+    for ((i = 0; i < seconds * 10; i++)); do
+        if ! kill -0 "$pid" 2>/dev/null; then
+            log "$name exited early; its log:"
+            cat "$logfile" >&2
+            exit 1
+        fi
+        if "$@"; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    log "$name not ready after ${seconds}s; its log:"
+    cat "$logfile" >&2
+    exit 1
+}
+
+# health_ok PORT : lather's GET /health answers 200.
+health_ok() { [ "$(http_get_status "$1" /health)" = "200" ]; }
+
+# json_num FILE KEY : the first number-valued "KEY" in FILE.
+json_num() {
+    sed -n "s/^ *\"$2\": \\([-0-9.eE+]*\\),\\{0,1\\}\$/\\1/p" "$1" | head -n1
+}
+
+# The generator: `lather bench http` unless BENCH_CMD overrides it (a command
+# taking the same arguments, e.g. target/release/examples/bench-http).
+bench_cmd() {
+    if [ -n "${BENCH_CMD:-}" ]; then
+        # shellcheck disable=SC2086 # BENCH_CMD may hold a command with words
+        set -- ${BENCH_CMD} "$@"
+    else
+        set -- "$LATHER" bench http "$@"
+    fi
+    if [ -n "${CLIENT_CPUS:-}" ]; then
+        taskset -c "$CLIENT_CPUS" "$@"
+    else
+        "$@"
+    fi
+}
+
+# verify_echo NAME URL OUTFILE : one SOAP echo request must get a 200 whose
+# body contains echoResponse.
+verify_echo() {
+    local name=$1 url=$2 out=$3 rc=0
+    bench_cmd "$url" --requests 1 --connections 1 --duration 10 --quiet \
+        --expect echoResponse --json "$out" >/dev/null || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        die "$name: the load generator failed (exit $rc) on its probe request to $url"
+    fi
+    if [ "$(json_num "$out" requests_ok)" != "1" ] || [ "$(json_num "$out" 200)" != "1" ]; then
+        log "$name: the probe request to $url did not get a 200 with echoResponse; report:"
+        cat "$out" >&2
+        if command -v curl >/dev/null 2>&1; then
+            log "the same request with curl:"
+            curl -sS -i -X POST -H 'Content-Type: text/xml; charset=utf-8' \
+                -H 'SOAPAction: "urn:lather:echo#echo"' \
+                --data-binary '<?xml version="1.0" encoding="UTF-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><ns:echo xmlns:ns="urn:lather:echo"><text>probe</text></ns:echo></soap:Body></soap:Envelope>' \
+                "$url" >&2 || true
+            echo >&2
+        fi
+        exit 1
+    fi
+    log "$name: probe request OK (200, echoResponse)"
+}
+
+# ratio A B : A/B with 3 decimals ("-" when B is 0 or empty).
+ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 == 0) print "-"; else printf "%.3f", a / b }'
+}
+
+# mean X... : arithmetic mean.
+mean() {
+    printf '%s\n' "$@" | awk '{ s += $1; n++ } END { if (n) printf "%.1f", s / n; else print 0 }'
+}
+
+# json_ratio R : R as a JSON value (null for "-").
+json_ratio() { if [ "$1" = "-" ]; then echo null; else echo "$1"; fi; }

@@ -1,0 +1,356 @@
+//! The benchmark report: summary numbers, JSON output, and the human
+//! summary.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use tokio::time::Instant;
+
+use crate::error::BenchError;
+use crate::http::ErrorKind;
+use crate::http::plan::Plan;
+use crate::stats::Stats;
+
+/// How requests were paced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Each connection sends its next request when the previous answer is in.
+    Closed,
+    /// Requests are sent at a fixed rate regardless of answers.
+    Open,
+}
+
+/// Latency of successful requests, in microseconds.
+///
+/// In the open loop latency counts from the scheduled send time, so time a
+/// request spent queued in the generator is included.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LatencySummary {
+    /// Number of samples.
+    pub count: u64,
+    /// Smallest latency.
+    pub min: u64,
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Median.
+    pub p50: u64,
+    /// 90th percentile.
+    pub p90: u64,
+    /// 99th percentile.
+    pub p99: u64,
+    /// 99.9th percentile.
+    pub p999: u64,
+    /// Largest latency.
+    pub max: u64,
+    /// Standard deviation.
+    pub stdev: f64,
+}
+
+impl LatencySummary {
+    fn from_histogram(h: &Histogram<u64>) -> Self {
+        if h.is_empty() {
+            return Self::default();
+        }
+        Self {
+            count: h.len(),
+            min: h.min(),
+            mean: h.mean(),
+            p50: h.value_at_quantile(0.50),
+            p90: h.value_at_quantile(0.90),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+            stdev: h.stdev(),
+        }
+    }
+}
+
+/// Open-loop figures (measured requests only).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OpenLoopReport {
+    /// Requests scheduled after the warm-up (sent or dropped).
+    pub scheduled: u64,
+    /// Requests that left more than `late_threshold_us` after their
+    /// scheduled time because no connection was free.
+    pub sent_late: u64,
+    /// The lateness threshold (µs).
+    pub late_threshold_us: u64,
+    /// Largest delay between a request's schedule and its sending (µs).
+    pub max_send_delay_us: u64,
+    /// Requests not sent at all because the backlog was full.
+    pub dropped_by_generator: u64,
+    /// Backlog bound (queued requests).
+    pub backlog_capacity: u64,
+    /// Requests sent (ok or failed) per second of sending: over the
+    /// scheduled window (`scheduled / rate`), or until the last send when
+    /// the generator fell behind. Below `rate` when requests were dropped or
+    /// could not be sent on time.
+    pub achieved_rate: f64,
+}
+
+/// The result of a benchmark run.
+///
+/// Counts cover measured requests only (after the warm-up).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    /// Closed or open loop.
+    pub mode: Mode,
+    /// Target URL.
+    pub url: String,
+    /// Number of connections.
+    pub connections: usize,
+    /// Target rate (open loop), requests/s.
+    pub rate: Option<f64>,
+    /// Warm-up length, s.
+    pub warmup_s: f64,
+    /// Measured duration, s: from the end of the warm-up to the last answer
+    /// (at least the requested duration unless `--requests` ended the run).
+    pub duration_s: f64,
+    /// Size of the request body, bytes.
+    pub request_body_bytes: u64,
+    /// `requests_ok + requests_failed`.
+    pub requests_total: u64,
+    /// 2xx answers (that contained the `--expect` string, if any).
+    pub requests_ok: u64,
+    /// Non-2xx answers, transport errors and `--expect` mismatches.
+    pub requests_failed: u64,
+    /// Answers per HTTP status code.
+    pub status_counts: BTreeMap<u16, u64>,
+    /// Failed requests without a usable answer, by kind (plus
+    /// `expect_mismatch`).
+    pub errors: BTreeMap<ErrorKind, u64>,
+    /// The first error message seen for each kind.
+    pub error_examples: BTreeMap<ErrorKind, String>,
+    /// `requests_ok / duration_s`.
+    pub rps: f64,
+    /// Latency of successful requests.
+    pub latency_us: LatencySummary,
+    /// Bytes written to sockets (HTTP heads and bodies).
+    pub bytes_sent: u64,
+    /// Bytes read from sockets (HTTP heads and bodies).
+    pub bytes_received: u64,
+    /// Open-loop figures; `None` in the closed loop.
+    pub open_loop: Option<OpenLoopReport>,
+}
+
+/// What [`Report::build`] needs to know about the run.
+#[derive(Debug)]
+pub(crate) struct RunInfo<'a> {
+    pub(crate) mode: Mode,
+    pub(crate) url: &'a str,
+    pub(crate) connections: usize,
+    pub(crate) rate: Option<f64>,
+    pub(crate) warmup: Duration,
+    pub(crate) plan: &'a Plan,
+    pub(crate) stats: &'a Stats,
+    pub(crate) schedule: Option<&'a crate::http::Schedule>,
+    pub(crate) late_threshold: Duration,
+}
+
+impl Report {
+    pub(crate) fn build(run: &RunInfo<'_>) -> Self {
+        let RunInfo { plan, stats, .. } = run;
+        let now = Instant::now();
+        let last = stats.last_finished.unwrap_or(now);
+        // A run stopped by the clock lasted at least its duration; one
+        // stopped by --requests lasted until its last answer.
+        let measure_end = if now >= plan.end {
+            last.max(plan.end)
+        } else {
+            last
+        };
+        let duration_s = measure_end
+            .saturating_duration_since(plan.warmup_end)
+            .as_secs_f64();
+        let per_second = |n: u64| {
+            if duration_s > 0.0 {
+                n as f64 / duration_s
+            } else {
+                0.0
+            }
+        };
+        let requests_total = stats.ok + stats.failed;
+        let errors = ErrorKind::ALL
+            .iter()
+            .filter(|k| stats.errors[k.index()] > 0)
+            .map(|k| (*k, stats.errors[k.index()]))
+            .collect();
+        let open_loop = run.schedule.map(|s| {
+            let window = run.rate.map_or(0.0, |rate| s.scheduled as f64 / rate);
+            let sending = stats.last_sent.map_or(0.0, |t| {
+                t.saturating_duration_since(plan.warmup_end).as_secs_f64()
+            });
+            let sending = window.max(sending);
+            OpenLoopReport {
+                scheduled: s.scheduled,
+                sent_late: stats.sent_late,
+                late_threshold_us: micros(run.late_threshold),
+                max_send_delay_us: micros(stats.max_send_delay),
+                dropped_by_generator: s.dropped,
+                backlog_capacity: s.capacity as u64,
+                achieved_rate: if sending > 0.0 {
+                    requests_total as f64 / sending
+                } else {
+                    0.0
+                },
+            }
+        });
+        Self {
+            mode: run.mode,
+            url: run.url.to_owned(),
+            connections: run.connections,
+            rate: run.rate,
+            warmup_s: run.warmup.as_secs_f64(),
+            duration_s,
+            request_body_bytes: plan.request.body_len() as u64,
+            requests_total,
+            requests_ok: stats.ok,
+            requests_failed: stats.failed,
+            status_counts: stats.status.clone(),
+            errors,
+            error_examples: stats.error_examples.clone(),
+            rps: per_second(stats.ok),
+            latency_us: LatencySummary::from_histogram(&stats.latency),
+            bytes_sent: stats.bytes_sent,
+            bytes_received: stats.bytes_received,
+            open_loop,
+        }
+    }
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+/// Writes `report` as pretty-printed JSON to `path`, creating its parent
+/// directory if needed.
+pub fn write_json(report: &Report, path: &Path) -> Result<(), BenchError> {
+    let err = |source| BenchError::WriteJson {
+        path: path.to_owned(),
+        source,
+    };
+    if let Some(parent) = path.parent()
+        && !parent.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(parent).map_err(err)?;
+    }
+    let mut json = serde_json::to_vec_pretty(report).map_err(|e| err(e.into()))?;
+    json.push(b'\n');
+    std::fs::write(path, json).map_err(err)
+}
+
+/// Prints a human-readable summary of `report` to stdout.
+pub fn print_report(report: &Report) {
+    print!("{}", render(report));
+}
+
+fn render(r: &Report) -> String {
+    use std::fmt::Write as _;
+
+    let mut s = String::new();
+    let mode = match r.mode {
+        Mode::Closed => "closed loop".to_owned(),
+        Mode::Open => format!("open loop at {} req/s", r.rate.unwrap_or(0.0)),
+    };
+    // Writing to a String cannot fail.
+    let _ = writeln!(s, "{} — {mode}, {} connections", r.url, r.connections);
+    let _ = writeln!(
+        s,
+        "  duration   {:.2} s measured (warm-up {:.2} s), request body {} B",
+        r.duration_s, r.warmup_s, r.request_body_bytes
+    );
+    let _ = writeln!(
+        s,
+        "  requests   {} ok, {} failed ({} total)",
+        r.requests_ok, r.requests_failed, r.requests_total
+    );
+    let _ = writeln!(s, "  throughput {:.1} req/s", r.rps);
+    let l = &r.latency_us;
+    let _ = writeln!(
+        s,
+        "  latency    p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
+        fmt_us(l.p50),
+        fmt_us(l.p90),
+        fmt_us(l.p99),
+        fmt_us(l.p999),
+        fmt_us(l.max)
+    );
+    let _ = writeln!(
+        s,
+        "             min {}  mean {}  stdev {}",
+        fmt_us(l.min),
+        fmt_us_f(l.mean),
+        fmt_us_f(l.stdev)
+    );
+    let _ = writeln!(
+        s,
+        "  transfer   {} sent, {} received",
+        fmt_bytes(r.bytes_sent),
+        fmt_bytes(r.bytes_received)
+    );
+    if !r.status_counts.is_empty() {
+        let codes: Vec<String> = r
+            .status_counts
+            .iter()
+            .map(|(code, n)| format!("{code}: {n}"))
+            .collect();
+        let _ = writeln!(s, "  status     {}", codes.join(", "));
+    }
+    for (kind, n) in &r.errors {
+        let example = r.error_examples.get(kind).map_or("", String::as_str);
+        let _ = writeln!(s, "  error      {}: {n} (e.g. {example})", kind.as_str());
+    }
+    if let Some(o) = &r.open_loop {
+        let _ = writeln!(
+            s,
+            "  open loop  {} scheduled, achieved {:.1} req/s, {} sent late (> {}), max send delay {}",
+            o.scheduled,
+            o.achieved_rate,
+            o.sent_late,
+            fmt_us(o.late_threshold_us),
+            fmt_us(o.max_send_delay_us)
+        );
+        if o.dropped_by_generator > 0 {
+            let _ = writeln!(
+                s,
+                "  WARNING    {} requests dropped by the generator (backlog of {} full): \
+                 the server cannot sustain the rate",
+                o.dropped_by_generator, o.backlog_capacity
+            );
+        }
+    }
+    s
+}
+
+fn fmt_us(us: u64) -> String {
+    fmt_us_f(us as f64)
+}
+
+fn fmt_us_f(us: f64) -> String {
+    if us >= 1_000_000.0 {
+        format!("{:.2}s", us / 1_000_000.0)
+    } else if us >= 1_000.0 {
+        format!("{:.2}ms", us / 1_000.0)
+    } else {
+        format!("{us:.0}µs")
+    }
+}
+
+fn fmt_bytes(b: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = b as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit + 1 < UNITS.len() {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}

@@ -1,0 +1,218 @@
+//! The request every virtual client sends: built once, cloned cheaply.
+
+use bytes::Bytes;
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, HeaderMap, HeaderName, HeaderValue};
+use http::{Method, Request, Uri};
+use http_body_util::Full;
+
+use crate::error::BenchError;
+use crate::http::SoapVersion;
+
+/// The SOAP action of the built-in echo operation.
+const ECHO_ACTION: &str = "urn:lather:echo#echo";
+
+/// A pre-built request: the body is a `Bytes` shared by every request, so
+/// building one costs a header-map clone and nothing else.
+#[derive(Debug, Clone)]
+pub(crate) struct RequestTemplate {
+    path: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+/// What the request is made of, as given on the command line.
+#[derive(Debug)]
+pub(crate) struct RequestSpec<'a> {
+    /// `host[:port]` for the `Host` header.
+    pub(crate) authority: &'a str,
+    /// Origin-form request target (`/path?query`).
+    pub(crate) path: Uri,
+    /// SOAP version of the built-in request (also picks the default headers).
+    pub(crate) soap: SoapVersion,
+    /// Raw body; `None` for the built-in SOAP echo request.
+    pub(crate) body: Option<Bytes>,
+    /// Size of the text inside `<text>` of the built-in request.
+    pub(crate) payload_bytes: usize,
+    /// `--content-type` override.
+    pub(crate) content_type: Option<&'a str>,
+    /// `--header 'Name: value'` entries, applied last.
+    pub(crate) headers: &'a [String],
+}
+
+impl RequestTemplate {
+    /// Builds the template, validating every header.
+    pub(crate) fn new(spec: &RequestSpec<'_>) -> Result<Self, BenchError> {
+        let body = match &spec.body {
+            Some(body) => body.clone(),
+            None => soap_echo_body(spec.soap, spec.payload_bytes),
+        };
+
+        let mut headers = HeaderMap::new();
+        headers.insert(HOST, header_value(spec.authority, "Host")?);
+        match spec.soap {
+            SoapVersion::V11 => {
+                headers.insert(
+                    CONTENT_TYPE,
+                    HeaderValue::from_static("text/xml; charset=utf-8"),
+                );
+                let action = format!("\"{ECHO_ACTION}\"");
+                headers.insert(
+                    HeaderName::from_static("soapaction"),
+                    header_value(&action, "SOAPAction")?,
+                );
+            }
+            SoapVersion::V12 => {
+                let ct = format!("application/soap+xml; charset=utf-8; action=\"{ECHO_ACTION}\"");
+                headers.insert(CONTENT_TYPE, header_value(&ct, "Content-Type")?);
+            }
+        }
+        headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
+        if let Some(ct) = spec.content_type {
+            headers.insert(CONTENT_TYPE, header_value(ct, ct)?);
+        }
+
+        let parsed = spec
+            .headers
+            .iter()
+            .map(|h| parse_header(h))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (name, _) in &parsed {
+            headers.remove(name);
+        }
+        for (name, value) in parsed {
+            headers.append(name, value);
+        }
+
+        Ok(Self {
+            path: spec.path.clone(),
+            headers,
+            body,
+        })
+    }
+
+    /// A fresh request sharing the template's body.
+    pub(crate) fn build(&self) -> Request<Full<Bytes>> {
+        let mut req = Request::new(Full::new(self.body.clone()));
+        *req.method_mut() = Method::POST;
+        *req.uri_mut() = self.path.clone();
+        *req.headers_mut() = self.headers.clone();
+        req
+    }
+
+    /// Length of the request body in bytes.
+    pub(crate) fn body_len(&self) -> usize {
+        self.body.len()
+    }
+}
+
+/// The built-in SOAP echo request with `payload_bytes` ASCII letters of text.
+pub(crate) fn soap_echo_body(soap: SoapVersion, payload_bytes: usize) -> Bytes {
+    let env_ns = match soap {
+        SoapVersion::V11 => "http://schemas.xmlsoap.org/soap/envelope/",
+        SoapVersion::V12 => "http://www.w3.org/2003/05/soap-envelope",
+    };
+    let head = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><soap:Envelope xmlns:soap=\"{env_ns}\">\
+         <soap:Body><ns:echo xmlns:ns=\"urn:lather:echo\"><text>"
+    );
+    let tail = "</text></ns:echo></soap:Body></soap:Envelope>";
+    let mut body = Vec::with_capacity(head.len() + payload_bytes + tail.len());
+    body.extend_from_slice(head.as_bytes());
+    body.extend((b'a'..=b'z').cycle().take(payload_bytes));
+    body.extend_from_slice(tail.as_bytes());
+    Bytes::from(body)
+}
+
+/// Parses `Name: value`.
+fn parse_header(raw: &str) -> Result<(HeaderName, HeaderValue), BenchError> {
+    let invalid = |reason: &str| BenchError::InvalidHeader {
+        header: raw.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let (name, value) = raw
+        .split_once(':')
+        .ok_or_else(|| invalid("expected 'Name: value'"))?;
+    let name = HeaderName::try_from(name.trim()).map_err(|e| invalid(&e.to_string()))?;
+    let value = HeaderValue::try_from(value.trim()).map_err(|e| invalid(&e.to_string()))?;
+    Ok((name, value))
+}
+
+fn header_value(value: &str, what: &str) -> Result<HeaderValue, BenchError> {
+    HeaderValue::try_from(value).map_err(|e| BenchError::InvalidHeader {
+        header: what.to_owned(),
+        reason: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn soap11_body_has_the_exact_shape() {
+        let body = soap_echo_body(SoapVersion::V11, 30);
+        assert_eq!(
+            std::str::from_utf8(&body).unwrap(),
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?><soap:Envelope \
+             xmlns:soap=\"http://schemas.xmlsoap.org/soap/envelope/\"><soap:Body>\
+             <ns:echo xmlns:ns=\"urn:lather:echo\"><text>abcdefghijklmnopqrstuvwxyzabcd\
+             </text></ns:echo></soap:Body></soap:Envelope>"
+        );
+    }
+
+    #[test]
+    fn soap12_uses_the_1_2_namespace_and_action_parameter() {
+        let spec = RequestSpec {
+            authority: "example:80",
+            path: Uri::from_static("/echo"),
+            soap: SoapVersion::V12,
+            body: None,
+            payload_bytes: 5,
+            content_type: None,
+            headers: &[],
+        };
+        let t = RequestTemplate::new(&spec).unwrap();
+        let req = t.build();
+        assert!(
+            std::str::from_utf8(&t.body)
+                .unwrap()
+                .contains("xmlns:soap=\"http://www.w3.org/2003/05/soap-envelope\"")
+        );
+        assert_eq!(
+            req.headers()[CONTENT_TYPE],
+            "application/soap+xml; charset=utf-8; action=\"urn:lather:echo#echo\""
+        );
+        assert!(req.headers().get("soapaction").is_none());
+        assert_eq!(req.headers()[HOST], "example:80");
+        assert_eq!(req.headers()[CONTENT_LENGTH], t.body_len().to_string());
+    }
+
+    #[test]
+    fn user_headers_override_defaults_and_repeat() {
+        let headers = vec![
+            "SOAPAction: \"x\"".to_owned(),
+            "X-A: 1".to_owned(),
+            "x-a: 2".to_owned(),
+        ];
+        let spec = RequestSpec {
+            authority: "h",
+            path: Uri::from_static("/"),
+            soap: SoapVersion::V11,
+            body: Some(Bytes::from_static(b"abc")),
+            payload_bytes: 0,
+            content_type: Some("text/plain"),
+            headers: &headers,
+        };
+        let req = RequestTemplate::new(&spec).unwrap().build();
+        assert_eq!(req.headers()["soapaction"], "\"x\"");
+        assert_eq!(req.headers().get_all("x-a").iter().count(), 2);
+        assert_eq!(req.headers()[CONTENT_TYPE], "text/plain");
+        assert_eq!(req.headers()[CONTENT_LENGTH], "3");
+    }
+
+    #[test]
+    fn malformed_header_is_rejected() {
+        assert!(parse_header("no colon").is_err());
+        assert!(parse_header("bad name: v").is_err());
+    }
+}
