@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 use lather_envelope::escape::escape_attribute;
-use lather_envelope::{Envelope, EnvelopeBuilder, QName};
+use lather_envelope::{Envelope, EnvelopeBuilder};
 
 /// WS-Addressing 1.0.
 const WSA10_NS: &str = "http://www.w3.org/2005/08/addressing";
@@ -17,14 +17,14 @@ pub(crate) fn respond(request: &Envelope) -> Bytes {
     let mut builder = EnvelopeBuilder::new(request.version())
         .body_namespaces(request.body_namespaces())
         .body(request.body());
-    for ns in [WSA10_NS, WSA04_NS] {
-        let id = request
-            .header(&QName::new(ns, "MessageID"))
-            .and_then(|block| request.header_text(block));
-        if let Some(id) = id {
-            builder = builder.header(EnvelopeBuilder::text_element(ns, "wsa", "RelatesTo", &id));
-            break;
-        }
+    let message_id = request.headers().iter().find_map(|block| {
+        let ns = [WSA10_NS, WSA04_NS]
+            .into_iter()
+            .find(|ns| block.name().is(ns, "MessageID"))?;
+        Some((ns, request.header_text(block)?))
+    });
+    if let Some((ns, id)) = message_id {
+        builder = builder.header(EnvelopeBuilder::text_element(ns, "wsa", "RelatesTo", &id));
     }
     builder.build()
 }
@@ -86,7 +86,7 @@ pub(crate) fn wsdl(location: &str) -> Bytes {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lather_envelope::{Limits, SoapVersion};
+    use lather_envelope::{Limits, QName, SoapVersion};
 
     #[test]
     fn echo_keeps_payload_namespaces_and_relates_to_the_message_id() {

@@ -6,6 +6,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
+use std::collections::HashMap;
 use std::time::Duration;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -34,10 +35,19 @@ pub(crate) struct Metrics {
     registry: Registry,
     requests: Family<CodeLabels, Counter>,
     faults: Family<FaultLabels, Counter>,
-    latency: Family<ServiceLabels, Histogram, fn() -> Histogram>,
     in_flight: Gauge,
-    bytes_in: Family<ServiceLabels, Counter>,
-    bytes_out: Family<ServiceLabels, Counter>,
+    /// Handles of the configured services, made once so the hot path neither allocates
+    /// labels nor takes the families' locks.
+    per_service: HashMap<String, ServiceHandles>,
+}
+
+/// One service's metric handles (clones share the values registered in the families).
+#[derive(Debug)]
+struct ServiceHandles {
+    ok: Counter,
+    latency: Histogram,
+    bytes_in: Counter,
+    bytes_out: Counter,
 }
 
 fn latency_histogram() -> Histogram {
@@ -46,7 +56,7 @@ fn latency_histogram() -> Histogram {
 }
 
 impl Metrics {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new<'a>(services: impl IntoIterator<Item = &'a str>) -> Self {
         let mut registry = Registry::with_prefix("lather");
         let requests = Family::<CodeLabels, Counter>::default();
         let faults = Family::<FaultLabels, Counter>::default();
@@ -86,14 +96,32 @@ impl Metrics {
             "Response body bytes sent",
             bytes_out.clone(),
         );
+        let per_service = services
+            .into_iter()
+            .chain([NO_SERVICE])
+            .map(|name| {
+                let svc = ServiceLabels {
+                    service: name.to_owned(),
+                };
+                let ok = CodeLabels {
+                    service: name.to_owned(),
+                    code: 200,
+                };
+                let handles = ServiceHandles {
+                    ok: requests.get_or_create(&ok).clone(),
+                    latency: latency.get_or_create(&svc).clone(),
+                    bytes_in: bytes_in.get_or_create(&svc).clone(),
+                    bytes_out: bytes_out.get_or_create(&svc).clone(),
+                };
+                (name.to_owned(), handles)
+            })
+            .collect();
         Metrics {
             registry,
             requests,
             faults,
-            latency,
             in_flight,
-            bytes_in,
-            bytes_out,
+            per_service,
         }
     }
 
@@ -112,20 +140,21 @@ impl Metrics {
         bytes_in: u64,
         bytes_out: u64,
     ) {
-        let svc = ServiceLabels {
-            service: service.to_owned(),
+        let Some(handles) = self.per_service.get(service) else {
+            return;
         };
-        self.requests
-            .get_or_create(&CodeLabels {
+        if code == 200 {
+            handles.ok.inc();
+        } else {
+            let labels = CodeLabels {
                 service: service.to_owned(),
                 code,
-            })
-            .inc();
-        self.latency
-            .get_or_create(&svc)
-            .observe(elapsed.as_secs_f64());
-        self.bytes_in.get_or_create(&svc).inc_by(bytes_in);
-        self.bytes_out.get_or_create(&svc).inc_by(bytes_out);
+            };
+            self.requests.get_or_create(&labels).inc();
+        }
+        handles.latency.observe(elapsed.as_secs_f64());
+        handles.bytes_in.inc_by(bytes_in);
+        handles.bytes_out.inc_by(bytes_out);
     }
 
     /// Records a fault lather raised.

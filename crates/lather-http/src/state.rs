@@ -36,7 +36,7 @@ impl State {
         State {
             services,
             limits,
-            metrics: Metrics::new(),
+            metrics: Metrics::new(config.services.iter().map(|s| s.name.get_ref().as_str())),
             listen,
         }
     }

@@ -151,11 +151,10 @@ async fn bad_requests_are_refused_before_reaching_the_backend() {
     let answer = post(gw.addr, "/gw", SoapVersion::V11, "<!DOCTYPE x><x/>").await;
     answer.assert_fault(FaultKind::DoctypeForbidden, SoapVersion::V11);
     let text = get(backend.addr, "/metrics").await.text().to_owned();
-    assert_eq!(
-        metric(&text, r#"lather_requests_total{service="echo""#),
-        None,
-        "{text}"
-    );
+    let forwarded = metric(&text, r#"lather_requests_total{service="echo",code="200"}"#);
+    assert_eq!(forwarded, Some(0.0), "{text}");
+    let bytes = metric(&text, r#"lather_request_bytes_total{service="echo"}"#);
+    assert_eq!(bytes, Some(0.0), "{text}");
 }
 
 #[tokio::test]
