@@ -93,7 +93,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
         log "round $round: $server (${DURATION}s + ${WARMUP}s warm-up, $CONNECTIONS connections)"
         bench_cmd "${url[$server]}" --connections "$CONNECTIONS" --duration "$DURATION" \
             --warmup "$WARMUP" --payload-bytes "$PAYLOAD_BYTES" --threads "$BENCH_THREADS" \
-            --expect echoResponse --json "$json"
+            --expect "urn:lather:echo" --json "$json"
         rps[$server,$round]="$(json_num "$json" rps)"
         p50[$server,$round]="$(json_num "$json" p50)"
         p99[$server,$round]="$(json_num "$json" p99)"

@@ -69,7 +69,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
         log "round $round: /$t (${DURATION}s + ${WARMUP}s warm-up, $CONNECTIONS connections)"
         bench_cmd "${url[$t]}" --connections "$CONNECTIONS" --duration "$DURATION" \
             --warmup "$WARMUP" --payload-bytes "$PAYLOAD_BYTES" --threads "$BENCH_THREADS" \
-            --expect echoResponse --json "$json"
+            --expect "urn:lather:echo" --json "$json"
         rps[$t,$round]="$(json_num "$json" rps)"
         p50[$t,$round]="$(json_num "$json" p50)"
         p99[$t,$round]="$(json_num "$json" p99)"

@@ -124,16 +124,16 @@ bench_cmd() {
 }
 
 # verify_echo NAME URL OUTFILE : one SOAP echo request must get a 200 whose
-# body contains echoResponse.
+# body names urn:lather:echo (both echo servers answer in that namespace).
 verify_echo() {
     local name=$1 url=$2 out=$3 rc=0
     bench_cmd "$url" --requests 1 --connections 1 --duration 10 --quiet \
-        --expect echoResponse --json "$out" >/dev/null || rc=$?
+        --expect "urn:lather:echo" --json "$out" >/dev/null || rc=$?
     if [ "$rc" -ne 0 ]; then
         die "$name: the load generator failed (exit $rc) on its probe request to $url"
     fi
     if [ "$(json_num "$out" requests_ok)" != "1" ] || [ "$(json_num "$out" 200)" != "1" ]; then
-        log "$name: the probe request to $url did not get a 200 with echoResponse; report:"
+        log "$name: the probe request to $url did not get a 200 naming urn:lather:echo; report:"
         cat "$out" >&2
         if command -v curl >/dev/null 2>&1; then
             log "the same request with curl:"
@@ -145,7 +145,7 @@ verify_echo() {
         fi
         exit 1
     fi
-    log "$name: probe request OK (200, echoResponse)"
+    log "$name: probe request OK (200, urn:lather:echo)"
 }
 
 # ratio A B : A/B with 3 decimals ("-" when B is 0 or empty).
