@@ -23,7 +23,11 @@ fn temp_config(name: &str, text: &str) -> PathBuf {
 }
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 #[test]
@@ -40,21 +44,40 @@ fn version_and_help() {
 
 #[test]
 fn check_prints_the_services_of_the_quickstart() {
-    let quickstart = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/quickstart.toml");
+    let quickstart = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/quickstart.toml"
+    );
     let out = run(&["check", "--config", quickstart]);
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("/echo") && stdout.contains("builtin echo"), "{stdout}");
-    assert!(stdout.contains("/gateway") && stdout.contains("gateway to http://127.0.0.1:8080/echo"), "{stdout}");
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("/echo") && stdout.contains("builtin echo"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("/gateway") && stdout.contains("gateway to http://127.0.0.1:8080/echo"),
+        "{stdout}"
+    );
 }
 
 #[test]
 fn check_names_the_key_and_line_of_an_error() {
-    let path = temp_config("bad.toml", "[server]\nlisten = \"127.0.0.1:0\"\n\n[[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\ntimeout = 5\n");
+    let path = temp_config(
+        "bad.toml",
+        "[server]\nlisten = \"127.0.0.1:0\"\n\n[[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\ntimeout = 5\n",
+    );
     let out = run(&["check", "--config", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("bad.toml:8:") && stderr.contains("timeout"), "{stderr}");
+    assert!(
+        stderr.contains("bad.toml:8:") && stderr.contains("timeout"),
+        "{stderr}"
+    );
     let out = run(&["check", "--config", "/nonexistent/lather.toml"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));
@@ -96,16 +119,28 @@ fn serve_answers_and_exits_zero_on_sigterm_and_sigint() {
         let port = free_port();
         let path = temp_config(
             &format!("serve{signal}.toml"),
-            &format!("[server]\nlisten = \"127.0.0.1:{port}\"\n[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\n"),
+            &format!(
+                "[server]\nlisten = \"127.0.0.1:{port}\"\n[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\n"
+            ),
         );
         let mut child = lather()
-            .args(["serve", "--config", path.to_str().unwrap(), "--log-level", "warn"])
+            .args([
+                "serve",
+                "--config",
+                path.to_str().unwrap(),
+                "--log-level",
+                "warn",
+            ])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
         wait_healthy(port, &mut child);
-        let status = Command::new("kill").arg(signal).arg(child.id().to_string()).status().unwrap();
+        let status = Command::new("kill")
+            .arg(signal)
+            .arg(child.id().to_string())
+            .status()
+            .unwrap();
         assert!(status.success());
         let exit = wait_exit(&mut child);
         assert_eq!(exit.code(), Some(0), "{signal}");
@@ -116,9 +151,15 @@ fn serve_answers_and_exits_zero_on_sigterm_and_sigint() {
 fn serve_reports_a_port_in_use() {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
-    let path = temp_config("taken.toml", &format!("[server]\nlisten = \"127.0.0.1:{port}\"\n"));
+    let path = temp_config(
+        "taken.toml",
+        &format!("[server]\nlisten = \"127.0.0.1:{port}\"\n"),
+    );
     let out = run(&["serve", "--config", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")), "{stderr}");
+    assert!(
+        stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")),
+        "{stderr}"
+    );
 }

@@ -1,6 +1,6 @@
 //! The lazily parsed envelope and its read accessors.
 
-use crate::escape::unescape;
+use crate::escape::{trim_xml, unescape};
 use crate::namespace::{NsDecl, in_scope};
 use crate::scan::attributes;
 use crate::{HeaderBlock, QName, SoapVersion};
@@ -98,7 +98,7 @@ impl Envelope {
         if raw.contains('<') {
             return None;
         }
-        Some(unescape(raw)?.trim().to_owned())
+        Some(trim_xml(&unescape(raw)?).to_owned())
     }
 
     /// The Body's content (between `<Body>` and `</Body>`), zero-copy.
@@ -144,13 +144,15 @@ impl Envelope {
 
     /// The namespace declarations in scope for the Body's content, as raw attribute text
     /// (`xmlns:p="uri"`), innermost winning. Put them on the Body of a new envelope to move
-    /// the content there intact.
+    /// the content there intact. The URI is escaped for a double-quoted value: a `"` that a
+    /// single-quoted declaration held literally comes out as `&quot;`.
     pub fn body_namespaces(&self) -> Vec<(String, String)> {
         in_scope(&self.bytes, &self.envelope_decls, &self.body.decls, &[])
             .into_iter()
             .map(|d| {
                 let prefix = String::from_utf8_lossy(&self.bytes[d.prefix.clone()]).into_owned();
-                let uri = String::from_utf8_lossy(&self.bytes[d.uri.clone()]).into_owned();
+                let uri =
+                    String::from_utf8_lossy(&self.bytes[d.uri.clone()]).replace('"', "&quot;");
                 (prefix, uri)
             })
             .collect()

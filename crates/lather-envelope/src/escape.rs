@@ -85,6 +85,12 @@ fn is_xml_char(c: char) -> bool {
     matches!(c, '\t' | '\n' | '\r' | '\u{20}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
 }
 
+/// `s` without leading and trailing XML whitespace (space, tab, CR, LF); unlike
+/// [`str::trim`], other Unicode spaces such as U+00A0 are content and stay.
+pub(crate) fn trim_xml(s: &str) -> &str {
+    s.trim_matches([' ', '\t', '\r', '\n'])
+}
+
 /// Checks every `&…;` reference in `bytes`; `false` if one is not predefined or numeric.
 pub(crate) fn references_valid(bytes: &[u8]) -> bool {
     let mut pos = 0;

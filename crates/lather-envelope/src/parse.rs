@@ -1,7 +1,7 @@
 //! Building an [`Envelope`] from the scanner's events.
 
 use crate::envelope::Section;
-use crate::escape::unescape;
+use crate::escape::{trim_xml, unescape};
 use crate::namespace::{NsDecl, collect_decls, resolve_element, resolve_prefix, split_name};
 use crate::scan::{Event, Mode, ScanError, Scanner, attributes, check_characters, is_whitespace};
 use crate::{Envelope, Fault, FaultKind, HeaderBlock, Limits, SoapVersion};
@@ -129,7 +129,9 @@ impl Builder {
                     depth -= 1;
                 }
                 Event::Text { range, cdata } => {
-                    if (depth == 1 || depth == 2)
+                    // Depth 2 is the Header's or Body's content, or a SOAP 1.1 trailer
+                    // element's, which may hold anything.
+                    if (depth == 1 || (depth == 2 && b.place != Place::Trailer))
                         && (cdata || !is_whitespace(&bytes[range.clone()]))
                     {
                         return Err(invalid(format!(
@@ -294,13 +296,13 @@ impl Builder {
             let value = unescape(raw).ok_or_else(|| invalid("bad reference in attribute"))?;
             let local = &buf[local];
             if local == b"mustUnderstand" {
-                block.must_understand = parse_bool(version, value.trim()).ok_or_else(|| {
+                block.must_understand = parse_bool(version, trim_xml(&value)).ok_or_else(|| {
                     invalid(format!("mustUnderstand must be a boolean, not {value:?}"))
                 })?;
             } else if local == version.role_attribute().as_bytes() {
-                block.role = Some(value.trim().to_owned());
+                block.role = Some(trim_xml(&value).to_owned());
             } else if local == b"relay" && version == SoapVersion::V12 {
-                block.relay = parse_bool(version, value.trim())
+                block.relay = parse_bool(version, trim_xml(&value))
                     .ok_or_else(|| invalid(format!("relay must be a boolean, not {value:?}")))?;
             }
         }

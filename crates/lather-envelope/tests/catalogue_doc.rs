@@ -4,8 +4,12 @@ use lather_envelope::{FaultCode, FaultKind};
 
 #[test]
 fn the_fault_document_matches_the_catalogue() {
-    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/faults.md")).unwrap();
-    let rows = doc.lines().filter(|l| l.starts_with("| ") && l.as_bytes()[2].is_ascii_digit()).count();
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/faults.md"))
+        .unwrap();
+    let rows = doc
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.as_bytes()[2].is_ascii_digit())
+        .count();
     assert_eq!(rows, FaultKind::ALL.len(), "docs/faults.md has {rows} rows");
     for kind in FaultKind::ALL {
         let s = kind.spec();
@@ -14,8 +18,16 @@ fn the_fault_document_matches_the_catalogue() {
             FaultCode::Receiver => "Server",
             other => other.soap12_local(),
         };
-        let subcode = if s.has_subcode { format!("lf:{}", s.name) } else { "—".into() };
-        let status11 = if s.http_status == 400 { 500 } else { s.http_status };
+        let subcode = if s.has_subcode {
+            format!("lf:{}", s.name)
+        } else {
+            "—".into()
+        };
+        let status11 = if s.http_status == 400 {
+            500
+        } else {
+            s.http_status
+        };
         let row = format!(
             "| {} | {} | env:{} | {} | soap:{} | {} | {} | {} |",
             s.id,
