@@ -84,7 +84,17 @@ pub(crate) fn check_characters(buf: &[u8]) -> Scan<()> {
         ));
     }
     let forbidden = |b: &u8| *b < 0x20 && !matches!(*b, b'\t' | b'\n' | b'\r');
-    if let Some(at) = buf.iter().position(forbidden) {
+    // Whole 64-byte chunks without an early exit, so the check vectorizes; the position is
+    // only searched for once a chunk is known to hold a forbidden byte.
+    let dirty = buf
+        .chunks(64)
+        .position(|chunk| chunk.iter().fold(false, |bad, b| bad | forbidden(b)));
+    if let Some(at) = dirty.and_then(|chunk| {
+        buf[chunk * 64..]
+            .iter()
+            .position(forbidden)
+            .map(|i| chunk * 64 + i)
+    }) {
         return Err(ScanError::malformed(
             at,
             "control character not allowed in XML",
@@ -453,12 +463,27 @@ fn check_declared_encoding(decl: &[u8]) -> Scan<()> {
     }
 }
 
+/// Byte classes for names: bit 0 = may start a name, bit 1 = may continue one. Bytes of
+/// multi-byte UTF-8 characters (>= 0x80) are accepted in both places.
+const NAME_CLASS: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        let start = c.is_ascii_alphabetic() || c == b'_' || c == b':' || c >= 0x80;
+        let more = start || c.is_ascii_digit() || c == b'-' || c == b'.';
+        table[b] = (start as u8) | ((more as u8) << 1);
+        b += 1;
+    }
+    table
+};
+
 fn is_name_start(b: u8) -> bool {
-    b.is_ascii_alphabetic() || b == b'_' || b == b':' || b >= 0x80
+    NAME_CLASS[b as usize] & 1 != 0
 }
 
 fn is_name_char(b: u8) -> bool {
-    is_name_start(b) || b.is_ascii_digit() || b == b'-' || b == b'.'
+    NAME_CLASS[b as usize] & 2 != 0
 }
 
 pub(crate) fn is_whitespace(bytes: &[u8]) -> bool {
