@@ -80,60 +80,64 @@ impl Gateway {
         soap_action: Option<&HeaderValue>,
         body: Bytes,
     ) -> Result<HttpResponse, Fault> {
-        let deadline = Instant::now() + self.timeout;
-        let mut refusals = Vec::new();
-        for upstream in self.rotation() {
-            let request = self.request(
-                Method::POST,
-                &upstream.uri,
-                headers,
-                soap_action,
-                body.clone(),
-            );
-            match self.attempt(upstream, request, deadline).await? {
-                Attempt::Answered(response) => return Ok(response),
-                Attempt::Refused(why) => refusals.push(format!("{} ({why})", upstream.url)),
-            }
-        }
-        Err(Fault::with_reason(
-            FaultKind::UpstreamUnavailable,
-            format!("no upstream accepted a connection: {}", refusals.join(", ")),
-        ))
+        let (_, response) = self
+            .first_answer(|upstream| {
+                self.request(
+                    Method::POST,
+                    &upstream.uri,
+                    headers,
+                    soap_action,
+                    body.clone(),
+                )
+            })
+            .await?;
+        Ok(response)
     }
 
     /// The first backend's WSDL (`GET {upstream}?wsdl`) with its addresses rewritten to `location`.
     pub(crate) async fn wsdl(&self, location: &str) -> Result<HttpResponse, Fault> {
+        let (upstream, response) = self
+            .first_answer(|upstream| {
+                let uri = with_query(&upstream.uri, "wsdl");
+                self.request(Method::GET, &uri, &HeaderMap::new(), None, Bytes::new())
+            })
+            .await?;
+        if response.status() != StatusCode::OK {
+            return Err(Fault::with_reason(
+                FaultKind::UpstreamFailed,
+                format!("{}?wsdl answered {}", upstream.url, response.status()),
+            ));
+        }
+        let (parts, body) = response.into_parts();
+        let body = body
+            .collect()
+            .await
+            .map(|c| c.to_bytes())
+            .unwrap_or_default();
+        let Ok(text) = std::str::from_utf8(&body) else {
+            return Err(Fault::with_reason(
+                FaultKind::UpstreamFailed,
+                format!("{}?wsdl is not UTF-8", upstream.url),
+            ));
+        };
+        let rewritten = wsdl::rewrite_locations(text, location);
+        Ok(Response::from_parts(
+            parts,
+            Full::new(Bytes::from(rewritten)),
+        ))
+    }
+
+    /// Sends the request `make` builds for each backend in round-robin order until one
+    /// accepts the connection; its answer, or `UpstreamUnavailable` naming every refusal.
+    async fn first_answer(
+        &self,
+        make: impl Fn(&Upstream) -> Request<Full<Bytes>>,
+    ) -> Result<(&Upstream, HttpResponse), Fault> {
         let deadline = Instant::now() + self.timeout;
         let mut refusals = Vec::new();
         for upstream in self.rotation() {
-            let uri = with_query(&upstream.uri, "wsdl");
-            let request = self.request(Method::GET, &uri, &HeaderMap::new(), None, Bytes::new());
-            match self.attempt(upstream, request, deadline).await? {
-                Attempt::Answered(response) if response.status() == StatusCode::OK => {
-                    let (parts, body) = response.into_parts();
-                    let body = body
-                        .collect()
-                        .await
-                        .map(|c| c.to_bytes())
-                        .unwrap_or_default();
-                    let Ok(text) = std::str::from_utf8(&body) else {
-                        return Err(Fault::with_reason(
-                            FaultKind::UpstreamFailed,
-                            format!("{}?wsdl is not UTF-8", upstream.url),
-                        ));
-                    };
-                    let rewritten = wsdl::rewrite_locations(text, location);
-                    return Ok(Response::from_parts(
-                        parts,
-                        Full::new(Bytes::from(rewritten)),
-                    ));
-                }
-                Attempt::Answered(response) => {
-                    return Err(Fault::with_reason(
-                        FaultKind::UpstreamFailed,
-                        format!("{}?wsdl answered {}", upstream.url, response.status()),
-                    ));
-                }
+            match self.attempt(upstream, make(upstream), deadline).await? {
+                Attempt::Answered(response) => return Ok((upstream, response)),
                 Attempt::Refused(why) => refusals.push(format!("{} ({why})", upstream.url)),
             }
         }
