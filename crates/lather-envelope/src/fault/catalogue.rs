@@ -137,6 +137,11 @@ catalogue! {
     Internal = 4002, Receiver, true, 500, "Internal server error";
     /// The server is shutting down.
     ShuttingDown = 4003, Receiver, true, 503, "The server is shutting down";
+    /// A handler failed (panicked, or returned a patch it may not make) or its stage's
+    /// patches could not be merged.
+    HandlerFailed = 4004, Receiver, true, 500, "A message handler failed";
+    /// A handler did not finish within its timeout.
+    HandlerTimeout = 4005, Receiver, true, 500, "A message handler did not finish in time";
 }
 
 #[cfg(test)]

@@ -1,0 +1,116 @@
+//! The handler contract.
+
+use crate::{Access, Message, Verdict};
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+/// The future a handler returns.
+pub type HandlerFuture<'a> = Pin<Box<dyn Future<Output = Verdict> + Send + 'a>>;
+
+/// A unit of cross-cutting work on messages: security, logging, monitoring, compression,
+/// format conversion, eventing, state.
+///
+/// # Contract
+///
+/// [`Handler::call`] reads the message and answers with a [`Verdict`]: `Continue` with a
+/// [`Patch`](crate::Patch) of the parts it changes, `Respond` to answer the requester
+/// itself, or `Fault`. It never changes shared state it did not declare: everything it reads
+/// and writes of the message is in [`Handler::access`], and the engine refuses a patch that
+/// writes an undeclared part.
+///
+/// # Concurrency
+///
+/// Handlers of one stage run at the same time, each on the same snapshot of the message;
+/// their patches are merged after the stage, in the stage's order. This is only sound if
+/// their accesses do not clash (see [`Access::clash`]), which the engine checks when the
+/// plan is built. One handler value serves many messages at once: `call` takes `&self`.
+///
+/// # Cancel safety
+///
+/// The engine drops a handler's future when its timeout expires or when another handler of
+/// its stage halts the message. A handler that writes outside the message (a file, a
+/// store) must leave it consistent if dropped at any `.await`.
+///
+/// # Backpressure
+///
+/// Handlers do not queue work themselves: the engine admits messages and bounds how many are
+/// in flight. A handler that waits on I/O should say so with [`Work::Io`]; CPU-heavy work
+/// should declare [`Work::Cpu`].
+///
+/// # Example
+///
+/// ```
+/// use lather_envelope::{EnvelopeBuilder, QName};
+/// use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Patch, Verdict};
+///
+/// /// Stamps every message with the service that received it.
+/// struct Stamp;
+///
+/// const STAMP: &str = "urn:example:stamp";
+///
+/// impl Handler for Stamp {
+///     fn access(&self) -> Access {
+///         Access { reads: Parts::none(), writes: Parts::none().header(QName::new(STAMP, "Via")) }
+///     }
+///
+///     fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
+///         Box::pin(async move {
+///             let block = EnvelopeBuilder::text_element(STAMP, "s", "Via", &message.context().service);
+///             Verdict::Continue(Patch::new().replace_header(QName::new(STAMP, "Via"), block))
+///         })
+///     }
+/// }
+/// ```
+pub trait Handler: Send + Sync + 'static {
+    /// The parts of a message this handler reads and writes.
+    fn access(&self) -> Access;
+
+    /// Processes one message.
+    fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a>;
+}
+
+/// What bounds a handler's time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Work {
+    /// Mostly waiting (files, network): runs on the I/O threads.
+    #[default]
+    Io,
+    /// Mostly computing: runs on its own task so a stage's CPU work spreads over cores.
+    Cpu,
+}
+
+/// How the engine treats a handler: failure policy, retries, timeout, kind of work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Its failure (fault, timeout, panic) halts the message with a fault (default); if
+    /// false, the failure is logged, counted and ignored.
+    pub must_perform: bool,
+    /// Fire and forget: the message does not wait for it; failures are counted. A oneway
+    /// handler may not write.
+    pub oneway: bool,
+    /// Extra attempts after a timeout or panic; only for stateless handlers.
+    pub retries: u32,
+    /// The first retry waits this long; each further retry twice as long.
+    pub retry_backoff: Duration,
+    /// Time allowed for one attempt.
+    pub timeout: Duration,
+    /// Safe to call again for the same message (so it may be retried).
+    pub stateless: bool,
+    /// CPU- or I/O-bound.
+    pub work: Work,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            must_perform: true,
+            oneway: false,
+            retries: 0,
+            retry_backoff: Duration::from_millis(5),
+            timeout: Duration::from_secs(30),
+            stateless: true,
+            work: Work::Io,
+        }
+    }
+}

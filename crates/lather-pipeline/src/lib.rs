@@ -1,0 +1,30 @@
+//! lather's handler contract and stage executor.
+//!
+//! A service's cross-cutting work is split into [`Handler`]s. A [`Plan`] lists them in
+//! stages: the handlers of a stage run at the same time on one snapshot of the message, and
+//! their [`Patch`]es are merged after the stage; stages run in order. Each handler declares
+//! its [`Access`], so a plan whose stage would let two handlers touch the same part is
+//! refused when it is built, not discovered at run time.
+//!
+//! [`run`] takes a message through a plan and says how it left: [`Outcome::Continue`] with
+//! the patched message, [`Outcome::Respond`] when a handler answered itself, or
+//! [`Outcome::Fault`]. Failures follow each handler's [`Options`]: `must_perform`, `oneway`,
+//! `retries` with backoff for stateless handlers, a per-attempt timeout; a panicking
+//! handler is a failure like any other, and the process lives on.
+
+mod access;
+mod attempt;
+mod handler;
+mod message;
+mod patch;
+mod plan;
+mod run;
+mod verdict;
+
+pub use access::{Access, Clash, Part, Parts};
+pub use handler::{Handler, HandlerFuture, Options, Work};
+pub use message::{Context, Message};
+pub use patch::Patch;
+pub use plan::{Counters, Plan, PlanError, Step};
+pub use run::{Outcome, run};
+pub use verdict::Verdict;

@@ -1,0 +1,59 @@
+//! The message as handlers see it: the envelope plus its context.
+
+use lather_envelope::Envelope;
+use std::sync::Arc;
+
+/// One message travelling through a service's stages.
+///
+/// Handlers get a shared reference; they never change it in place but return a
+/// [`Patch`](crate::Patch). Between stages the engine applies the stage's patches and hands
+/// the next stage a new `Message` with the same context.
+#[derive(Debug, Clone)]
+pub struct Message {
+    envelope: Envelope,
+    context: Arc<Context>,
+}
+
+/// What the engine knows about a message besides its envelope.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Context {
+    /// A 128-bit identifier, unique per message.
+    pub id: u128,
+    /// The service the message was sent to.
+    pub service: String,
+    /// The SOAP action (`SOAPAction` or the `action` parameter), if any.
+    pub action: Option<String>,
+}
+
+impl Message {
+    /// A message with `envelope` and `context`.
+    pub fn new(envelope: Envelope, context: Context) -> Self {
+        Message {
+            envelope,
+            context: Arc::new(context),
+        }
+    }
+
+    /// The envelope as it stands at this stage.
+    pub fn envelope(&self) -> &Envelope {
+        &self.envelope
+    }
+
+    /// The message's context.
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// This message's context with another envelope (the next stage's snapshot).
+    pub(crate) fn with_envelope(&self, envelope: Envelope) -> Self {
+        Message {
+            envelope,
+            context: self.context.clone(),
+        }
+    }
+
+    /// Takes the envelope out.
+    pub fn into_envelope(self) -> Envelope {
+        self.envelope
+    }
+}

@@ -1,0 +1,95 @@
+//! Patches: the changes a handler asks for, named by header QName so that handlers of one
+//! stage can compute them against the same snapshot.
+
+use crate::access::{Access, Part};
+use bytes::Bytes;
+use lather_envelope::{Edit, Envelope, Fault, QName};
+
+/// Changes to a message, applied by the engine after the handler's stage.
+///
+/// Header blocks are named by QName, not position: `replace_header` replaces the first block
+/// with that name (or adds one if there is none), `remove_header` removes every block with
+/// that name. Each change must be to a part the handler declared in
+/// [`Access::writes`](crate::Access); the engine refuses a patch that is not.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Patch {
+    ops: Vec<Op>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Op {
+    AddHeader(QName, Bytes),
+    ReplaceHeader(QName, Bytes),
+    RemoveHeader(QName),
+    ReplaceBody(Bytes),
+}
+
+impl Patch {
+    /// No change.
+    pub fn new() -> Self {
+        Patch::default()
+    }
+
+    /// Whether the patch changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+
+    /// Appends the header block `block` (one element named `name`, its namespaces declared
+    /// on itself).
+    pub fn add_header(mut self, name: QName, block: impl Into<Bytes>) -> Self {
+        self.ops.push(Op::AddHeader(name, block.into()));
+        self
+    }
+
+    /// Replaces the first header block named `name` with `block`, or adds `block`.
+    pub fn replace_header(mut self, name: QName, block: impl Into<Bytes>) -> Self {
+        self.ops.push(Op::ReplaceHeader(name, block.into()));
+        self
+    }
+
+    /// Removes every header block named `name`.
+    pub fn remove_header(mut self, name: QName) -> Self {
+        self.ops.push(Op::RemoveHeader(name));
+        self
+    }
+
+    /// Replaces the Body's content.
+    pub fn replace_body(mut self, content: impl Into<Bytes>) -> Self {
+        self.ops.push(Op::ReplaceBody(content.into()));
+        self
+    }
+
+    /// The first part this patch changes that `access` does not declare as written.
+    pub(crate) fn undeclared_write(&self, access: &Access) -> Option<Part> {
+        self.ops.iter().find_map(|op| match op {
+            Op::AddHeader(name, _) | Op::ReplaceHeader(name, _) | Op::RemoveHeader(name) => {
+                (!access.writes.has_header(name)).then(|| Part::Header(name.clone()))
+            }
+            Op::ReplaceBody(_) => (!access.writes.has_body()).then_some(Part::Body),
+        })
+    }
+
+    /// The envelope edits this patch makes to `envelope`, appended to `out`.
+    pub(crate) fn edits_for(&self, envelope: &Envelope, out: &mut Vec<Edit>) -> Result<(), Fault> {
+        for op in &self.ops {
+            match op {
+                Op::AddHeader(_, block) => out.push(Edit::add_header(block.clone())?),
+                Op::ReplaceHeader(name, block) => match envelope.header_index(name) {
+                    Some(i) => out.push(Edit::replace_header(i, block.clone())?),
+                    None => out.push(Edit::add_header(block.clone())?),
+                },
+                Op::RemoveHeader(name) => {
+                    let named = envelope
+                        .headers()
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, b)| b.name() == name);
+                    out.extend(named.map(|(i, _)| Edit::remove_header(i)));
+                }
+                Op::ReplaceBody(content) => out.push(Edit::replace_body(content.clone())?),
+            }
+        }
+        Ok(())
+    }
+}

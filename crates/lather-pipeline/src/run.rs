@@ -1,0 +1,173 @@
+//! Running a plan over one message: stages in order, the handlers of a stage at the same
+//! time, their patches merged after the stage.
+
+use crate::attempt::{Failure, perform};
+use crate::plan::{Counters, Step};
+use crate::{Message, Plan, Verdict, Work};
+use futures_util::future::join_all;
+use lather_envelope::{Edit, Envelope, Fault, FaultKind, Limits};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// How a message left the plan.
+#[derive(Debug, Clone)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "returned once per message and moved on at once; boxing would allocate on the common path"
+)]
+pub enum Outcome {
+    /// Every stage passed; the message with all patches applied.
+    Continue(Message),
+    /// A handler answered the requester itself.
+    Respond(Box<Envelope>),
+    /// A `must_perform` handler failed or faulted.
+    Fault(Fault),
+}
+
+type Pending = Pin<Box<dyn Future<Output = Result<Verdict, Failure>> + Send>>;
+
+/// Runs `plan` on `message`. Envelopes produced by merged patches are checked against
+/// `limits` like any received message.
+pub async fn run(plan: &Plan, message: Message, limits: &Limits) -> Outcome {
+    let mut message = message;
+    for stage in plan.stages() {
+        message = match run_stage(stage, message, limits).await {
+            Ok(next) => next,
+            Err(end) => return end,
+        };
+    }
+    Outcome::Continue(message)
+}
+
+async fn run_stage(
+    stage: &[Arc<Step>],
+    message: Message,
+    limits: &Limits,
+) -> Result<Message, Outcome> {
+    let snapshot = Arc::new(message);
+    let waited: Vec<&Arc<Step>> = stage.iter().filter(|s| !s.options().oneway).collect();
+    for step in stage.iter().filter(|s| s.options().oneway) {
+        spawn_oneway(step.clone(), snapshot.clone());
+    }
+    let parallel = waited.len() > 1;
+    let pending: Vec<Pending> = waited
+        .iter()
+        .map(|step| start(step, &snapshot, parallel))
+        .collect();
+    let results = join_all(pending).await;
+
+    let mut edits: Vec<Edit> = Vec::new();
+    let mut response = None;
+    for (step, result) in waited.iter().zip(results) {
+        let failed = match result {
+            Ok(Verdict::Continue(patch)) => {
+                if let Some(part) = patch.undeclared_write(step.access()) {
+                    Some(Fault::with_reason(
+                        FaultKind::HandlerFailed,
+                        format!(
+                            "handler {} wrote {part}, which its access does not declare",
+                            step.name()
+                        ),
+                    ))
+                } else {
+                    let before = edits.len();
+                    patch
+                        .edits_for(snapshot.envelope(), &mut edits)
+                        .err()
+                        .map(|f| {
+                            edits.truncate(before);
+                            Fault::with_reason(
+                                FaultKind::HandlerFailed,
+                                format!(
+                                    "handler {} returned an invalid patch: {}",
+                                    step.name(),
+                                    f.reason()
+                                ),
+                            )
+                        })
+                }
+            }
+            Ok(Verdict::Respond(envelope)) => {
+                response.get_or_insert(envelope);
+                None
+            }
+            Ok(Verdict::Fault(fault)) => Some(fault),
+            Err(Failure::TimedOut) => Some(Fault::with_reason(
+                FaultKind::HandlerTimeout,
+                format!(
+                    "handler {} did not finish within {} ms",
+                    step.name(),
+                    step.options().timeout.as_millis()
+                ),
+            )),
+            Err(Failure::Panicked(why)) => Some(Fault::with_reason(
+                FaultKind::HandlerFailed,
+                format!("handler {} failed: {why}", step.name()),
+            )),
+        };
+        if let Some(fault) = failed {
+            if step.options().must_perform {
+                return Err(Outcome::Fault(fault));
+            }
+            Counters::bump(&step.counters().ignored_failures);
+            tracing::warn!(handler = step.name(), %fault, "failure ignored (must_perform = false)");
+        }
+    }
+    if let Some(envelope) = response {
+        return Err(Outcome::Respond(envelope));
+    }
+    let message = Arc::unwrap_or_clone(snapshot);
+    if edits.is_empty() {
+        return Ok(message);
+    }
+    let merged = message.envelope().write(&edits).map_err(|e| {
+        Outcome::Fault(Fault::with_reason(
+            FaultKind::HandlerFailed,
+            format!("the patches of one stage could not be merged: {e}"),
+        ))
+    })?;
+    let envelope = Envelope::parse(merged, limits).map_err(|f| {
+        Outcome::Fault(Fault::with_reason(
+            FaultKind::HandlerFailed,
+            format!(
+                "the patched message is not a valid envelope: {}",
+                f.reason()
+            ),
+        ))
+    })?;
+    Ok(message.with_envelope(envelope))
+}
+
+/// The handler's call: on its own task when it is CPU-bound and shares its stage (so the
+/// stage's work spreads over cores), inline otherwise.
+fn start(step: &Arc<Step>, snapshot: &Arc<Message>, parallel: bool) -> Pending {
+    let step = step.clone();
+    let message = snapshot.clone();
+    if parallel && step.options().work == Work::Cpu {
+        let task = tokio::spawn(async move { perform(&step, &message).await });
+        Box::pin(async move {
+            task.await
+                .unwrap_or_else(|e| Err(Failure::Panicked(format!("handler task ended: {e}"))))
+        })
+    } else {
+        Box::pin(async move { perform(&step, &message).await })
+    }
+}
+
+/// Runs a oneway handler without waiting for it; its failures are counted.
+fn spawn_oneway(step: Arc<Step>, message: Arc<Message>) {
+    tokio::spawn(async move {
+        match perform(&step, &message).await {
+            Ok(Verdict::Continue(_) | Verdict::Respond(_)) => {}
+            Ok(Verdict::Fault(fault)) => {
+                Counters::bump(&step.counters().oneway_failures);
+                tracing::warn!(handler = step.name(), %fault, "oneway handler faulted");
+            }
+            Err(failure) => {
+                Counters::bump(&step.counters().oneway_failures);
+                tracing::warn!(handler = step.name(), ?failure, "oneway handler failed");
+            }
+        }
+    });
+}

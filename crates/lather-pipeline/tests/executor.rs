@@ -1,0 +1,258 @@
+//! The stage executor: merging, concurrency, and each failure flag.
+
+mod support;
+
+use lather_envelope::{FaultKind, Limits};
+use lather_pipeline::{Options, Outcome, run};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+use support::*;
+
+fn limits() -> Limits {
+    Limits::default()
+}
+
+fn continued(outcome: Outcome) -> lather_pipeline::Message {
+    match outcome {
+        Outcome::Continue(m) => m,
+        other => panic!("expected Continue, got {other:?}"),
+    }
+}
+
+fn faulted(outcome: Outcome) -> lather_envelope::Fault {
+    match outcome {
+        Outcome::Fault(f) => f,
+        other => panic!("expected Fault, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn patches_of_one_stage_merge_and_the_next_stage_sees_them() {
+    let p = plan(vec![
+        vec![
+            step("a", Stamp("A", "1"), Options::default()),
+            step("b", Stamp("B", "2"), Options::default()),
+        ],
+        vec![
+            step("needs-a", Requires("A"), Options::default()),
+            step("needs-b", Requires("B"), Options::default()),
+        ],
+    ]);
+    let out = continued(run(&p, message(), &limits()).await);
+    let env = out.envelope();
+    let names: Vec<_> = env
+        .headers()
+        .iter()
+        .map(|h| h.name().local().to_owned())
+        .collect();
+    assert_eq!(names, ["A", "B"]);
+    assert_eq!(
+        env.header_text(env.header(&q("B")).unwrap()).as_deref(),
+        Some("2")
+    );
+    assert_eq!(out.context().id, 7);
+}
+
+#[tokio::test]
+async fn replacing_a_header_keeps_one_block() {
+    let p = plan(vec![
+        vec![step("a", Stamp("A", "1"), Options::default())],
+        vec![step("a2", Stamp("A", "2"), Options::default())],
+    ]);
+    let out = continued(run(&p, message(), &limits()).await);
+    assert_eq!(out.envelope().headers().len(), 1);
+    let block = out.envelope().header(&q("A")).unwrap();
+    assert_eq!(out.envelope().header_text(block).as_deref(), Some("2"));
+}
+
+#[tokio::test]
+async fn handlers_of_a_stage_run_concurrently() {
+    let barrier = Arc::new(tokio::sync::Barrier::new(3));
+    let p = plan(vec![vec![
+        step("m1", Meet(barrier.clone()), Options::default()),
+        step("m2", Meet(barrier.clone()), Options::default()),
+        step(
+            "m3",
+            Meet(barrier),
+            Options {
+                work: lather_pipeline::Work::Cpu,
+                ..Options::default()
+            },
+        ),
+    ]]);
+    let finished =
+        tokio::time::timeout(Duration::from_secs(10), run(&p, message(), &limits())).await;
+    continued(finished.expect("the three handlers never met: they did not run concurrently"));
+}
+
+#[tokio::test]
+async fn a_must_perform_failure_halts_the_message() {
+    let later = step("later", Stamp("L", "x"), Options::default());
+    let p = plan(vec![
+        vec![step("refuse", Refuse, Options::default())],
+        vec![later.clone()],
+    ]);
+    let fault = faulted(run(&p, message(), &limits()).await);
+    assert_eq!(fault.reason(), "refused");
+    assert_eq!(
+        later.counters().calls.load(Ordering::SeqCst),
+        0,
+        "a later stage ran"
+    );
+}
+
+#[tokio::test]
+async fn a_failure_that_need_not_be_performed_is_counted_and_ignored() {
+    let refuse = step(
+        "refuse",
+        Refuse,
+        Options {
+            must_perform: false,
+            ..Options::default()
+        },
+    );
+    let p = plan(vec![vec![
+        refuse.clone(),
+        step("a", Stamp("A", "1"), Options::default()),
+    ]]);
+    let out = continued(run(&p, message(), &limits()).await);
+    assert!(out.envelope().header(&q("A")).is_some());
+    assert_eq!(refuse.counters().ignored_failures.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test]
+async fn oneway_handlers_are_not_waited_for_and_their_failures_count() {
+    let go = Arc::new(tokio::sync::Semaphore::new(0));
+    let done = Arc::new(AtomicU32::new(0));
+    let oneway = Options {
+        oneway: true,
+        ..Options::default()
+    };
+    let ok = step(
+        "audit",
+        WaitThen {
+            go: go.clone(),
+            fault: false,
+            done: done.clone(),
+        },
+        oneway.clone(),
+    );
+    let bad = step(
+        "notify",
+        WaitThen {
+            go: go.clone(),
+            fault: true,
+            done: done.clone(),
+        },
+        oneway,
+    );
+    let p = plan(vec![vec![
+        ok.clone(),
+        bad.clone(),
+        step("a", Stamp("A", "1"), Options::default()),
+    ]]);
+    // The oneway handlers wait for permits, which are only given after the message is done.
+    continued(run(&p, message(), &limits()).await);
+    assert_eq!(done.load(Ordering::SeqCst), 0);
+    go.add_permits(2);
+    for _ in 0..200 {
+        if done.load(Ordering::SeqCst) == 2
+            && bad.counters().oneway_failures.load(Ordering::SeqCst) == 1
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(done.load(Ordering::SeqCst), 2);
+    assert_eq!(bad.counters().oneway_failures.load(Ordering::SeqCst), 1);
+    assert_eq!(ok.counters().oneway_failures.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_panicking_handler_becomes_a_fault_and_stateless_ones_are_retried() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let once = step("flaky", Flaky::new(1, calls.clone()), Options::default());
+    let fault = faulted(run(&plan(vec![vec![once]]), message(), &limits()).await);
+    assert_eq!(fault.kind(), FaultKind::HandlerFailed);
+    assert!(
+        fault.reason().contains("flaky") && fault.reason().contains("panics left"),
+        "{}",
+        fault.reason()
+    );
+
+    let calls = Arc::new(AtomicU32::new(0));
+    let retried = step(
+        "flaky",
+        Flaky::new(2, calls.clone()),
+        Options {
+            retries: 2,
+            retry_backoff: Duration::from_millis(1),
+            ..Options::default()
+        },
+    );
+    continued(run(&plan(vec![vec![retried.clone()]]), message(), &limits()).await);
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert_eq!(retried.counters().retries.load(Ordering::SeqCst), 2);
+    assert_eq!(retried.counters().panics.load(Ordering::SeqCst), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_handler_times_out() {
+    let slow = step(
+        "slow",
+        Sleep(Duration::from_secs(5)),
+        Options {
+            timeout: Duration::from_millis(100),
+            ..Options::default()
+        },
+    );
+    let fault = faulted(run(&plan(vec![vec![slow.clone()]]), message(), &limits()).await);
+    assert_eq!(fault.kind(), FaultKind::HandlerTimeout);
+    assert!(fault.reason().contains("100 ms"), "{}", fault.reason());
+    assert_eq!(slow.counters().timeouts.load(Ordering::SeqCst), 1);
+
+    let retried = step(
+        "slow",
+        Sleep(Duration::from_secs(5)),
+        Options {
+            timeout: Duration::from_millis(100),
+            retries: 3,
+            ..Options::default()
+        },
+    );
+    faulted(run(&plan(vec![vec![retried.clone()]]), message(), &limits()).await);
+    assert_eq!(retried.counters().timeouts.load(Ordering::SeqCst), 4);
+}
+
+#[tokio::test]
+async fn a_handler_may_answer_and_stop_the_flow() {
+    let later = step("later", Stamp("L", "x"), Options::default());
+    let p = plan(vec![
+        vec![step("cache", Answer, Options::default())],
+        vec![later.clone()],
+    ]);
+    match run(&p, message(), &limits()).await {
+        Outcome::Respond(env) => assert_eq!(env.operation().unwrap().local(), "cached"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(later.counters().calls.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test]
+async fn a_patch_outside_the_declared_access_is_refused() {
+    let fault = faulted(
+        run(
+            &plan(vec![vec![step("liar", Liar, Options::default())]]),
+            message(),
+            &limits(),
+        )
+        .await,
+    );
+    assert_eq!(fault.kind(), FaultKind::HandlerFailed);
+    assert!(
+        fault.reason().contains("liar wrote the Body"),
+        "{}",
+        fault.reason()
+    );
+}

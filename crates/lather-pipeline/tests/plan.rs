@@ -1,0 +1,101 @@
+//! Plans are checked when built: clashing stages, writing oneway handlers and retried
+//! stateful handlers are refused with messages that name the handlers.
+
+mod support;
+
+use lather_pipeline::{Options, Plan, PlanError};
+use support::*;
+
+#[test]
+fn handlers_writing_the_same_part_cannot_share_a_stage() {
+    let err = Plan::new(vec![vec![
+        step("a", Stamp("X", "1"), Options::default()),
+        step("b", Stamp("X", "2"), Options::default()),
+    ]])
+    .unwrap_err();
+    assert!(matches!(err, PlanError::Clash { stage: 0, .. }));
+    assert_eq!(
+        err.to_string(),
+        "stage 1: a and b cannot run together: both write header {urn:test}X"
+    );
+}
+
+#[test]
+fn a_handler_reading_what_another_writes_cannot_share_its_stage() {
+    let err = Plan::new(vec![
+        vec![step("ok", Stamp("Y", "1"), Options::default())],
+        vec![
+            step("reader", Requires("X"), Options::default()),
+            step("writer", Stamp("X", "1"), Options::default()),
+        ],
+    ])
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "stage 2: reader and writer cannot run together: reader reads header {urn:test}X, which writer writes"
+    );
+    // In separate stages the same pair is fine.
+    Plan::new(vec![
+        vec![step("writer", Stamp("X", "1"), Options::default())],
+        vec![step("reader", Requires("X"), Options::default())],
+    ])
+    .unwrap();
+}
+
+#[test]
+fn oneway_handlers_may_not_write_and_stateful_ones_may_not_be_retried() {
+    let oneway = Options {
+        oneway: true,
+        ..Options::default()
+    };
+    let err = Plan::new(vec![vec![step("w", Stamp("X", "1"), oneway)]]).unwrap_err();
+    assert_eq!(
+        err,
+        PlanError::OnewayWrites {
+            handler: "w".into()
+        }
+    );
+    let stateful = Options {
+        stateless: false,
+        retries: 2,
+        ..Options::default()
+    };
+    let err = Plan::new(vec![vec![step("s", Refuse, stateful)]]).unwrap_err();
+    assert_eq!(
+        err,
+        PlanError::RetriesOnStateful {
+            handler: "s".into()
+        }
+    );
+    assert_eq!(
+        Plan::new(vec![vec![]]).unwrap_err(),
+        PlanError::EmptyStage { stage: 0 }
+    );
+}
+
+#[test]
+fn a_plan_prints_its_stages() {
+    let p = Plan::new(vec![
+        vec![
+            step(
+                "log",
+                Refuse,
+                Options {
+                    oneway: true,
+                    ..Options::default()
+                },
+            ),
+            step(
+                "a",
+                Stamp("A", "1"),
+                Options {
+                    must_perform: false,
+                    ..Options::default()
+                },
+            ),
+        ],
+        vec![step("b", Stamp("B", "1"), Options::default())],
+    ])
+    .unwrap();
+    assert_eq!(p.to_string(), "1: log (oneway) ‖ a (may fail)\n2: b\n");
+}
