@@ -6,13 +6,32 @@ use std::path::Path;
 /// Loads `path`, prints the plan, or fails with the error naming the line and key.
 pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
     let config = Config::load(path)?;
+    let plans = lather_handlers::service_plans(&config)?;
     let server = &config.server;
     println!("{}: ok", path.display());
     println!(
         "server: listen {}, max_message_bytes {}, max_depth {}, max_attributes {}",
         server.listen, server.max_message_bytes, server.max_depth, server.max_attributes
     );
-    for svc in &config.services {
+    if !config.handlers.is_empty() {
+        println!("handlers:");
+    }
+    for (name, handler) in &config.handlers {
+        let mut traits = vec![handler.kind.get_ref().clone()];
+        if handler.oneway == Some(true) {
+            traits.push("oneway".into());
+        } else if handler.must_perform == Some(false) {
+            traits.push("may fail".into());
+        }
+        if let Some(r) = &handler.retries {
+            traits.push(format!("retries {}", r.get_ref()));
+        }
+        if let Some(t) = &handler.timeout_ms {
+            traits.push(format!("timeout {} ms", t.get_ref()));
+        }
+        println!("  {name:<16} {}", traits.join(", "));
+    }
+    for (svc, plans) in config.services.iter().zip(&plans) {
         let what = match svc.kind() {
             ServiceKind::Builtin(Builtin::Echo) => "builtin echo".to_owned(),
             ServiceKind::Gateway(ups) => {
@@ -30,6 +49,15 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
             svc.path.get_ref(),
             what
         );
+        for (flow, plan) in [("request", &plans.request), ("response", &plans.response)] {
+            if plan.is_empty() {
+                continue;
+            }
+            println!("  {flow} stages:");
+            for line in plan.to_string().lines() {
+                println!("    {line}");
+            }
+        }
     }
     if config.services.is_empty() {
         println!("(no services configured)");

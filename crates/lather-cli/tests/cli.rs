@@ -163,3 +163,26 @@ fn serve_reports_a_port_in_use() {
         "{stderr}"
     );
 }
+
+#[test]
+fn check_prints_handlers_and_stages() {
+    let path = temp_config(
+        "stages.toml",
+        "[handlers.log]\nkind = \"logging\"\noneway = true\n[handlers.burn]\nkind = \"cpu-burn\"\nmicros = 10\n[[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\nrequest = [[\"log\", \"burn\"], [\"burn\"]]\n",
+    );
+    let out = run(&["check", "--config", path.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("log              logging, oneway"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  request stages:\n    1: log (oneway) ‖ burn\n    2: burn\n"),
+        "{stdout}"
+    );
+}

@@ -15,8 +15,10 @@
 //! Unknown keys are errors; every error names the file, the line and the key.
 
 mod error;
+mod handler;
 mod model;
 mod validate;
 
 pub use error::ConfigError;
-pub use model::{Builtin, Config, ServerConfig, ServiceConfig, ServiceKind, Upstream};
+pub use handler::HandlerConfig;
+pub use model::{Builtin, Config, Flow, ServerConfig, ServiceConfig, ServiceKind, Upstream};

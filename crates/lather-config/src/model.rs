@@ -1,8 +1,10 @@
 //! The configuration's shape, as read from TOML.
 
 use crate::ConfigError;
+use crate::HandlerConfig;
 use crate::error::line_of;
 use serde::Deserialize;
+use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
 use toml::Spanned;
@@ -17,7 +19,16 @@ pub struct Config {
     /// The services, each at its own path (`[[service]]`).
     #[serde(default, rename = "service")]
     pub services: Vec<ServiceConfig>,
+    /// Handler instances by name (`[handlers.NAME]`), used in the services' flows.
+    #[serde(default)]
+    pub handlers: BTreeMap<String, HandlerConfig>,
+    /// Where the text came from and the text itself, to place later errors.
+    #[serde(skip)]
+    source: (String, String),
 }
+
+/// A flow: stages in order, each a list of handler names that run concurrently.
+pub type Flow = Spanned<Vec<Vec<Spanned<String>>>>;
 
 /// `[server]`: where to listen and what to accept.
 #[derive(Debug, Clone, Deserialize)]
@@ -72,6 +83,10 @@ pub struct ServiceConfig {
     pub upstream: Option<Spanned<Vec<Spanned<String>>>>,
     /// How long to wait for a backend's answer, in milliseconds (default 30 000).
     pub timeout_ms: Option<Spanned<u64>>,
+    /// Stages run on each request before the service: `[["a", "b"], ["c"]]`.
+    pub request: Option<Flow>,
+    /// Stages run on each response the service produces.
+    pub response: Option<Flow>,
     #[serde(skip)]
     pub(crate) kind: Option<ServiceKind>,
 }
@@ -128,6 +143,17 @@ impl Config {
             ConfigError::new(origin, line, message)
         })?;
         crate::validate::validate(&mut config, text, origin)?;
+        config.source = (origin.to_owned(), text.to_owned());
         Ok(config)
+    }
+
+    /// An error about the value at `span` (from a [`Spanned`] field), naming its line.
+    pub fn error_at(
+        &self,
+        span: std::ops::Range<usize>,
+        message: impl Into<String>,
+    ) -> ConfigError {
+        let (origin, text) = &self.source;
+        ConfigError::new(origin, Some(line_of(text, span.start)), message)
     }
 }

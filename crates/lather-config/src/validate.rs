@@ -26,6 +26,8 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             "server.max_depth must be at least 3 (Envelope, Body, payload)",
         ));
     }
+    let handlers: std::collections::BTreeSet<&str> =
+        config.handlers.keys().map(String::as_str).collect();
     let mut paths: HashMap<String, usize> = HashMap::new();
     let mut names: HashMap<String, usize> = HashMap::new();
     for (i, svc) in config.services.iter_mut().enumerate() {
@@ -72,6 +74,42 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             ));
         }
         svc.kind = Some(service_kind(svc, i, &at)?);
+        for (flow, key) in [(&svc.request, "request"), (&svc.response, "response")] {
+            let Some(flow) = flow else { continue };
+            for (s, stage) in flow.get_ref().iter().enumerate() {
+                if stage.is_empty() {
+                    return Err(at(
+                        flow.span(),
+                        format!("service[{i}].{key}: stage {} is empty", s + 1),
+                    ));
+                }
+                for (h, name) in stage.iter().enumerate() {
+                    if !handlers.contains(name.get_ref().as_str()) {
+                        return Err(at(
+                            name.span(),
+                            format!(
+                                "service[{i}].{key}: no handler named {:?} (define it as [handlers.{}])",
+                                name.get_ref(),
+                                name.get_ref()
+                            ),
+                        ));
+                    }
+                    if stage[..h]
+                        .iter()
+                        .any(|other| other.get_ref() == name.get_ref())
+                    {
+                        return Err(at(
+                            name.span(),
+                            format!(
+                                "service[{i}].{key}: {:?} is listed twice in stage {}",
+                                name.get_ref(),
+                                s + 1
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
         if let Some(t) = &svc.timeout_ms
             && *t.get_ref() == 0
         {

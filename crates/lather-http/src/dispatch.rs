@@ -3,8 +3,9 @@
 
 use crate::body::{decode, read_limited};
 use crate::echo;
+use crate::flows::{self, Admitted};
 use crate::metrics::NO_SERVICE;
-use crate::negotiate::{guess_version, negotiate};
+use crate::negotiate::{SoapHeaders, guess_version, negotiate};
 use crate::respond::{self, HttpResponse};
 use crate::service::{Behaviour, Service};
 use crate::state::State;
@@ -13,6 +14,7 @@ use http::request::Parts;
 use http::{Method, Request, StatusCode};
 use hyper::body::Body;
 use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
+use lather_pipeline::Context;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -131,7 +133,7 @@ where
             }
         };
     let bytes_in = raw.len() as u64;
-    let outcome = process(state, service, &parts, version, raw)
+    let outcome = process(state, service, &parts, soap, raw)
         .await
         .map_err(|f| (f, version));
     (outcome, bytes_in)
@@ -141,9 +143,10 @@ async fn process(
     state: &State,
     service: &Service,
     parts: &Parts,
-    version: SoapVersion,
+    soap: SoapHeaders,
     raw: Bytes,
 ) -> Result<HttpResponse, Fault> {
+    let version = soap.version;
     let bytes = decode(&parts.headers, raw, state.limits.max_message_bytes)?;
     let envelope = Envelope::parse(bytes, &state.limits)?;
     if envelope.version() != version {
@@ -156,12 +159,18 @@ async fn process(
             ),
         ));
     }
-    match &service.behaviour {
-        Behaviour::Echo => Ok(respond::soap(
-            StatusCode::OK,
-            version,
-            echo::respond(&envelope),
-        )),
+    let context = Context {
+        id: flows::next_message_id(),
+        service: service.name.clone(),
+        action: soap.action,
+    };
+    let envelope =
+        match flows::request(&service.plans.request, envelope, &context, &state.limits).await? {
+            Admitted::Forward(envelope) => envelope,
+            Admitted::Answered(response) => return Ok(response),
+        };
+    let response = match &service.behaviour {
+        Behaviour::Echo => respond::soap(StatusCode::OK, version, echo::respond(&envelope)),
         Behaviour::Gateway(gateway) => {
             gateway
                 .forward(
@@ -169,9 +178,10 @@ async fn process(
                     parts.headers.get("soapaction"),
                     envelope.as_bytes().clone(),
                 )
-                .await
+                .await?
         }
-    }
+    };
+    flows::response(&service.plans.response, response, &context, &state.limits).await
 }
 
 async fn wsdl(state: &State, service: &Service, parts: &Parts) -> Result<HttpResponse, Fault> {

@@ -9,6 +9,7 @@
 mod body;
 mod dispatch;
 mod echo;
+mod flows;
 mod gateway;
 mod metrics;
 mod negotiate;

@@ -39,13 +39,16 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds `config.server.listen` and prepares the services.
+    /// Binds `config.server.listen` and prepares the services and their handler stages.
+    /// A handler or flow that is not valid is an `InvalidInput` error naming its line.
     pub async fn bind(config: &Config) -> io::Result<Server> {
         let listener = TcpListener::bind(config.server.listen).await?;
         let local = listener.local_addr()?;
+        let state = State::new(config, local)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
         Ok(Server {
             listener,
-            state: Arc::new(State::new(config, local)),
+            state: Arc::new(state),
             grace: Duration::from_millis(config.server.shutdown_grace_ms),
         })
     }

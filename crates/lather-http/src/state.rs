@@ -18,7 +18,12 @@ pub(crate) struct State {
 }
 
 impl State {
-    pub(crate) fn new(config: &Config, listen: SocketAddr) -> Self {
+    /// The state for `config`; fails if a handler or a flow is not valid.
+    pub(crate) fn new(
+        config: &Config,
+        listen: SocketAddr,
+    ) -> Result<Self, lather_config::ConfigError> {
+        let plans = lather_handlers::service_plans(config)?;
         let server = &config.server;
         let limits = Limits {
             max_message_bytes: server.max_message_bytes,
@@ -28,16 +33,17 @@ impl State {
         let services = config
             .services
             .iter()
-            .map(|svc| {
-                let service = Service::from_config(svc, server.max_message_bytes);
+            .zip(plans)
+            .map(|(svc, plans)| {
+                let service = Service::from_config(svc, plans, server.max_message_bytes);
                 (service.path.clone(), Arc::new(service))
             })
             .collect();
-        State {
+        Ok(State {
             services,
             limits,
             metrics: Metrics::new(config.services.iter().map(|s| s.name.get_ref().as_str())),
             listen,
-        }
+        })
     }
 }

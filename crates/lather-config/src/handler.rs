@@ -1,0 +1,49 @@
+//! `[handlers.NAME]`: a handler instance — its kind, the engine options, its parameters.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// One `[handlers.NAME]` table.
+///
+/// `kind` picks the implementation; the option keys apply to every kind; the parameter keys
+/// belong to particular kinds, and a parameter the kind does not take is an error.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HandlerConfig {
+    /// The implementation, e.g. `"logging"`, `"cpu-burn"`.
+    pub kind: Spanned<String>,
+    /// A failure halts the message (default true); false: logged and ignored.
+    pub must_perform: Option<bool>,
+    /// Fire and forget (default false).
+    pub oneway: Option<bool>,
+    /// Extra attempts after a timeout or panic (default 0).
+    pub retries: Option<Spanned<u32>>,
+    /// Wait before the first retry, in milliseconds (default 5; doubles).
+    pub retry_backoff_ms: Option<u64>,
+    /// Time allowed per attempt, in milliseconds (default 30 000).
+    pub timeout_ms: Option<Spanned<u64>>,
+    /// `cpu-burn`: microseconds of CPU work per message.
+    pub micros: Option<Spanned<u64>>,
+    /// `sleep`: milliseconds to wait per message.
+    pub millis: Option<Spanned<u64>>,
+    /// `digest`: SHA-256 rounds over the whole request.
+    pub rounds: Option<Spanned<u32>>,
+}
+
+impl HandlerConfig {
+    /// The parameters that were set, by key, with their spans: for kinds to refuse those
+    /// they do not take.
+    pub fn parameters(&self) -> Vec<(&'static str, std::ops::Range<usize>)> {
+        let mut set = Vec::new();
+        if let Some(v) = &self.micros {
+            set.push(("micros", v.span()));
+        }
+        if let Some(v) = &self.millis {
+            set.push(("millis", v.span()));
+        }
+        if let Some(v) = &self.rounds {
+            set.push(("rounds", v.span()));
+        }
+        set
+    }
+}

@@ -1,0 +1,26 @@
+//! lather's built-in handlers, one module each, and [`build_step`], which makes a configured
+//! `[handlers.NAME]` table into a pipeline [`Step`](lather_pipeline::Step).
+//!
+//! | kind | what it does | work |
+//! |---|---|---|
+//! | `logging` | one structured log line per message: id, service, operation, size | I/O |
+//! | `cpu-burn` | `micros = N` of CPU work per message (a benchmark aid) | CPU |
+//! | `sleep` | waits `millis = N` per message (a benchmark aid) | I/O |
+//! | `digest` | SHA-256 over the whole request, `rounds = N` times in a row (a benchmark aid) | CPU |
+//!
+//! The benchmark aids do work that is easy to write the same way in another engine, so
+//! handler chains can be compared like for like.
+
+mod cpu_burn;
+mod digest;
+mod logging;
+mod plans;
+mod registry;
+mod sleep;
+
+pub use cpu_burn::CpuBurn;
+pub use digest::Digest;
+pub use logging::Logging;
+pub use plans::{ServicePlans, service_plans};
+pub use registry::{KINDS, build_step};
+pub use sleep::Sleep;

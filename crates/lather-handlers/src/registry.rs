@@ -1,0 +1,104 @@
+//! Building configured handlers: kind lookup, parameter checks, engine options.
+
+use crate::{CpuBurn, Digest, Logging, Sleep};
+use lather_config::{Config, ConfigError, HandlerConfig};
+use lather_pipeline::{Handler, Options, Step, Work};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Every handler kind, with the parameters it takes (required first) and its kind of work.
+pub const KINDS: &[(&str, &[&str], Work)] = &[
+    ("logging", &[], Work::Io),
+    ("cpu-burn", &["micros"], Work::Cpu),
+    ("sleep", &["millis"], Work::Io),
+    ("digest", &["rounds"], Work::Cpu),
+];
+
+/// Makes the `[handlers.NAME]` table `cfg` into a step. Errors name the file, line and key:
+/// an unknown kind, a parameter the kind does not take, a missing parameter, a oneway
+/// handler asked for retries.
+pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<Step, ConfigError> {
+    let kind = cfg.kind.get_ref().as_str();
+    let Some((_, params, work)) = KINDS.iter().find(|(k, _, _)| *k == kind) else {
+        let known: Vec<&str> = KINDS.iter().map(|(k, _, _)| *k).collect();
+        return Err(config.error_at(
+            cfg.kind.span(),
+            format!(
+                "handlers.{name}.kind: unknown kind {kind:?}; known kinds: {}",
+                known.join(", ")
+            ),
+        ));
+    };
+    for (key, span) in cfg.parameters() {
+        if !params.contains(&key) {
+            return Err(config.error_at(
+                span,
+                format!("handlers.{name}.{key}: kind {kind:?} does not take {key}"),
+            ));
+        }
+    }
+    let missing = |key: &str| {
+        config.error_at(
+            cfg.kind.span(),
+            format!("handlers.{name}: kind {kind:?} needs {key} = …"),
+        )
+    };
+    let handler: Arc<dyn Handler> = match kind {
+        "logging" => Arc::new(Logging),
+        "cpu-burn" => Arc::new(CpuBurn::new(
+            *cfg.micros
+                .as_ref()
+                .ok_or_else(|| missing("micros"))?
+                .get_ref(),
+        )),
+        "sleep" => Arc::new(Sleep::new(
+            *cfg.millis
+                .as_ref()
+                .ok_or_else(|| missing("millis"))?
+                .get_ref(),
+        )),
+        "digest" => Arc::new(Digest::new(
+            *cfg.rounds
+                .as_ref()
+                .ok_or_else(|| missing("rounds"))?
+                .get_ref(),
+        )),
+        _ => unreachable!("every entry of KINDS is built above"),
+    };
+    let defaults = Options::default();
+    let options = Options {
+        must_perform: cfg.must_perform.unwrap_or(defaults.must_perform),
+        oneway: cfg.oneway.unwrap_or(defaults.oneway),
+        retries: cfg
+            .retries
+            .as_ref()
+            .map_or(defaults.retries, |r| *r.get_ref()),
+        retry_backoff: cfg
+            .retry_backoff_ms
+            .map_or(defaults.retry_backoff, Duration::from_millis),
+        timeout: cfg
+            .timeout_ms
+            .as_ref()
+            .map_or(defaults.timeout, |t| Duration::from_millis(*t.get_ref())),
+        stateless: true,
+        work: *work,
+    };
+    if let Some(t) = &cfg.timeout_ms
+        && *t.get_ref() == 0
+    {
+        return Err(config.error_at(
+            t.span(),
+            format!("handlers.{name}.timeout_ms: must be greater than 0"),
+        ));
+    }
+    if let Some(r) = &cfg.retries
+        && options.oneway
+        && *r.get_ref() > 0
+    {
+        return Err(config.error_at(
+            r.span(),
+            format!("handlers.{name}.retries: a oneway handler is not retried"),
+        ));
+    }
+    Ok(Step::new(name, handler, options))
+}

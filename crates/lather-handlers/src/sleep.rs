@@ -1,0 +1,34 @@
+//! `sleep`: waits a fixed time on each message.
+
+use lather_pipeline::{Access, Handler, HandlerFuture, Message, Verdict};
+use std::time::Duration;
+
+/// Waits a fixed time per message without using a core, then continues unchanged. A
+/// benchmark aid: a stand-in for I/O-bound handlers (a store, a remote check) of known
+/// latency.
+#[derive(Debug, Clone)]
+pub struct Sleep {
+    wait: Duration,
+}
+
+impl Sleep {
+    /// Waits `millis` milliseconds per message.
+    pub fn new(millis: u64) -> Self {
+        Sleep {
+            wait: Duration::from_millis(millis),
+        }
+    }
+}
+
+impl Handler for Sleep {
+    fn access(&self) -> Access {
+        Access::default()
+    }
+
+    fn call<'a>(&'a self, _message: &'a Message) -> HandlerFuture<'a> {
+        Box::pin(async move {
+            tokio::time::sleep(self.wait).await;
+            Verdict::proceed()
+        })
+    }
+}

@@ -1,0 +1,73 @@
+//! Building handlers and plans from configuration, and the errors that name the line.
+
+use lather_config::Config;
+use lather_handlers::service_plans;
+
+fn config(handlers: &str, request: &str) -> Config {
+    let text = format!(
+        "{handlers}\n[[service]]\nname = \"s\"\npath = \"/s\"\nbuiltin = \"echo\"\nrequest = {request}\n"
+    );
+    Config::from_toml(&text, "h.toml").unwrap()
+}
+
+fn error(handlers: &str, request: &str) -> String {
+    service_plans(&config(handlers, request))
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn builds_the_stages_of_each_service() {
+    let cfg = config(
+        "[handlers.log]\nkind = \"logging\"\noneway = true\n[handlers.burn]\nkind = \"cpu-burn\"\nmicros = 5\n[handlers.wait]\nkind = \"sleep\"\nmillis = 1\nmust_perform = false\n",
+        r#"[["log", "burn"], ["wait"]]"#,
+    );
+    let plans = service_plans(&cfg).unwrap();
+    assert_eq!(
+        plans[0].request.to_string(),
+        "1: log (oneway) ‖ burn\n2: wait (may fail)\n"
+    );
+    assert!(plans[0].response.is_empty());
+    let burn = &plans[0].request.stages()[0][1];
+    assert_eq!(burn.options().work, lather_pipeline::Work::Cpu);
+}
+
+#[test]
+fn unknown_kinds_and_foreign_parameters_name_their_line() {
+    let msg = error("[handlers.x]\nkind = \"encrypt-all\"\n", r#"[["x"]]"#);
+    assert!(
+        msg.starts_with("h.toml:2:")
+            && msg.contains("unknown kind \"encrypt-all\"")
+            && msg.contains("cpu-burn"),
+        "{msg}"
+    );
+    let msg = error(
+        "[handlers.x]\nkind = \"sleep\"\nmillis = 1\nrounds = 3\n",
+        r#"[["x"]]"#,
+    );
+    assert!(
+        msg.starts_with("h.toml:4:") && msg.contains("does not take rounds"),
+        "{msg}"
+    );
+    let msg = error("[handlers.x]\nkind = \"digest\"\n", r#"[["x"]]"#);
+    assert!(
+        msg.starts_with("h.toml:2:") && msg.contains("needs rounds"),
+        "{msg}"
+    );
+    let msg = error(
+        "[handlers.x]\nkind = \"logging\"\noneway = true\nretries = 2\n",
+        r#"[["x"]]"#,
+    );
+    assert!(
+        msg.starts_with("h.toml:4:") && msg.contains("oneway handler is not retried"),
+        "{msg}"
+    );
+    let msg = error(
+        "[handlers.x]\nkind = \"logging\"\ntimeout_ms = 0\n",
+        r#"[["x"]]"#,
+    );
+    assert!(
+        msg.starts_with("h.toml:3:") && msg.contains("greater than 0"),
+        "{msg}"
+    );
+}

@@ -1,0 +1,89 @@
+//! Running a service's handler stages: the request flow before the service, the response
+//! flow on what it answers.
+
+use crate::respond::{self, HttpResponse};
+use bytes::Bytes;
+use http::{Response, StatusCode};
+use http_body_util::{BodyExt, Full};
+use lather_envelope::{Envelope, Fault, Limits};
+use lather_pipeline::{Context, Message, Outcome, Plan, run};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// What the request flow decided.
+#[derive(Debug)]
+pub(crate) enum Admitted {
+    /// Go on to the service with this (possibly patched) envelope.
+    Forward(Envelope),
+    /// A handler answered; the service is not called.
+    Answered(HttpResponse),
+}
+
+/// Runs the request flow.
+pub(crate) async fn request(
+    plan: &Plan,
+    envelope: Envelope,
+    context: &Context,
+    limits: &Limits,
+) -> Result<Admitted, Fault> {
+    if plan.is_empty() {
+        return Ok(Admitted::Forward(envelope));
+    }
+    match run(plan, Message::new(envelope, context.clone()), limits).await {
+        Outcome::Continue(message) => Ok(Admitted::Forward(message.into_envelope())),
+        Outcome::Respond(envelope) => Ok(Admitted::Answered(envelope_response(&envelope))),
+        Outcome::Fault(fault) => Err(fault),
+    }
+}
+
+/// Runs the response flow on a SOAP response; anything that is not an envelope (a WSDL, a
+/// backend's HTML error page) passes through untouched.
+pub(crate) async fn response(
+    plan: &Plan,
+    response: HttpResponse,
+    context: &Context,
+    limits: &Limits,
+) -> Result<HttpResponse, Fault> {
+    if plan.is_empty() {
+        return Ok(response);
+    }
+    let (parts, body) = response.into_parts();
+    let bytes = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(never) => match never {},
+    };
+    let Ok(envelope) = Envelope::parse(bytes.clone(), limits) else {
+        return Ok(Response::from_parts(parts, Full::new(bytes)));
+    };
+    match run(plan, Message::new(envelope, context.clone()), limits).await {
+        Outcome::Continue(message) => {
+            let bytes: Bytes = message.into_envelope().as_bytes().clone();
+            Ok(Response::from_parts(parts, Full::new(bytes)))
+        }
+        Outcome::Respond(envelope) => Ok(envelope_response(&envelope)),
+        Outcome::Fault(fault) => Err(fault),
+    }
+}
+
+fn envelope_response(envelope: &Envelope) -> HttpResponse {
+    let status = if envelope.is_fault() {
+        StatusCode::INTERNAL_SERVER_ERROR
+    } else {
+        StatusCode::OK
+    };
+    respond::soap(status, envelope.version(), envelope.as_bytes().clone())
+}
+
+/// A 128-bit message id: the process's start time in nanoseconds (high half) and a counter
+/// (low half), so ids are unique within a run and across restarts.
+pub(crate) fn next_message_id() -> u128 {
+    static START: OnceLock<u64> = OnceLock::new();
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let start = *START.get_or_init(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    });
+    (u128::from(start) << 64) | u128::from(COUNTER.fetch_add(1, Ordering::Relaxed))
+}

@@ -1,0 +1,126 @@
+//! Handler stages configured on services and run by the host.
+
+mod support;
+
+use http::StatusCode;
+use lather_config::Config;
+use lather_envelope::{FaultKind, SoapVersion};
+use support::*;
+
+const HANDLERS: &str = r#"
+[handlers.log]
+kind = "logging"
+oneway = true
+
+[handlers.burn]
+kind = "cpu-burn"
+micros = 50
+
+[handlers.hash]
+kind = "digest"
+rounds = 10
+
+[handlers.slow]
+kind = "sleep"
+millis = 2000
+timeout_ms = 50
+
+[handlers.slow-optional]
+kind = "sleep"
+millis = 2000
+timeout_ms = 50
+must_perform = false
+"#;
+
+fn service(flows: &str) -> String {
+    format!(
+        "{HANDLERS}\n[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\n{flows}\n"
+    )
+}
+
+#[tokio::test]
+async fn a_request_flow_runs_before_the_service() {
+    let s = TestServer::start(&service(r#"request = [["log", "burn", "hash"], ["burn"]]"#)).await;
+    for version in [SoapVersion::V11, SoapVersion::V12] {
+        let answer = post(
+            s.addr,
+            "/echo",
+            version,
+            envelope(version, "", ECHO_PAYLOAD),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+        assert_eq!(&answer.envelope().body()[..], ECHO_PAYLOAD.as_bytes());
+    }
+}
+
+#[tokio::test]
+async fn a_handler_over_its_timeout_faults_the_request() {
+    let s = TestServer::start(&service(r#"request = [["slow"]]"#)).await;
+    let answer = post(
+        s.addr,
+        "/echo",
+        SoapVersion::V12,
+        envelope(SoapVersion::V12, "", ECHO_PAYLOAD),
+    )
+    .await;
+    answer.assert_fault(FaultKind::HandlerTimeout, SoapVersion::V12);
+    assert!(
+        answer
+            .text()
+            .contains("handler slow did not finish within 50 ms"),
+        "{}",
+        answer.text()
+    );
+}
+
+#[tokio::test]
+async fn a_handler_that_need_not_perform_is_ignored_when_it_fails() {
+    let s = TestServer::start(&service(r#"request = [["slow-optional", "burn"]]"#)).await;
+    let answer = post(
+        s.addr,
+        "/echo",
+        SoapVersion::V11,
+        envelope(SoapVersion::V11, "", ECHO_PAYLOAD),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+}
+
+#[tokio::test]
+async fn the_response_flow_runs_on_the_services_answer() {
+    let s = TestServer::start(&service(r#"response = [["slow"]]"#)).await;
+    let answer = post(
+        s.addr,
+        "/echo",
+        SoapVersion::V11,
+        envelope(SoapVersion::V11, "", ECHO_PAYLOAD),
+    )
+    .await;
+    answer.assert_fault(FaultKind::HandlerTimeout, SoapVersion::V11);
+    let fine = TestServer::start(&service(r#"response = [["log", "hash"]]"#)).await;
+    let answer = post(
+        fine.addr,
+        "/echo",
+        SoapVersion::V11,
+        envelope(SoapVersion::V11, "", ECHO_PAYLOAD),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+}
+
+#[tokio::test]
+async fn a_bad_handler_is_refused_when_the_server_starts() {
+    let text = format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n{}",
+        service("").replace("kind = \"digest\"", "kind = \"digestive\"")
+    );
+    let config = Config::from_toml(&text, "bad.toml").unwrap();
+    let err = lather_http::Server::bind(&config).await.unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    let msg = err.to_string();
+    assert!(
+        msg.contains("bad.toml:13:") && msg.contains("unknown kind \"digestive\""),
+        "{msg}"
+    );
+}
