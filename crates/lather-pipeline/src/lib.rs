@@ -14,6 +14,7 @@
 
 mod access;
 mod attempt;
+mod gate;
 mod handler;
 mod message;
 mod patch;
@@ -22,6 +23,7 @@ mod run;
 mod verdict;
 
 pub use access::{Access, Clash, Part, Parts};
+pub use gate::{Busy, Gate, GateStats, LimitPolicy, Permit, Priority};
 pub use handler::{Handler, HandlerFuture, Options, Work};
 pub use message::{Context, Message};
 pub use patch::Patch;
