@@ -21,4 +21,6 @@ mod validate;
 
 pub use error::ConfigError;
 pub use handler::HandlerConfig;
-pub use model::{Builtin, Config, Flow, ServerConfig, ServiceConfig, ServiceKind, Upstream};
+pub use model::{
+    Auto, Builtin, Config, Flow, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind, Upstream,
+};

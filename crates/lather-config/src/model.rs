@@ -46,6 +46,29 @@ pub struct ServerConfig {
     pub shutdown_grace_ms: u64,
     /// Tokio worker threads; 0 means one per core.
     pub workers: usize,
+    /// Messages that may wait for a slot, per service; beyond it requests are refused at
+    /// once with 503 `Server busy`.
+    pub queue_capacity: usize,
+    /// Messages in flight per service: a number, or `"auto"` to adapt to latency.
+    pub max_in_flight: MaxInFlight,
+}
+
+/// `max_in_flight`: a fixed number or `"auto"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum MaxInFlight {
+    /// Exactly this many.
+    Fixed(usize),
+    /// Adapted to measured latency.
+    Auto(Auto),
+}
+
+/// The keyword `"auto"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Auto {
+    /// `"auto"`.
+    Auto,
 }
 
 impl Default for ServerConfig {
@@ -57,6 +80,8 @@ impl Default for ServerConfig {
             max_attributes: 64,
             shutdown_grace_ms: 30_000,
             workers: 0,
+            queue_capacity: 1024,
+            max_in_flight: MaxInFlight::Auto(Auto::Auto),
         }
     }
 }
@@ -87,6 +112,10 @@ pub struct ServiceConfig {
     pub request: Option<Flow>,
     /// Stages run on each response the service produces.
     pub response: Option<Flow>,
+    /// Overrides `[server] queue_capacity` for this service.
+    pub queue_capacity: Option<usize>,
+    /// Overrides `[server] max_in_flight` for this service.
+    pub max_in_flight: Option<MaxInFlight>,
     #[serde(skip)]
     pub(crate) kind: Option<ServiceKind>,
 }

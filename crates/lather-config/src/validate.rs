@@ -19,6 +19,13 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             "server.max_message_bytes must be greater than 0",
         ));
     }
+    if config.server.max_in_flight == crate::MaxInFlight::Fixed(0) {
+        return Err(ConfigError::new(
+            origin,
+            None,
+            "server.max_in_flight must be at least 1 (or \"auto\")",
+        ));
+    }
     if config.server.max_depth < 3 {
         return Err(ConfigError::new(
             origin,
@@ -74,6 +81,12 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             ));
         }
         svc.kind = Some(service_kind(svc, i, &at)?);
+        if svc.max_in_flight == Some(crate::MaxInFlight::Fixed(0)) {
+            return Err(at(
+                svc.name.span(),
+                format!("service[{i}].max_in_flight must be at least 1 (or \"auto\")"),
+            ));
+        }
         for (flow, key) in [(&svc.request, "request"), (&svc.response, "response")] {
             let Some(flow) = flow else { continue };
             for (s, stage) in flow.get_ref().iter().enumerate() {
@@ -218,6 +231,26 @@ timeout_ms = 250
     fn error_of(text: &str) -> (Option<usize>, String) {
         let e = Config::from_toml(text, "t.toml").unwrap_err();
         (e.line(), e.to_string())
+    }
+
+    #[test]
+    fn max_in_flight_is_a_number_or_auto() {
+        use crate::{Auto, MaxInFlight};
+        let cfg =
+            Config::from_toml("[server]\nmax_in_flight = 8\nqueue_capacity = 3\n", "t").unwrap();
+        assert_eq!(cfg.server.max_in_flight, MaxInFlight::Fixed(8));
+        assert_eq!(cfg.server.queue_capacity, 3);
+        let cfg = Config::from_toml("[server]\nmax_in_flight = \"auto\"\n", "t").unwrap();
+        assert_eq!(cfg.server.max_in_flight, MaxInFlight::Auto(Auto::Auto));
+        assert_eq!(
+            Config::from_toml("", "t").unwrap().server.max_in_flight,
+            MaxInFlight::Auto(Auto::Auto)
+        );
+        let (line, msg) = error_of("[server]\nmax_in_flight = \"lots\"\n");
+        assert_eq!(line, Some(2), "{msg}");
+        assert!(msg.contains("max_in_flight"), "{msg}");
+        let (_, msg) = error_of("[server]\nmax_in_flight = 0\n");
+        assert!(msg.contains("at least 1"), "{msg}");
     }
 
     #[test]

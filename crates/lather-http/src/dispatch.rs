@@ -14,9 +14,12 @@ use http::request::Parts;
 use http::{Method, Request, StatusCode};
 use hyper::body::Body;
 use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
-use lather_pipeline::Context;
+use lather_pipeline::{Context, Priority};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// The request header naming the priority class: `high`, `normal` (default) or `low`.
+pub(crate) const PRIORITY_HEADER: &str = "lather-priority";
 
 /// How long a client may take to send its body.
 const BODY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -117,6 +120,27 @@ where
     let soap = match negotiate(&parts.headers) {
         Ok(soap) => soap,
         Err(fault) => return (Err((fault, guess)), 0),
+    };
+    // Admission before the body is read: a refused request costs almost nothing, and a
+    // waiting one leaves its body in the socket buffers.
+    let priority = parts
+        .headers
+        .get(PRIORITY_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(Priority::parse)
+        .unwrap_or_default();
+    let _permit = match service.gate.enter(priority).await {
+        Ok(permit) => permit,
+        Err(busy) => {
+            let fault = Fault::with_reason(
+                FaultKind::ServerBusy,
+                format!(
+                    "server busy: {} in flight and {} waiting; retry later",
+                    busy.in_flight, busy.queued
+                ),
+            );
+            return (Err((fault, soap.version)), 0);
+        }
     };
     let version = soap.version;
     let limit = state.limits.max_message_bytes;

@@ -1,8 +1,10 @@
 //! A configured service: its name, path and behaviour.
 
 use crate::gateway::Gateway;
-use lather_config::{Builtin, ServiceConfig, ServiceKind};
+use lather_config::{Builtin, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind};
 use lather_handlers::ServicePlans;
+use lather_pipeline::{Gate, LimitPolicy};
+use std::sync::Arc;
 
 /// What a service does with a request.
 #[derive(Debug)]
@@ -21,14 +23,22 @@ pub(crate) struct Service {
     pub(crate) behaviour: Behaviour,
     /// The request and response handler stages.
     pub(crate) plans: ServicePlans,
+    /// Admission: the bounded queue and the in-flight window.
+    pub(crate) gate: Arc<Gate>,
 }
 
 impl Service {
     pub(crate) fn from_config(
         config: &ServiceConfig,
         plans: ServicePlans,
-        max_message_bytes: usize,
+        server: &ServerConfig,
     ) -> Self {
+        let max_message_bytes = server.max_message_bytes;
+        let capacity = config.queue_capacity.unwrap_or(server.queue_capacity);
+        let policy = match config.max_in_flight.unwrap_or(server.max_in_flight) {
+            MaxInFlight::Fixed(n) => LimitPolicy::Fixed(n),
+            MaxInFlight::Auto(_) => LimitPolicy::adaptive(),
+        };
         let behaviour = match config.kind() {
             ServiceKind::Builtin(Builtin::Echo) => Behaviour::Echo,
             ServiceKind::Gateway(upstreams) => Behaviour::Gateway(Box::new(Gateway::new(
@@ -42,6 +52,7 @@ impl Service {
             path: config.path.get_ref().clone(),
             behaviour,
             plans,
+            gate: Gate::new(capacity, policy),
         }
     }
 }

@@ -35,7 +35,7 @@ impl State {
             .iter()
             .zip(plans)
             .map(|(svc, plans)| {
-                let service = Service::from_config(svc, plans, server.max_message_bytes);
+                let service = Service::from_config(svc, plans, server);
                 (service.path.clone(), Arc::new(service))
             })
             .collect();
