@@ -59,6 +59,9 @@ pub enum BenchError {
     /// The tokio runtime could not be built.
     #[error("cannot build the tokio runtime: {0}")]
     Runtime(#[source] io::Error),
+    /// The open loop's pacer thread could not be started.
+    #[error("cannot start the pacer thread: {0}")]
+    Pacer(#[source] io::Error),
     /// A generator task panicked or was cancelled.
     #[error("a load generator task failed: {0}")]
     Task(String),

@@ -24,7 +24,9 @@ pub enum Mode {
     Open,
 }
 
-/// Latency of successful requests, in microseconds.
+/// A distribution of durations, in microseconds: the latency of successful
+/// requests ([`Report::latency_us`]) or the open loop's send delay
+/// ([`OpenLoopReport::send_delay_us`]).
 ///
 /// In the open loop latency counts from the scheduled send time, so time a
 /// request spent queued in the generator is included.
@@ -32,7 +34,7 @@ pub enum Mode {
 pub struct LatencySummary {
     /// Number of samples.
     pub count: u64,
-    /// Smallest latency.
+    /// Smallest value.
     pub min: u64,
     /// Arithmetic mean.
     pub mean: f64,
@@ -44,7 +46,7 @@ pub struct LatencySummary {
     pub p99: u64,
     /// 99.9th percentile.
     pub p999: u64,
-    /// Largest latency.
+    /// Largest value.
     pub max: u64,
     /// Standard deviation.
     pub stdev: f64,
@@ -81,6 +83,11 @@ pub struct OpenLoopReport {
     pub late_threshold_us: u64,
     /// Largest delay between a request's schedule and its sending (µs).
     pub max_send_delay_us: u64,
+    /// Delay between each request's scheduled time and the moment a
+    /// connection took it up (µs): the pacer's lag (about 100–200 µs on a
+    /// machine that is not saturated) plus, when every connection was busy,
+    /// the time the request waited for one.
+    pub send_delay_us: LatencySummary,
     /// Requests not sent at all because the backlog was full.
     pub dropped_by_generator: u64,
     /// Backlog bound (queued requests).
@@ -190,6 +197,7 @@ impl Report {
                 sent_late: stats.sent_late,
                 late_threshold_us: micros(run.late_threshold),
                 max_send_delay_us: micros(stats.max_send_delay),
+                send_delay_us: LatencySummary::from_histogram(&stats.send_delay),
                 dropped_by_generator: s.dropped,
                 backlog_capacity: s.capacity as u64,
                 achieved_rate: if sending > 0.0 {
@@ -313,6 +321,15 @@ fn render(r: &Report) -> String {
             o.sent_late,
             fmt_us(o.late_threshold_us),
             fmt_us(o.max_send_delay_us)
+        );
+        let d = &o.send_delay_us;
+        let _ = writeln!(
+            s,
+            "             send delay p50 {}  p90 {}  p99 {}  p99.9 {}",
+            fmt_us(d.p50),
+            fmt_us(d.p90),
+            fmt_us(d.p99),
+            fmt_us(d.p999)
         );
         if o.dropped_by_generator > 0 {
             let _ = writeln!(

@@ -41,6 +41,8 @@ pub(crate) struct Stats {
     pub(crate) sent_late: u64,
     /// Open loop: the largest delay between schedule and send.
     pub(crate) max_send_delay: Duration,
+    /// Open loop: delay between schedule and send, µs.
+    pub(crate) send_delay: Histogram<u64>,
     /// Open loop: when the last measured request was sent.
     pub(crate) last_sent: Option<Instant>,
 }
@@ -59,6 +61,7 @@ impl Default for Stats {
             last_finished: None,
             sent_late: 0,
             max_send_delay: Duration::ZERO,
+            send_delay: new_histogram(),
             last_sent: None,
         }
     }
@@ -125,6 +128,8 @@ impl Stats {
             self.sent_late += 1;
         }
         self.max_send_delay = self.max_send_delay.max(delay);
+        self.send_delay
+            .saturating_record(u64::try_from(delay.as_micros()).unwrap_or(u64::MAX));
         self.last_sent = Some(self.last_sent.map_or(sent, |t| t.max(sent)));
     }
 
@@ -132,6 +137,7 @@ impl Stats {
     pub(crate) fn merge(&mut self, other: &Self) {
         // Both histograms share the same bounds, so adding cannot fail.
         let _ = self.latency.add(&other.latency);
+        let _ = self.send_delay.add(&other.send_delay);
         self.ok += other.ok;
         self.failed += other.failed;
         for (status, n) in &other.status {
