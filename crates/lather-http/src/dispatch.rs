@@ -14,7 +14,7 @@ use http::request::Parts;
 use http::{Method, Request, StatusCode};
 use hyper::body::Body;
 use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
-use lather_pipeline::{Context, Priority};
+use lather_pipeline::{Context, Priority, check_must_understand};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -183,6 +183,11 @@ async fn process(
             ),
         ));
     }
+    check_must_understand(
+        &envelope,
+        &service.understood,
+        service.behaviour.is_ultimate_receiver(),
+    )?;
     let context = Context {
         id: flows::next_message_id(),
         service: service.name.clone(),

@@ -10,6 +10,9 @@ const WSA10_NS: &str = "http://www.w3.org/2005/08/addressing";
 /// WS-Addressing 2004/08 (submission).
 const WSA04_NS: &str = "http://schemas.xmlsoap.org/ws/2004/08/addressing";
 
+/// The header blocks echo processes itself.
+pub(crate) const UNDERSTOOD: [(&str, &str); 2] = [(WSA10_NS, "MessageID"), (WSA04_NS, "MessageID")];
+
 /// The echo response for `request`: its Body content (with the namespace declarations in
 /// scope moved onto the new Body) and, when the request has a `wsa:MessageID`, a
 /// `wsa:RelatesTo` naming it in the same WS-Addressing version.

@@ -2,6 +2,7 @@
 
 use crate::gateway::Gateway;
 use lather_config::{Builtin, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind};
+use lather_envelope::QName;
 use lather_handlers::ServicePlans;
 use lather_pipeline::{Gate, LimitPolicy};
 use std::sync::Arc;
@@ -25,6 +26,27 @@ pub(crate) struct Service {
     pub(crate) plans: ServicePlans,
     /// Admission: the bounded queue and the in-flight window.
     pub(crate) gate: Arc<Gate>,
+    /// Header blocks this service understands (its request handlers' and its own).
+    pub(crate) understood: Vec<QName>,
+}
+
+impl Behaviour {
+    /// Whether the service answers messages itself (the ultimate receiver) rather than
+    /// forwarding them.
+    pub(crate) fn is_ultimate_receiver(&self) -> bool {
+        matches!(self, Behaviour::Echo)
+    }
+
+    /// Header blocks the behaviour itself processes.
+    fn understood(&self) -> Vec<QName> {
+        match self {
+            Behaviour::Echo => crate::echo::UNDERSTOOD
+                .iter()
+                .map(|(ns, local)| QName::new(*ns, *local))
+                .collect(),
+            Behaviour::Gateway(_) => Vec::new(),
+        }
+    }
 }
 
 impl Service {
@@ -47,12 +69,15 @@ impl Service {
                 max_message_bytes,
             ))),
         };
+        let mut understood = behaviour.understood();
+        understood.extend(plans.request.understood_headers());
         Service {
             name: config.name.get_ref().clone(),
             path: config.path.get_ref().clone(),
             behaviour,
             plans,
             gate: Gate::new(capacity, policy),
+            understood,
         }
     }
 }

@@ -42,6 +42,11 @@ impl Parts {
         Parts::none().all_headers().body()
     }
 
+    /// The header blocks named one by one.
+    pub fn named_headers(&self) -> &[QName] {
+        &self.headers
+    }
+
     /// Whether the set holds nothing.
     pub fn is_empty(&self) -> bool {
         self.headers.is_empty() && !self.all_headers && !self.body

@@ -20,6 +20,7 @@ mod message;
 mod patch;
 mod plan;
 mod run;
+mod understand;
 mod verdict;
 
 pub use access::{Access, Clash, Part, Parts};
@@ -29,4 +30,5 @@ pub use message::{Context, Message};
 pub use patch::Patch;
 pub use plan::{Counters, Plan, PlanError, Step};
 pub use run::{Outcome, run};
+pub use understand::check_must_understand;
 pub use verdict::Verdict;

@@ -206,6 +206,26 @@ impl Plan {
         &self.stages
     }
 
+    /// The header blocks this plan's handlers understand: every header a handler names in
+    /// its declared reads or writes.
+    pub fn understood_headers(&self) -> Vec<lather_envelope::QName> {
+        let mut names = Vec::new();
+        for step in self.stages.iter().flatten() {
+            let access = step.access();
+            for name in access
+                .reads
+                .named_headers()
+                .iter()
+                .chain(access.writes.named_headers())
+            {
+                if !names.contains(name) {
+                    names.push(name.clone());
+                }
+            }
+        }
+        names
+    }
+
     /// Whether there is nothing to run.
     pub fn is_empty(&self) -> bool {
         self.stages.is_empty()

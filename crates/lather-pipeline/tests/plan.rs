@@ -99,3 +99,13 @@ fn a_plan_prints_its_stages() {
     .unwrap();
     assert_eq!(p.to_string(), "1: log (oneway) ‖ a (may fail)\n2: b\n");
 }
+
+#[test]
+fn a_plan_understands_the_headers_its_handlers_name() {
+    let p = Plan::new(vec![
+        vec![step("r", Requires("X"), Options::default())],
+        vec![step("w", Stamp("Y", "1"), Options::default())],
+    ])
+    .unwrap();
+    assert_eq!(p.understood_headers(), [q("X"), q("Y")]);
+}
