@@ -7,6 +7,7 @@
 //! text) are always there.
 
 mod body;
+mod collect;
 mod dispatch;
 mod echo;
 mod flows;

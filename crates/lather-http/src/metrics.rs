@@ -125,6 +125,14 @@ impl Metrics {
         }
     }
 
+    /// Adds metrics read at scrape time.
+    pub(crate) fn register_collector(
+        &mut self,
+        collector: impl prometheus_client::collector::Collector,
+    ) {
+        self.registry.register_collector(Box::new(collector));
+    }
+
     /// Counts one request in flight until the guard drops.
     pub(crate) fn in_flight(&self) -> InFlight {
         self.in_flight.inc();

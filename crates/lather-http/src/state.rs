@@ -30,7 +30,7 @@ impl State {
             max_depth: server.max_depth,
             max_attributes: server.max_attributes,
         };
-        let services = config
+        let services: HashMap<String, Arc<Service>> = config
             .services
             .iter()
             .zip(plans)
@@ -39,10 +39,13 @@ impl State {
                 (service.path.clone(), Arc::new(service))
             })
             .collect();
+        let mut metrics = Metrics::new(config.services.iter().map(|s| s.name.get_ref().as_str()));
+        let all: Vec<Arc<Service>> = services.values().cloned().collect();
+        metrics.register_collector(crate::collect::EngineCollector::new(all));
         Ok(State {
             services,
             limits,
-            metrics: Metrics::new(config.services.iter().map(|s| s.name.get_ref().as_str())),
+            metrics,
             listen,
         })
     }

@@ -55,6 +55,12 @@ async fn a_full_queue_is_refused_at_once_with_503_and_retry_after() {
     );
     assert_eq!(first.await.unwrap().status, StatusCode::OK);
     assert_eq!(second.await.unwrap().status, StatusCode::OK);
+    let text = get(addr, "/metrics").await.text().to_owned();
+    assert_eq!(
+        metric(&text, r#"lather_admission_refused_total{service="echo"}"#),
+        Some(1.0),
+        "{text}"
+    );
 }
 
 #[tokio::test]

@@ -124,3 +124,56 @@ async fn a_bad_handler_is_refused_when_the_server_starts() {
         "{msg}"
     );
 }
+
+#[tokio::test]
+async fn handler_counters_and_admission_show_on_metrics() {
+    let s = TestServer::start(&service(r#"request = [["log", "burn", "slow-optional"]]"#)).await;
+    for _ in 0..3 {
+        let answer = post(
+            s.addr,
+            "/echo",
+            SoapVersion::V11,
+            envelope(SoapVersion::V11, "", ECHO_PAYLOAD),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::OK);
+    }
+    let text = get(s.addr, "/metrics").await.text().to_owned();
+    let line = |name: &str, handler: &str| {
+        format!(r#"lather_{name}_total{{service="echo",flow="request",handler="{handler}"}}"#)
+    };
+    assert_eq!(
+        metric(&text, &line("handler_calls", "burn")),
+        Some(3.0),
+        "{text}"
+    );
+    assert_eq!(
+        metric(&text, &line("handler_timeouts", "slow-optional")),
+        Some(3.0),
+        "{text}"
+    );
+    assert_eq!(
+        metric(&text, &line("handler_ignored_failures", "slow-optional")),
+        Some(3.0),
+        "{text}"
+    );
+    assert_eq!(
+        metric(&text, &line("handler_ignored_failures", "burn")),
+        Some(0.0),
+        "{text}"
+    );
+    assert_eq!(
+        metric(&text, r#"lather_admission_in_flight{service="echo"}"#),
+        Some(0.0),
+        "{text}"
+    );
+    assert!(
+        metric(&text, r#"lather_admission_limit{service="echo"}"#).unwrap() >= 1.0,
+        "{text}"
+    );
+    assert_eq!(
+        metric(&text, r#"lather_admission_refused_total{service="echo"}"#),
+        Some(0.0),
+        "{text}"
+    );
+}
