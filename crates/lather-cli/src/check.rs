@@ -49,18 +49,39 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
             svc.path.get_ref(),
             what
         );
-        for (flow, plan) in [("request", &plans.request), ("response", &plans.response)] {
-            if plan.is_empty() {
-                continue;
+        print_flows("  ", &plans.request, &plans.response);
+        for route in &plans.routes {
+            let mut rules = Vec::new();
+            if let Some(op) = &route.operation {
+                rules.push(format!("operation {op}"));
             }
-            println!("  {flow} stages:");
-            for line in plan.to_string().lines() {
-                println!("    {line}");
+            if let Some(action) = &route.action {
+                rules.push(format!("action {action}"));
             }
+            if let Some(header) = &route.header {
+                rules.push(format!("header {header}"));
+            }
+            if let Some(p) = route.priority {
+                rules.push(format!("priority {}", p.name()));
+            }
+            println!("  route: {}", rules.join(", "));
+            print_flows("    ", &route.request, &route.response);
         }
     }
     if config.services.is_empty() {
         println!("(no services configured)");
     }
     Ok(())
+}
+
+fn print_flows(indent: &str, request: &lather_pipeline::Plan, response: &lather_pipeline::Plan) {
+    for (flow, plan) in [("request", request), ("response", response)] {
+        if plan.is_empty() {
+            continue;
+        }
+        println!("{indent}{flow} stages:");
+        for line in plan.to_string().lines() {
+            println!("{indent}  {line}");
+        }
+    }
 }

@@ -17,6 +17,7 @@
 mod error;
 mod handler;
 mod model;
+mod route;
 mod validate;
 
 pub use error::ConfigError;
@@ -24,3 +25,4 @@ pub use handler::HandlerConfig;
 pub use model::{
     Auto, Builtin, Config, Flow, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind, Upstream,
 };
+pub use route::{RouteConfig, parse_clark};

@@ -112,6 +112,9 @@ pub struct ServiceConfig {
     pub request: Option<Flow>,
     /// Stages run on each response the service produces.
     pub response: Option<Flow>,
+    /// Routes that pick other stages for some messages (`[[service.route]]`).
+    #[serde(default, rename = "route")]
+    pub routes: Vec<crate::RouteConfig>,
     /// Overrides `[server] queue_capacity` for this service.
     pub queue_capacity: Option<usize>,
     /// Overrides `[server] max_in_flight` for this service.

@@ -87,41 +87,33 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
                 format!("service[{i}].max_in_flight must be at least 1 (or \"auto\")"),
             ));
         }
-        for (flow, key) in [(&svc.request, "request"), (&svc.response, "response")] {
-            let Some(flow) = flow else { continue };
-            for (s, stage) in flow.get_ref().iter().enumerate() {
-                if stage.is_empty() {
-                    return Err(at(
-                        flow.span(),
-                        format!("service[{i}].{key}: stage {} is empty", s + 1),
-                    ));
-                }
-                for (h, name) in stage.iter().enumerate() {
-                    if !handlers.contains(name.get_ref().as_str()) {
-                        return Err(at(
-                            name.span(),
-                            format!(
-                                "service[{i}].{key}: no handler named {:?} (define it as [handlers.{}])",
-                                name.get_ref(),
-                                name.get_ref()
-                            ),
-                        ));
-                    }
-                    if stage[..h]
-                        .iter()
-                        .any(|other| other.get_ref() == name.get_ref())
-                    {
-                        return Err(at(
-                            name.span(),
-                            format!(
-                                "service[{i}].{key}: {:?} is listed twice in stage {}",
-                                name.get_ref(),
-                                s + 1
-                            ),
-                        ));
-                    }
-                }
-            }
+        check_flow(
+            svc.request.as_ref(),
+            &format!("service[{i}].request"),
+            &handlers,
+            &at,
+        )?;
+        check_flow(
+            svc.response.as_ref(),
+            &format!("service[{i}].response"),
+            &handlers,
+            &at,
+        )?;
+        for (r, route) in svc.routes.iter().enumerate() {
+            let key = format!("service[{i}].route[{r}]");
+            check_route(route, &key, &at)?;
+            check_flow(
+                route.request.as_ref(),
+                &format!("{key}.request"),
+                &handlers,
+                &at,
+            )?;
+            check_flow(
+                route.response.as_ref(),
+                &format!("{key}.response"),
+                &handlers,
+                &at,
+            )?;
         }
         if let Some(t) = &svc.timeout_ms
             && *t.get_ref() == 0
@@ -129,6 +121,89 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             return Err(at(
                 t.span(),
                 format!("{}: must be greater than 0", key("timeout_ms")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every stage non-empty, every name a defined handler, no name twice in a stage.
+fn check_flow(
+    flow: Option<&crate::Flow>,
+    key: &str,
+    handlers: &std::collections::BTreeSet<&str>,
+    at: &impl Fn(std::ops::Range<usize>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    let Some(flow) = flow else { return Ok(()) };
+    for (s, stage) in flow.get_ref().iter().enumerate() {
+        if stage.is_empty() {
+            return Err(at(flow.span(), format!("{key}: stage {} is empty", s + 1)));
+        }
+        for (h, name) in stage.iter().enumerate() {
+            let n = name.get_ref();
+            if !handlers.contains(n.as_str()) {
+                return Err(at(
+                    name.span(),
+                    format!("{key}: no handler named {n:?} (define it as [handlers.{n}])"),
+                ));
+            }
+            if stage[..h].iter().any(|other| other.get_ref() == n) {
+                return Err(at(
+                    name.span(),
+                    format!("{key}: {n:?} is listed twice in stage {}", s + 1),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A route needs a rule; names must be names; priority only on action-only routes.
+fn check_route(
+    route: &crate::RouteConfig,
+    key: &str,
+    at: &impl Fn(std::ops::Range<usize>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    if route.operation.is_none() && route.action.is_none() && route.header.is_none() {
+        let span = route
+            .request
+            .as_ref()
+            .or(route.response.as_ref())
+            .map_or(0..0, |f| f.span());
+        return Err(at(
+            span,
+            format!("{key}: a route needs operation, action or header to match on"),
+        ));
+    }
+    for (name, value) in [("operation", &route.operation), ("header", &route.header)] {
+        if let Some(v) = value
+            && crate::parse_clark(v.get_ref()).is_none()
+        {
+            return Err(at(
+                v.span(),
+                format!(
+                    "{key}.{name}: {:?} is not a name; write {{namespace}}local",
+                    v.get_ref()
+                ),
+            ));
+        }
+    }
+    if let Some(p) = &route.priority {
+        if !["high", "normal", "low"].contains(&p.get_ref().to_ascii_lowercase().as_str()) {
+            return Err(at(
+                p.span(),
+                format!(
+                    "{key}.priority: {:?} is not high, normal or low",
+                    p.get_ref()
+                ),
+            ));
+        }
+        if route.operation.is_some() || route.header.is_some() || route.action.is_none() {
+            return Err(at(
+                p.span(),
+                format!(
+                    "{key}.priority: only a route that matches by action alone may set a priority (admission happens before the body is read)"
+                ),
             ));
         }
     }
@@ -231,6 +306,44 @@ timeout_ms = 250
     fn error_of(text: &str) -> (Option<usize>, String) {
         let e = Config::from_toml(text, "t.toml").unwrap_err();
         (e.line(), e.to_string())
+    }
+
+    #[test]
+    fn routes_need_a_rule_a_name_and_priority_only_by_action() {
+        let base = "[handlers.h]\nkind = \"logging\"\n[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"echo\"\n[[service.route]]\n";
+        let (line, msg) = error_of(&format!("{base}request = [[\"h\"]]\n"));
+        assert_eq!(line, Some(8), "{msg}");
+        assert!(msg.contains("needs operation, action or header"), "{msg}");
+        let (line, msg) = error_of(&format!("{base}operation = \"{{urn:x}}\"\n"));
+        assert_eq!(line, Some(8), "{msg}");
+        assert!(msg.contains("is not a name"), "{msg}");
+        let (line, msg) = error_of(&format!(
+            "{base}operation = \"{{urn:x}}op\"\npriority = \"high\"\n"
+        ));
+        assert_eq!(line, Some(9), "{msg}");
+        assert!(msg.contains("matches by action alone"), "{msg}");
+        let (_, msg) = error_of(&format!(
+            "{base}action = \"urn:a\"\npriority = \"urgent\"\n"
+        ));
+        assert!(msg.contains("not high, normal or low"), "{msg}");
+        let (line, msg) = error_of(&format!(
+            "{base}action = \"urn:a\"\nrequest = [[\"nope\"]]\n"
+        ));
+        assert_eq!(line, Some(9), "{msg}");
+        assert!(
+            msg.contains("route[0].request: no handler named \"nope\""),
+            "{msg}"
+        );
+        Config::from_toml(
+            &format!("{base}action = \"urn:a\"\npriority = \"HIGH\"\nrequest = [[\"h\"]]\n"),
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            crate::parse_clark("{urn:x}op"),
+            Some(("urn:x".into(), "op".into()))
+        );
+        assert_eq!(crate::parse_clark("op"), Some((String::new(), "op".into())));
     }
 
     #[test]

@@ -21,6 +21,6 @@ mod sleep;
 pub use cpu_burn::CpuBurn;
 pub use digest::Digest;
 pub use logging::Logging;
-pub use plans::{ServicePlans, service_plans};
+pub use plans::{Route, ServicePlans, service_plans};
 pub use registry::{KINDS, build_step};
 pub use sleep::Sleep;

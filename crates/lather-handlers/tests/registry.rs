@@ -71,3 +71,27 @@ fn unknown_kinds_and_foreign_parameters_name_their_line() {
         "{msg}"
     );
 }
+
+#[test]
+fn action_routes_set_admission_priority() {
+    let text = "[handlers.log]\nkind = \"logging\"\n[[service]]\nname = \"s\"\npath = \"/s\"\nbuiltin = \"echo\"\n\
+                [[service.route]]\naction = \"urn:vip\"\npriority = \"high\"\nrequest = [[\"log\"]]\n\
+                [[service.route]]\naction = \"urn:bulk\"\npriority = \"low\"\n";
+    let plans = service_plans(&Config::from_toml(text, "p.toml").unwrap()).unwrap();
+    let p = &plans[0];
+    assert_eq!(
+        p.priority_for_action(Some("urn:vip")),
+        Some(lather_pipeline::Priority::High)
+    );
+    assert_eq!(
+        p.priority_for_action(Some("urn:bulk")),
+        Some(lather_pipeline::Priority::Low)
+    );
+    assert_eq!(p.priority_for_action(Some("urn:other")), None);
+    assert_eq!(p.priority_for_action(None), None);
+    assert_eq!(p.routes[0].request.to_string(), "1: log\n");
+    assert!(
+        p.routes[1].request.is_empty(),
+        "a route without a flow takes the service's (here none)"
+    );
+}

@@ -1,7 +1,7 @@
 //! Metrics read at scrape time from the engine: handler counters and admission gates.
 
 use crate::service::Service;
-use lather_pipeline::{Counters, GateStats};
+use lather_pipeline::{Counters, GateStats, Step};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::MetricType;
@@ -22,7 +22,7 @@ impl EngineCollector {
     }
 }
 
-type Labels<'a> = [(&'static str, &'a str); 3];
+type Labels<'a> = [(&'static str, &'a str); 2];
 
 /// A metric read from one counter of a step: name, help, the counter.
 type CounterMetric = (&'static str, &'static str, fn(&Counters) -> &AtomicU64);
@@ -67,19 +67,10 @@ impl Collector for EngineCollector {
         for (name, help, field) in HANDLER_COUNTERS {
             let mut metric = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
             for service in &self.services {
-                for (flow, plan) in [
-                    ("request", &service.plans.request),
-                    ("response", &service.plans.response),
-                ] {
-                    for step in plan.stages().iter().flatten() {
-                        let labels: Labels<'_> = [
-                            ("service", &service.name),
-                            ("flow", flow),
-                            ("handler", step.name()),
-                        ];
-                        let value = field(step.counters()).load(Ordering::Relaxed);
-                        ConstCounter::new(value).encode(metric.encode_family(&labels)?)?;
-                    }
+                for step in service_steps(service) {
+                    let labels: Labels<'_> = [("service", &service.name), ("handler", step.name())];
+                    let value = field(step.counters()).load(Ordering::Relaxed);
+                    ConstCounter::new(value).encode(metric.encode_family(&labels)?)?;
                 }
             }
         }
@@ -124,4 +115,19 @@ impl Collector for EngineCollector {
         }
         Ok(())
     }
+}
+
+/// Each step a service may run — in its flows or its routes' — once.
+fn service_steps(service: &Service) -> Vec<&Arc<Step>> {
+    let plans = &service.plans;
+    let all = [&plans.request, &plans.response]
+        .into_iter()
+        .chain(plans.routes.iter().flat_map(|r| [&r.request, &r.response]));
+    let mut steps: Vec<&Arc<Step>> = Vec::new();
+    for step in all.flat_map(|p| p.stages().iter().flatten()) {
+        if !steps.iter().any(|s| Arc::ptr_eq(s, step)) {
+            steps.push(step);
+        }
+    }
+    steps
 }

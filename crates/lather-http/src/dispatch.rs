@@ -123,11 +123,17 @@ where
     };
     // Admission before the body is read: a refused request costs almost nothing, and a
     // waiting one leaves its body in the socket buffers.
-    let priority = parts
-        .headers
-        .get(PRIORITY_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(Priority::parse)
+    // A route's priority is the operator's policy and wins over the client's header.
+    let priority = service
+        .plans
+        .priority_for_action(soap.action.as_deref())
+        .or_else(|| {
+            parts
+                .headers
+                .get(PRIORITY_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(Priority::parse)
+        })
         .unwrap_or_default();
     let _permit = match service.gate.enter(priority).await {
         Ok(permit) => permit,
@@ -183,21 +189,26 @@ async fn process(
             ),
         ));
     }
-    check_must_understand(
-        &envelope,
-        &service.understood,
-        service.behaviour.is_ultimate_receiver(),
-    )?;
+    let (request_plan, response_plan) =
+        service.plans.for_message(&envelope, soap.action.as_deref());
+    if envelope.headers().iter().any(|h| h.must_understand()) {
+        let mut understood = service.understood.clone();
+        understood.extend(request_plan.understood_headers());
+        check_must_understand(
+            &envelope,
+            &understood,
+            service.behaviour.is_ultimate_receiver(),
+        )?;
+    }
     let context = Context {
         id: flows::next_message_id(),
         service: service.name.clone(),
         action: soap.action,
     };
-    let envelope =
-        match flows::request(&service.plans.request, envelope, &context, &state.limits).await? {
-            Admitted::Forward(envelope) => envelope,
-            Admitted::Answered(response) => return Ok(response),
-        };
+    let envelope = match flows::request(request_plan, envelope, &context, &state.limits).await? {
+        Admitted::Forward(envelope) => envelope,
+        Admitted::Answered(response) => return Ok(response),
+    };
     let response = match &service.behaviour {
         Behaviour::Echo => respond::soap(StatusCode::OK, version, echo::respond(&envelope)),
         Behaviour::Gateway(gateway) => {
@@ -210,7 +221,7 @@ async fn process(
                 .await?
         }
     };
-    flows::response(&service.plans.response, response, &context, &state.limits).await
+    flows::response(response_plan, response, &context, &state.limits).await
 }
 
 async fn wsdl(state: &State, service: &Service, parts: &Parts) -> Result<HttpResponse, Fault> {

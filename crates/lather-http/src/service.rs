@@ -26,7 +26,8 @@ pub(crate) struct Service {
     pub(crate) plans: ServicePlans,
     /// Admission: the bounded queue and the in-flight window.
     pub(crate) gate: Arc<Gate>,
-    /// Header blocks this service understands (its request handlers' and its own).
+    /// Header blocks the service itself understands (its handlers' are added per message,
+    /// from the plan the message takes).
     pub(crate) understood: Vec<QName>,
 }
 
@@ -69,8 +70,7 @@ impl Service {
                 max_message_bytes,
             ))),
         };
-        let mut understood = behaviour.understood();
-        understood.extend(plans.request.understood_headers());
+        let understood = behaviour.understood();
         Service {
             name: config.name.get_ref().clone(),
             path: config.path.get_ref().clone(),

@@ -140,7 +140,7 @@ async fn handler_counters_and_admission_show_on_metrics() {
     }
     let text = get(s.addr, "/metrics").await.text().to_owned();
     let line = |name: &str, handler: &str| {
-        format!(r#"lather_{name}_total{{service="echo",flow="request",handler="{handler}"}}"#)
+        format!(r#"lather_{name}_total{{service="echo",handler="{handler}"}}"#)
     };
     assert_eq!(
         metric(&text, &line("handler_calls", "burn")),
