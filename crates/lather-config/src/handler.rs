@@ -28,6 +28,12 @@ pub struct HandlerConfig {
     pub millis: Option<Spanned<u64>>,
     /// `digest`: SHA-256 rounds over the whole request.
     pub rounds: Option<Spanned<u32>>,
+    /// `compress`: `"gzip"` (default) or `"deflate"`.
+    pub algorithm: Option<Spanned<String>>,
+    /// `compress`: Body content smaller than this (bytes) is left as it is (default 1024).
+    pub min_bytes: Option<Spanned<u64>>,
+    /// `decompress`: largest decompressed Body accepted, in bytes (default 4 MiB).
+    pub max_bytes: Option<Spanned<u64>>,
 }
 
 impl HandlerConfig {
@@ -43,6 +49,15 @@ impl HandlerConfig {
         }
         if let Some(v) = &self.rounds {
             set.push(("rounds", v.span()));
+        }
+        if let Some(v) = &self.algorithm {
+            set.push(("algorithm", v.span()));
+        }
+        if let Some(v) = &self.min_bytes {
+            set.push(("min_bytes", v.span()));
+        }
+        if let Some(v) = &self.max_bytes {
+            set.push(("max_bytes", v.span()));
         }
         set
     }

@@ -4,6 +4,8 @@
 //! | kind | what it does | work |
 //! |---|---|---|
 //! | `logging` | one structured log line per message: id, service, operation, size | I/O |
+//! | `compress` | Body content ≥ `min_bytes` → one `lc:Compressed` element (`algorithm` gzip or deflate) | CPU |
+//! | `decompress` | restores a compressed Body, output bounded by `max_bytes` | CPU |
 //! | `cpu-burn` | `micros = N` of CPU work per message (a benchmark aid) | CPU |
 //! | `sleep` | waits `millis = N` per message (a benchmark aid) | I/O |
 //! | `digest` | SHA-256 over the whole request, `rounds = N` times in a row (a benchmark aid) | CPU |
@@ -11,14 +13,20 @@
 //! The benchmark aids do work that is easy to write the same way in another engine, so
 //! handler chains can be compared like for like.
 
+mod compress;
+mod compressed_body;
 mod cpu_burn;
+mod decompress;
 mod digest;
 mod logging;
 mod plans;
 mod registry;
 mod sleep;
 
+pub use compress::Compress;
+pub use compressed_body::{Algorithm, COMPRESSION_NS};
 pub use cpu_burn::CpuBurn;
+pub use decompress::Decompress;
 pub use digest::Digest;
 pub use logging::Logging;
 pub use plans::{Route, ServicePlans, service_plans};

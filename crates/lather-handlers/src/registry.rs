@@ -1,6 +1,6 @@
 //! Building configured handlers: kind lookup, parameter checks, engine options.
 
-use crate::{CpuBurn, Digest, Logging, Sleep};
+use crate::{Algorithm, Compress, CpuBurn, Decompress, Digest, Logging, Sleep};
 use lather_config::{Config, ConfigError, HandlerConfig};
 use lather_pipeline::{Handler, Options, Step, Work};
 use std::sync::Arc;
@@ -12,6 +12,8 @@ pub const KINDS: &[(&str, &[&str], Work)] = &[
     ("cpu-burn", &["micros"], Work::Cpu),
     ("sleep", &["millis"], Work::Io),
     ("digest", &["rounds"], Work::Cpu),
+    ("compress", &["algorithm", "min_bytes"], Work::Cpu),
+    ("decompress", &["max_bytes"], Work::Cpu),
 ];
 
 /// Makes the `[handlers.NAME]` table `cfg` into a step. Errors name the file, line and key:
@@ -63,6 +65,32 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
                 .ok_or_else(|| missing("rounds"))?
                 .get_ref(),
         )),
+        "compress" => {
+            let algorithm = match &cfg.algorithm {
+                None => Algorithm::Gzip,
+                Some(a) => Algorithm::parse(a.get_ref()).ok_or_else(|| {
+                    config.error_at(
+                        a.span(),
+                        format!(
+                            "handlers.{name}.algorithm: {:?} is not gzip or deflate",
+                            a.get_ref()
+                        ),
+                    )
+                })?,
+            };
+            let min = cfg.min_bytes.as_ref().map_or(1024, |m| *m.get_ref());
+            Arc::new(Compress::new(
+                algorithm,
+                usize::try_from(min).unwrap_or(usize::MAX),
+            ))
+        }
+        "decompress" => {
+            let max = cfg
+                .max_bytes
+                .as_ref()
+                .map_or(4 * 1024 * 1024, |m| *m.get_ref());
+            Arc::new(Decompress::new(usize::try_from(max).unwrap_or(usize::MAX)))
+        }
         _ => unreachable!("every entry of KINDS is built above"),
     };
     let defaults = Options::default();

@@ -111,6 +111,8 @@ catalogue! {
     NotUtf8 = 1010, Sender, true, 400, "The message is not valid UTF-8";
     /// A mustUnderstand header block was not understood.
     MustUnderstand = 1011, MustUnderstand, false, 500, "A mandatory header block was not understood";
+    /// A compressed Body (lather's `lc:Compressed` convention) could not be decoded.
+    BadCompressedBody = 1012, Sender, true, 400, "The compressed Body could not be decoded";
     /// The request's media type is not a SOAP media type.
     UnsupportedMediaType = 2001, Sender, true, 415, "The media type is not a SOAP media type";
     /// The request's `Content-Encoding` is not gzip, deflate or identity.

@@ -1,0 +1,42 @@
+//! `decompress`: restores a compressed Body.
+
+use crate::compressed_body;
+use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Patch, Verdict};
+
+/// Restores a Body compressed by the `lc:Compressed` convention (see `compressed_body`),
+/// refusing output above `max_bytes` (`DecodedTooLarge`) and undecodable data
+/// (`BadCompressedBody`). A Body that is not compressed passes as it is, so a service can
+/// take both.
+#[derive(Debug, Clone)]
+pub struct Decompress {
+    max_bytes: usize,
+}
+
+impl Decompress {
+    /// Accepts decompressed Bodies of at most `max_bytes` bytes.
+    pub fn new(max_bytes: usize) -> Self {
+        Decompress { max_bytes }
+    }
+}
+
+impl Handler for Decompress {
+    fn access(&self) -> Access {
+        Access {
+            reads: Parts::none().body(),
+            writes: Parts::none().body(),
+        }
+    }
+
+    fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
+        Box::pin(async move {
+            let envelope = message.envelope();
+            if !compressed_body::is_compressed(envelope) {
+                return Verdict::proceed();
+            }
+            match compressed_body::decode(envelope, self.max_bytes) {
+                Ok(content) => Verdict::Continue(Patch::new().replace_body(content)),
+                Err(fault) => Verdict::Fault(fault),
+            }
+        })
+    }
+}
