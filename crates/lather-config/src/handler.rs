@@ -34,6 +34,10 @@ pub struct HandlerConfig {
     pub min_bytes: Option<Spanned<u64>>,
     /// `decompress`: largest decompressed Body accepted, in bytes (default 4 MiB).
     pub max_bytes: Option<Spanned<u64>>,
+    /// `audit-file`: the file messages are appended to.
+    pub path: Option<Spanned<String>>,
+    /// `audit-file`: `"always"` (default), `"never"`, or an interval like `"100ms"`.
+    pub fsync: Option<Spanned<String>>,
 }
 
 impl HandlerConfig {
@@ -58,6 +62,12 @@ impl HandlerConfig {
         }
         if let Some(v) = &self.max_bytes {
             set.push(("max_bytes", v.span()));
+        }
+        if let Some(v) = &self.path {
+            set.push(("path", v.span()));
+        }
+        if let Some(v) = &self.fsync {
+            set.push(("fsync", v.span()));
         }
         set
     }

@@ -6,6 +6,7 @@
 //! | `logging` | one structured log line per message: id, service, operation, size | I/O |
 //! | `compress` | Body content ≥ `min_bytes` → one `lc:Compressed` element (`algorithm` gzip or deflate) | CPU |
 //! | `decompress` | restores a compressed Body, output bounded by `max_bytes` | CPU |
+//! | `audit-file` | appends each message to `path`; `fsync` always, never, or every N ms | I/O |
 //! | `cpu-burn` | `micros = N` of CPU work per message (a benchmark aid) | CPU |
 //! | `sleep` | waits `millis = N` per message (a benchmark aid) | I/O |
 //! | `digest` | SHA-256 over the whole request, `rounds = N` times in a row (a benchmark aid) | CPU |
@@ -13,6 +14,7 @@
 //! The benchmark aids do work that is easy to write the same way in another engine, so
 //! handler chains can be compared like for like.
 
+mod audit_file;
 mod compress;
 mod compressed_body;
 mod cpu_burn;
@@ -23,6 +25,7 @@ mod plans;
 mod registry;
 mod sleep;
 
+pub use audit_file::{AuditFile, Fsync};
 pub use compress::Compress;
 pub use compressed_body::{Algorithm, COMPRESSION_NS};
 pub use cpu_burn::CpuBurn;

@@ -1,6 +1,6 @@
 //! Building configured handlers: kind lookup, parameter checks, engine options.
 
-use crate::{Algorithm, Compress, CpuBurn, Decompress, Digest, Logging, Sleep};
+use crate::{Algorithm, AuditFile, Compress, CpuBurn, Decompress, Digest, Fsync, Logging, Sleep};
 use lather_config::{Config, ConfigError, HandlerConfig};
 use lather_pipeline::{Handler, Options, Step, Work};
 use std::sync::Arc;
@@ -14,6 +14,7 @@ pub const KINDS: &[(&str, &[&str], Work)] = &[
     ("digest", &["rounds"], Work::Cpu),
     ("compress", &["algorithm", "min_bytes"], Work::Cpu),
     ("decompress", &["max_bytes"], Work::Cpu),
+    ("audit-file", &["path", "fsync"], Work::Io),
 ];
 
 /// Makes the `[handlers.NAME]` table `cfg` into a step. Errors name the file, line and key:
@@ -90,6 +91,26 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
                 .as_ref()
                 .map_or(4 * 1024 * 1024, |m| *m.get_ref());
             Arc::new(Decompress::new(usize::try_from(max).unwrap_or(usize::MAX)))
+        }
+        "audit-file" => {
+            let path = cfg.path.as_ref().ok_or_else(|| missing("path"))?;
+            let fsync = match &cfg.fsync {
+                None => Fsync::Always,
+                Some(f) => Fsync::parse(f.get_ref()).ok_or_else(|| {
+                    config.error_at(f.span(), format!("handlers.{name}.fsync: {:?} is not \"always\", \"never\" or an interval like \"100ms\"", f.get_ref()))
+                })?,
+            };
+            let file =
+                AuditFile::open(std::path::Path::new(path.get_ref()), fsync).map_err(|e| {
+                    config.error_at(
+                        path.span(),
+                        format!(
+                            "handlers.{name}.path: cannot open {:?}: {e}",
+                            path.get_ref()
+                        ),
+                    )
+                })?;
+            Arc::new(file)
         }
         _ => unreachable!("every entry of KINDS is built above"),
     };

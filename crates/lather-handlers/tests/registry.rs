@@ -95,3 +95,28 @@ fn action_routes_set_admission_priority() {
         "a route without a flow takes the service's (here none)"
     );
 }
+
+#[test]
+fn audit_file_needs_a_path_it_can_open() {
+    let msg = error("[handlers.a]\nkind = \"audit-file\"\n", r#"[["a"]]"#);
+    assert!(
+        msg.starts_with("h.toml:2:") && msg.contains("needs path"),
+        "{msg}"
+    );
+    let msg = error(
+        "[handlers.a]\nkind = \"audit-file\"\npath = \"/nonexistent-dir/x/audit.log\"\n",
+        r#"[["a"]]"#,
+    );
+    assert!(
+        msg.starts_with("h.toml:3:") && msg.contains("cannot open"),
+        "{msg}"
+    );
+    let msg = error(
+        "[handlers.a]\nkind = \"audit-file\"\npath = \"/tmp/lather-registry-audit.log\"\nfsync = \"often\"\n",
+        r#"[["a"]]"#,
+    );
+    assert!(
+        msg.starts_with("h.toml:4:") && msg.contains("fsync"),
+        "{msg}"
+    );
+}

@@ -1,0 +1,84 @@
+//! `audit-file` appends one record per message, in order, under every fsync policy.
+
+use lather_envelope::{Envelope, EnvelopeBuilder, Limits, SoapVersion};
+use lather_handlers::{AuditFile, Fsync};
+use lather_pipeline::{Context, Handler, Message, Verdict};
+use std::time::Duration;
+
+fn message(id: u128, text: &str) -> Message {
+    let bytes = EnvelopeBuilder::new(SoapVersion::V11)
+        .body(format!("<m:note xmlns:m=\"urn:m\">{text}</m:note>").into())
+        .build();
+    Message::new(
+        Envelope::parse(bytes, &Limits::default()).unwrap(),
+        Context {
+            id,
+            service: "svc".into(),
+            action: None,
+        },
+    )
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("lather-audit-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    let _ = std::fs::remove_file(&path);
+    path
+}
+
+#[tokio::test]
+async fn appends_one_record_per_message_under_every_policy() {
+    for (name, fsync) in [
+        ("always.log", Fsync::Always),
+        ("never.log", Fsync::Never),
+        ("every.log", Fsync::Every(Duration::from_millis(5))),
+    ] {
+        let path = temp(name);
+        let audit = AuditFile::open(&path, fsync).unwrap();
+        let messages: Vec<Message> = (1..=3)
+            .map(|i| message(i, &format!("note {i} &amp; more")))
+            .collect();
+        for m in &messages {
+            assert!(matches!(audit.call(m).await, Verdict::Continue(_)));
+        }
+        // The handler returned only after its record was written: read it now.
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut rest = text.as_str();
+        for m in &messages {
+            let (head, after) = rest.split_once('\n').unwrap();
+            let fields: Vec<&str> = head.split(' ').collect();
+            assert_eq!(fields[0], "lather-audit");
+            assert_eq!(fields[1], format!("{:032x}", m.context().id));
+            assert_eq!(fields[2], "svc");
+            let len: usize = fields[4].parse().unwrap();
+            let envelope = m.envelope().as_bytes();
+            assert_eq!(len, envelope.len());
+            assert_eq!(&after.as_bytes()[..len], &envelope[..]);
+            rest = &after[len + 1..];
+        }
+        assert!(rest.is_empty(), "{name}: trailing bytes {rest:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_existing_file_is_appended_to() {
+    let path = temp("append.log");
+    std::fs::write(&path, "earlier\n").unwrap();
+    let audit = AuditFile::open(&path, Fsync::Always).unwrap();
+    audit.call(&message(9, "x")).await;
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("earlier\nlather-audit "), "{text}");
+}
+
+#[test]
+fn fsync_policies_parse() {
+    assert_eq!(Fsync::parse("always"), Some(Fsync::Always));
+    assert_eq!(Fsync::parse("never"), Some(Fsync::Never));
+    assert_eq!(
+        Fsync::parse("250ms"),
+        Some(Fsync::Every(Duration::from_millis(250)))
+    );
+    assert_eq!(Fsync::parse("sometimes"), None);
+    assert_eq!(Fsync::parse("250"), None);
+}
