@@ -34,6 +34,8 @@ pub struct HandlerConfig {
     pub min_bytes: Option<Spanned<u64>>,
     /// `decompress`: largest decompressed Body accepted, in bytes (default 4 MiB).
     pub max_bytes: Option<Spanned<u64>>,
+    /// `monitor`: clients tracked one by one per operation (default 1000).
+    pub max_clients: Option<Spanned<u64>>,
     /// `audit-file`: the file messages are appended to.
     pub path: Option<Spanned<String>>,
     /// `audit-file`: `"always"` (default), `"never"`, or an interval like `"100ms"`.
@@ -62,6 +64,9 @@ impl HandlerConfig {
         }
         if let Some(v) = &self.max_bytes {
             set.push(("max_bytes", v.span()));
+        }
+        if let Some(v) = &self.max_clients {
+            set.push(("max_clients", v.span()));
         }
         if let Some(v) = &self.path {
             set.push(("path", v.span()));

@@ -4,6 +4,7 @@
 //! | kind | what it does | work |
 //! |---|---|---|
 //! | `logging` | one structured log line per message: id, service, operation, size | I/O |
+//! | `monitor` | messages, bytes and clients per operation, at `/metrics` | I/O |
 //! | `compress` | Body content ≥ `min_bytes` → one `lc:Compressed` element (`algorithm` gzip or deflate) | CPU |
 //! | `decompress` | restores a compressed Body, output bounded by `max_bytes` | CPU |
 //! | `audit-file` | appends each message to `path`; `fsync` always, never, or every N ms | I/O |
@@ -21,6 +22,7 @@ mod cpu_burn;
 mod decompress;
 mod digest;
 mod logging;
+mod monitor;
 mod plans;
 mod registry;
 mod sleep;
@@ -32,6 +34,7 @@ pub use cpu_burn::CpuBurn;
 pub use decompress::Decompress;
 pub use digest::Digest;
 pub use logging::Logging;
+pub use monitor::Monitor;
 pub use plans::{Route, ServicePlans, service_plans};
 pub use registry::{KINDS, build_step};
 pub use sleep::Sleep;

@@ -1,6 +1,8 @@
 //! Building configured handlers: kind lookup, parameter checks, engine options.
 
-use crate::{Algorithm, AuditFile, Compress, CpuBurn, Decompress, Digest, Fsync, Logging, Sleep};
+use crate::{
+    Algorithm, AuditFile, Compress, CpuBurn, Decompress, Digest, Fsync, Logging, Monitor, Sleep,
+};
 use lather_config::{Config, ConfigError, HandlerConfig};
 use lather_pipeline::{Handler, Options, Step, Work};
 use std::sync::Arc;
@@ -9,6 +11,7 @@ use std::time::Duration;
 /// Every handler kind, with the parameters it takes (required first) and its kind of work.
 pub const KINDS: &[(&str, &[&str], Work)] = &[
     ("logging", &[], Work::Io),
+    ("monitor", &["max_clients"], Work::Io),
     ("cpu-burn", &["micros"], Work::Cpu),
     ("sleep", &["millis"], Work::Io),
     ("digest", &["rounds"], Work::Cpu),
@@ -48,6 +51,10 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
     };
     let handler: Arc<dyn Handler> = match kind {
         "logging" => Arc::new(Logging),
+        "monitor" => {
+            let max = cfg.max_clients.as_ref().map_or(1000, |m| *m.get_ref());
+            Arc::new(Monitor::new(usize::try_from(max).unwrap_or(usize::MAX)))
+        }
         "cpu-burn" => Arc::new(CpuBurn::new(
             *cfg.micros
                 .as_ref()

@@ -15,6 +15,7 @@ fn message(id: u128, text: &str) -> Message {
             id,
             service: "svc".into(),
             action: None,
+            client: None,
         },
     )
 }

@@ -22,6 +22,7 @@ fn message(body: &str) -> Message {
             id: 1,
             service: "s".into(),
             action: None,
+            client: None,
         },
     )
 }

@@ -1,12 +1,13 @@
 //! Metrics read at scrape time from the engine: handler counters and admission gates.
 
 use crate::service::Service;
-use lather_pipeline::{Counters, GateStats, Step};
+use lather_pipeline::{Counters, GateStats, ObservationKind, Step};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::MetricType;
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -103,6 +104,7 @@ impl Collector for EngineCollector {
                     .encode(metric.encode_family(&[("service", *service)])?)?;
             }
         }
+        self.encode_observations(&mut encoder)?;
         let mut refused = encoder.encode_descriptor(
             "admission_refused",
             "Requests refused with 503 because the queue was full, by service",
@@ -112,6 +114,55 @@ impl Collector for EngineCollector {
         for (service, s) in &stats {
             ConstCounter::new(s.refused)
                 .encode(refused.encode_family(&[("service", *service)])?)?;
+        }
+        Ok(())
+    }
+}
+
+impl EngineCollector {
+    /// Handlers' own figures ([`Handler::observations`](lather_pipeline::Handler)), one
+    /// metric family per name, labelled with the service and handler first.
+    fn encode_observations(
+        &self,
+        encoder: &mut DescriptorEncoder<'_>,
+    ) -> Result<(), std::fmt::Error> {
+        type Family = (
+            &'static str,
+            ObservationKind,
+            Vec<(Vec<(&'static str, String)>, u64)>,
+        );
+        let mut families: BTreeMap<&'static str, Family> = BTreeMap::new();
+        for service in &self.services {
+            for step in service_steps(service) {
+                for o in step.observations() {
+                    let mut labels = vec![
+                        ("service", service.name.clone()),
+                        ("handler", step.name().to_owned()),
+                    ];
+                    labels.extend(o.labels);
+                    families
+                        .entry(o.name)
+                        .or_insert((o.help, o.kind, Vec::new()))
+                        .2
+                        .push((labels, o.value));
+                }
+            }
+        }
+        for (name, (help, kind, samples)) in families {
+            let metric_type = match kind {
+                ObservationKind::Counter => MetricType::Counter,
+                ObservationKind::Gauge => MetricType::Gauge,
+            };
+            let mut metric = encoder.encode_descriptor(name, help, None, metric_type)?;
+            for (labels, value) in samples {
+                let family = metric.encode_family(&labels)?;
+                match kind {
+                    ObservationKind::Counter => ConstCounter::new(value).encode(family)?,
+                    ObservationKind::Gauge => {
+                        ConstGauge::new(i64::try_from(value).unwrap_or(i64::MAX)).encode(family)?
+                    }
+                }
+            }
         }
         Ok(())
     }

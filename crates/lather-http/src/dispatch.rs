@@ -7,6 +7,7 @@ use crate::flows::{self, Admitted};
 use crate::metrics::NO_SERVICE;
 use crate::negotiate::{SoapHeaders, guess_version, negotiate};
 use crate::respond::{self, HttpResponse};
+use crate::server::Peer;
 use crate::service::{Behaviour, Service};
 use crate::state::State;
 use bytes::Bytes;
@@ -204,6 +205,7 @@ async fn process(
         id: flows::next_message_id(),
         service: service.name.clone(),
         action: soap.action,
+        client: parts.extensions.get::<Peer>().map(|p| p.0.ip().to_string()),
     };
     let envelope = match flows::request(request_plan, envelope, &context, &state.limits).await? {
         Admitted::Forward(envelope) => envelope,

@@ -75,8 +75,8 @@ impl Server {
                 accepted = self.listener.accept() => accepted,
                 () = &mut shutdown => break,
             };
-            let stream = match accepted {
-                Ok((stream, _)) => stream,
+            let (stream, peer) = match accepted {
+                Ok(accepted) => accepted,
                 Err(e) => {
                     // Out of descriptors or a connection reset before accept: pause, go on.
                     tracing::warn!(error = %e, "accept failed");
@@ -86,7 +86,7 @@ impl Server {
             };
             let _ = stream.set_nodelay(true);
             let state = self.state.clone();
-            let service = service_fn(move |req| answer(state.clone(), req));
+            let service = service_fn(move |req| answer(state.clone(), req, peer));
             let connection = builder
                 .serve_connection(TokioIo::new(stream), service)
                 .into_owned();
@@ -107,13 +107,19 @@ impl Server {
     }
 }
 
+/// The connection's remote address, carried in each request's extensions.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Peer(pub(crate) SocketAddr);
+
 /// Answers one request; a panic anywhere below becomes an `Internal` fault, and the
 /// connection and the server live on.
 async fn answer(
     state: Arc<State>,
-    req: hyper::Request<Incoming>,
+    mut req: hyper::Request<Incoming>,
+    peer: SocketAddr,
 ) -> Result<respond::HttpResponse, Infallible> {
     let version = guess_version(req.headers());
+    req.extensions_mut().insert(Peer(peer));
     let response = AssertUnwindSafe(dispatch::handle(state, req))
         .catch_unwind()
         .await

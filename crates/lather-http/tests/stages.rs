@@ -177,3 +177,51 @@ async fn handler_counters_and_admission_show_on_metrics() {
         "{text}"
     );
 }
+
+#[tokio::test]
+async fn a_monitor_reports_operations_sizes_and_clients() {
+    let text = format!(
+        "[handlers.mon]\nkind = \"monitor\"\n{}",
+        service(r#"request = [["mon"]]"#)
+    );
+    let s = TestServer::start(&text).await;
+    let echo = envelope(SoapVersion::V11, "", ECHO_PAYLOAD);
+    for _ in 0..3 {
+        assert_eq!(
+            post(s.addr, "/echo", SoapVersion::V11, echo.clone())
+                .await
+                .status,
+            StatusCode::OK
+        );
+    }
+    let other = envelope(SoapVersion::V11, "", r#"<m:other xmlns:m="urn:m"/>"#);
+    post(s.addr, "/echo", SoapVersion::V11, other).await;
+    let metrics = get(s.addr, "/metrics").await.text().to_owned();
+    let op = r#"service="echo",handler="mon",operation="{urn:lather:echo}echo""#;
+    assert_eq!(
+        metric(&metrics, &format!("lather_monitor_messages_total{{{op}}}")),
+        Some(3.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        metric(&metrics, &format!("lather_monitor_bytes_total{{{op}}}")),
+        Some(3.0 * echo.len() as f64),
+        "{metrics}"
+    );
+    assert_eq!(
+        metric(&metrics, &format!("lather_monitor_clients{{{op}}}")),
+        Some(1.0),
+        "{metrics}"
+    );
+    assert_eq!(
+        metric(
+            &metrics,
+            &format!(r#"lather_monitor_client_messages_total{{{op},client="127.0.0.1"}}"#)
+        ),
+        Some(3.0),
+        "{metrics}"
+    );
+    let other_op =
+        r#"lather_monitor_messages_total{service="echo",handler="mon",operation="{urn:m}other"}"#;
+    assert_eq!(metric(&metrics, other_op), Some(1.0), "{metrics}");
+}

@@ -52,6 +52,7 @@ fn message() -> Message {
             id: 1,
             service: "b".into(),
             action: None,
+            client: None,
         },
     )
 }

@@ -68,6 +68,36 @@ pub trait Handler: Send + Sync + 'static {
 
     /// Processes one message.
     fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a>;
+
+    /// Figures the handler keeps for the metrics endpoint, read at each scrape. Most
+    /// handlers keep none.
+    fn observations(&self) -> Vec<Observation> {
+        Vec::new()
+    }
+}
+
+/// One figure a handler reports: a counter or gauge value with its labels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Observation {
+    /// Metric name, without lather's prefix (e.g. `monitor_messages`).
+    pub name: &'static str,
+    /// What it counts.
+    pub help: &'static str,
+    /// Counter (only grows) or gauge.
+    pub kind: ObservationKind,
+    /// Label pairs, beyond the service and handler labels the host adds.
+    pub labels: Vec<(&'static str, String)>,
+    /// The value.
+    pub value: u64,
+}
+
+/// Whether an [`Observation`] is a counter or a gauge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ObservationKind {
+    /// Only grows.
+    Counter,
+    /// Goes up and down.
+    Gauge,
 }
 
 /// What bounds a handler's time.

@@ -23,6 +23,8 @@ pub struct Context {
     pub service: String,
     /// The SOAP action (`SOAPAction` or the `action` parameter), if any.
     pub action: Option<String>,
+    /// The client's address (the connection's peer IP), when known.
+    pub client: Option<String>,
 }
 
 impl Message {

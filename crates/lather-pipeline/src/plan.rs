@@ -81,6 +81,11 @@ impl Step {
         &self.counters
     }
 
+    /// The handler's own figures for the metrics endpoint.
+    pub fn observations(&self) -> Vec<crate::Observation> {
+        self.handler.observations()
+    }
+
     pub(crate) fn handler(&self) -> &dyn Handler {
         &*self.handler
     }

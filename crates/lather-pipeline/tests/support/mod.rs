@@ -27,6 +27,7 @@ pub fn message() -> Message {
             id: 7,
             service: "svc".into(),
             action: None,
+            client: None,
         },
     )
 }
