@@ -24,6 +24,7 @@
 
 mod builder;
 mod edit;
+mod element;
 mod envelope;
 pub mod escape;
 mod fault;
@@ -38,6 +39,7 @@ mod version;
 pub use builder::EnvelopeBuilder;
 pub use bytes::Bytes;
 pub use edit::{Edit, EditError};
+pub use element::{Element, Node};
 pub use envelope::Envelope;
 pub use fault::{Fault, FaultCode, FaultKind, FaultSpec, LATHER_FAULT_NS};
 pub use header::HeaderBlock;
