@@ -18,10 +18,16 @@ fn the_fault_document_matches_the_catalogue() {
             FaultCode::Receiver => "Server",
             other => other.soap12_local(),
         };
+        let (_, prefix, local) = kind.subcode();
         let subcode = if s.has_subcode {
-            format!("lf:{}", s.name)
+            format!("{prefix}:{local}")
         } else {
             "—".into()
+        };
+        let soap11 = if kind.has_foreign_subcode() {
+            format!("{prefix}:{local}")
+        } else {
+            format!("soap:{soap11}")
         };
         let status11 = if s.http_status == 400 {
             500
@@ -29,7 +35,7 @@ fn the_fault_document_matches_the_catalogue() {
             s.http_status
         };
         let row = format!(
-            "| {} | {} | env:{} | {} | soap:{} | {} | {} | {} |",
+            "| {} | {} | env:{} | {} | {} | {} | {} | {} |",
             s.id,
             s.name,
             s.code.soap12_local(),

@@ -55,6 +55,29 @@ pub struct FaultSpec {
     pub reason: &'static str,
 }
 
+/// The WS-Security 1.0 extension namespace, whose fault codes some kinds use.
+pub const WSSE_NS: &str =
+    "http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd";
+
+impl FaultKind {
+    /// The subcode QName `(namespace, preferred prefix, local name)`: lather's own
+    /// (`lf:Name` in [`LATHER_FAULT_NS`]) unless a specification defines the code, as
+    /// WS-Security does for its faults. Such codes are also the SOAP 1.1 `faultcode`.
+    pub fn subcode(self) -> (&'static str, &'static str, &'static str) {
+        match self {
+            FaultKind::FailedAuthentication => (WSSE_NS, "wsse", "FailedAuthentication"),
+            FaultKind::InvalidSecurity => (WSSE_NS, "wsse", "InvalidSecurity"),
+            FaultKind::MessageExpired => (WSSE_NS, "wsse", "MessageExpired"),
+            other => (LATHER_FAULT_NS, "lf", other.spec().name),
+        }
+    }
+
+    /// Whether the subcode is defined by another specification (see [`FaultKind::subcode`]).
+    pub fn has_foreign_subcode(self) -> bool {
+        self.subcode().0 != LATHER_FAULT_NS
+    }
+}
+
 /// Namespace of lather's fault subcodes and fault detail.
 pub const LATHER_FAULT_NS: &str = "urn:lather:fault";
 
@@ -113,6 +136,12 @@ catalogue! {
     MustUnderstand = 1011, MustUnderstand, false, 500, "A mandatory header block was not understood";
     /// A compressed Body (lather's `lc:Compressed` convention) could not be decoded.
     BadCompressedBody = 1012, Sender, true, 400, "The compressed Body could not be decoded";
+    /// WS-Security: the security token could not be authenticated (`wsse:FailedAuthentication`).
+    FailedAuthentication = 1020, Sender, true, 400, "The security token could not be authenticated";
+    /// WS-Security: the Security header is missing or malformed (`wsse:InvalidSecurity`).
+    InvalidSecurity = 1021, Sender, true, 400, "An error was discovered processing the Security header";
+    /// WS-Security 1.1: the message is too old or from the future (`wsse:MessageExpired`).
+    MessageExpired = 1022, Sender, true, 400, "The message has expired";
     /// The request's media type is not a SOAP media type.
     UnsupportedMediaType = 2001, Sender, true, 415, "The media type is not a SOAP media type";
     /// The request's `Content-Encoding` is not gzip, deflate or identity.

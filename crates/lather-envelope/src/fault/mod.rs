@@ -2,7 +2,7 @@
 
 mod catalogue;
 
-pub use catalogue::{FaultCode, FaultKind, FaultSpec, LATHER_FAULT_NS};
+pub use catalogue::{FaultCode, FaultKind, FaultSpec, LATHER_FAULT_NS, WSSE_NS};
 
 use crate::escape::{escape_attribute, escape_text};
 use crate::{QName, SOAP11_NS, SOAP12_NS, SoapVersion};
@@ -83,9 +83,18 @@ impl Fault {
         let spec = self.kind.spec();
         out.push_str(r#"<soap:Envelope xmlns:soap=""#);
         out.push_str(SOAP11_NS);
-        out.push_str(r#""><soap:Body><soap:Fault><faultcode>soap:"#);
-        out.push_str(spec.code.soap11_local());
-        out.push_str("</faultcode><faultstring>");
+        out.push_str(r#""><soap:Body><soap:Fault>"#);
+        if self.kind.has_foreign_subcode() {
+            let (ns, prefix, local) = self.kind.subcode();
+            out.push_str(&format!(
+                r#"<faultcode xmlns:{prefix}="{ns}">{prefix}:{local}</faultcode>"#
+            ));
+        } else {
+            out.push_str("<faultcode>soap:");
+            out.push_str(spec.code.soap11_local());
+            out.push_str("</faultcode>");
+        }
+        out.push_str("<faultstring>");
         out.push_str(&escape_text(&self.reason));
         out.push_str("</faultstring><detail>");
         self.write_detail(out);
@@ -102,11 +111,10 @@ impl Fault {
         out.push_str(spec.code.soap12_local());
         out.push_str("</env:Value>");
         if spec.has_subcode {
-            out.push_str(r#"<env:Subcode><env:Value xmlns:lf=""#);
-            out.push_str(LATHER_FAULT_NS);
-            out.push_str(r#"">lf:"#);
-            out.push_str(spec.name);
-            out.push_str("</env:Value></env:Subcode>");
+            let (ns, prefix, local) = self.kind.subcode();
+            out.push_str(&format!(
+                r#"<env:Subcode><env:Value xmlns:{prefix}="{ns}">{prefix}:{local}</env:Value></env:Subcode>"#
+            ));
         }
         out.push_str(r#"</env:Code><env:Reason><env:Text xml:lang="en">"#);
         out.push_str(&escape_text(&self.reason));
