@@ -36,6 +36,10 @@ pub struct HandlerConfig {
     pub max_bytes: Option<Spanned<u64>>,
     /// `monitor`: clients tracked one by one per operation (default 1000).
     pub max_clients: Option<Spanned<u64>>,
+    /// `wsse-username`: the user table, one `name:password` per line.
+    pub users_file: Option<Spanned<String>>,
+    /// `wsse-username`: how old a `wsu:Created` may be, in seconds (default 300).
+    pub window_s: Option<Spanned<u64>>,
     /// `audit-file`: the file messages are appended to.
     pub path: Option<Spanned<String>>,
     /// `audit-file`: `"always"` (default), `"never"`, or an interval like `"100ms"`.
@@ -67,6 +71,12 @@ impl HandlerConfig {
         }
         if let Some(v) = &self.max_clients {
             set.push(("max_clients", v.span()));
+        }
+        if let Some(v) = &self.users_file {
+            set.push(("users_file", v.span()));
+        }
+        if let Some(v) = &self.window_s {
+            set.push(("window_s", v.span()));
         }
         if let Some(v) = &self.path {
             set.push(("path", v.span()));

@@ -8,6 +8,7 @@
 //! | `compress` | Body content ≥ `min_bytes` → one `lc:Compressed` element (`algorithm` gzip or deflate) | CPU |
 //! | `decompress` | restores a compressed Body, output bounded by `max_bytes` | CPU |
 //! | `audit-file` | appends each message to `path`; `fsync` always, never, or every N ms | I/O |
+//! | `wsse-username` | WS-Security UsernameToken (PasswordText / PasswordDigest), nonce replay cache, Created window | I/O |
 //! | `cpu-burn` | `micros = N` of CPU work per message (a benchmark aid) | CPU |
 //! | `sleep` | waits `millis = N` per message (a benchmark aid) | I/O |
 //! | `digest` | SHA-256 over the whole request, `rounds = N` times in a row (a benchmark aid) | CPU |
@@ -19,6 +20,7 @@ mod audit_file;
 mod compress;
 mod compressed_body;
 mod cpu_burn;
+mod datetime;
 mod decompress;
 mod digest;
 mod logging;
@@ -26,6 +28,7 @@ mod monitor;
 mod plans;
 mod registry;
 mod sleep;
+mod wsse_username;
 
 pub use audit_file::{AuditFile, Fsync};
 pub use compress::Compress;
@@ -38,3 +41,4 @@ pub use monitor::Monitor;
 pub use plans::{Route, ServicePlans, service_plans};
 pub use registry::{KINDS, build_step};
 pub use sleep::Sleep;
+pub use wsse_username::WsseUsername;

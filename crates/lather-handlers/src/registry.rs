@@ -2,6 +2,7 @@
 
 use crate::{
     Algorithm, AuditFile, Compress, CpuBurn, Decompress, Digest, Fsync, Logging, Monitor, Sleep,
+    WsseUsername,
 };
 use lather_config::{Config, ConfigError, HandlerConfig};
 use lather_pipeline::{Handler, Options, Step, Work};
@@ -18,6 +19,7 @@ pub const KINDS: &[(&str, &[&str], Work)] = &[
     ("compress", &["algorithm", "min_bytes"], Work::Cpu),
     ("decompress", &["max_bytes"], Work::Cpu),
     ("audit-file", &["path", "fsync"], Work::Io),
+    ("wsse-username", &["users_file", "window_s"], Work::Io),
 ];
 
 /// Makes the `[handlers.NAME]` table `cfg` into a step. Errors name the file, line and key:
@@ -118,6 +120,29 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
                     )
                 })?;
             Arc::new(file)
+        }
+        "wsse-username" => {
+            let file = cfg
+                .users_file
+                .as_ref()
+                .ok_or_else(|| missing("users_file"))?;
+            let text = std::fs::read_to_string(file.get_ref()).map_err(|e| {
+                config.error_at(
+                    file.span(),
+                    format!(
+                        "handlers.{name}.users_file: cannot read {:?}: {e}",
+                        file.get_ref()
+                    ),
+                )
+            })?;
+            let users = WsseUsername::parse_users(&text).map_err(|e| {
+                config.error_at(
+                    file.span(),
+                    format!("handlers.{name}.users_file: {}: {e}", file.get_ref()),
+                )
+            })?;
+            let window = cfg.window_s.as_ref().map_or(300, |w| *w.get_ref());
+            Arc::new(WsseUsername::new(users, window))
         }
         _ => unreachable!("every entry of KINDS is built above"),
     };
