@@ -50,40 +50,22 @@ impl HandlerConfig {
     /// The parameters that were set, by key, with their spans: for kinds to refuse those
     /// they do not take.
     pub fn parameters(&self) -> Vec<(&'static str, std::ops::Range<usize>)> {
-        let mut set = Vec::new();
-        if let Some(v) = &self.micros {
-            set.push(("micros", v.span()));
-        }
-        if let Some(v) = &self.millis {
-            set.push(("millis", v.span()));
-        }
-        if let Some(v) = &self.rounds {
-            set.push(("rounds", v.span()));
-        }
-        if let Some(v) = &self.algorithm {
-            set.push(("algorithm", v.span()));
-        }
-        if let Some(v) = &self.min_bytes {
-            set.push(("min_bytes", v.span()));
-        }
-        if let Some(v) = &self.max_bytes {
-            set.push(("max_bytes", v.span()));
-        }
-        if let Some(v) = &self.max_clients {
-            set.push(("max_clients", v.span()));
-        }
-        if let Some(v) = &self.users_file {
-            set.push(("users_file", v.span()));
-        }
-        if let Some(v) = &self.window_s {
-            set.push(("window_s", v.span()));
-        }
-        if let Some(v) = &self.path {
-            set.push(("path", v.span()));
-        }
-        if let Some(v) = &self.fsync {
-            set.push(("fsync", v.span()));
-        }
-        set
+        let spans = [
+            ("micros", self.micros.as_ref().map(Spanned::span)),
+            ("millis", self.millis.as_ref().map(Spanned::span)),
+            ("rounds", self.rounds.as_ref().map(Spanned::span)),
+            ("algorithm", self.algorithm.as_ref().map(Spanned::span)),
+            ("min_bytes", self.min_bytes.as_ref().map(Spanned::span)),
+            ("max_bytes", self.max_bytes.as_ref().map(Spanned::span)),
+            ("max_clients", self.max_clients.as_ref().map(Spanned::span)),
+            ("users_file", self.users_file.as_ref().map(Spanned::span)),
+            ("window_s", self.window_s.as_ref().map(Spanned::span)),
+            ("path", self.path.as_ref().map(Spanned::span)),
+            ("fsync", self.fsync.as_ref().map(Spanned::span)),
+        ];
+        spans
+            .into_iter()
+            .filter_map(|(key, span)| span.map(|s| (key, s)))
+            .collect()
     }
 }
