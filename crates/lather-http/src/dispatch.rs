@@ -192,15 +192,14 @@ async fn process(
     }
     let (request_plan, response_plan) =
         service.plans.for_message(&envelope, soap.action.as_deref());
-    if envelope.headers().iter().any(|h| h.must_understand()) {
-        let mut understood = service.understood.clone();
-        understood.extend(request_plan.understood_headers());
-        check_must_understand(
-            &envelope,
-            &understood,
-            service.behaviour.is_ultimate_receiver(),
-        )?;
-    }
+    let understands = |name: &_| {
+        service.understood.contains(name) || request_plan.understood_headers().contains(name)
+    };
+    check_must_understand(
+        &envelope,
+        understands,
+        service.behaviour.is_ultimate_receiver(),
+    )?;
     let context = Context {
         id: flows::next_message_id(),
         service: service.name.clone(),

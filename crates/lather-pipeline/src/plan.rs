@@ -169,6 +169,8 @@ impl std::error::Error for PlanError {}
 #[derive(Debug, Clone, Default)]
 pub struct Plan {
     stages: Vec<Vec<Arc<Step>>>,
+    /// Header names the handlers declare, gathered once when the plan is made.
+    understood: Vec<lather_envelope::QName>,
 }
 
 impl Plan {
@@ -203,7 +205,21 @@ impl Plan {
                 }
             }
         }
-        Ok(Plan { stages })
+        let mut understood = Vec::new();
+        for step in stages.iter().flatten() {
+            let access = step.access();
+            for name in access
+                .reads
+                .named_headers()
+                .iter()
+                .chain(access.writes.named_headers())
+            {
+                if !understood.contains(name) {
+                    understood.push(name.clone());
+                }
+            }
+        }
+        Ok(Plan { stages, understood })
     }
 
     /// The stages.
@@ -213,22 +229,8 @@ impl Plan {
 
     /// The header blocks this plan's handlers understand: every header a handler names in
     /// its declared reads or writes.
-    pub fn understood_headers(&self) -> Vec<lather_envelope::QName> {
-        let mut names = Vec::new();
-        for step in self.stages.iter().flatten() {
-            let access = step.access();
-            for name in access
-                .reads
-                .named_headers()
-                .iter()
-                .chain(access.writes.named_headers())
-            {
-                if !names.contains(name) {
-                    names.push(name.clone());
-                }
-            }
-        }
-        names
+    pub fn understood_headers(&self) -> &[lather_envelope::QName] {
+        &self.understood
     }
 
     /// Whether there is nothing to run.
