@@ -18,11 +18,7 @@ pub(crate) fn guess_version(headers: &HeaderMap) -> SoapVersion {
     let is_12 = headers
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            v.trim_start()
-                .to_ascii_lowercase()
-                .starts_with("application/soap+xml")
-        });
+        .is_some_and(|v| starts_with_ignore_case(v.trim_start(), "application/soap+xml"));
     if is_12 {
         SoapVersion::V12
     } else {
@@ -44,48 +40,54 @@ pub(crate) fn negotiate(headers: &HeaderMap) -> Result<SoapHeaders, Fault> {
         Fault::with_reason(FaultKind::UnsupportedMediaType, "Content-Type is not ASCII")
     })?;
     let mut parts = raw.split(';');
-    let media = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+    let media = parts.next().unwrap_or_default().trim();
     let mut action = None;
     for param in parts {
         let Some((key, value)) = param.split_once('=') else {
             continue;
         };
         let value = unquote(value.trim());
-        match key.trim().to_ascii_lowercase().as_str() {
-            "charset" if !value.eq_ignore_ascii_case("utf-8") => {
-                return Err(Fault::with_reason(
-                    FaultKind::UnsupportedMediaType,
-                    format!("charset {value:?} is not supported; send UTF-8"),
-                ));
-            }
-            "action" => action = Some(value.to_owned()),
-            _ => {}
+        let key = key.trim();
+        if key.eq_ignore_ascii_case("charset") && !value.eq_ignore_ascii_case("utf-8") {
+            return Err(Fault::with_reason(
+                FaultKind::UnsupportedMediaType,
+                format!("charset {value:?} is not supported; send UTF-8"),
+            ));
+        }
+        if key.eq_ignore_ascii_case("action") {
+            action = Some(value.to_owned());
         }
     }
-    match media.as_str() {
-        "text/xml" => {
-            let soap_action = headers
-                .get("soapaction")
-                .ok_or_else(|| Fault::new(FaultKind::MissingSoapAction))?;
-            let soap_action = soap_action.to_str().map_err(|_| {
-                Fault::with_reason(FaultKind::MissingSoapAction, "SOAPAction is not ASCII")
-            })?;
-            Ok(SoapHeaders {
-                version: SoapVersion::V11,
-                action: Some(unquote(soap_action.trim()).to_owned()).filter(|a| !a.is_empty()),
-            })
-        }
-        "application/soap+xml" => Ok(SoapHeaders {
+    if media.eq_ignore_ascii_case("text/xml") {
+        let soap_action = headers
+            .get("soapaction")
+            .ok_or_else(|| Fault::new(FaultKind::MissingSoapAction))?;
+        let soap_action = soap_action.to_str().map_err(|_| {
+            Fault::with_reason(FaultKind::MissingSoapAction, "SOAPAction is not ASCII")
+        })?;
+        return Ok(SoapHeaders {
+            version: SoapVersion::V11,
+            action: Some(unquote(soap_action.trim()).to_owned()).filter(|a| !a.is_empty()),
+        });
+    }
+    if media.eq_ignore_ascii_case("application/soap+xml") {
+        return Ok(SoapHeaders {
             version: SoapVersion::V12,
             action,
-        }),
-        other => Err(Fault::with_reason(
-            FaultKind::UnsupportedMediaType,
-            format!(
-                "media type {other:?} is not SOAP: send text/xml (SOAP 1.1) or application/soap+xml (SOAP 1.2)"
-            ),
-        )),
+        });
     }
+    Err(Fault::with_reason(
+        FaultKind::UnsupportedMediaType,
+        format!(
+            "media type {media:?} is not SOAP: send text/xml (SOAP 1.1) or application/soap+xml (SOAP 1.2)"
+        ),
+    ))
+}
+
+/// Whether `text` starts with `prefix`, ignoring ASCII case, without allocating.
+fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
+    text.get(..prefix.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
 }
 
 fn unquote(s: &str) -> &str {
