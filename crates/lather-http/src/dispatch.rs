@@ -214,11 +214,7 @@ async fn process(
         Behaviour::Echo => respond::soap(StatusCode::OK, version, echo::respond(&envelope)),
         Behaviour::Gateway(gateway) => {
             gateway
-                .forward(
-                    &parts.headers,
-                    parts.headers.get("soapaction"),
-                    envelope.as_bytes().clone(),
-                )
+                .forward(&parts.headers, envelope.as_bytes().clone())
                 .await?
         }
     };

@@ -17,8 +17,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Headers copied from the client's request to the backend.
-const FORWARDED_REQUEST_HEADERS: [HeaderName; 3] =
-    [header::CONTENT_TYPE, header::ACCEPT, header::USER_AGENT];
+const FORWARDED_REQUEST_HEADERS: [HeaderName; 4] = [
+    header::CONTENT_TYPE,
+    HeaderName::from_static("soapaction"),
+    header::ACCEPT,
+    header::USER_AGENT,
+];
 
 /// Hop-by-hop headers that are never passed through (RFC 9110 §7.6.1).
 const HOP_BY_HOP: [&str; 8] = [
@@ -77,18 +81,11 @@ impl Gateway {
     pub(crate) async fn forward(
         &self,
         headers: &HeaderMap,
-        soap_action: Option<&HeaderValue>,
         body: Bytes,
     ) -> Result<HttpResponse, Fault> {
         let (_, response) = self
             .first_answer(|upstream| {
-                self.request(
-                    Method::POST,
-                    &upstream.uri,
-                    headers,
-                    soap_action,
-                    body.clone(),
-                )
+                self.request(Method::POST, &upstream.uri, headers, body.clone())
             })
             .await?;
         Ok(response)
@@ -99,7 +96,7 @@ impl Gateway {
         let (upstream, response) = self
             .first_answer(|upstream| {
                 let uri = with_query(&upstream.uri, "wsdl");
-                self.request(Method::GET, &uri, &HeaderMap::new(), None, Bytes::new())
+                self.request(Method::GET, &uri, &HeaderMap::new(), Bytes::new())
             })
             .await?;
         if response.status() != StatusCode::OK {
@@ -159,7 +156,6 @@ impl Gateway {
         method: Method,
         uri: &Uri,
         headers: &HeaderMap,
-        soap_action: Option<&HeaderValue>,
         body: Bytes,
     ) -> Request<Full<Bytes>> {
         let mut request = Request::new(Full::new(body));
@@ -170,9 +166,6 @@ impl Gateway {
             if let Some(v) = headers.get(name) {
                 out.insert(name.clone(), v.clone());
             }
-        }
-        if let Some(action) = soap_action {
-            out.insert(HeaderName::from_static("soapaction"), action.clone());
         }
         out.insert(header::VIA, HeaderValue::from_static("1.1 lather"));
         request
