@@ -29,23 +29,13 @@ repo="$(cd "$here/.." && pwd)"
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$here/lib.sh"
 
-DURATION="${DURATION:-10}"
-WARMUP="${WARMUP:-2}"
-CONNECTIONS="${CONNECTIONS:-32}"
-ROUNDS="${ROUNDS:-2}"
-PAYLOAD_BYTES="${PAYLOAD_BYTES:-100}"
-BENCH_THREADS="${BENCH_THREADS:-1}"
-LATHER="${LATHER:-$repo/target/release/lather}"
+bench_defaults
 SKIP_LATHER="${SKIP_LATHER:-0}"
 
-out_dir="$repo/target/bench-results/echo-vs-gsoap-$(date +%Y%m%d-%H%M%S)"
-mkdir -p "$out_dir"
+out_dir="$(results_dir echo-vs-gsoap)"
 
 # --- build ---------------------------------------------------------------
-if [ "${SKIP_BUILD:-0}" != "1" ]; then
-    log "building lather (release)"
-    (cd "$repo" && cargo build --release -p lather-cli)
-fi
+build_lather
 if [ -z "${BENCH_CMD:-}" ] || [ "$SKIP_LATHER" != "1" ]; then
     [ -x "$LATHER" ] || die "$LATHER not found (build lather-cli or set LATHER)"
 fi

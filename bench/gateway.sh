@@ -17,21 +17,11 @@ repo="$(cd "$here/.." && pwd)"
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$here/lib.sh"
 
-DURATION="${DURATION:-10}"
-WARMUP="${WARMUP:-2}"
-CONNECTIONS="${CONNECTIONS:-32}"
-ROUNDS="${ROUNDS:-2}"
-PAYLOAD_BYTES="${PAYLOAD_BYTES:-100}"
-BENCH_THREADS="${BENCH_THREADS:-1}"
-LATHER="${LATHER:-$repo/target/release/lather}"
+bench_defaults
 
-out_dir="$repo/target/bench-results/gateway-$(date +%Y%m%d-%H%M%S)"
-mkdir -p "$out_dir"
+out_dir="$(results_dir gateway)"
 
-if [ "${SKIP_BUILD:-0}" != "1" ]; then
-    log "building lather (release)"
-    (cd "$repo" && cargo build --release -p lather-cli)
-fi
+build_lather
 [ -x "$LATHER" ] || die "$LATHER not found (build lather-cli or set LATHER)"
 
 port="$(free_port)"

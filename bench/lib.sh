@@ -160,3 +160,32 @@ mean() {
 
 # json_ratio R : R as a JSON value (null for "-").
 json_ratio() { if [ "$1" = "-" ]; then echo null; else echo "$1"; fi; }
+
+# The knobs every benchmark script reads from the environment, with their defaults.
+# Needs $repo. (Assigned globally: the calling script uses them.)
+# shellcheck disable=SC2034
+bench_defaults() {
+    DURATION="${DURATION:-10}"
+    WARMUP="${WARMUP:-2}"
+    CONNECTIONS="${CONNECTIONS:-32}"
+    ROUNDS="${ROUNDS:-2}"
+    PAYLOAD_BYTES="${PAYLOAD_BYTES:-100}"
+    BENCH_THREADS="${BENCH_THREADS:-1}"
+    LATHER="${LATHER:-$repo/target/release/lather}"
+}
+
+# results_dir NAME: makes and prints target/bench-results/NAME-<timestamp>.
+results_dir() {
+    local dir
+    dir="$repo/target/bench-results/$1-$(date +%Y%m%d-%H%M%S)"
+    mkdir -p "$dir"
+    echo "$dir"
+}
+
+# Builds the lather binary in release, unless SKIP_BUILD=1.
+build_lather() {
+    if [ "${SKIP_BUILD:-0}" != "1" ]; then
+        log "building lather (release)"
+        (cd "$repo" && cargo build --release -p lather-cli)
+    fi
+}
