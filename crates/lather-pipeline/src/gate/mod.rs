@@ -195,7 +195,6 @@ pub struct Permit {
 
 impl Drop for Permit {
     fn drop(&mut self) {
-        let gate = self.gate.clone();
-        gate.release(self);
+        self.gate.release(self);
     }
 }
