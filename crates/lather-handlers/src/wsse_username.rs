@@ -213,6 +213,7 @@ mod tests {
                 service: "s".into(),
                 action: None,
                 client: None,
+                ..Default::default()
             },
         )
     }

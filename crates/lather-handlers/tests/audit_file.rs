@@ -16,6 +16,7 @@ fn message(id: u128, text: &str) -> Message {
             service: "svc".into(),
             action: None,
             client: None,
+            ..Default::default()
         },
     )
 }

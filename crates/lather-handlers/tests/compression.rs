@@ -23,6 +23,7 @@ fn message(body: &str) -> Message {
             service: "s".into(),
             action: None,
             client: None,
+            ..Default::default()
         },
     )
 }

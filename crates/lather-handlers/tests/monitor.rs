@@ -13,6 +13,7 @@ fn message(client: &str) -> Message {
         service: "s".into(),
         action: None,
         client: Some(client.into()),
+        ..Default::default()
     };
     Message::new(Envelope::parse(bytes, &Limits::default()).unwrap(), context)
 }

@@ -15,7 +15,7 @@ use http::request::Parts;
 use http::{Method, Request, StatusCode};
 use hyper::body::Body;
 use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
-use lather_pipeline::{Context, Priority, check_must_understand};
+use lather_pipeline::{Context, Direction, Priority, check_must_understand};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -205,6 +205,7 @@ async fn process(
         service: service.name.clone(),
         action: soap.action,
         client: parts.extensions.get::<Peer>().map(|p| p.0.ip().to_string()),
+        ..Context::default()
     };
     let envelope = match flows::request(request_plan, envelope, &context, &state.limits).await? {
         Admitted::Forward(envelope) => envelope,
@@ -217,6 +218,14 @@ async fn process(
                 .forward(&parts.headers, envelope.as_bytes().clone())
                 .await?
         }
+    };
+    if response_plan.is_empty() {
+        return Ok(response);
+    }
+    let context = Context {
+        direction: Direction::Response,
+        request: Some(envelope),
+        ..context
     };
     flows::response(response_plan, response, &context, &state.limits).await
 }

@@ -53,6 +53,7 @@ fn message() -> Message {
             service: "b".into(),
             action: None,
             client: None,
+            ..Default::default()
         },
     )
 }

@@ -26,7 +26,7 @@ mod verdict;
 pub use access::{Access, Clash, Part, Parts};
 pub use gate::{Busy, Gate, GateStats, LimitPolicy, Permit, Priority};
 pub use handler::{Handler, HandlerFuture, Observation, ObservationKind, Options, Work};
-pub use message::{Context, Message};
+pub use message::{Context, Direction, Message};
 pub use patch::Patch;
 pub use plan::{Counters, Plan, PlanError, Step};
 pub use run::{Outcome, run};

@@ -15,7 +15,7 @@ pub struct Message {
 }
 
 /// What the engine knows about a message besides its envelope.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Context {
     /// A 128-bit identifier, unique per message.
     pub id: u128,
@@ -25,6 +25,23 @@ pub struct Context {
     pub action: Option<String>,
     /// The client's address (the connection's peer IP), when known.
     pub client: Option<String>,
+    /// Which flow the message is in.
+    pub direction: Direction,
+    /// In the response and fault flows: the request as the service received it (after the
+    /// request flow), so a handler can relate its answer (e.g. `wsa:RelatesTo`).
+    pub request: Option<Envelope>,
+}
+
+/// The flow a message travels.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Direction {
+    /// From the requester towards the service.
+    #[default]
+    Request,
+    /// The service's answer on its way back.
+    Response,
+    /// A fault on its way back to the requester.
+    Fault,
 }
 
 impl Message {

@@ -28,6 +28,7 @@ pub fn message() -> Message {
             service: "svc".into(),
             action: None,
             client: None,
+            ..Default::default()
         },
     )
 }
