@@ -49,7 +49,14 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
             svc.path.get_ref(),
             what
         );
-        print_flows("  ", &plans.request, &plans.response);
+        print_flows(
+            "  ",
+            &[
+                ("request", &plans.request),
+                ("response", &plans.response),
+                ("fault", &plans.fault),
+            ],
+        );
         for route in &plans.routes {
             let mut rules = Vec::new();
             if let Some(op) = &route.operation {
@@ -65,7 +72,10 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
                 rules.push(format!("priority {}", p.name()));
             }
             println!("  route: {}", rules.join(", "));
-            print_flows("    ", &route.request, &route.response);
+            print_flows(
+                "    ",
+                &[("request", &route.request), ("response", &route.response)],
+            );
         }
     }
     if config.services.is_empty() {
@@ -74,8 +84,8 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_flows(indent: &str, request: &lather_pipeline::Plan, response: &lather_pipeline::Plan) {
-    for (flow, plan) in [("request", request), ("response", response)] {
+fn print_flows(indent: &str, flows: &[(&str, &lather_pipeline::Plan)]) {
+    for (flow, plan) in flows {
         if plan.is_empty() {
             continue;
         }

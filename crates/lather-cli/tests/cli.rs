@@ -186,3 +186,32 @@ fn check_prints_handlers_and_stages() {
         "{stdout}"
     );
 }
+
+#[test]
+fn check_prints_an_automatic_plan() {
+    let handlers = "[handlers.hash]\nkind = \"digest\"\nrounds = 1\n[handlers.squeeze]\nkind = \"compress\"\n[handlers.burn]\nkind = \"cpu-burn\"\nmicros = 1\n";
+    let service = "[[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\nrequest = { auto = [\"hash\", \"squeeze\", \"burn\"] }\n";
+    // hash reads everything and squeeze writes the Body: they are ordered as listed; burn
+    // touches nothing and joins the first stage.
+    let path = temp_config("auto.toml", &format!("{handlers}{service}"));
+    let out = run(&["check", "--config", path.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("  request stages:\n    1: hash ‖ burn\n    2: squeeze\n"),
+        "{stdout}"
+    );
+    // An explicit order moves burn behind squeeze.
+    let handlers = handlers.replace("micros = 1\n", "micros = 1\nafter = [\"squeeze\"]\n");
+    let path = temp_config("auto-after.toml", &format!("{handlers}{service}"));
+    let out = run(&["check", "--config", path.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("  request stages:\n    1: hash\n    2: squeeze\n    3: burn\n"),
+        "{stdout}"
+    );
+}

@@ -22,6 +22,8 @@ pub struct HandlerConfig {
     pub retry_backoff_ms: Option<u64>,
     /// Time allowed per attempt, in milliseconds (default 30 000).
     pub timeout_ms: Option<Spanned<u64>>,
+    /// In an `auto` flow: handlers that must finish before this one starts.
+    pub after: Option<Spanned<Vec<Spanned<String>>>>,
     /// `cpu-burn`: microseconds of CPU work per message.
     pub micros: Option<Spanned<u64>>,
     /// `sleep`: milliseconds to wait per message.

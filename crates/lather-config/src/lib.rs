@@ -15,14 +15,16 @@
 //! Unknown keys are errors; every error names the file, the line and the key.
 
 mod error;
+mod flow;
 mod handler;
 mod model;
 mod route;
 mod validate;
 
 pub use error::ConfigError;
+pub use flow::{Flow, FlowSpec};
 pub use handler::HandlerConfig;
 pub use model::{
-    Auto, Builtin, Config, Flow, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind, Upstream,
+    Auto, Builtin, Config, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind, Upstream,
 };
 pub use route::{RouteConfig, parse_clark};

@@ -1,8 +1,8 @@
 //! The configuration's shape, as read from TOML.
 
-use crate::ConfigError;
 use crate::HandlerConfig;
 use crate::error::line_of;
+use crate::{ConfigError, Flow};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -26,9 +26,6 @@ pub struct Config {
     #[serde(skip)]
     source: (String, String),
 }
-
-/// A flow: stages in order, each a list of handler names that run concurrently.
-pub type Flow = Spanned<Vec<Vec<Spanned<String>>>>;
 
 /// `[server]`: where to listen and what to accept.
 #[derive(Debug, Clone, Deserialize)]
@@ -112,6 +109,9 @@ pub struct ServiceConfig {
     pub request: Option<Flow>,
     /// Stages run on each response the service produces.
     pub response: Option<Flow>,
+    /// Stages run on each fault before it goes back to the requester: faults raised by the
+    /// request or response flow, by lather itself, or answered by the service.
+    pub fault: Option<Flow>,
     /// Routes that pick other stages for some messages (`[[service.route]]`).
     #[serde(default, rename = "route")]
     pub routes: Vec<crate::RouteConfig>,

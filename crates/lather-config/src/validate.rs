@@ -1,5 +1,6 @@
 //! Checks that TOML's types cannot express: exclusive keys, paths, URLs, duplicates.
 
+use crate::FlowSpec;
 use crate::error::line_of;
 use crate::{Config, ConfigError, ServiceConfig, ServiceKind, Upstream};
 use std::collections::HashMap;
@@ -35,6 +36,23 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
     }
     let handlers: std::collections::BTreeSet<&str> =
         config.handlers.keys().map(String::as_str).collect();
+    for (name, handler) in &config.handlers {
+        for before in handler.after.iter().flat_map(|a| a.get_ref()) {
+            let b = before.get_ref();
+            if b == name {
+                return Err(at(
+                    before.span(),
+                    format!("handlers.{name}.after: a handler cannot run after itself"),
+                ));
+            }
+            if !handlers.contains(b.as_str()) {
+                return Err(at(
+                    before.span(),
+                    format!("handlers.{name}.after: no handler named {b:?}"),
+                ));
+            }
+        }
+    }
     let mut paths: HashMap<String, usize> = HashMap::new();
     let mut names: HashMap<String, usize> = HashMap::new();
     for (i, svc) in config.services.iter_mut().enumerate() {
@@ -99,6 +117,12 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             &handlers,
             &at,
         )?;
+        check_flow(
+            svc.fault.as_ref(),
+            &format!("service[{i}].fault"),
+            &handlers,
+            &at,
+        )?;
         for (r, route) in svc.routes.iter().enumerate() {
             let key = format!("service[{i}].route[{r}]");
             check_route(route, &key, &at)?;
@@ -127,7 +151,8 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
     Ok(())
 }
 
-/// Every stage non-empty, every name a defined handler, no name twice in a stage.
+/// Every stage non-empty, every name a defined handler, no name twice in a stage (or in
+/// an `auto` list).
 fn check_flow(
     flow: Option<&crate::Flow>,
     key: &str,
@@ -135,7 +160,15 @@ fn check_flow(
     at: &impl Fn(std::ops::Range<usize>, String) -> ConfigError,
 ) -> Result<(), ConfigError> {
     let Some(flow) = flow else { return Ok(()) };
-    for (s, stage) in flow.get_ref().iter().enumerate() {
+    let groups: Vec<&[toml::Spanned<String>]> = match flow.get_ref() {
+        FlowSpec::Stages(stages) => stages.iter().map(Vec::as_slice).collect(),
+        FlowSpec::Auto(names) if names.is_empty() => {
+            return Err(at(flow.span(), format!("{key}: `auto` lists no handler")));
+        }
+        FlowSpec::Auto(names) => vec![names.as_slice()],
+    };
+    let auto = matches!(flow.get_ref(), FlowSpec::Auto(_));
+    for (s, stage) in groups.iter().enumerate() {
         if stage.is_empty() {
             return Err(at(flow.span(), format!("{key}: stage {} is empty", s + 1)));
         }
@@ -148,9 +181,14 @@ fn check_flow(
                 ));
             }
             if stage[..h].iter().any(|other| other.get_ref() == n) {
+                let place = if auto {
+                    "the auto list".to_owned()
+                } else {
+                    format!("stage {}", s + 1)
+                };
                 return Err(at(
                     name.span(),
-                    format!("{key}: {n:?} is listed twice in stage {}", s + 1),
+                    format!("{key}: {n:?} is listed twice in {place}"),
                 ));
             }
         }
@@ -344,6 +382,65 @@ timeout_ms = 250
             Some(("urn:x".into(), "op".into()))
         );
         assert_eq!(crate::parse_clark("op"), Some((String::new(), "op".into())));
+    }
+
+    #[test]
+    fn flows_are_stages_or_an_auto_list() {
+        let base = "[handlers.a]\nkind = \"logging\"\n[handlers.b]\nkind = \"logging\"\nafter = [\"a\"]\n[[service]]\nname = \"s\"\npath = \"/s\"\nbuiltin = \"echo\"\n";
+        let cfg = Config::from_toml(
+            &format!("{base}request = {{ auto = [\"a\", \"b\"] }}\nfault = [[\"a\"]]\n"),
+            "t.toml",
+        )
+        .unwrap();
+        let svc = &cfg.services[0];
+        let names: Vec<&str> = svc
+            .request
+            .as_ref()
+            .unwrap()
+            .get_ref()
+            .names()
+            .iter()
+            .map(|n| n.get_ref().as_str())
+            .collect();
+        assert_eq!(names, ["a", "b"]);
+        assert!(matches!(
+            svc.request.as_ref().unwrap().get_ref(),
+            crate::FlowSpec::Auto(_)
+        ));
+        assert!(matches!(
+            svc.fault.as_ref().unwrap().get_ref(),
+            crate::FlowSpec::Stages(_)
+        ));
+
+        let (line, msg) = error_of(&format!("{base}request = \"auto\"\n"));
+        assert_eq!(line, Some(10));
+        assert!(msg.contains("{ auto = ["), "{msg}");
+        let (_, msg) = error_of(&format!("{base}request = {{ plan = [\"a\"] }}\n"));
+        assert!(msg.contains("unknown key \"plan\""), "{msg}");
+        let (line, msg) = error_of(&format!("{base}request = {{ auto = [\"a\", \"a\"] }}\n"));
+        assert_eq!(line, Some(10));
+        assert!(msg.contains("listed twice in the auto list"), "{msg}");
+        let (_, msg) = error_of(&format!("{base}request = {{ auto = [] }}\n"));
+        assert!(msg.contains("`auto` lists no handler"), "{msg}");
+        let (line, msg) = error_of(&format!("{base}fault = [[\"nope\"]]\n"));
+        assert_eq!(line, Some(10));
+        assert!(
+            msg.contains("service[0].fault: no handler named \"nope\""),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn after_names_another_defined_handler() {
+        let text = "[handlers.a]\nkind = \"logging\"\nafter = [\"ghost\"]\n";
+        let (line, msg) = error_of(text);
+        assert_eq!(line, Some(3));
+        assert!(
+            msg.contains("handlers.a.after: no handler named \"ghost\""),
+            "{msg}"
+        );
+        let (_, msg) = error_of("[handlers.a]\nkind = \"logging\"\nafter = [\"a\"]\n");
+        assert!(msg.contains("cannot run after itself"), "{msg}");
     }
 
     #[test]

@@ -1,9 +1,9 @@
 //! Every service's request and response plans, built from the configuration.
 
 use crate::build_step;
-use lather_config::{Config, ConfigError, Flow, parse_clark};
+use lather_config::{Config, ConfigError, Flow, FlowSpec, parse_clark};
 use lather_envelope::{Envelope, QName};
-use lather_pipeline::{Plan, Priority, Step};
+use lather_pipeline::{Order, Plan, Priority, Step};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -14,6 +14,8 @@ pub struct ServicePlans {
     pub request: Plan,
     /// Stages run on each SOAP response of the service.
     pub response: Plan,
+    /// Stages run on each fault on its way back to the requester.
+    pub fault: Plan,
     /// Routes, in order: the first that matches a message gives its plans.
     pub routes: Vec<Route>,
 }
@@ -115,6 +117,12 @@ pub fn service_plans(config: &Config) -> Result<Vec<ServicePlans>, ConfigError> 
                 svc.response.as_ref(),
                 &format!("service[{i}].response"),
             )?;
+            let fault = plan(
+                config,
+                &steps,
+                svc.fault.as_ref(),
+                &format!("service[{i}].fault"),
+            )?;
             let routes = svc
                 .routes
                 .iter()
@@ -133,6 +141,7 @@ pub fn service_plans(config: &Config) -> Result<Vec<ServicePlans>, ConfigError> 
             Ok(ServicePlans {
                 request,
                 response,
+                fault,
                 routes,
             })
         })
@@ -180,15 +189,31 @@ fn plan(
     let Some(flow) = flow else {
         return Ok(Plan::default());
     };
-    let stages = flow
-        .get_ref()
-        .iter()
-        .map(|stage| {
-            stage
+    let step = |name: &toml::Spanned<String>| steps[name.get_ref().as_str()].clone();
+    let planned = match flow.get_ref() {
+        FlowSpec::Stages(stages) => Plan::new(
+            stages
                 .iter()
-                .map(|name| steps[name.get_ref().as_str()].clone())
-                .collect()
-        })
-        .collect();
-    Plan::new(stages).map_err(|e| config.error_at(flow.span(), format!("{key}: {e}")))
+                .map(|s| s.iter().map(step).collect())
+                .collect(),
+        ),
+        FlowSpec::Auto(names) => {
+            let index = |n: &str| names.iter().position(|m| m.get_ref() == n);
+            let orders: Vec<Order> = names
+                .iter()
+                .enumerate()
+                .flat_map(|(after, name)| {
+                    let befores = config.handlers[name.get_ref()].after.as_ref();
+                    befores
+                        .into_iter()
+                        .flat_map(|b| b.get_ref())
+                        .filter_map(move |b| {
+                            index(b.get_ref()).map(|before| Order { before, after })
+                        })
+                })
+                .collect();
+            Plan::auto(names.iter().map(step).collect(), &orders)
+        }
+    };
+    planned.map_err(|e| config.error_at(flow.span(), format!("{key}: {e}")))
 }

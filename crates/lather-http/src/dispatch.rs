@@ -178,6 +178,37 @@ async fn process(
     raw: Bytes,
 ) -> Result<HttpResponse, Fault> {
     let version = soap.version;
+    let mut context = Context {
+        id: flows::next_message_id(),
+        service: service.name.clone(),
+        action: soap.action,
+        client: parts.extensions.get::<Peer>().map(|p| p.0.ip().to_string()),
+        ..Context::default()
+    };
+    match exchange(state, service, parts, version, raw, &mut context).await {
+        Err(fault) if !service.plans.fault.is_empty() => {
+            let response = respond::fault(&fault, version);
+            let context = Context {
+                direction: Direction::Fault,
+                ..context
+            };
+            Ok(flows::fault(&service.plans.fault, response, &context, &state.limits).await)
+        }
+        result => result,
+    }
+}
+
+/// The message's way through: parse, route, mustUnderstand, request flow, service,
+/// response (or fault) flow. Leaves the request in `context` once it is known, for the
+/// fault flow.
+async fn exchange(
+    state: &State,
+    service: &Service,
+    parts: &Parts,
+    version: SoapVersion,
+    raw: Bytes,
+    context: &mut Context,
+) -> Result<HttpResponse, Fault> {
     let bytes = decode(&parts.headers, raw, state.limits.max_message_bytes)?;
     let envelope = Envelope::parse(bytes, &state.limits)?;
     if envelope.version() != version {
@@ -190,8 +221,11 @@ async fn process(
             ),
         ));
     }
-    let (request_plan, response_plan) =
-        service.plans.for_message(&envelope, soap.action.as_deref());
+    let plans = &service.plans;
+    if !plans.fault.is_empty() {
+        context.request = Some(envelope.clone());
+    }
+    let (request_plan, response_plan) = plans.for_message(&envelope, context.action.as_deref());
     let understands = |name: &_| {
         service.understood.contains(name) || request_plan.understood_headers().contains(name)
     };
@@ -200,14 +234,7 @@ async fn process(
         understands,
         service.behaviour.is_ultimate_receiver(),
     )?;
-    let context = Context {
-        id: flows::next_message_id(),
-        service: service.name.clone(),
-        action: soap.action,
-        client: parts.extensions.get::<Peer>().map(|p| p.0.ip().to_string()),
-        ..Context::default()
-    };
-    let envelope = match flows::request(request_plan, envelope, &context, &state.limits).await? {
+    let envelope = match flows::request(request_plan, envelope, context, &state.limits).await? {
         Admitted::Forward(envelope) => envelope,
         Admitted::Answered(response) => return Ok(response),
     };
@@ -219,15 +246,23 @@ async fn process(
                 .await?
         }
     };
-    if response_plan.is_empty() {
+    // A fault comes back with a 4xx/5xx status: a success needs no look for the fault flow.
+    if response_plan.is_empty() && (plans.fault.is_empty() || response.status().is_success()) {
         return Ok(response);
     }
     let context = Context {
         direction: Direction::Response,
         request: Some(envelope),
-        ..context
+        ..context.clone()
     };
-    flows::response(response_plan, response, &context, &state.limits).await
+    flows::response(
+        response_plan,
+        &plans.fault,
+        response,
+        &context,
+        &state.limits,
+    )
+    .await
 }
 
 async fn wsdl(state: &State, service: &Service, parts: &Parts) -> Result<HttpResponse, Fault> {

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use http::{Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use lather_envelope::{Envelope, Fault, Limits};
-use lather_pipeline::{Context, Message, Outcome, Plan, run};
+use lather_pipeline::{Context, Direction, Message, Outcome, Plan, run};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -37,26 +37,33 @@ pub(crate) async fn request(
     }
 }
 
-/// Runs the response flow on a SOAP response; anything that is not an envelope (a WSDL, a
-/// backend's HTML error page) passes through untouched.
+/// Runs the response flow on a SOAP response, or the fault flow when the service answered
+/// with a fault; anything that is not an envelope (a WSDL, a backend's HTML error page)
+/// passes through untouched.
 pub(crate) async fn response(
     plan: &Plan,
+    fault_plan: &Plan,
     response: HttpResponse,
     context: &Context,
     limits: &Limits,
 ) -> Result<HttpResponse, Fault> {
-    if plan.is_empty() {
-        return Ok(response);
-    }
-    let (parts, body) = response.into_parts();
-    let bytes = match body.collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(never) => match never {},
-    };
+    let (parts, bytes) = collect(response).await;
     let Ok(envelope) = Envelope::parse(bytes.clone(), limits) else {
         return Ok(Response::from_parts(parts, Full::new(bytes)));
     };
-    match run(plan, Message::new(envelope, context.clone()), limits).await {
+    let (plan, context) = if envelope.is_fault() {
+        let context = Context {
+            direction: Direction::Fault,
+            ..context.clone()
+        };
+        (fault_plan, std::borrow::Cow::Owned(context))
+    } else {
+        (plan, std::borrow::Cow::Borrowed(context))
+    };
+    if plan.is_empty() {
+        return Ok(Response::from_parts(parts, Full::new(bytes)));
+    }
+    match run(plan, Message::new(envelope, context.into_owned()), limits).await {
         Outcome::Continue(message) => {
             let bytes: Bytes = message.into_envelope().as_bytes().clone();
             Ok(Response::from_parts(parts, Full::new(bytes)))
@@ -64,6 +71,39 @@ pub(crate) async fn response(
         Outcome::Respond(envelope) => Ok(envelope_response(&envelope)),
         Outcome::Fault(fault) => Err(fault),
     }
+}
+
+/// Runs the fault flow on a fault lather raised itself. The fault keeps its status and
+/// headers (e.g. `Retry-After`); if a fault-flow handler fails in turn, the original fault
+/// goes out and the failure is logged — a fault never raises another.
+pub(crate) async fn fault(
+    plan: &Plan,
+    response: HttpResponse,
+    context: &Context,
+    limits: &Limits,
+) -> HttpResponse {
+    let (parts, bytes) = collect(response).await;
+    let Ok(envelope) = Envelope::parse(bytes.clone(), limits) else {
+        return Response::from_parts(parts, Full::new(bytes));
+    };
+    let body = match run(plan, Message::new(envelope, context.clone()), limits).await {
+        Outcome::Continue(message) => message.into_envelope().as_bytes().clone(),
+        Outcome::Respond(envelope) => envelope.as_bytes().clone(),
+        Outcome::Fault(failure) => {
+            tracing::warn!(service = %context.service, %failure, "fault flow failed; the original fault is sent");
+            bytes
+        }
+    };
+    Response::from_parts(parts, Full::new(body))
+}
+
+async fn collect(response: HttpResponse) -> (http::response::Parts, Bytes) {
+    let (parts, body) = response.into_parts();
+    let bytes = match body.collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(never) => match never {},
+    };
+    (parts, bytes)
 }
 
 fn envelope_response(envelope: &Envelope) -> HttpResponse {

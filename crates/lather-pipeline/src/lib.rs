@@ -14,6 +14,8 @@
 
 mod access;
 mod attempt;
+mod auto;
+mod cpu_pool;
 mod gate;
 mod handler;
 mod message;
@@ -24,6 +26,8 @@ mod understand;
 mod verdict;
 
 pub use access::{Access, Clash, Part, Parts};
+pub use auto::Order;
+pub use cpu_pool::CPU_THREADS_VAR;
 pub use gate::{Busy, Gate, GateStats, LimitPolicy, Permit, Priority};
 pub use handler::{Handler, HandlerFuture, Observation, ObservationKind, Options, Work};
 pub use message::{Context, Direction, Message};

@@ -120,6 +120,11 @@ pub enum PlanError {
         /// The handler.
         handler: String,
     },
+    /// The `after` orders of an automatic plan form a cycle.
+    Cycle {
+        /// The handlers on (or behind) the cycle.
+        handlers: Vec<String>,
+    },
 }
 
 impl fmt::Display for PlanError {
@@ -159,6 +164,11 @@ impl fmt::Display for PlanError {
                     "{handler} asks for retries but is not stateless; only stateless handlers may be retried"
                 )
             }
+            PlanError::Cycle { handlers } => write!(
+                f,
+                "the `after` orders form a cycle among {}; no order satisfies them",
+                handlers.join(", ")
+            ),
         }
     }
 }

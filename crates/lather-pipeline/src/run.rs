@@ -2,6 +2,7 @@
 //! time, their patches merged after the stage.
 
 use crate::attempt::{Failure, perform};
+use crate::cpu_pool;
 use crate::plan::{Counters, Step};
 use crate::{Message, Plan, Verdict, Work};
 use futures_util::future::join_all;
@@ -50,11 +51,7 @@ async fn run_stage(
     for step in stage.iter().filter(|s| s.options().oneway) {
         spawn_oneway(step.clone(), snapshot.clone());
     }
-    let parallel = waited.len() > 1;
-    let pending: Vec<Pending> = waited
-        .iter()
-        .map(|step| start(step, &snapshot, parallel))
-        .collect();
+    let pending: Vec<Pending> = waited.iter().map(|step| start(step, &snapshot)).collect();
     let results = join_all(pending).await;
 
     let mut edits: Vec<Edit> = Vec::new();
@@ -139,13 +136,13 @@ async fn run_stage(
     Ok(message.with_envelope(envelope))
 }
 
-/// The handler's call: on its own task when it is CPU-bound and shares its stage (so the
-/// stage's work spreads over cores), inline otherwise.
-fn start(step: &Arc<Step>, snapshot: &Arc<Message>, parallel: bool) -> Pending {
+/// The handler's call: CPU-bound handlers on the CPU pool (never on the I/O threads, and
+/// so a stage's CPU work spreads over cores), I/O-bound ones inline.
+fn start(step: &Arc<Step>, snapshot: &Arc<Message>) -> Pending {
     let step = step.clone();
     let message = snapshot.clone();
-    if parallel && step.options().work == Work::Cpu {
-        let task = tokio::spawn(async move { perform(&step, &message).await });
+    if step.options().work == Work::Cpu {
+        let task = cpu_pool::handle().spawn(async move { perform(&step, &message).await });
         Box::pin(async move {
             task.await
                 .unwrap_or_else(|e| Err(Failure::Panicked(format!("handler task ended: {e}"))))
@@ -157,7 +154,8 @@ fn start(step: &Arc<Step>, snapshot: &Arc<Message>, parallel: bool) -> Pending {
 
 /// Runs a oneway handler without waiting for it; its failures are counted.
 fn spawn_oneway(step: Arc<Step>, message: Arc<Message>) {
-    tokio::spawn(async move {
+    let work = step.options().work;
+    let task = async move {
         match perform(&step, &message).await {
             Ok(Verdict::Continue(_) | Verdict::Respond(_)) => {}
             Ok(Verdict::Fault(fault)) => {
@@ -169,5 +167,10 @@ fn spawn_oneway(step: Arc<Step>, message: Arc<Message>) {
                 tracing::warn!(handler = step.name(), ?failure, "oneway handler failed");
             }
         }
-    });
+    };
+    if work == Work::Cpu {
+        cpu_pool::handle().spawn(task);
+    } else {
+        tokio::spawn(task);
+    }
 }

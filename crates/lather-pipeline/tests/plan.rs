@@ -3,7 +3,7 @@
 
 mod support;
 
-use lather_pipeline::{Options, Plan, PlanError};
+use lather_pipeline::{Options, Order, Plan, PlanError};
 use support::*;
 
 #[test]
@@ -108,4 +108,92 @@ fn a_plan_understands_the_headers_its_handlers_name() {
     ])
     .unwrap();
     assert_eq!(p.understood_headers(), [q("X"), q("Y")]);
+}
+
+fn names(plan: &Plan) -> Vec<Vec<String>> {
+    plan.stages()
+        .iter()
+        .map(|s| s.iter().map(|step| step.name().to_owned()).collect())
+        .collect()
+}
+
+#[test]
+fn auto_puts_independent_handlers_in_one_stage() {
+    let o = Options::default();
+    let plan = Plan::auto(
+        vec![
+            step("a", Requires("X"), o.clone()),
+            step("b", Requires("Y"), o.clone()),
+            step("c", Stamp("Z", "z"), o.clone()),
+        ],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(names(&plan), vec![vec!["a", "b", "c"]]);
+}
+
+#[test]
+fn auto_orders_clashing_handlers_by_their_listing() {
+    let o = Options::default();
+    // w writes X, r reads X, s writes Y (free): w first, r after it, s beside w.
+    let plan = Plan::auto(
+        vec![
+            step("w", Stamp("X", "1"), o.clone()),
+            step("r", Requires("X"), o.clone()),
+            step("s", Stamp("Y", "2"), o.clone()),
+        ],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(names(&plan), vec![vec!["w", "s"], vec!["r"]]);
+}
+
+#[test]
+fn auto_follows_explicit_after_orders_over_listing() {
+    let o = Options::default();
+    let steps = vec![
+        step("w", Stamp("X", "1"), o.clone()),
+        step("r", Requires("X"), o.clone()),
+        step("free", Requires("Y"), o.clone()),
+    ];
+    // r must run before w (reversing the listing), free after r.
+    let orders = [
+        Order {
+            before: 1,
+            after: 0,
+        },
+        Order {
+            before: 1,
+            after: 2,
+        },
+    ];
+    let plan = Plan::auto(steps, &orders).unwrap();
+    assert_eq!(names(&plan), vec![vec!["r"], vec!["w", "free"]]);
+}
+
+#[test]
+fn auto_refuses_a_cycle_naming_its_handlers() {
+    let o = Options::default();
+    let steps = vec![
+        step("a", Requires("X"), o.clone()),
+        step("b", Requires("Y"), o.clone()),
+    ];
+    let orders = [
+        Order {
+            before: 0,
+            after: 1,
+        },
+        Order {
+            before: 1,
+            after: 0,
+        },
+    ];
+    let err = Plan::auto(steps, &orders).unwrap_err();
+    assert_eq!(
+        err,
+        PlanError::Cycle {
+            handlers: vec!["a".into(), "b".into()]
+        }
+    );
+    assert!(err.to_string().contains("cycle among a, b"), "{err}");
 }
