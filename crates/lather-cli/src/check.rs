@@ -23,6 +23,9 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         } else if handler.must_perform == Some(false) {
             traits.push("may fail".into());
         }
+        if handler.snapshot == Some(true) {
+            traits.push("reads its stage's input".into());
+        }
         if let Some(r) = &handler.retries {
             traits.push(format!("retries {}", r.get_ref()));
         }

@@ -22,6 +22,9 @@ pub struct HandlerConfig {
     pub retry_backoff_ms: Option<u64>,
     /// Time allowed per attempt, in milliseconds (default 30 000).
     pub timeout_ms: Option<Spanned<u64>>,
+    /// Reads the message as it entered its stage, so it may share a stage with handlers
+    /// that write what it reads (default false).
+    pub snapshot: Option<bool>,
     /// In an `auto` flow: handlers that must finish before this one starts.
     pub after: Option<Spanned<Vec<Spanned<String>>>>,
     /// `cpu-burn`: microseconds of CPU work per message.

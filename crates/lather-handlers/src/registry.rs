@@ -163,6 +163,7 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
             .map_or(defaults.timeout, |t| Duration::from_millis(*t.get_ref())),
         stateless: true,
         work: *work,
+        snapshot: cfg.snapshot.unwrap_or(defaults.snapshot),
     };
     if let Some(t) = &cfg.timeout_ms
         && *t.get_ref() == 0

@@ -6,7 +6,7 @@
 //! earliest stage its predecessors allow, so the plan has as few stages as the constraints
 //! permit and every stage runs as much as it can at once.
 
-use crate::plan::{Plan, PlanError, Step};
+use crate::plan::{Plan, PlanError, Step, conflict};
 use std::sync::Arc;
 
 /// An explicit order: `steps[before]` must finish before `steps[after]` starts.
@@ -33,7 +33,7 @@ impl Plan {
         }
         for i in 0..n {
             for j in i + 1..n {
-                let clash = steps[i].access().clash(steps[j].access()).is_some();
+                let clash = conflict(&steps[i], &steps[j]).is_some();
                 if clash && !explicit(i, j) && !explicit(j, i) {
                     preds[j].push(i);
                 }

@@ -129,6 +129,10 @@ pub struct Options {
     pub stateless: bool,
     /// CPU- or I/O-bound.
     pub work: Work,
+    /// Reads the message as it entered its stage: it may share a stage with handlers that
+    /// write what it reads (it sees their input, not their output). An observer such as an
+    /// audit log or a monitor of what was received says so; writers never clash less.
+    pub snapshot: bool,
 }
 
 impl Default for Options {
@@ -141,6 +145,7 @@ impl Default for Options {
             timeout: Duration::from_secs(30),
             stateless: true,
             work: Work::Io,
+            snapshot: false,
         }
     }
 }

@@ -175,6 +175,19 @@ impl fmt::Display for PlanError {
 
 impl std::error::Error for PlanError {}
 
+/// What keeps `first` and `second` out of one stage, if anything: a clash of their
+/// accesses, except a read of what the other writes by a handler that reads its stage's
+/// input (`snapshot`).
+pub(crate) fn conflict(first: &Step, second: &Step) -> Option<Clash> {
+    let clash = first.access.clash(&second.access)?;
+    let excused = match clash {
+        Clash::ReadsWhatOtherWrites(_) => first.options.snapshot,
+        Clash::WritesWhatOtherReads(_) => second.options.snapshot,
+        Clash::BothWrite(_) => false,
+    };
+    (!excused).then_some(clash)
+}
+
 /// A flow: stages run in order, the handlers of a stage concurrently.
 #[derive(Debug, Clone, Default)]
 pub struct Plan {
@@ -204,7 +217,7 @@ impl Plan {
                     });
                 }
                 for second in &stage[a + 1..] {
-                    if let Some(clash) = first.access.clash(&second.access) {
+                    if let Some(clash) = conflict(first, second) {
                         return Err(PlanError::Clash {
                             stage: i,
                             first: first.name.clone(),

@@ -197,3 +197,56 @@ fn auto_refuses_a_cycle_naming_its_handlers() {
     );
     assert!(err.to_string().contains("cycle among a, b"), "{err}");
 }
+
+#[test]
+fn a_snapshot_reader_may_share_a_stage_with_the_writer_of_what_it_reads() {
+    let observer = Options {
+        snapshot: true,
+        ..Options::default()
+    };
+    let plan = Plan::new(vec![vec![
+        step("writer", Stamp("X", "1"), Options::default()),
+        step("observer", Requires("X"), observer.clone()),
+    ]]);
+    assert!(plan.is_ok(), "{plan:?}");
+    // Without the flag the same stage is refused; and snapshot never excuses two writers.
+    let refused = Plan::new(vec![vec![
+        step("writer", Stamp("X", "1"), Options::default()),
+        step("reader", Requires("X"), Options::default()),
+    ]]);
+    assert!(matches!(refused, Err(PlanError::Clash { .. })));
+    let writers = Plan::new(vec![vec![
+        step("a", Stamp("X", "1"), observer.clone()),
+        step("b", Stamp("X", "2"), observer.clone()),
+    ]]);
+    assert!(matches!(writers, Err(PlanError::Clash { .. })));
+    // auto plans the observer beside the writer.
+    let plan = Plan::auto(
+        vec![
+            step("writer", Stamp("X", "1"), Options::default()),
+            step("observer", Requires("X"), observer),
+        ],
+        &[],
+    )
+    .unwrap();
+    assert_eq!(names(&plan), vec![vec!["writer", "observer"]]);
+}
+
+#[tokio::test]
+async fn a_snapshot_reader_sees_the_message_as_its_stage_received_it() {
+    let observer = Options {
+        snapshot: true,
+        ..Options::default()
+    };
+    // The message has no X; the writer adds it, the observer beside it must not see it.
+    let plan = Plan::new(vec![vec![
+        step("writer", Stamp("X", "1"), Options::default()),
+        step("observer", Requires("X"), observer),
+    ]])
+    .unwrap();
+    let outcome = lather_pipeline::run(&plan, message(), &lather_envelope::Limits::default()).await;
+    assert!(
+        matches!(outcome, lather_pipeline::Outcome::Fault(ref f) if f.reason().contains("X missing")),
+        "{outcome:?}"
+    );
+}
