@@ -22,6 +22,9 @@ pub struct HandlerConfig {
     pub retry_backoff_ms: Option<u64>,
     /// Time allowed per attempt, in milliseconds (default 30 000).
     pub timeout_ms: Option<Spanned<u64>>,
+    /// `"cpu"` (run on the CPU pool) or `"io"` (run inline on the message's task); the
+    /// default is the kind's own.
+    pub work: Option<Spanned<String>>,
     /// Reads the message as it entered its stage, so it may share a stage with handlers
     /// that write what it reads (default false).
     pub snapshot: Option<bool>,

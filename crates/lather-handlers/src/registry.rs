@@ -147,6 +147,19 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
         _ => unreachable!("every entry of KINDS is built above"),
     };
     let defaults = Options::default();
+    let work = match &cfg.work {
+        None => *work,
+        Some(w) => match w.get_ref().as_str() {
+            "cpu" => Work::Cpu,
+            "io" => Work::Io,
+            other => {
+                return Err(config.error_at(
+                    w.span(),
+                    format!("handlers.{name}.work: {other:?} is not \"cpu\" or \"io\""),
+                ));
+            }
+        },
+    };
     let options = Options {
         must_perform: cfg.must_perform.unwrap_or(defaults.must_perform),
         oneway: cfg.oneway.unwrap_or(defaults.oneway),
@@ -162,7 +175,7 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
             .as_ref()
             .map_or(defaults.timeout, |t| Duration::from_millis(*t.get_ref())),
         stateless: true,
-        work: *work,
+        work,
         snapshot: cfg.snapshot.unwrap_or(defaults.snapshot),
     };
     if let Some(t) = &cfg.timeout_ms

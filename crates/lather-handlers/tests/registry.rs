@@ -120,3 +120,24 @@ fn audit_file_needs_a_path_it_can_open() {
         "{msg}"
     );
 }
+
+#[test]
+fn work_and_snapshot_options_override_the_kind() {
+    let cfg = config(
+        "[handlers.burn]\nkind = \"cpu-burn\"\nmicros = 5\nwork = \"io\"\n[handlers.log]\nkind = \"logging\"\nwork = \"cpu\"\nsnapshot = true\n",
+        r#"[["burn", "log"]]"#,
+    );
+    let plans = service_plans(&cfg).unwrap();
+    let stage = &plans[0].request.stages()[0];
+    assert_eq!(stage[0].options().work, lather_pipeline::Work::Io);
+    assert_eq!(stage[1].options().work, lather_pipeline::Work::Cpu);
+    assert!(stage[1].options().snapshot && !stage[0].options().snapshot);
+    let msg = error(
+        "[handlers.burn]\nkind = \"cpu-burn\"\nmicros = 5\nwork = \"gpu\"\n",
+        r#"[["burn"]]"#,
+    );
+    assert!(
+        msg.starts_with("h.toml:4:") && msg.contains("\"gpu\" is not \"cpu\" or \"io\""),
+        "{msg}"
+    );
+}
