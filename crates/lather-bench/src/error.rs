@@ -65,4 +65,7 @@ pub enum BenchError {
     /// A generator task panicked or was cancelled.
     #[error("a load generator task failed: {0}")]
     Task(String),
+    /// An experiment could not be set up or run (its server, files or answers).
+    #[error("{0}")]
+    Experiment(String),
 }

@@ -19,6 +19,7 @@
 //! result with [`print_report`].
 
 mod error;
+pub mod experiments;
 mod http;
 mod progress;
 mod report;

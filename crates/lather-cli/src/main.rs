@@ -5,6 +5,7 @@ mod logging;
 mod serve;
 
 use clap::{Parser, Subcommand};
+use lather_bench::experiments;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -44,6 +45,25 @@ enum Command {
 enum BenchCommand {
     /// HTTP load: closed loop (N connections) or open loop (fixed rate).
     Http(Box<lather_bench::HttpBenchArgs>),
+    /// Figure 3: five handlers in six stage configurations (mean, sd, speedup, eq. 5 ideal).
+    Figure3(experiments::Figure3Args),
+    /// Table 1: wsrf-resource and notify, sequential vs parallel.
+    Table1(experiments::Table1Args),
+    /// Figure 10: response time vs offered rate — sequential, parallel, unregulated.
+    Figure10(experiments::Figure10Args),
+    /// The request rate SHA-256 alone allows for N digest handlers on these cores.
+    DigestBound(experiments::DigestBoundArgs),
+}
+
+fn bench(which: BenchCommand) -> Result<(), lather_bench::BenchError> {
+    match which {
+        BenchCommand::Http(args) => lather_bench::run_http_bench_blocking(&args)
+            .map(|report| lather_bench::print_report(&report)),
+        BenchCommand::Figure3(args) => experiments::figure3(&args),
+        BenchCommand::Table1(args) => experiments::table1(&args),
+        BenchCommand::Figure10(args) => experiments::figure10(&args),
+        BenchCommand::DigestBound(args) => experiments::digest_bound(&args),
+    }
 }
 
 fn main() -> ExitCode {
@@ -52,11 +72,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve { config } => serve::run(&config),
         Command::Check { config } => check::run(&config),
-        Command::Bench {
-            which: BenchCommand::Http(args),
-        } => lather_bench::run_http_bench_blocking(&args)
-            .map(|report| lather_bench::print_report(&report))
-            .map_err(anyhow::Error::from),
+        Command::Bench { which } => bench(which).map_err(anyhow::Error::from),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,252 @@
+//! Figure 3: five handlers A–E in the six configurations of the paper's section 4.1,
+//! against one echo service, one client, each request observed `--requests` times.
+//!
+//! 1. one chain: every handler inline on the message's task, one after another (the
+//!    conventional in-memory handler chain);
+//! 2. sequential stages (CPU-bound handlers on the CPU pool);
+//! 3. A‖C, B‖D, E;  4. A‖B, C‖D, E;  5. A‖B‖C‖D, E;  6. all five in one stage.
+//!
+//! The ideal of equation 5 for a configuration is the service time plus, per stage, the
+//! slowest handler's time; a handler's time is measured as the service with that handler
+//! alone minus the bare service.
+
+use super::chart::{self, BarGroup};
+use super::drive::sequential;
+use super::files::{Scratch, out_dir};
+use super::server::InProcess;
+use super::{cores, mean_sd, ms, publish};
+use crate::{BenchError, LatencySummary};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// Which handlers play A–E.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HandlerSet {
+    /// The real handlers: decompress, decrypt, audit-file, monitor, logging.
+    Real,
+    /// I/O-bound stand-ins: `sleep` of 30, 25, 15, 10 and 5 ms.
+    Io,
+    /// CPU-bound stand-ins: `cpu-burn` of 4, 3, 2, 1.5 and 1 ms.
+    Cpu,
+}
+
+/// Arguments of `lather bench figure3`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Figure3Args {
+    /// Handler sets to run (repeatable; default all three)
+    #[arg(long = "set", value_enum)]
+    pub sets: Vec<HandlerSet>,
+    /// Requests observed per configuration
+    #[arg(long, default_value_t = 100)]
+    pub requests: u64,
+    /// Seconds of warm-up load before each measured configuration
+    #[arg(long, default_value_t = 1.0)]
+    pub warmup: f64,
+    /// Directory for the tables and charts
+    #[arg(long, default_value = "docs/bench")]
+    pub out: PathBuf,
+    /// Server runtime threads (default: one per core)
+    #[arg(long)]
+    pub server_threads: Option<usize>,
+}
+
+/// The six configurations, as stages of the letters a–e.
+const CONFIGURATIONS: [(&str, &str); 6] = [
+    (
+        "1 chain",
+        r#"[["a-inline"], ["b-inline"], ["c-inline"], ["d-inline"], ["e-inline"]]"#,
+    ),
+    ("2 stages", r#"[["a"], ["b"], ["c"], ["d"], ["e"]]"#),
+    ("3 A‖C,B‖D,E", r#"[["a", "c"], ["b", "d"], ["e"]]"#),
+    ("4 A‖B,C‖D,E", r#"[["a", "b"], ["c", "d"], ["e"]]"#),
+    ("5 A‖B‖C‖D,E", r#"[["a", "b", "c", "d"], ["e"]]"#),
+    ("6 all in one", r#"[["a", "b", "c", "d", "e"]]"#),
+];
+
+/// Stages of each configuration by index of A–E, for the ideal of equation 5.
+const STAGES: [&[&[usize]]; 6] = [
+    &[&[0], &[1], &[2], &[3], &[4]],
+    &[&[0], &[1], &[2], &[3], &[4]],
+    &[&[0, 2], &[1, 3], &[4]],
+    &[&[0, 1], &[2, 3], &[4]],
+    &[&[0, 1, 2, 3], &[4]],
+    &[&[0, 1, 2, 3, 4]],
+];
+
+const LETTERS: [char; 5] = ['a', 'b', 'c', 'd', 'e'];
+
+/// A handler set made concrete: each handler's TOML body, a description, the request.
+pub(crate) struct SetSpec {
+    pub(crate) title: &'static str,
+    /// Per handler: (description, TOML lines of its table without the header).
+    pub(crate) handlers: [(String, String); 5],
+    pub(crate) body: PathBuf,
+}
+
+/// Runs the experiment for each chosen set.
+pub fn run(args: &Figure3Args) -> Result<(), BenchError> {
+    out_dir(&args.out)?;
+    let sets = if args.sets.is_empty() {
+        vec![HandlerSet::Real, HandlerSet::Io, HandlerSet::Cpu]
+    } else {
+        args.sets.clone()
+    };
+    for set in sets {
+        let scratch = Scratch::new("figure3")?;
+        let spec = match set {
+            HandlerSet::Real => super::real_set::spec(&scratch)?,
+            HandlerSet::Io => stand_ins(&scratch, "sleep", "millis", [30, 25, 15, 10, 5], "ms")?,
+            HandlerSet::Cpu => stand_ins(
+                &scratch,
+                "cpu-burn",
+                "micros",
+                [4000, 3000, 2000, 1500, 1000],
+                "µs",
+            )?,
+        };
+        measure(args, set, &spec)?;
+    }
+    Ok(())
+}
+
+fn stand_ins(
+    scratch: &Scratch,
+    kind: &str,
+    key: &str,
+    costs: [u64; 5],
+    unit: &str,
+) -> Result<SetSpec, BenchError> {
+    let body = crate::request::soap_echo_body(crate::http::SoapVersion::V11, 100);
+    Ok(SetSpec {
+        title: if kind == "sleep" {
+            "I/O-bound handlers (sleep)"
+        } else {
+            "CPU-bound handlers (cpu-burn)"
+        },
+        handlers: costs.map(|c| {
+            (
+                format!("{kind} {c} {unit}"),
+                format!("kind = \"{kind}\"\n{key} = {c}\n"),
+            )
+        }),
+        body: scratch.write("request.xml", &body)?,
+    })
+}
+
+fn config(spec: &SetSpec) -> String {
+    let mut toml = String::from("[server]\nlisten = \"127.0.0.1:0\"\nmax_in_flight = 64\n");
+    for (letter, (_, body)) in LETTERS.iter().zip(&spec.handlers) {
+        let _ = write!(
+            toml,
+            "[handlers.{letter}]\n{body}\n[handlers.{letter}-inline]\n{body}work = \"io\"\n\n"
+        );
+    }
+    let mut service = |path: &str, request: Option<&str>| {
+        let _ = write!(
+            toml,
+            "[[service]]\nname = \"{path}\"\npath = \"/{path}\"\nbuiltin = \"echo\"\n"
+        );
+        if let Some(r) = request {
+            let _ = writeln!(toml, "request = {r}");
+        }
+        toml.push('\n');
+    };
+    service("bare", None);
+    for letter in LETTERS {
+        service(
+            &format!("only-{letter}"),
+            Some(&format!("[[\"{letter}\"]]")),
+        );
+    }
+    for (i, (_, stages)) in CONFIGURATIONS.iter().enumerate() {
+        service(&format!("c{}", i + 1), Some(stages));
+    }
+    toml
+}
+
+fn measure(args: &Figure3Args, set: HandlerSet, spec: &SetSpec) -> Result<(), BenchError> {
+    let toml = config(spec);
+    let server = InProcess::start(&toml, args.server_threads.unwrap_or_else(cores))?;
+    let run = |path: &str| -> Result<LatencySummary, BenchError> {
+        eprintln!("figure 3 ({:?}): /{path}", set);
+        sequential(
+            &server.url(&format!("/{path}")),
+            &spec.body,
+            args.requests,
+            args.warmup,
+        )
+    };
+    let bare = run("bare")?;
+    let mut alone = Vec::new();
+    for letter in LETTERS {
+        alone.push(run(&format!("only-{letter}"))?);
+    }
+    let mut configs = Vec::new();
+    for i in 1..=CONFIGURATIONS.len() {
+        configs.push(run(&format!("c{i}"))?);
+    }
+    drop(server);
+
+    let service = bare.mean;
+    let handler_time: Vec<f64> = alone.iter().map(|l| (l.mean - service).max(0.0)).collect();
+    let base = configs[0].mean;
+    let mut md = String::new();
+    let name = format!("figure3-{}", format!("{set:?}").to_lowercase());
+    let _ = writeln!(
+        md,
+        "#### Figure 3 — {} ({} cores, {} requests per configuration)\n",
+        spec.title,
+        cores(),
+        args.requests
+    );
+    let _ = writeln!(
+        md,
+        "| handler | what | alone (ms) | handler time (ms) |\n|---|---|---:|---:|"
+    );
+    let _ = writeln!(md, "| — | bare echo service | {} | — |", mean_sd(&bare));
+    for (i, letter) in LETTERS.iter().enumerate() {
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {:.3} |",
+            letter.to_ascii_uppercase(),
+            spec.handlers[i].0,
+            mean_sd(&alone[i]),
+            ms(handler_time[i])
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\n| configuration | mean ± sd (ms) | p50 (ms) | speedup vs 1 | ideal, eq. 5 (ms) | efficiency (ideal / measured) |\n|---|---:|---:|---:|---:|---:|"
+    );
+    let mut groups = Vec::new();
+    for (i, l) in configs.iter().enumerate() {
+        let ideal = service
+            + STAGES[i]
+                .iter()
+                .map(|stage| stage.iter().map(|&h| handler_time[h]).fold(0.0, f64::max))
+                .sum::<f64>();
+        let _ = writeln!(
+            md,
+            "| {} | {} | {:.3} | {:.2}× | {:.3} | {:.0}% |",
+            CONFIGURATIONS[i].0,
+            mean_sd(l),
+            ms(l.p50 as f64),
+            base / l.mean,
+            ms(ideal),
+            100.0 * ideal / l.mean
+        );
+        groups.push(BarGroup {
+            label: CONFIGURATIONS[i].0.to_owned(),
+            values: vec![(ms(l.mean), ms(l.stdev)), (ms(ideal), 0.0)],
+        });
+    }
+    chart::bars(
+        &args.out.join(format!("{name}.svg")),
+        &format!("Figure 3 — {}", spec.title),
+        "response time (ms)",
+        &["measured (mean ± sd)", "ideal (eq. 5)"],
+        &groups,
+    )?;
+    let _ = writeln!(md, "\n![{name}](bench/{name}.svg)\n");
+    publish(&args.out, &name, &md)
+}

@@ -1,0 +1,48 @@
+//! The Distributed Handler Architecture experiments, run against a lather server started
+//! in this process: Figure 3 (six stage configurations of five handlers), Table 1 (a WSRF
+//! resource and an eventing notify, sequential vs parallel), Figure 10 (response time
+//! against offered rate: sequential, parallel, unregulated) and the digest bound (what
+//! SHA-256 alone allows on these cores, for the comparison with CXF).
+//!
+//! Each writes a Markdown table (printed and saved) and, where it has one, an SVG chart
+//! into `--out`.
+
+mod chart;
+mod digest_bound;
+mod drive;
+mod figure10;
+mod figure3;
+mod files;
+mod real_set;
+mod server;
+mod table1;
+
+pub use digest_bound::{DigestBoundArgs, run as digest_bound};
+pub use figure3::{Figure3Args, HandlerSet, run as figure3};
+pub use figure10::{Figure10Args, run as figure10};
+pub use table1::{Table1Args, run as table1};
+
+use crate::{BenchError, LatencySummary};
+
+/// Milliseconds from microseconds.
+fn ms(us: f64) -> f64 {
+    us / 1000.0
+}
+
+/// `mean ± sd` in milliseconds, for tables.
+fn mean_sd(l: &LatencySummary) -> String {
+    format!("{:.3} ± {:.3}", ms(l.mean), ms(l.stdev))
+}
+
+/// The cores this process may use.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Prints `markdown` and writes it to `out/name.md`.
+fn publish(out: &std::path::Path, name: &str, markdown: &str) -> Result<(), BenchError> {
+    println!("{markdown}");
+    let path = out.join(format!("{name}.md"));
+    std::fs::write(&path, markdown)
+        .map_err(|e| BenchError::Experiment(format!("cannot write {}: {e}", path.display())))
+}
