@@ -10,6 +10,7 @@
 //! | `audit-file` | appends each message to `path`; `fsync` always, never, or every N ms | I/O |
 //! | `wsse-username` | WS-Security UsernameToken (PasswordText / PasswordDigest), nonce replay cache, Created window | I/O |
 //! | `cpu-burn` | `micros = N` of CPU work per message (a benchmark aid) | CPU |
+//! | `wsrf-resource` | a WS-RF resource per `wsrf:ResourceId`: WS-RP Get/Set answered, other messages counted, in a redb file at `path` | I/O |
 //! | `sleep` | waits `millis = N` per message (a benchmark aid) | I/O |
 //! | `digest` | SHA-256 over the whole request, `rounds = N` times in a row (a benchmark aid) | CPU |
 //!
@@ -28,6 +29,7 @@ mod monitor;
 mod plans;
 mod registry;
 mod sleep;
+mod wsrf;
 mod wsse_username;
 
 pub use audit_file::{AuditFile, Fsync};
@@ -41,4 +43,7 @@ pub use monitor::Monitor;
 pub use plans::{Route, ServicePlans, service_plans};
 pub use registry::{KINDS, build_step};
 pub use sleep::Sleep;
+pub use wsrf::{
+    MAX_PROPERTIES, MAX_PROPERTY_BYTES, RESOURCE_ID, RESOURCE_NS, WSRL_NS, WSRP_NS, WsrfResource,
+};
 pub use wsse_username::WsseUsername;
