@@ -47,6 +47,8 @@ pub struct HandlerConfig {
     /// `wsrf-resource`: most resources the store holds; new ones beyond are refused
     /// (default 100 000).
     pub max_resources: Option<Spanned<u64>>,
+    /// `notify`: where notifications are POSTed, `http://host:port/path`.
+    pub sink: Option<Spanned<String>>,
 }
 
 impl HandlerConfig {
@@ -69,6 +71,7 @@ impl HandlerConfig {
                 "max_resources",
                 self.max_resources.as_ref().map(Spanned::span),
             ),
+            ("sink", self.sink.as_ref().map(Spanned::span)),
         ];
         spans
             .into_iter()

@@ -11,6 +11,7 @@
 //! | `wsse-username` | WS-Security UsernameToken (PasswordText / PasswordDigest), nonce replay cache, Created window | I/O |
 //! | `cpu-burn` | `micros = N` of CPU work per message (a benchmark aid) | CPU |
 //! | `wsrf-resource` | a WS-RF resource per `wsrf:ResourceId`: WS-RP Get/Set answered, other messages counted, in a redb file at `path` | I/O |
+//! | `notify` | POSTs a SOAP 1.2 notification of each message to `sink` and waits for its 2xx | I/O |
 //! | `sleep` | waits `millis = N` per message (a benchmark aid) | I/O |
 //! | `digest` | SHA-256 over the whole request, `rounds = N` times in a row (a benchmark aid) | CPU |
 //!
@@ -26,6 +27,7 @@ mod decompress;
 mod digest;
 mod logging;
 mod monitor;
+mod notify;
 mod plans;
 mod registry;
 mod sleep;
@@ -40,6 +42,7 @@ pub use decompress::Decompress;
 pub use digest::Digest;
 pub use logging::Logging;
 pub use monitor::Monitor;
+pub use notify::{NOTIFY_NS, Notify};
 pub use plans::{Route, ServicePlans, service_plans};
 pub use registry::{KINDS, build_step};
 pub use sleep::Sleep;

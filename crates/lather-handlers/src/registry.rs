@@ -1,8 +1,8 @@
 //! Building configured handlers: kind lookup, parameter checks, engine options.
 
 use crate::{
-    Algorithm, AuditFile, Compress, CpuBurn, Decompress, Digest, Fsync, Logging, Monitor, Sleep,
-    WsrfResource, WsseUsername,
+    Algorithm, AuditFile, Compress, CpuBurn, Decompress, Digest, Fsync, Logging, Monitor, Notify,
+    Sleep, WsrfResource, WsseUsername,
 };
 use lather_config::{Config, ConfigError, HandlerConfig};
 use lather_pipeline::{Handler, Options, Step, Work};
@@ -21,6 +21,7 @@ pub const KINDS: &[(&str, &[&str], Work)] = &[
     ("audit-file", &["path", "fsync"], Work::Io),
     ("wsse-username", &["users_file", "window_s"], Work::Io),
     ("wsrf-resource", &["path", "max_resources"], Work::Io),
+    ("notify", &["sink"], Work::Io),
 ];
 
 /// Kinds that change state outside the message, so a second attempt could apply a change
@@ -174,6 +175,16 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
                     )
                 })?;
             Arc::new(store)
+        }
+        "notify" => {
+            let sink = cfg.sink.as_ref().ok_or_else(|| missing("sink"))?;
+            let notify = Notify::new(sink.get_ref(), timeout).map_err(|why| {
+                config.error_at(
+                    sink.span(),
+                    format!("handlers.{name}.sink: {:?} {why}", sink.get_ref()),
+                )
+            })?;
+            Arc::new(notify)
         }
         _ => unreachable!("every entry of KINDS is built above"),
     };

@@ -182,11 +182,54 @@ fn wsrf_resource_needs_a_store_it_can_open() {
         "{msg}"
     );
     let msg = error(
-        "[handlers.r]\nkind = \"wsrf-resource\"\npath = \"x\"\nmillis = 3\n",
+        "[handlers.r]\nkind = \"wsrf-resource\"\npath = \"x\"\nsink = \"http://a/\"\n",
         r#"[["r"]]"#,
     );
     assert!(
-        msg.starts_with("h.toml:4:") && msg.contains("does not take millis"),
+        msg.starts_with("h.toml:4:") && msg.contains("does not take sink"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn notify_needs_a_plain_http_sink() {
+    let cfg = config(
+        "[handlers.n]\nkind = \"notify\"\nsink = \"http://127.0.0.1:9/events\"\ntimeout_ms = 250\n",
+        r#"[["n"]]"#,
+    );
+    let plans = service_plans(&cfg).unwrap();
+    let step = &plans[0].request.stages()[0][0];
+    assert_eq!(
+        step.options().timeout,
+        std::time::Duration::from_millis(250)
+    );
+    assert_eq!(step.options().work, lather_pipeline::Work::Io);
+
+    let msg = error("[handlers.n]\nkind = \"notify\"\n", r#"[["n"]]"#);
+    assert!(
+        msg.starts_with("h.toml:2:") && msg.contains("needs sink"),
+        "{msg}"
+    );
+    for (sink, why) in [
+        ("https://a/x", "https"),
+        ("mailto:x@y", "http://"),
+        ("", "not a URL"),
+    ] {
+        let msg = error(
+            &format!("[handlers.n]\nkind = \"notify\"\n\nsink = {sink:?}\n"),
+            r#"[["n"]]"#,
+        );
+        assert!(
+            msg.starts_with("h.toml:4:") && msg.contains("handlers.n.sink") && msg.contains(why),
+            "{msg}"
+        );
+    }
+    let msg = error(
+        "[handlers.n]\nkind = \"notify\"\nsink = \"http://a/\"\nmax_resources = 3\n",
+        r#"[["n"]]"#,
+    );
+    assert!(
+        msg.starts_with("h.toml:4:") && msg.contains("does not take max_resources"),
         "{msg}"
     );
 }
