@@ -48,10 +48,15 @@ pub struct HandlerConfig {
     pub users_file: Option<Spanned<String>>,
     /// `wsse-username`: how old a `wsu:Created` may be, in seconds (default 300).
     pub window_s: Option<Spanned<u64>>,
-    /// `audit-file`: the file messages are appended to.
+    /// `audit-file`: the file messages are appended to; `wsrf-resource`: the redb store.
     pub path: Option<Spanned<String>>,
     /// `audit-file`: `"always"` (default), `"never"`, or an interval like `"100ms"`.
     pub fsync: Option<Spanned<String>>,
+    /// `wsrf-resource`: most resources the store holds; new ones beyond are refused
+    /// (default 100 000).
+    pub max_resources: Option<Spanned<u64>>,
+    /// `notify`: where notifications are POSTed, `http://host:port/path`.
+    pub sink: Option<Spanned<String>>,
 }
 
 impl HandlerConfig {
@@ -70,6 +75,11 @@ impl HandlerConfig {
             ("window_s", self.window_s.as_ref().map(Spanned::span)),
             ("path", self.path.as_ref().map(Spanned::span)),
             ("fsync", self.fsync.as_ref().map(Spanned::span)),
+            (
+                "max_resources",
+                self.max_resources.as_ref().map(Spanned::span),
+            ),
+            ("sink", self.sink.as_ref().map(Spanned::span)),
         ];
         spans
             .into_iter()

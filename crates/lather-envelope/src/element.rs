@@ -1,17 +1,30 @@
 //! A small read-only element tree for fragments such as header blocks: names resolved to
 //! namespaces, attributes and text unescaped. For the Body, stay with the lazy envelope.
 
-use crate::escape::unescape;
-use crate::namespace::{NsDecl, collect_decls, resolve_element, resolve_prefix, split_name};
+use crate::escape::{escape_attribute, unescape};
+use crate::namespace::{
+    NsDecl, XML_NS, collect_decls, resolve_element, resolve_prefix, split_name, uri_of,
+};
 use crate::scan::{Event, Mode, Scanner, attributes, check_characters};
 use crate::{Fault, FaultKind, Limits, QName};
+use bytes::{Bytes, BytesMut};
+use std::ops::Range;
+use std::sync::Arc;
 
-/// An element with its attributes and children.
+/// An element with its attributes and children, where it stands in the bytes it was parsed
+/// from, and the namespace declarations in scope on it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Element {
     name: QName,
     attributes: Vec<(QName, String)>,
     children: Vec<Node>,
+    range: Range<usize>,
+    name_end: usize,
+    /// `(prefix, URI)` in scope, one per prefix; shared with the parent unless this element
+    /// declares namespaces itself.
+    scope: Arc<[(String, String)]>,
+    /// Prefixes declared on this element itself.
+    declared: Vec<String>,
 }
 
 /// A child of an element.
@@ -35,11 +48,16 @@ impl Element {
         let mut frames: Vec<usize> = Vec::new();
         let mut stack: Vec<Element> = Vec::new();
         let mut root = None;
+        let no_namespaces: Arc<[(String, String)]> = Arc::from(Vec::new());
         loop {
             match scanner.next().map_err(fault)? {
                 Event::Eof => break,
                 Event::Start {
-                    name, attrs, empty, ..
+                    start,
+                    name,
+                    attrs,
+                    end,
+                    empty,
                 } => {
                     if root.is_some() || (stack.is_empty() && scanner.top_level_elements() > 1) {
                         return Err(Fault::with_reason(
@@ -49,10 +67,22 @@ impl Element {
                     }
                     frames.push(scope.len());
                     collect_decls(bytes, attrs.clone(), &mut scope);
+                    let own = &scope[frames.last().copied().unwrap_or(0)..];
+                    let inherited = stack.last().map_or(&no_namespaces, |p| &p.scope);
+                    let (in_scope, declared) = if own.is_empty() {
+                        (inherited.clone(), Vec::new())
+                    } else {
+                        element_scope(bytes, inherited, own).map_err(fault)?
+                    };
                     let element = Element {
                         name: resolve_element(bytes, &scope, name).map_err(fault)?,
-                        attributes: element_attributes(bytes, &scope, attrs).map_err(fault)?,
+                        attributes: element_attributes(bytes, &scope, attrs.clone())
+                            .map_err(fault)?,
                         children: Vec::new(),
+                        range: start..end,
+                        name_end: attrs.start,
+                        scope: in_scope,
+                        declared,
                     };
                     if empty {
                         scope.truncate(frames.pop().unwrap_or(0));
@@ -61,9 +91,10 @@ impl Element {
                         stack.push(element);
                     }
                 }
-                Event::End { .. } => {
+                Event::End { end, .. } => {
                     scope.truncate(frames.pop().unwrap_or(0));
-                    if let Some(element) = stack.pop() {
+                    if let Some(mut element) = stack.pop() {
+                        element.range.end = end;
                         close(&mut stack, &mut root, element);
                     }
                 }
@@ -136,6 +167,100 @@ impl Element {
             })
             .collect()
     }
+
+    /// Byte range of the whole element (start tag to end tag) in the bytes it was parsed
+    /// from.
+    pub fn range(&self) -> Range<usize> {
+        self.range.clone()
+    }
+
+    /// The namespace declarations in scope on this element, as `(prefix, URI)` with the URI
+    /// unescaped and an empty prefix for the default namespace; one per prefix, the innermost
+    /// declaration winning.
+    pub fn namespaces(&self) -> &[(String, String)] {
+        &self.scope
+    }
+
+    /// A QName-valued text such as `tns:Temperature` (an `xs:QName` in element content or
+    /// an attribute value) resolved against the namespaces in scope on this element; an
+    /// unprefixed name takes the default namespace. `None` if the text is not a QName or
+    /// its prefix is not declared.
+    pub fn resolve_qname(&self, text: &str) -> Option<QName> {
+        let text = text.trim_matches([' ', '\t', '\r', '\n']);
+        let (prefix, local) = text.split_once(':').unwrap_or(("", text));
+        let is_name = |s: &str| {
+            !s.is_empty()
+                && !s.starts_with(|c: char| c.is_ascii_digit() || matches!(c, '-' | '.'))
+                && !s.contains(|c: char| {
+                    c.is_whitespace() || matches!(c, ':' | '<' | '>' | '&' | '"' | '\'' | '/' | '=')
+                })
+        };
+        if !is_name(local) || (!prefix.is_empty() && !is_name(prefix)) {
+            return None;
+        }
+        let namespace = if prefix == "xml" {
+            XML_NS
+        } else {
+            match self.scope.iter().find(|(p, _)| p == prefix) {
+                Some((_, uri)) => uri.as_str(),
+                None if prefix.is_empty() => "",
+                None => return None,
+            }
+        };
+        Some(QName::new(namespace, local))
+    }
+
+    /// This element on its own: its bytes from `source` — the bytes it was parsed from —
+    /// with the namespace declarations in scope that it does not make itself added to its
+    /// start tag, so it is well-formed wherever it is moved. `None` if `source` is too short
+    /// to be those bytes.
+    pub fn standalone(&self, source: &[u8]) -> Option<Bytes> {
+        let whole = source.get(self.range.clone())?;
+        let head = self.name_end.checked_sub(self.range.start)?;
+        if head > whole.len() {
+            return None;
+        }
+        let add: Vec<&(String, String)> = self
+            .scope
+            .iter()
+            .filter(|(prefix, _)| !self.declared.contains(prefix))
+            .collect();
+        let extra: usize = add.iter().map(|(p, u)| p.len() + u.len() + 10).sum();
+        let mut out = BytesMut::with_capacity(whole.len() + extra);
+        out.extend_from_slice(&whole[..head]);
+        for (prefix, uri) in add {
+            out.extend_from_slice(b" xmlns");
+            if !prefix.is_empty() {
+                out.extend_from_slice(b":");
+                out.extend_from_slice(prefix.as_bytes());
+            }
+            out.extend_from_slice(b"=\"");
+            out.extend_from_slice(escape_attribute(uri).as_bytes());
+            out.extend_from_slice(b"\"");
+        }
+        out.extend_from_slice(&whole[head..]);
+        Some(out.freeze())
+    }
+}
+
+/// The scope of an element declaring `own` inside `inherited`, and the prefixes it declares.
+type Scope = (Arc<[(String, String)]>, Vec<String>);
+
+fn element_scope(
+    bytes: &[u8],
+    inherited: &[(String, String)],
+    own: &[NsDecl],
+) -> Result<Scope, crate::scan::ScanError> {
+    let mut declared = Vec::with_capacity(own.len());
+    let mut scope: Vec<(String, String)> = inherited.to_vec();
+    for decl in own {
+        let prefix = String::from_utf8_lossy(&bytes[decl.prefix.clone()]).into_owned();
+        let uri = uri_of(bytes, decl)?.into_owned();
+        scope.retain(|(p, _)| *p != prefix);
+        scope.push((prefix.clone(), uri));
+        declared.push(prefix);
+    }
+    Ok((Arc::from(scope), declared))
 }
 
 fn close(stack: &mut [Element], root: &mut Option<Element>, element: Element) {
@@ -190,6 +315,54 @@ mod tests {
             token.child(&QName::new("urn:s", "Pw")).unwrap().text(),
             "p<w"
         );
+    }
+
+    #[test]
+    fn resolves_qname_values_against_the_namespaces_in_scope() {
+        let xml = br#"<a:Get xmlns:a="urn:a" xmlns="urn:default"><b:Item xmlns:b="urn:b" xmlns:a="urn:a2" ref="a:x">b:Temp</b:Item></a:Get>"#;
+        let get = Element::parse(xml, &Limits::default()).unwrap();
+        let item = get.child(&QName::new("urn:b", "Item")).unwrap();
+        assert_eq!(
+            item.resolve_qname(&item.text()),
+            Some(QName::new("urn:b", "Temp"))
+        );
+        assert_eq!(
+            item.resolve_qname(item.attribute(&QName::new("", "ref")).unwrap()),
+            Some(QName::new("urn:a2", "x")),
+            "the inner declaration of a wins"
+        );
+        assert_eq!(get.resolve_qname(" a:x\n"), Some(QName::new("urn:a", "x")));
+        assert_eq!(get.resolve_qname("x"), Some(QName::new("urn:default", "x")));
+        assert_eq!(get.resolve_qname("b:x"), None, "b is not declared on Get");
+        assert_eq!(get.resolve_qname("a:"), None);
+        assert_eq!(get.resolve_qname("a:b:c"), None);
+        assert_eq!(get.resolve_qname("two words"), None);
+        assert_eq!(item.namespaces().len(), 3);
+    }
+
+    #[test]
+    fn standalone_children_carry_the_declarations_they_use() {
+        let xml = br#"<r:Set xmlns:r="urn:r" xmlns:t="urn:t&amp;1"><r:Update><t:Temp unit="C">21</t:Temp><t:Note xmlns:t="urn:t2"/></r:Update></r:Set>"#;
+        let set = Element::parse(xml, &Limits::default()).unwrap();
+        let update = set.child(&QName::new("urn:r", "Update")).unwrap();
+        let temp = update.child(&QName::new("urn:t&1", "Temp")).unwrap();
+        assert_eq!(&xml[temp.range()], br#"<t:Temp unit="C">21</t:Temp>"#);
+        let alone = temp.standalone(xml).unwrap();
+        assert_eq!(
+            &alone[..],
+            br#"<t:Temp xmlns:r="urn:r" xmlns:t="urn:t&amp;1" unit="C">21</t:Temp>"#
+        );
+        let reparsed = Element::parse(&alone, &Limits::default()).unwrap();
+        assert_eq!(reparsed.name(), temp.name());
+        assert_eq!(reparsed.text(), "21");
+        let note = update.child(&QName::new("urn:t2", "Note")).unwrap();
+        assert_eq!(
+            &note.standalone(xml).unwrap()[..],
+            br#"<t:Note xmlns:r="urn:r" xmlns:t="urn:t2"/>"#,
+            "its own declaration of t is kept, not doubled"
+        );
+        assert_eq!(&set.standalone(xml).unwrap()[..], &xml[..]);
+        assert_eq!(temp.standalone(b"<short/>"), None);
     }
 
     #[test]

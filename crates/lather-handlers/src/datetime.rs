@@ -1,4 +1,4 @@
-//! `xs:dateTime` values (as in `wsu:Created`) to Unix seconds, without a date library.
+//! `xs:dateTime` values (as in `wsu:Created`) to and from Unix time, without a date library.
 
 /// Seconds since the Unix epoch of an `xs:dateTime` with a time zone (`Z` or `±HH:MM`);
 /// fractional seconds are dropped. `None` for anything else, including a missing zone
@@ -67,6 +67,36 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// The `xs:dateTime` in UTC, with milliseconds, of `millis` since the Unix epoch (not
+/// before it): `2026-11-22T10:00:00.999Z`.
+pub(crate) fn utc_millis(millis: u64) -> String {
+    let secs = millis / 1000;
+    let days = i64::try_from(secs / 86_400).unwrap_or(i64::MAX / 2);
+    let (year, month, day) = civil_from_days(days);
+    let rest = secs % 86_400;
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60,
+        millis % 1000
+    )
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01 (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,6 +107,20 @@ mod tests {
         assert_eq!(unix_seconds("2026-11-22T10:00:00Z"), Some(1_795_341_600));
         assert_eq!(unix_seconds("2000-02-29T23:59:59Z"), Some(951_868_799));
         assert_eq!(unix_seconds("1970-01-01T00:00:00Z"), Some(0));
+    }
+
+    #[test]
+    fn formats_like_python_isoformat() {
+        // datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+        //     .isoformat(timespec='milliseconds').replace('+00:00', 'Z')
+        assert_eq!(utc_millis(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(utc_millis(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(utc_millis(1_795_341_600_999), "2026-11-22T10:00:00.999Z");
+        assert_eq!(utc_millis(4_107_542_399_001), "2100-02-28T23:59:59.001Z");
+        assert_eq!(
+            unix_seconds(&utc_millis(1_795_341_600_999)),
+            Some(1_795_341_600)
+        );
     }
 
     #[test]

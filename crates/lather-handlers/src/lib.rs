@@ -10,6 +10,8 @@
 //! | `audit-file` | appends each message to `path`; `fsync` always, never, or every N ms | I/O |
 //! | `wsse-username` | WS-Security UsernameToken (PasswordText / PasswordDigest), nonce replay cache, Created window | I/O |
 //! | `cpu-burn` | `micros = N` of CPU work per message (a benchmark aid) | CPU |
+//! | `wsrf-resource` | a WS-RF resource per `wsrf:ResourceId`: WS-RP Get/Set answered, other messages counted, in a redb file at `path` | I/O |
+//! | `notify` | POSTs a SOAP 1.2 notification of each message to `sink` and waits for its 2xx | I/O |
 //! | `sleep` | waits `millis = N` per message (a benchmark aid) | I/O |
 //! | `digest` | SHA-256 over the whole request, `rounds = N` times in a row (a benchmark aid) | CPU |
 //!
@@ -25,9 +27,11 @@ mod decompress;
 mod digest;
 mod logging;
 mod monitor;
+mod notify;
 mod plans;
 mod registry;
 mod sleep;
+mod wsrf;
 mod wsse_username;
 
 pub use audit_file::{AuditFile, Fsync};
@@ -38,7 +42,11 @@ pub use decompress::Decompress;
 pub use digest::Digest;
 pub use logging::Logging;
 pub use monitor::Monitor;
+pub use notify::{NOTIFY_NS, Notify};
 pub use plans::{Route, ServicePlans, service_plans};
 pub use registry::{KINDS, build_step};
 pub use sleep::Sleep;
+pub use wsrf::{
+    MAX_PROPERTIES, MAX_PROPERTY_BYTES, RESOURCE_ID, RESOURCE_NS, WSRL_NS, WSRP_NS, WsrfResource,
+};
 pub use wsse_username::WsseUsername;

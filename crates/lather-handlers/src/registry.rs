@@ -1,8 +1,8 @@
 //! Building configured handlers: kind lookup, parameter checks, engine options.
 
 use crate::{
-    Algorithm, AuditFile, Compress, CpuBurn, Decompress, Digest, Fsync, Logging, Monitor, Sleep,
-    WsseUsername,
+    Algorithm, AuditFile, Compress, CpuBurn, Decompress, Digest, Fsync, Logging, Monitor, Notify,
+    Sleep, WsrfResource, WsseUsername,
 };
 use lather_config::{Config, ConfigError, HandlerConfig};
 use lather_pipeline::{Handler, Options, Step, Work};
@@ -20,7 +20,16 @@ pub const KINDS: &[(&str, &[&str], Work)] = &[
     ("decompress", &["max_bytes"], Work::Cpu),
     ("audit-file", &["path", "fsync"], Work::Io),
     ("wsse-username", &["users_file", "window_s"], Work::Io),
+    ("wsrf-resource", &["path", "max_resources"], Work::Io),
+    ("notify", &["sink"], Work::Io),
 ];
+
+/// Kinds that change state outside the message, so a second attempt could apply a change
+/// twice: they are never retried.
+const STATEFUL: &[&str] = &["wsrf-resource"];
+
+/// Resources a `wsrf-resource` store holds unless `max_resources` says otherwise.
+const DEFAULT_MAX_RESOURCES: u64 = 100_000;
 
 /// Makes the `[handlers.NAME]` table `cfg` into a step. Errors name the file, line and key:
 /// an unknown kind, a parameter the kind does not take, a missing parameter, a oneway
@@ -51,6 +60,11 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
             format!("handlers.{name}: kind {kind:?} needs {key} = …"),
         )
     };
+    let defaults = Options::default();
+    let timeout = cfg
+        .timeout_ms
+        .as_ref()
+        .map_or(defaults.timeout, |t| Duration::from_millis(*t.get_ref()));
     let handler: Arc<dyn Handler> = match kind {
         "logging" => Arc::new(Logging),
         "monitor" => {
@@ -144,9 +158,36 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
             let window = cfg.window_s.as_ref().map_or(300, |w| *w.get_ref());
             Arc::new(WsseUsername::new(users, window))
         }
+        "wsrf-resource" => {
+            let path = cfg.path.as_ref().ok_or_else(|| missing("path"))?;
+            let max = cfg
+                .max_resources
+                .as_ref()
+                .map_or(DEFAULT_MAX_RESOURCES, |m| *m.get_ref());
+            let store =
+                WsrfResource::open(std::path::Path::new(path.get_ref()), max).map_err(|e| {
+                    config.error_at(
+                        path.span(),
+                        format!(
+                            "handlers.{name}.path: cannot open the resource store {:?}: {e}",
+                            path.get_ref()
+                        ),
+                    )
+                })?;
+            Arc::new(store)
+        }
+        "notify" => {
+            let sink = cfg.sink.as_ref().ok_or_else(|| missing("sink"))?;
+            let notify = Notify::new(sink.get_ref(), timeout).map_err(|why| {
+                config.error_at(
+                    sink.span(),
+                    format!("handlers.{name}.sink: {:?} {why}", sink.get_ref()),
+                )
+            })?;
+            Arc::new(notify)
+        }
         _ => unreachable!("every entry of KINDS is built above"),
     };
-    let defaults = Options::default();
     let work = match &cfg.work {
         None => *work,
         Some(w) => match w.get_ref().as_str() {
@@ -170,11 +211,8 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
         retry_backoff: cfg
             .retry_backoff_ms
             .map_or(defaults.retry_backoff, Duration::from_millis),
-        timeout: cfg
-            .timeout_ms
-            .as_ref()
-            .map_or(defaults.timeout, |t| Duration::from_millis(*t.get_ref())),
-        stateless: true,
+        timeout,
+        stateless: !STATEFUL.contains(&kind),
         work,
         snapshot: cfg.snapshot.unwrap_or(defaults.snapshot),
     };
@@ -193,6 +231,15 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
         return Err(config.error_at(
             r.span(),
             format!("handlers.{name}.retries: a oneway handler is not retried"),
+        ));
+    }
+    if let Some(r) = &cfg.retries
+        && !options.stateless
+        && *r.get_ref() > 0
+    {
+        return Err(config.error_at(
+            r.span(),
+            format!("handlers.{name}.retries: kind {kind:?} changes a store, so it is not retried"),
         ));
     }
     Ok(Step::new(name, handler, options))

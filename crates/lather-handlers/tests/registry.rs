@@ -141,3 +141,116 @@ fn work_and_snapshot_options_override_the_kind() {
         "{msg}"
     );
 }
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("lather-registry-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn wsrf_resource_needs_a_store_it_can_open() {
+    let dir = temp_dir("wsrf");
+    let good = dir.join("resources.redb");
+    let cfg = config(
+        &format!(
+            "[handlers.r]\nkind = \"wsrf-resource\"\npath = {:?}\nmax_resources = 10\n",
+            good.display().to_string()
+        ),
+        r#"[["r"]]"#,
+    );
+    let plans = service_plans(&cfg).unwrap();
+    let step = &plans[0].request.stages()[0][0];
+    assert!(
+        !step.options().stateless,
+        "a store handler is never retried"
+    );
+    assert!(good.exists());
+    drop(plans);
+
+    let msg = error("[handlers.r]\nkind = \"wsrf-resource\"\n", r#"[["r"]]"#);
+    assert!(
+        msg.starts_with("h.toml:2:") && msg.contains("needs path"),
+        "{msg}"
+    );
+    // Not a redb file: 4 KiB of bytes no database starts with.
+    let garbage = dir.join("garbage.redb");
+    std::fs::write(&garbage, vec![0x5a; 4096]).unwrap();
+    for bad in [garbage, dir.clone(), dir.join("missing-dir/x.redb")] {
+        let msg = error(
+            &format!(
+                "[handlers.r]\nkind = \"wsrf-resource\"\npath = {:?}\n",
+                bad.display().to_string()
+            ),
+            r#"[["r"]]"#,
+        );
+        assert!(
+            msg.starts_with("h.toml:3:")
+                && msg.contains("handlers.r.path: cannot open the resource store"),
+            "{msg}"
+        );
+    }
+    let msg = error(
+        &format!(
+            "[handlers.r]\nkind = \"wsrf-resource\"\npath = {:?}\nretries = 1\n",
+            dir.join("retried.redb").display().to_string()
+        ),
+        r#"[["r"]]"#,
+    );
+    assert!(
+        msg.starts_with("h.toml:4:") && msg.contains("not retried"),
+        "{msg}"
+    );
+    let msg = error(
+        "[handlers.r]\nkind = \"wsrf-resource\"\npath = \"x\"\nsink = \"http://a/\"\n",
+        r#"[["r"]]"#,
+    );
+    assert!(
+        msg.starts_with("h.toml:4:") && msg.contains("does not take sink"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn notify_needs_a_plain_http_sink() {
+    let cfg = config(
+        "[handlers.n]\nkind = \"notify\"\nsink = \"http://127.0.0.1:9/events\"\ntimeout_ms = 250\n",
+        r#"[["n"]]"#,
+    );
+    let plans = service_plans(&cfg).unwrap();
+    let step = &plans[0].request.stages()[0][0];
+    assert_eq!(
+        step.options().timeout,
+        std::time::Duration::from_millis(250)
+    );
+    assert_eq!(step.options().work, lather_pipeline::Work::Io);
+
+    let msg = error("[handlers.n]\nkind = \"notify\"\n", r#"[["n"]]"#);
+    assert!(
+        msg.starts_with("h.toml:2:") && msg.contains("needs sink"),
+        "{msg}"
+    );
+    for (sink, why) in [
+        ("https://a/x", "https"),
+        ("mailto:x@y", "http://"),
+        ("", "not a URL"),
+    ] {
+        let msg = error(
+            &format!("[handlers.n]\nkind = \"notify\"\n\nsink = {sink:?}\n"),
+            r#"[["n"]]"#,
+        );
+        assert!(
+            msg.starts_with("h.toml:4:") && msg.contains("handlers.n.sink") && msg.contains(why),
+            "{msg}"
+        );
+    }
+    let msg = error(
+        "[handlers.n]\nkind = \"notify\"\nsink = \"http://a/\"\nmax_resources = 3\n",
+        r#"[["n"]]"#,
+    );
+    assert!(
+        msg.starts_with("h.toml:4:") && msg.contains("does not take max_resources"),
+        "{msg}"
+    );
+}

@@ -142,6 +142,13 @@ catalogue! {
     InvalidSecurity = 1021, Sender, true, 400, "An error was discovered processing the Security header";
     /// WS-Security 1.1: the message is too old or from the future (`wsse:MessageExpired`).
     MessageExpired = 1022, Sender, true, 400, "The message has expired";
+    /// A resource operation names no resource (no resource id header), or one this node
+    /// does not hold (WS-ResourceFramework's ResourceUnknownFault).
+    ResourceUnknown = 1030, Sender, true, 400, "The message names no resource, or one this node does not know";
+    /// A WS-ResourceProperties request is malformed or asks for a change the resource
+    /// refuses (WS-RP's InvalidResourcePropertyQNameFault, InvalidModificationFault,
+    /// UnableToModifyResourcePropertyFault).
+    InvalidResourceRequest = 1031, Sender, true, 400, "The resource properties request is invalid";
     /// The request's media type is not a SOAP media type.
     UnsupportedMediaType = 2001, Sender, true, 415, "The media type is not a SOAP media type";
     /// The request's `Content-Encoding` is not gzip, deflate or identity.
@@ -173,6 +180,8 @@ catalogue! {
     HandlerFailed = 4004, Receiver, true, 500, "A message handler failed";
     /// A handler did not finish within its timeout.
     HandlerTimeout = 4005, Receiver, true, 500, "A message handler did not finish in time";
+    /// The resource store holds as many resources as it may; a new one is refused.
+    ResourceStoreFull = 4006, Receiver, true, 503, "The resource store is full";
 }
 
 #[cfg(test)]
