@@ -53,7 +53,7 @@ pub(crate) fn bars(
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(n)
+        .x_labels(2 * n + 1)
         .x_label_formatter(&|x| {
             let i = (*x - 0.5).round();
             if (x - 0.5 - i).abs() < 1e-6 && i >= 0.0 {
