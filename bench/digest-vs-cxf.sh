@@ -234,6 +234,20 @@ for digest_rounds in $ROUNDS_LIST; do
 done
 echo "(req/s ratio above 1: lather serves more; latency ratio below 1: lather answers sooner)"
 
+# --- the hashing bound: what SHA-256 alone allows on these cores ----------
+echo
+printf 'Hashing bound (lather bench digest-bound: %s digests of the same request on every core, nothing else):\n' "$DIGESTS"
+printf '%-7s %14s %14s %16s\n' rounds "bound req/s" "lather req/s" "lather / bound"
+declare -A bound
+for digest_rounds in $ROUNDS_LIST; do
+    "$LATHER" bench digest-bound --rounds "$digest_rounds" --handlers "$DIGESTS" \
+        --payload-bytes "$PAYLOAD_BYTES" --seconds 5 >"$out_dir/bound-r$digest_rounds.txt" 2>&1 ||
+        die "digest-bound failed; see $out_dir/bound-r$digest_rounds.txt"
+    bound[$digest_rounds]="$(sed -n 's/.*at most \([0-9.]*\) requests\/s.*/\1/p' "$out_dir/bound-r$digest_rounds.txt")"
+    printf '%-7s %14s %14s %16s\n' "$digest_rounds" "${bound[$digest_rounds]}" \
+        "${m_rps[lather,$digest_rounds]}" "$(ratio "${m_rps[lather,$digest_rounds]}" "${bound[$digest_rounds]}")"
+done
+
 summary="$out_dir/summary.json"
 {
     printf '{\n  "digests": %s,\n  "duration_s": %s,\n  "warmup_s": %s,\n  "warmup_cxf_s": %s,\n  "warmup_lather_s": %s,\n  "connections": %s,\n  "payload_bytes": %s,\n  "runs": [\n' \
