@@ -74,21 +74,12 @@ pub(crate) fn encrypt(
             // `pad` is 1 to 16: it fits a byte.
             out[filler + pad - 1] = pad as u8;
             let (iv, body) = out.split_at_mut(BLOCK);
-            let len = body.len();
-            let sealed = match algorithm {
+            match algorithm {
                 EncryptionAlgorithm::Aes128Cbc => {
-                    cbc::Encryptor::<Aes128>::new_from_slices(key, iv)
-                        .map_err(|_| CipherError::KeyLength)?
-                        .encrypt_padded::<NoPadding>(body, len)
-                        .is_ok()
+                    cbc_seal::<cbc::Encryptor<Aes128>>(key, iv, body)?
                 }
-                _ => cbc::Encryptor::<Aes256>::new_from_slices(key, iv)
-                    .map_err(|_| CipherError::KeyLength)?
-                    .encrypt_padded::<NoPadding>(body, len)
-                    .is_ok(),
-            };
-            // Whole blocks by construction: NoPadding cannot refuse them.
-            debug_assert!(sealed);
+                _ => cbc_seal::<cbc::Encryptor<Aes256>>(key, iv, body)?,
+            }
             Ok(out)
         }
     }
@@ -129,17 +120,12 @@ pub(crate) fn decrypt(
                 return Err(CipherError::Shape("not a whole number of 16-byte blocks"));
             }
             let (iv, body) = data.split_at_mut(BLOCK);
-            let opened = match algorithm {
+            let len = match algorithm {
                 EncryptionAlgorithm::Aes128Cbc => {
-                    cbc::Decryptor::<Aes128>::new_from_slices(key, iv)
-                        .map_err(|_| CipherError::KeyLength)?
-                        .decrypt_padded::<Iso10126>(body)
+                    cbc_open::<cbc::Decryptor<Aes128>>(key, iv, body)?
                 }
-                _ => cbc::Decryptor::<Aes256>::new_from_slices(key, iv)
-                    .map_err(|_| CipherError::KeyLength)?
-                    .decrypt_padded::<Iso10126>(body),
+                _ => cbc_open::<cbc::Decryptor<Aes256>>(key, iv, body)?,
             };
-            let len = opened.map_err(|_| CipherError::Undecryptable)?.len();
             (BLOCK, len)
         }
     };
@@ -154,7 +140,8 @@ fn gcm_seal<C: KeyInit + AeadInOut>(
     body: &mut [u8],
 ) -> Result<Tag<C>, CipherError> {
     let cipher = C::new_from_slice(key).map_err(|_| CipherError::KeyLength)?;
-    let nonce = Nonce::<C>::try_from(iv).map_err(|_| CipherError::KeyLength)?;
+    let nonce =
+        Nonce::<C>::try_from(iv).map_err(|_| CipherError::Shape("an IV of another size"))?;
     cipher
         .encrypt_inout_detached(&nonce, &[], body.into())
         .map_err(|_| CipherError::Undecryptable)
@@ -171,6 +158,32 @@ fn gcm_open<C: KeyInit + AeadInOut>(
     let tag = Tag::<C>::try_from(tag).map_err(|_| CipherError::Undecryptable)?;
     cipher
         .decrypt_inout_detached(&nonce, &[], body.into(), &tag)
+        .map_err(|_| CipherError::Undecryptable)
+}
+
+fn cbc_seal<M: KeyIvInit + BlockModeEncrypt>(
+    key: &[u8],
+    iv: &[u8],
+    padded: &mut [u8],
+) -> Result<(), CipherError> {
+    let len = padded.len();
+    M::new_from_slices(key, iv)
+        .map_err(|_| CipherError::KeyLength)?
+        .encrypt_padded::<NoPadding>(padded, len)
+        .map(|_| ())
+        .map_err(|_| CipherError::Shape("not a whole number of 16-byte blocks"))
+}
+
+/// Decrypts `body` in place; the plaintext's length without the padding.
+fn cbc_open<M: KeyIvInit + BlockModeDecrypt>(
+    key: &[u8],
+    iv: &[u8],
+    body: &mut [u8],
+) -> Result<usize, CipherError> {
+    M::new_from_slices(key, iv)
+        .map_err(|_| CipherError::KeyLength)?
+        .decrypt_padded::<Iso10126>(body)
+        .map(<[u8]>::len)
         .map_err(|_| CipherError::Undecryptable)
 }
 
