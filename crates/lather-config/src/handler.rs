@@ -36,7 +36,8 @@ pub struct HandlerConfig {
     pub millis: Option<Spanned<u64>>,
     /// `digest`: SHA-256 rounds over the whole request.
     pub rounds: Option<Spanned<u32>>,
-    /// `compress`: `"gzip"` (default) or `"deflate"`.
+    /// `compress`: `"gzip"` (default) or `"deflate"`; `encrypt`: `"aes256-gcm"` (default),
+    /// `"aes128-gcm"`, `"aes256-cbc"` or `"aes128-cbc"`.
     pub algorithm: Option<Spanned<String>>,
     /// `compress`: Body content smaller than this (bytes) is left as it is (default 1024).
     pub min_bytes: Option<Spanned<u64>>,
@@ -48,6 +49,10 @@ pub struct HandlerConfig {
     pub users_file: Option<Spanned<String>>,
     /// `wsse-username`: how old a `wsu:Created` may be, in seconds (default 300).
     pub window_s: Option<Spanned<u64>>,
+    /// `encrypt`, `decrypt`: the AES key, 16 or 32 raw bytes or one line of hex.
+    pub key_file: Option<Spanned<String>>,
+    /// `decrypt`: a Body that is not encrypted is refused (default false: it passes).
+    pub required: Option<Spanned<bool>>,
     /// `audit-file`: the file messages are appended to; `wsrf-resource`: the redb store.
     pub path: Option<Spanned<String>>,
     /// `audit-file`: `"always"` (default), `"never"`, or an interval like `"100ms"`.
@@ -73,6 +78,8 @@ impl HandlerConfig {
             ("max_clients", self.max_clients.as_ref().map(Spanned::span)),
             ("users_file", self.users_file.as_ref().map(Spanned::span)),
             ("window_s", self.window_s.as_ref().map(Spanned::span)),
+            ("key_file", self.key_file.as_ref().map(Spanned::span)),
+            ("required", self.required.as_ref().map(Spanned::span)),
             ("path", self.path.as_ref().map(Spanned::span)),
             ("fsync", self.fsync.as_ref().map(Spanned::span)),
             (

@@ -2,8 +2,8 @@
 
 use crate::escape::{trim_xml, unescape};
 use crate::namespace::{NsDecl, in_scope};
-use crate::scan::attributes;
-use crate::{HeaderBlock, QName, SoapVersion};
+use crate::scan::{Event, Mode, Scanner, attributes};
+use crate::{HeaderBlock, Limits, QName, SoapVersion};
 use bytes::{Bytes, BytesMut};
 use std::ops::Range;
 
@@ -142,6 +142,43 @@ impl Envelope {
         ))
     }
 
+    /// The Body's content standing on its own: each top-level element carries the namespace
+    /// declarations in scope on the Envelope and Body that it does not make itself, so the
+    /// content keeps its meaning wherever it is put (another envelope, a ciphertext). Text
+    /// between the elements is kept as it is.
+    pub fn extract_body(&self) -> Bytes {
+        let content = self.body.content.clone();
+        let base = content.start;
+        let unbounded = Limits {
+            max_message_bytes: usize::MAX,
+            max_depth: usize::MAX,
+            max_attributes: usize::MAX,
+        };
+        let mut scanner = Scanner::new(&self.bytes[content.clone()], Mode::Fragment, unbounded);
+        let mut out = BytesMut::with_capacity(content.len() + 256);
+        let mut copied = base;
+        loop {
+            let top_level = scanner.depth() == 0;
+            match scanner.next() {
+                Ok(Event::Start { name, attrs, .. }) if top_level => {
+                    let name_end = base + name.end;
+                    out.extend_from_slice(&self.bytes[copied..name_end]);
+                    let attrs = base + attrs.start..base + attrs.end;
+                    for decl in self.missing_decls(attrs, &self.envelope_decls, &self.body.decls) {
+                        out.extend_from_slice(b" ");
+                        out.extend_from_slice(&self.bytes[decl.attribute.clone()]);
+                    }
+                    copied = name_end;
+                }
+                // The content was checked when the envelope was parsed: no error comes here.
+                Ok(Event::Eof) | Err(_) => break,
+                Ok(_) => {}
+            }
+        }
+        out.extend_from_slice(&self.bytes[copied..content.end]);
+        out.freeze()
+    }
+
     /// The namespace declarations in scope for the Body's content, as raw attribute text
     /// (`xmlns:p="uri"`), innermost winning. Put them on the Body of a new envelope to move
     /// the content there intact. The URI is escaped for a double-quoted value: a `"` that a
@@ -168,11 +205,7 @@ impl Envelope {
         inner: &[NsDecl],
     ) -> Bytes {
         let buf = &self.bytes[..];
-        let own: Vec<&[u8]> = attributes(buf, attrs)
-            .filter_map(|a| NsDecl::from_attribute(buf, &a))
-            .map(|d| &buf[d.prefix])
-            .collect();
-        let add = in_scope(buf, outer, inner, &own);
+        let add = self.missing_decls(attrs, outer, inner);
         if add.is_empty() {
             return self.bytes.slice(range);
         }
@@ -185,6 +218,22 @@ impl Envelope {
         }
         out.extend_from_slice(&buf[name_end..range.end]);
         out.freeze()
+    }
+
+    /// The declarations of `outer`/`inner` an element with attributes `attrs` does not make
+    /// itself: what it needs to stand alone.
+    fn missing_decls<'s>(
+        &self,
+        attrs: Range<usize>,
+        outer: &'s [NsDecl],
+        inner: &'s [NsDecl],
+    ) -> Vec<&'s NsDecl> {
+        let buf = &self.bytes[..];
+        let own: Vec<&[u8]> = attributes(buf, attrs)
+            .filter_map(|a| NsDecl::from_attribute(buf, &a))
+            .map(|d| &buf[d.prefix])
+            .collect();
+        in_scope(buf, outer, inner, &own)
     }
 }
 

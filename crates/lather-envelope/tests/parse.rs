@@ -564,6 +564,41 @@ fn extract_payload_of_a_self_closing_operation_with_default_namespace() {
 }
 
 #[test]
+fn extract_body_gives_every_top_level_element_its_declarations() {
+    let xml = format!(
+        r#"<p:Envelope xmlns:p="{NS12}" xmlns:m="urn:m" xmlns:x="urn:x-outer"><p:Body xmlns:x="urn:x-body" xmlns="urn:default"> <m:Op x:a="1"><Arg/></m:Op>
+<x:Second xmlns:x="urn:own"/><Third/></p:Body></p:Envelope>"#
+    );
+    let env = parse(xml.clone());
+    let content = env.extract_body();
+    let s = text(&content);
+    assert!(s.starts_with(" <m:Op xmlns:p="), "{s}");
+    assert!(s.contains("\n<x:Second xmlns:p="), "{s}");
+    assert_eq!(s.matches(r#"xmlns:x="urn:x-body""#).count(), 2, "{s}");
+    assert_eq!(s.matches("urn:own").count(), 1, "{s}");
+    assert!(!s.contains("urn:x-outer"), "{s}");
+    let alone = canonical_fragment(&content).unwrap();
+    let whole = canonical(xml.as_bytes()).unwrap();
+    assert_eq!(alone, whole.child(NS12, "Body").unwrap().children);
+    assert_eq!(alone.len(), 5, "{alone:?}");
+}
+
+#[test]
+fn extract_body_carries_an_undeclared_default_namespace_and_keeps_an_empty_body_empty() {
+    let xml = format!(
+        r#"<e:Envelope xmlns:e="{NS12}" xmlns="urn:d"><e:Body xmlns=""><a>1</a></e:Body></e:Envelope>"#
+    );
+    let env = parse(xml);
+    // The Body's `xmlns=""` undeclares the Envelope's default namespace; `a` must say so.
+    assert_eq!(
+        text(&env.extract_body()),
+        format!(r#"<a xmlns:e="{NS12}" xmlns="">1</a>"#)
+    );
+    let env = parse(format!(r#"<Envelope xmlns="{NS12}"><Body/></Envelope>"#));
+    assert_eq!(text(&env.extract_body()), "");
+}
+
+#[test]
 fn body_namespaces_innermost_wins() {
     let xml = format!(
         r#"<p:Envelope xmlns:p="{NS12}" xmlns:a="urn:a-outer" xmlns:b="urn:b"><p:Body xmlns:a="urn:a-body" xmlns="urn:default"><a:Op/></p:Body></p:Envelope>"#

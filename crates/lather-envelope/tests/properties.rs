@@ -734,7 +734,10 @@ fn check_document(xml: &str, expected: &Expected) -> Result<(), TestCaseError> {
         .collect();
     let wrapped = format!("<w{decls}>{}</w>", String::from_utf8_lossy(&env.body()));
     let rewrapped = canonical(wrapped.as_bytes()).map_err(TestCaseError::fail)?;
-    prop_assert_eq!(rewrapped.children, body.children);
+    prop_assert_eq!(&rewrapped.children, &body.children);
+    // So does the content extracted with its declarations.
+    let alone = canonical_fragment(&env.extract_body()).map_err(TestCaseError::fail)?;
+    prop_assert_eq!(&alone, &body.children);
     Ok(())
 }
 

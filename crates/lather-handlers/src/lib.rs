@@ -7,6 +7,8 @@
 //! | `monitor` | messages, bytes and clients per operation, at `/metrics` | I/O |
 //! | `compress` | Body content ≥ `min_bytes` → one `lc:Compressed` element (`algorithm` gzip or deflate) | CPU |
 //! | `decompress` | restores a compressed Body, output bounded by `max_bytes` | CPU |
+//! | `encrypt` | Body content → one `xenc:EncryptedData` (AES-GCM or AES-CBC, key from `key_file`) | CPU |
+//! | `decrypt` | restores a Body encrypted with XML Encryption; `required` refuses plain Bodies | CPU |
 //! | `audit-file` | appends each message to `path`; `fsync` always, never, or every N ms | I/O |
 //! | `wsse-username` | WS-Security UsernameToken (PasswordText / PasswordDigest), nonce replay cache, Created window | I/O |
 //! | `cpu-burn` | `micros = N` of CPU work per message (a benchmark aid) | CPU |
@@ -24,7 +26,9 @@ mod compressed_body;
 mod cpu_burn;
 mod datetime;
 mod decompress;
+mod decrypt;
 mod digest;
+mod encrypt;
 mod logging;
 mod monitor;
 mod notify;
@@ -33,13 +37,16 @@ mod registry;
 mod sleep;
 mod wsrf;
 mod wsse_username;
+mod xmlenc;
 
 pub use audit_file::{AuditFile, Fsync};
 pub use compress::Compress;
 pub use compressed_body::{Algorithm, COMPRESSION_NS};
 pub use cpu_burn::CpuBurn;
 pub use decompress::Decompress;
+pub use decrypt::Decrypt;
 pub use digest::Digest;
+pub use encrypt::Encrypt;
 pub use logging::Logging;
 pub use monitor::Monitor;
 pub use notify::{NOTIFY_NS, Notify};
@@ -50,3 +57,4 @@ pub use wsrf::{
     MAX_PROPERTIES, MAX_PROPERTY_BYTES, RESOURCE_ID, RESOURCE_NS, WSRL_NS, WSRP_NS, WsrfResource,
 };
 pub use wsse_username::WsseUsername;
+pub use xmlenc::{EncryptionAlgorithm, EncryptionKey, XENC_NS, XENC11_NS};

@@ -1,8 +1,9 @@
 //! Building configured handlers: kind lookup, parameter checks, engine options.
 
 use crate::{
-    Algorithm, AuditFile, Compress, CpuBurn, Decompress, Digest, Fsync, Logging, Monitor, Notify,
-    Sleep, WsrfResource, WsseUsername,
+    Algorithm, AuditFile, Compress, CpuBurn, Decompress, Decrypt, Digest, Encrypt,
+    EncryptionAlgorithm, EncryptionKey, Fsync, Logging, Monitor, Notify, Sleep, WsrfResource,
+    WsseUsername,
 };
 use lather_config::{Config, ConfigError, HandlerConfig};
 use lather_pipeline::{Handler, Options, Step, Work};
@@ -18,6 +19,8 @@ pub const KINDS: &[(&str, &[&str], Work)] = &[
     ("digest", &["rounds"], Work::Cpu),
     ("compress", &["algorithm", "min_bytes"], Work::Cpu),
     ("decompress", &["max_bytes"], Work::Cpu),
+    ("encrypt", &["key_file", "algorithm"], Work::Cpu),
+    ("decrypt", &["key_file", "required"], Work::Cpu),
     ("audit-file", &["path", "fsync"], Work::Io),
     ("wsse-username", &["users_file", "window_s"], Work::Io),
     ("wsrf-resource", &["path", "max_resources"], Work::Io),
@@ -114,6 +117,36 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
                 .as_ref()
                 .map_or(4 * 1024 * 1024, |m| *m.get_ref());
             Arc::new(Decompress::new(usize::try_from(max).unwrap_or(usize::MAX)))
+        }
+        "encrypt" => {
+            let file = cfg.key_file.as_ref().ok_or_else(|| missing("key_file"))?;
+            let key = load_key(name, file, config)?;
+            let algorithm = match &cfg.algorithm {
+                None => EncryptionAlgorithm::Aes256Gcm,
+                Some(a) => EncryptionAlgorithm::from_name(a.get_ref()).ok_or_else(|| {
+                    let known: Vec<&str> =
+                        EncryptionAlgorithm::ALL.iter().map(|a| a.name()).collect();
+                    config.error_at(
+                        a.span(),
+                        format!(
+                            "handlers.{name}.algorithm: {:?} is not one of {}",
+                            a.get_ref(),
+                            known.join(", ")
+                        ),
+                    )
+                })?,
+            };
+            Arc::new(Encrypt::new(key, algorithm).map_err(|e| {
+                config.error_at(
+                    file.span(),
+                    format!("handlers.{name}.key_file: {}: {e}", file.get_ref()),
+                )
+            })?)
+        }
+        "decrypt" => {
+            let file = cfg.key_file.as_ref().ok_or_else(|| missing("key_file"))?;
+            let required = cfg.required.as_ref().is_some_and(|r| *r.get_ref());
+            Arc::new(Decrypt::new(load_key(name, file, config)?, required))
         }
         "audit-file" => {
             let path = cfg.path.as_ref().ok_or_else(|| missing("path"))?;
@@ -243,4 +276,20 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
         ));
     }
     Ok(Step::new(name, handler, options))
+}
+
+/// The key in `file` (raw bytes or a hex line); errors name the `key_file` line.
+fn load_key(
+    name: &str,
+    file: &toml::Spanned<String>,
+    config: &Config,
+) -> Result<EncryptionKey, ConfigError> {
+    let error = |why: String| {
+        config.error_at(
+            file.span(),
+            format!("handlers.{name}.key_file: {}: {why}", file.get_ref()),
+        )
+    };
+    let contents = std::fs::read(file.get_ref()).map_err(|e| error(format!("cannot read: {e}")))?;
+    EncryptionKey::from_file_contents(&contents).map_err(error)
 }

@@ -68,6 +68,8 @@ impl FaultKind {
             FaultKind::FailedAuthentication => (WSSE_NS, "wsse", "FailedAuthentication"),
             FaultKind::InvalidSecurity => (WSSE_NS, "wsse", "InvalidSecurity"),
             FaultKind::MessageExpired => (WSSE_NS, "wsse", "MessageExpired"),
+            FaultKind::UnsupportedAlgorithm => (WSSE_NS, "wsse", "UnsupportedAlgorithm"),
+            FaultKind::FailedCheck => (WSSE_NS, "wsse", "FailedCheck"),
             other => (LATHER_FAULT_NS, "lf", other.spec().name),
         }
     }
@@ -142,6 +144,11 @@ catalogue! {
     InvalidSecurity = 1021, Sender, true, 400, "An error was discovered processing the Security header";
     /// WS-Security 1.1: the message is too old or from the future (`wsse:MessageExpired`).
     MessageExpired = 1022, Sender, true, 400, "The message has expired";
+    /// WS-Security: a signature or encryption algorithm this node does not support
+    /// (`wsse:UnsupportedAlgorithm`).
+    UnsupportedAlgorithm = 1023, Sender, true, 400, "An unsupported signature or encryption algorithm was used";
+    /// WS-Security: a signature or decryption did not verify (`wsse:FailedCheck`).
+    FailedCheck = 1024, Sender, true, 400, "The signature or decryption was invalid";
     /// A resource operation names no resource (no resource id header), or one this node
     /// does not hold (WS-ResourceFramework's ResourceUnknownFault).
     ResourceUnknown = 1030, Sender, true, 400, "The message names no resource, or one this node does not know";

@@ -1,0 +1,141 @@
+//! The `xenc:EncryptedData` element: reading what a message says, writing what we send.
+
+use super::algorithm::{EncryptionAlgorithm, XENC_NS};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use bytes::Bytes;
+use lather_envelope::{Element, Fault, FaultKind, Limits, QName};
+
+/// `EncryptedData/@Type` for encrypted element content (what `encrypt` writes).
+const TYPE_CONTENT: &str = "http://www.w3.org/2001/04/xmlenc#Content";
+/// `EncryptedData/@Type` for one encrypted element.
+const TYPE_ELEMENT: &str = "http://www.w3.org/2001/04/xmlenc#Element";
+
+/// The local name of the element; its namespace is [`XENC_NS`].
+pub(crate) const ENCRYPTED_DATA: &str = "EncryptedData";
+
+/// What an `xenc:EncryptedData` says: how it was encrypted, and the CipherValue's base64
+/// with the whitespace taken out.
+#[derive(Debug)]
+pub(crate) struct CipherText {
+    /// `EncryptionMethod/@Algorithm`, as written.
+    pub(crate) algorithm: String,
+    /// The CipherValue, still base64.
+    pub(crate) base64: String,
+}
+
+impl CipherText {
+    /// The decoded CipherValue.
+    pub(crate) fn decode(&self) -> Result<Vec<u8>, Fault> {
+        STANDARD
+            .decode(&self.base64)
+            .map_err(|e| invalid(format!("xenc:CipherValue is not base64 ({e})")))
+    }
+}
+
+/// Reads `element`, an `xenc:EncryptedData` standing alone (as `extract_payload` gives it).
+/// Its Type, if any, must be `#Content` or `#Element`; it must name its algorithm and hold
+/// its CipherValue inline (a `CipherReference` is not supported).
+///
+/// Taken by value and dropped once parsed, as the tree is dropped once the CipherValue is
+/// copied out: at most two copies of the base64 are alive at a time.
+pub(crate) fn read(element: Bytes) -> Result<CipherText, Fault> {
+    let parsed = Element::parse(&element, &Limits::default())
+        .map_err(|f| invalid(format!("xenc:EncryptedData: {}", f.reason())));
+    drop(element);
+    let element = parsed?;
+    let xenc = |local: &str| QName::new(XENC_NS, local);
+    if let Some(kind) = element.attribute(&QName::new("", "Type"))
+        && kind != TYPE_CONTENT
+        && kind != TYPE_ELEMENT
+    {
+        return Err(invalid(format!(
+            "xenc:EncryptedData Type {kind:?} is not supported; the Body takes {TYPE_CONTENT} or {TYPE_ELEMENT}"
+        )));
+    }
+    let algorithm = element
+        .child(&xenc("EncryptionMethod"))
+        .and_then(|m| m.attribute(&QName::new("", "Algorithm")))
+        .ok_or_else(|| invalid("xenc:EncryptedData has no xenc:EncryptionMethod Algorithm".into()))?
+        .to_owned();
+    let value = element
+        .child(&xenc("CipherData"))
+        .and_then(|d| d.child(&xenc("CipherValue")))
+        .ok_or_else(|| {
+            invalid("xenc:EncryptedData has no xenc:CipherData/xenc:CipherValue (a CipherReference is not supported)".into())
+        })?;
+    let mut base64 = value.text();
+    drop(element);
+    base64.retain(|c| !matches!(c, ' ' | '\t' | '\r' | '\n'));
+    Ok(CipherText { algorithm, base64 })
+}
+
+/// The `xenc:EncryptedData` of Type `#Content` holding `cipher_value` (the CipherValue's
+/// bytes) encrypted with `algorithm`.
+pub(crate) fn write(algorithm: EncryptionAlgorithm, cipher_value: &[u8]) -> Bytes {
+    let head = format!(
+        r#"<xenc:EncryptedData xmlns:xenc="{XENC_NS}" Type="{TYPE_CONTENT}"><xenc:EncryptionMethod Algorithm="{}"/><xenc:CipherData><xenc:CipherValue>"#,
+        algorithm.uri()
+    );
+    let tail = "</xenc:CipherValue></xenc:CipherData></xenc:EncryptedData>";
+    let mut out =
+        String::with_capacity(head.len() + cipher_value.len().div_ceil(3) * 4 + tail.len());
+    out.push_str(&head);
+    STANDARD.encode_string(cipher_value, &mut out);
+    out.push_str(tail);
+    Bytes::from(out)
+}
+
+fn invalid(reason: String) -> Fault {
+    Fault::with_reason(FaultKind::InvalidSecurity, reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_what_it_writes_and_ignores_whitespace_in_the_value() {
+        let written = write(EncryptionAlgorithm::Aes128Gcm, &[0xfb, 0xff, 0x00, 1, 2]);
+        let read_back = read(written).unwrap();
+        assert_eq!(read_back.algorithm, EncryptionAlgorithm::Aes128Gcm.uri());
+        assert_eq!(read_back.decode().unwrap(), [0xfb, 0xff, 0x00, 1, 2]);
+        let spaced = format!(
+            r#"<e:EncryptedData xmlns:e="{XENC_NS}"><e:EncryptionMethod Algorithm="urn:x"/><e:CipherData><e:CipherValue>
+              +/8A
+              AQI=
+            </e:CipherValue></e:CipherData></e:EncryptedData>"#
+        );
+        let read_back = read(spaced.into()).unwrap();
+        assert_eq!(read_back.algorithm, "urn:x");
+        assert_eq!(read_back.decode().unwrap(), [0xfb, 0xff, 0x00, 1, 2]);
+    }
+
+    #[test]
+    fn refuses_missing_parts_and_foreign_types() {
+        let reason = |xml: &str| {
+            let f = read(Bytes::copy_from_slice(xml.as_bytes())).unwrap_err();
+            assert_eq!(f.kind(), FaultKind::InvalidSecurity);
+            f.reason().to_owned()
+        };
+        let x = format!(r#"xmlns:x="{XENC_NS}""#);
+        assert!(
+            reason(&format!(
+                r#"<x:EncryptedData {x}><x:EncryptionMethod Algorithm="a"/><x:CipherData><x:CipherReference URI="http://e/c"/></x:CipherData></x:EncryptedData>"#
+            ))
+            .contains("no xenc:CipherData/xenc:CipherValue")
+        );
+        assert!(
+            reason(&format!(
+                r#"<x:EncryptedData {x}><x:CipherData><x:CipherValue>AA==</x:CipherValue></x:CipherData></x:EncryptedData>"#
+            ))
+            .contains("no xenc:EncryptionMethod")
+        );
+        assert!(
+            reason(&format!(
+                r#"<x:EncryptedData {x} Type="http://www.w3.org/2001/04/xmlenc#EncryptedKey"/>"#
+            ))
+            .contains("Type")
+        );
+    }
+}

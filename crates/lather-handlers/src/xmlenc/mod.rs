@@ -1,0 +1,28 @@
+//! XML Encryption of the Body content, shared by `encrypt` and `decrypt`.
+//!
+//! A encrypted Body holds one element (XML Encryption 1.0 §3.1, with the GCM algorithms of
+//! XML Encryption 1.1 §5.2.4):
+//!
+//! ```xml
+//! <xenc:EncryptedData xmlns:xenc="http://www.w3.org/2001/04/xmlenc#"
+//!     Type="http://www.w3.org/2001/04/xmlenc#Content">
+//!   <xenc:EncryptionMethod Algorithm="http://www.w3.org/2009/xmlenc11#aes256-gcm"/>
+//!   <xenc:CipherData><xenc:CipherValue>base64…</xenc:CipherValue></xenc:CipherData>
+//! </xenc:EncryptedData>
+//! ```
+//!
+//! The plaintext is the Body content as [`Envelope::extract_body`] gives it: each top-level
+//! element carries the namespace declarations it relies on, so the content means the same
+//! in whichever envelope it is decrypted. The key is shared beforehand (no `ds:KeyInfo`).
+//!
+//! [`Envelope::extract_body`]: lather_envelope::Envelope::extract_body
+
+mod algorithm;
+mod cipher;
+mod encrypted_data;
+mod key;
+
+pub use algorithm::{EncryptionAlgorithm, XENC_NS, XENC11_NS};
+pub(crate) use cipher::{CipherError, decrypt, encrypt};
+pub(crate) use encrypted_data::{ENCRYPTED_DATA, read, write};
+pub use key::EncryptionKey;
