@@ -44,6 +44,14 @@ pub struct HandlerConfig {
     pub path: Option<Spanned<String>>,
     /// `audit-file`: `"always"` (default), `"never"`, or an interval like `"100ms"`.
     pub fsync: Option<Spanned<String>>,
+    /// `wsa`: refuse requests without WS-Addressing headers (default false).
+    pub required: Option<Spanned<bool>>,
+    /// `wsa`: the `wsa:Action` of responses (default: the request's action + `Response`).
+    pub response_action: Option<Spanned<String>>,
+    /// `format-convert`: the renaming rules, one per line (see docs/handlers.md).
+    pub mapping_file: Option<Spanned<String>>,
+    /// `format-convert`: apply the rules backwards, new names to old (default false).
+    pub reverse: Option<Spanned<bool>>,
 }
 
 impl HandlerConfig {
@@ -62,6 +70,16 @@ impl HandlerConfig {
             ("window_s", self.window_s.as_ref().map(Spanned::span)),
             ("path", self.path.as_ref().map(Spanned::span)),
             ("fsync", self.fsync.as_ref().map(Spanned::span)),
+            ("required", self.required.as_ref().map(Spanned::span)),
+            (
+                "response_action",
+                self.response_action.as_ref().map(Spanned::span),
+            ),
+            (
+                "mapping_file",
+                self.mapping_file.as_ref().map(Spanned::span),
+            ),
+            ("reverse", self.reverse.as_ref().map(Spanned::span)),
         ];
         spans
             .into_iter()

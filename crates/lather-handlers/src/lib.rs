@@ -8,6 +8,7 @@
 //! | `compress` | Body content ≥ `min_bytes` → one `lc:Compressed` element (`algorithm` gzip or deflate) | CPU |
 //! | `decompress` | restores a compressed Body, output bounded by `max_bytes` | CPU |
 //! | `audit-file` | appends each message to `path`; `fsync` always, never, or every N ms | I/O |
+//! | `wsa` | WS-Addressing 1.0 / 2004/08: validates requests, fills `MessageID`, `RelatesTo`, `Action`, `To` in answers | I/O |
 //! | `wsse-username` | WS-Security UsernameToken (PasswordText / PasswordDigest), nonce replay cache, Created window | I/O |
 //! | `cpu-burn` | `micros = N` of CPU work per message (a benchmark aid) | CPU |
 //! | `sleep` | waits `millis = N` per message (a benchmark aid) | I/O |
@@ -28,6 +29,8 @@ mod monitor;
 mod plans;
 mod registry;
 mod sleep;
+mod uuid;
+mod wsa;
 mod wsse_username;
 
 pub use audit_file::{AuditFile, Fsync};
@@ -41,4 +44,5 @@ pub use monitor::Monitor;
 pub use plans::{Route, ServicePlans, service_plans};
 pub use registry::{KINDS, build_step};
 pub use sleep::Sleep;
+pub use wsa::WsAddressing;
 pub use wsse_username::WsseUsername;

@@ -2,7 +2,7 @@
 
 use crate::{
     Algorithm, AuditFile, Compress, CpuBurn, Decompress, Digest, Fsync, Logging, Monitor, Sleep,
-    WsseUsername,
+    WsAddressing, WsseUsername,
 };
 use lather_config::{Config, ConfigError, HandlerConfig};
 use lather_pipeline::{Handler, Options, Step, Work};
@@ -20,6 +20,7 @@ pub const KINDS: &[(&str, &[&str], Work)] = &[
     ("decompress", &["max_bytes"], Work::Cpu),
     ("audit-file", &["path", "fsync"], Work::Io),
     ("wsse-username", &["users_file", "window_s"], Work::Io),
+    ("wsa", &["required", "response_action"], Work::Io),
 ];
 
 /// Makes the `[handlers.NAME]` table `cfg` into a step. Errors name the file, line and key:
@@ -144,6 +145,10 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
             let window = cfg.window_s.as_ref().map_or(300, |w| *w.get_ref());
             Arc::new(WsseUsername::new(users, window))
         }
+        "wsa" => Arc::new(WsAddressing::new(
+            cfg.required.as_ref().is_some_and(|r| *r.get_ref()),
+            cfg.response_action.as_ref().map(|a| a.get_ref().clone()),
+        )),
         _ => unreachable!("every entry of KINDS is built above"),
     };
     let defaults = Options::default();

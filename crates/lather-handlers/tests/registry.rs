@@ -120,3 +120,25 @@ fn audit_file_needs_a_path_it_can_open() {
         "{msg}"
     );
 }
+
+#[test]
+fn wsa_takes_required_and_response_action() {
+    let cfg = config(
+        "[handlers.wsa]\nkind = \"wsa\"\nrequired = true\nresponse_action = \"urn:a#r\"\n",
+        r#"[["wsa"]]"#,
+    );
+    let plans = service_plans(&cfg).unwrap();
+    let step = &plans[0].request.stages()[0][0];
+    assert_eq!(step.options().work, lather_pipeline::Work::Io);
+    let action = lather_envelope::QName::new(lather_envelope::WSA10_NS, "Action");
+    assert!(step.access().reads.has_header(&action));
+    assert!(plans[0].request.understood_headers().contains(&action));
+    let msg = error(
+        "[handlers.wsa]\nkind = \"wsa\"\nreverse = true\n",
+        r#"[["wsa"]]"#,
+    );
+    assert!(
+        msg.starts_with("h.toml:3:") && msg.contains("does not take reverse"),
+        "{msg}"
+    );
+}
