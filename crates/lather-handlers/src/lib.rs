@@ -7,6 +7,7 @@
 //! | `monitor` | messages, bytes and clients per operation, at `/metrics` | I/O |
 //! | `compress` | Body content ≥ `min_bytes` → one `lc:Compressed` element (`algorithm` gzip or deflate) | CPU |
 //! | `decompress` | restores a compressed Body, output bounded by `max_bytes` | CPU |
+//! | `format-convert` | renames Body elements, attributes and namespaces by the rules in `mapping_file` (`reverse` for the way back) | CPU |
 //! | `audit-file` | appends each message to `path`; `fsync` always, never, or every N ms | I/O |
 //! | `wsa` | WS-Addressing 1.0 / 2004/08: validates requests, fills `MessageID`, `RelatesTo`, `Action`, `To` in answers | I/O |
 //! | `wsse-username` | WS-Security UsernameToken (PasswordText / PasswordDigest), nonce replay cache, Created window | I/O |
@@ -20,6 +21,7 @@
 mod audit_file;
 mod compress;
 mod compressed_body;
+mod convert;
 mod cpu_burn;
 mod datetime;
 mod decompress;
@@ -36,6 +38,7 @@ mod wsse_username;
 pub use audit_file::{AuditFile, Fsync};
 pub use compress::Compress;
 pub use compressed_body::{Algorithm, COMPRESSION_NS};
+pub use convert::{FormatConvert, MappingError};
 pub use cpu_burn::CpuBurn;
 pub use decompress::Decompress;
 pub use digest::Digest;

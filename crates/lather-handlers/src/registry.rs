@@ -1,8 +1,8 @@
 //! Building configured handlers: kind lookup, parameter checks, engine options.
 
 use crate::{
-    Algorithm, AuditFile, Compress, CpuBurn, Decompress, Digest, Fsync, Logging, Monitor, Sleep,
-    WsAddressing, WsseUsername,
+    Algorithm, AuditFile, Compress, CpuBurn, Decompress, Digest, FormatConvert, Fsync, Logging,
+    Monitor, Sleep, WsAddressing, WsseUsername,
 };
 use lather_config::{Config, ConfigError, HandlerConfig};
 use lather_pipeline::{Handler, Options, Step, Work};
@@ -21,6 +21,7 @@ pub const KINDS: &[(&str, &[&str], Work)] = &[
     ("audit-file", &["path", "fsync"], Work::Io),
     ("wsse-username", &["users_file", "window_s"], Work::Io),
     ("wsa", &["required", "response_action"], Work::Io),
+    ("format-convert", &["mapping_file", "reverse"], Work::Cpu),
 ];
 
 /// Makes the `[handlers.NAME]` table `cfg` into a step. Errors name the file, line and key:
@@ -149,6 +150,34 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
             cfg.required.as_ref().is_some_and(|r| *r.get_ref()),
             cfg.response_action.as_ref().map(|a| a.get_ref().clone()),
         )),
+        "format-convert" => {
+            let file = cfg
+                .mapping_file
+                .as_ref()
+                .ok_or_else(|| missing("mapping_file"))?;
+            let text = std::fs::read_to_string(file.get_ref()).map_err(|e| {
+                config.error_at(
+                    file.span(),
+                    format!(
+                        "handlers.{name}.mapping_file: cannot read {:?}: {e}",
+                        file.get_ref()
+                    ),
+                )
+            })?;
+            let reverse = cfg.reverse.as_ref().is_some_and(|r| *r.get_ref());
+            let convert = FormatConvert::from_rules(&text, reverse).map_err(|e| {
+                config.error_at(
+                    file.span(),
+                    format!(
+                        "handlers.{name}.mapping_file: {}:{}: {}",
+                        file.get_ref(),
+                        e.line,
+                        e.message
+                    ),
+                )
+            })?;
+            Arc::new(convert)
+        }
         _ => unreachable!("every entry of KINDS is built above"),
     };
     let defaults = Options::default();
