@@ -51,7 +51,8 @@ pub struct HandlerConfig {
     pub window_s: Option<Spanned<u64>>,
     /// `encrypt`, `decrypt`: the AES key, 16 or 32 raw bytes or one line of hex.
     pub key_file: Option<Spanned<String>>,
-    /// `decrypt`: a Body that is not encrypted is refused (default false: it passes).
+    /// `decrypt`: a Body that is not encrypted is refused; `wsa`: a request without
+    /// WS-Addressing headers is refused (default false: both pass).
     pub required: Option<Spanned<bool>>,
     /// `audit-file`: the file messages are appended to; `wsrf-resource`: the redb store.
     pub path: Option<Spanned<String>>,
@@ -62,6 +63,12 @@ pub struct HandlerConfig {
     pub max_resources: Option<Spanned<u64>>,
     /// `notify`: where notifications are POSTed, `http://host:port/path`.
     pub sink: Option<Spanned<String>>,
+    /// `wsa`: the `wsa:Action` of responses (default: the request's action + `Response`).
+    pub response_action: Option<Spanned<String>>,
+    /// `format-convert`: the renaming rules, one per line (see docs/handlers.md).
+    pub mapping_file: Option<Spanned<String>>,
+    /// `format-convert`: apply the rules backwards, new names to old (default false).
+    pub reverse: Option<Spanned<bool>>,
 }
 
 impl HandlerConfig {
@@ -87,6 +94,15 @@ impl HandlerConfig {
                 self.max_resources.as_ref().map(Spanned::span),
             ),
             ("sink", self.sink.as_ref().map(Spanned::span)),
+            (
+                "response_action",
+                self.response_action.as_ref().map(Spanned::span),
+            ),
+            (
+                "mapping_file",
+                self.mapping_file.as_ref().map(Spanned::span),
+            ),
+            ("reverse", self.reverse.as_ref().map(Spanned::span)),
         ];
         spans
             .into_iter()

@@ -41,7 +41,9 @@ pub use bytes::Bytes;
 pub use edit::{Edit, EditError};
 pub use element::{Element, Node};
 pub use envelope::Envelope;
-pub use fault::{Fault, FaultCode, FaultKind, FaultSpec, LATHER_FAULT_NS, WSSE_NS};
+pub use fault::{
+    Fault, FaultCode, FaultKind, FaultSpec, LATHER_FAULT_NS, WSA04_NS, WSA10_NS, WSSE_NS,
+};
 pub use header::HeaderBlock;
 pub use limits::Limits;
 pub use namespace::XML_NS;

@@ -19,10 +19,10 @@ fn the_fault_document_matches_the_catalogue() {
             other => other.soap12_local(),
         };
         let (_, prefix, local) = kind.subcode();
-        let subcode = if s.has_subcode {
-            format!("{prefix}:{local}")
-        } else {
-            "—".into()
+        let subcode = match (s.has_subcode, kind.subsubcode()) {
+            (false, _) => "—".into(),
+            (true, None) => format!("{prefix}:{local}"),
+            (true, Some((_, p2, l2))) => format!("{prefix}:{local} / {p2}:{l2}"),
         };
         let soap11 = if kind.has_foreign_subcode() {
             format!("{prefix}:{local}")

@@ -292,3 +292,138 @@ fn fault_values() {
     let shown = Fault::with_reason(FaultKind::TooDeep, "depth 65").to_string();
     assert_eq!(shown, "TooDeep (1007): depth 65");
 }
+
+// ===== WS-Addressing faults =====
+
+const WSA10: &str = lather_envelope::WSA10_NS;
+const WSA04: &str = lather_envelope::WSA04_NS;
+
+/// The text of the `env:Value` of `code` and of each nested `env:Subcode`, outermost first.
+fn code_chain(code: &Element) -> Vec<String> {
+    let mut chain = vec![text_of(code.child(NS12, "Value").unwrap())];
+    let mut at = code;
+    while let Some(sub) = at.child(NS12, "Subcode") {
+        chain.push(text_of(sub.child(NS12, "Value").unwrap()));
+        at = sub;
+    }
+    chain
+}
+
+#[test]
+fn wsa10_soap12_nests_the_second_level_code_and_names_the_problem_header() {
+    let fault = Fault::with_reason(FaultKind::InvalidCardinality, "two wsa:To")
+        .problem_header(QName::new(WSA10, "To"))
+        .relates_to("urn:uuid:1");
+    let env = reparse(&fault, SoapVersion::V12);
+    let s = std::str::from_utf8(env.as_bytes()).unwrap();
+    assert!(
+        s.contains(&format!(
+            r#"<env:Subcode><env:Value xmlns:wsa="{WSA10}">wsa:InvalidAddressingHeader</env:Value><env:Subcode><env:Value xmlns:wsa="{WSA10}">wsa:InvalidCardinality</env:Value></env:Subcode></env:Subcode>"#
+        )),
+        "{s}"
+    );
+    let f = fault_element(env.as_bytes(), NS12);
+    assert_eq!(
+        code_chain(f.child(NS12, "Code").unwrap()),
+        [
+            "env:Sender",
+            "wsa:InvalidAddressingHeader",
+            "wsa:InvalidCardinality"
+        ]
+    );
+    let detail = f.child(NS12, "Detail").unwrap();
+    let problem = detail.child(WSA10, "ProblemHeaderQName").unwrap();
+    assert_eq!(text_of(problem), "wsa:To");
+    assert!(detail.child(LATHER_FAULT_NS, "fault").is_some());
+    // The addressing headers of a fault: the fault action and the relation to the request.
+    let action = env.header(&QName::new(WSA10, "Action")).unwrap();
+    assert_eq!(
+        env.header_text(action).as_deref(),
+        Some("http://www.w3.org/2005/08/addressing/fault")
+    );
+    let relates = env.header(&QName::new(WSA10, "RelatesTo")).unwrap();
+    assert_eq!(env.header_text(relates).as_deref(), Some("urn:uuid:1"));
+    assert!(env.header(&QName::new(WSA10, "FaultDetail")).is_none());
+}
+
+#[test]
+fn wsa10_soap11_puts_the_subcode_in_faultcode_and_the_detail_in_a_header() {
+    let fault = Fault::new(FaultKind::MessageAddressingHeaderRequired)
+        .problem_header(QName::new(WSA10, "Action"));
+    let env = reparse(&fault, SoapVersion::V11);
+    let f = fault_element(env.as_bytes(), NS11);
+    assert_eq!(
+        text_of(f.child("", "faultcode").unwrap()),
+        "wsa:MessageAddressingHeaderRequired"
+    );
+    let s = std::str::from_utf8(env.as_bytes()).unwrap();
+    assert!(
+        s.contains(&format!(
+            r#"<faultcode xmlns:wsa="{WSA10}">wsa:MessageAddressingHeaderRequired</faultcode>"#
+        )),
+        "{s}"
+    );
+    let root = canonical(env.as_bytes()).unwrap();
+    let header = root.child(NS11, "Header").unwrap();
+    let problem = header
+        .child(WSA10, "FaultDetail")
+        .unwrap()
+        .child(WSA10, "ProblemHeaderQName")
+        .unwrap();
+    assert_eq!(text_of(problem), "wsa:Action");
+    assert!(header.child(WSA10, "Action").is_some());
+    // SOAP 1.1's detail is about the Body: no problem header there.
+    let detail = f.child("", "detail").unwrap();
+    assert!(detail.child(WSA10, "ProblemHeaderQName").is_none());
+}
+
+#[test]
+fn wsa_2004_faults_use_the_submission_namespace_and_fault_action() {
+    let fault = Fault::new(FaultKind::InvalidMessageInformationHeader).relates_to("uuid:7");
+    for version in [SoapVersion::V11, SoapVersion::V12] {
+        let env = reparse(&fault, version);
+        let action = env.header(&QName::new(WSA04, "Action")).unwrap();
+        assert_eq!(
+            env.header_text(action).as_deref(),
+            Some("http://schemas.xmlsoap.org/ws/2004/08/addressing/fault")
+        );
+        let relates = env.header(&QName::new(WSA04, "RelatesTo")).unwrap();
+        assert_eq!(env.header_text(relates).as_deref(), Some("uuid:7"));
+    }
+    let v11 = fault.to_envelope(SoapVersion::V11);
+    let f = fault_element(&v11, NS11);
+    assert_eq!(
+        text_of(f.child("", "faultcode").unwrap()),
+        "wsa:InvalidMessageInformationHeader"
+    );
+    let s = std::str::from_utf8(&v11).unwrap();
+    assert!(s.contains(&format!(
+        r#"xmlns:wsa="{WSA04}">wsa:InvalidMessageInformationHeader"#
+    )));
+    let v12 = fault.to_envelope(SoapVersion::V12);
+    let f = fault_element(&v12, NS12);
+    assert_eq!(
+        code_chain(f.child(NS12, "Code").unwrap()),
+        ["env:Sender", "wsa:InvalidMessageInformationHeader"]
+    );
+}
+
+#[test]
+fn a_problem_header_in_another_namespace_declares_its_prefix() {
+    let fault = Fault::new(FaultKind::InvalidAddressingHeader)
+        .problem_header(QName::new("urn:x&y", "Custom"));
+    let env = reparse(&fault, SoapVersion::V12);
+    let s = std::str::from_utf8(env.as_bytes()).unwrap();
+    assert!(
+        s.contains(&format!(
+            r#"<wsa:ProblemHeaderQName xmlns:wsa="{WSA10}" xmlns:h="urn:x&amp;y">h:Custom</wsa:ProblemHeaderQName>"#
+        )),
+        "{s}"
+    );
+    // Faults that are not about addressing carry no addressing header.
+    let other = reparse(
+        &Fault::new(FaultKind::MalformedXml).relates_to("urn:uuid:1"),
+        SoapVersion::V11,
+    );
+    assert!(!other.has_header_element());
+}

@@ -9,7 +9,9 @@
 //! | `decompress` | restores a compressed Body, output bounded by `max_bytes` | CPU |
 //! | `encrypt` | Body content → one `xenc:EncryptedData` (AES-GCM or AES-CBC, key from `key_file`) | CPU |
 //! | `decrypt` | restores a Body encrypted with XML Encryption; `required` refuses plain Bodies | CPU |
+//! | `format-convert` | renames Body elements, attributes and namespaces by the rules in `mapping_file` (`reverse` for the way back) | CPU |
 //! | `audit-file` | appends each message to `path`; `fsync` always, never, or every N ms | I/O |
+//! | `wsa` | WS-Addressing 1.0 / 2004/08: validates requests, fills `MessageID`, `RelatesTo`, `Action`, `To` in answers | I/O |
 //! | `wsse-username` | WS-Security UsernameToken (PasswordText / PasswordDigest), nonce replay cache, Created window | I/O |
 //! | `cpu-burn` | `micros = N` of CPU work per message (a benchmark aid) | CPU |
 //! | `wsrf-resource` | a WS-RF resource per `wsrf:ResourceId`: WS-RP Get/Set answered, other messages counted, in a redb file at `path` | I/O |
@@ -23,6 +25,7 @@
 mod audit_file;
 mod compress;
 mod compressed_body;
+mod convert;
 mod cpu_burn;
 mod datetime;
 mod decompress;
@@ -35,6 +38,8 @@ mod notify;
 mod plans;
 mod registry;
 mod sleep;
+mod uuid;
+mod wsa;
 mod wsrf;
 mod wsse_username;
 mod xmlenc;
@@ -42,6 +47,7 @@ mod xmlenc;
 pub use audit_file::{AuditFile, Fsync};
 pub use compress::Compress;
 pub use compressed_body::{Algorithm, COMPRESSION_NS};
+pub use convert::{FormatConvert, MappingError};
 pub use cpu_burn::CpuBurn;
 pub use decompress::Decompress;
 pub use decrypt::Decrypt;
@@ -53,6 +59,7 @@ pub use notify::{NOTIFY_NS, Notify};
 pub use plans::{Route, ServicePlans, service_plans};
 pub use registry::{KINDS, build_step};
 pub use sleep::Sleep;
+pub use wsa::WsAddressing;
 pub use wsrf::{
     MAX_PROPERTIES, MAX_PROPERTY_BYTES, RESOURCE_ID, RESOURCE_NS, WSRL_NS, WSRP_NS, WsrfResource,
 };

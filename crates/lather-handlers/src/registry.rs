@@ -2,8 +2,8 @@
 
 use crate::{
     Algorithm, AuditFile, Compress, CpuBurn, Decompress, Decrypt, Digest, Encrypt,
-    EncryptionAlgorithm, EncryptionKey, Fsync, Logging, Monitor, Notify, Sleep, WsrfResource,
-    WsseUsername,
+    EncryptionAlgorithm, EncryptionKey, FormatConvert, Fsync, Logging, Monitor, Notify, Sleep,
+    WsAddressing, WsrfResource, WsseUsername,
 };
 use lather_config::{Config, ConfigError, HandlerConfig};
 use lather_pipeline::{Handler, Options, Step, Work};
@@ -25,6 +25,8 @@ pub const KINDS: &[(&str, &[&str], Work)] = &[
     ("wsse-username", &["users_file", "window_s"], Work::Io),
     ("wsrf-resource", &["path", "max_resources"], Work::Io),
     ("notify", &["sink"], Work::Io),
+    ("wsa", &["required", "response_action"], Work::Io),
+    ("format-convert", &["mapping_file", "reverse"], Work::Cpu),
 ];
 
 /// Kinds that change state outside the message, so a second attempt could apply a change
@@ -218,6 +220,38 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
                 )
             })?;
             Arc::new(notify)
+        }
+        "wsa" => Arc::new(WsAddressing::new(
+            cfg.required.as_ref().is_some_and(|r| *r.get_ref()),
+            cfg.response_action.as_ref().map(|a| a.get_ref().clone()),
+        )),
+        "format-convert" => {
+            let file = cfg
+                .mapping_file
+                .as_ref()
+                .ok_or_else(|| missing("mapping_file"))?;
+            let text = std::fs::read_to_string(file.get_ref()).map_err(|e| {
+                config.error_at(
+                    file.span(),
+                    format!(
+                        "handlers.{name}.mapping_file: cannot read {:?}: {e}",
+                        file.get_ref()
+                    ),
+                )
+            })?;
+            let reverse = cfg.reverse.as_ref().is_some_and(|r| *r.get_ref());
+            let convert = FormatConvert::from_rules(&text, reverse).map_err(|e| {
+                config.error_at(
+                    file.span(),
+                    format!(
+                        "handlers.{name}.mapping_file: {}:{}: {}",
+                        file.get_ref(),
+                        e.line,
+                        e.message
+                    ),
+                )
+            })?;
+            Arc::new(convert)
         }
         _ => unreachable!("every entry of KINDS is built above"),
     };

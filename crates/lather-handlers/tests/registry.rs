@@ -254,3 +254,95 @@ fn notify_needs_a_plain_http_sink() {
         "{msg}"
     );
 }
+
+#[test]
+fn wsa_takes_required_and_response_action() {
+    let cfg = config(
+        "[handlers.wsa]\nkind = \"wsa\"\nrequired = true\nresponse_action = \"urn:a#r\"\n",
+        r#"[["wsa"]]"#,
+    );
+    let plans = service_plans(&cfg).unwrap();
+    let step = &plans[0].request.stages()[0][0];
+    assert_eq!(step.options().work, lather_pipeline::Work::Io);
+    let action = lather_envelope::QName::new(lather_envelope::WSA10_NS, "Action");
+    assert!(step.access().reads.has_header(&action));
+    assert!(plans[0].request.understood_headers().contains(&action));
+    let msg = error(
+        "[handlers.wsa]\nkind = \"wsa\"\nreverse = true\n",
+        r#"[["wsa"]]"#,
+    );
+    assert!(
+        msg.starts_with("h.toml:3:") && msg.contains("does not take reverse"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn format_convert_reads_its_mapping_file() {
+    let example = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/format-convert.map"
+    );
+    let cfg = config(
+        &format!(
+            "[handlers.up]\nkind = \"format-convert\"\nmapping_file = \"{example}\"\n\
+             [handlers.down]\nkind = \"format-convert\"\nmapping_file = \"{example}\"\nreverse = true\n"
+        ),
+        r#"[["up"], ["down"]]"#,
+    );
+    let plans = service_plans(&cfg).unwrap();
+    let up = &plans[0].request.stages()[0][0];
+    assert_eq!(up.options().work, lather_pipeline::Work::Cpu);
+    assert!(up.access().writes.has_body());
+
+    let msg = error("[handlers.c]\nkind = \"format-convert\"\n", r#"[["c"]]"#);
+    assert!(
+        msg.starts_with("h.toml:2:") && msg.contains("needs mapping_file"),
+        "{msg}"
+    );
+    let msg = error(
+        "[handlers.c]\nkind = \"format-convert\"\nmapping_file = \"/nonexistent/rules.map\"\n",
+        r#"[["c"]]"#,
+    );
+    assert!(
+        msg.starts_with("h.toml:3:") && msg.contains("cannot read"),
+        "{msg}"
+    );
+    // A bad rule: the TOML line of mapping_file, and the file and line of the rule.
+    let bad = std::env::temp_dir().join(format!("lather-bad-{}.map", std::process::id()));
+    std::fs::write(
+        &bad,
+        "# rules\nnamespace urn:a = urn:b\nrename urn:c = urn:d\n",
+    )
+    .unwrap();
+    let msg = error(
+        &format!(
+            "[handlers.c]\nkind = \"format-convert\"\nreverse = false\nmapping_file = \"{}\"\n",
+            bad.display()
+        ),
+        r#"[["c"]]"#,
+    );
+    let _ = std::fs::remove_file(&bad);
+    assert!(
+        msg.starts_with("h.toml:4:")
+            && msg.contains(&format!("{}:3:", bad.display()))
+            && msg.contains("unknown rule \"rename\""),
+        "{msg}"
+    );
+}
+
+#[test]
+fn wsa_and_format_convert_share_a_stage() {
+    let example = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/format-convert.map"
+    );
+    let cfg = config(
+        &format!(
+            "[handlers.wsa]\nkind = \"wsa\"\n[handlers.convert]\nkind = \"format-convert\"\nmapping_file = \"{example}\"\n"
+        ),
+        r#"[["wsa", "convert"]]"#,
+    );
+    let plans = service_plans(&cfg).unwrap();
+    assert_eq!(plans[0].request.to_string(), "1: wsa ‖ convert\n");
+}

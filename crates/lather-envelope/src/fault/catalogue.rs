@@ -59,6 +59,12 @@ pub struct FaultSpec {
 pub const WSSE_NS: &str =
     "http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd";
 
+/// The WS-Addressing 1.0 namespace (W3C Recommendation, 2006), whose fault codes some kinds use.
+pub const WSA10_NS: &str = "http://www.w3.org/2005/08/addressing";
+
+/// The WS-Addressing 2004/08 member submission's namespace, whose fault codes some kinds use.
+pub const WSA04_NS: &str = "http://schemas.xmlsoap.org/ws/2004/08/addressing";
+
 impl FaultKind {
     /// The subcode QName `(namespace, preferred prefix, local name)`: lather's own
     /// (`lf:Name` in [`LATHER_FAULT_NS`]) unless a specification defines the code, as
@@ -70,8 +76,40 @@ impl FaultKind {
             FaultKind::MessageExpired => (WSSE_NS, "wsse", "MessageExpired"),
             FaultKind::UnsupportedAlgorithm => (WSSE_NS, "wsse", "UnsupportedAlgorithm"),
             FaultKind::FailedCheck => (WSSE_NS, "wsse", "FailedCheck"),
+            FaultKind::MessageAddressingHeaderRequired => {
+                (WSA10_NS, "wsa", "MessageAddressingHeaderRequired")
+            }
+            FaultKind::InvalidAddressingHeader
+            | FaultKind::InvalidCardinality
+            | FaultKind::MissingAddressInEpr
+            | FaultKind::ActionMismatch => (WSA10_NS, "wsa", "InvalidAddressingHeader"),
+            FaultKind::MessageInformationHeaderRequired => {
+                (WSA04_NS, "wsa", "MessageInformationHeaderRequired")
+            }
+            FaultKind::InvalidMessageInformationHeader => {
+                (WSA04_NS, "wsa", "InvalidMessageInformationHeader")
+            }
             other => (LATHER_FAULT_NS, "lf", other.spec().name),
         }
+    }
+
+    /// The SOAP 1.2 second-level subcode `(namespace, preferred prefix, local name)` some
+    /// specifications define below their subcode, as WS-Addressing 1.0 does for
+    /// `wsa:InvalidAddressingHeader`. SOAP 1.1 has no place for it.
+    pub fn subsubcode(self) -> Option<(&'static str, &'static str, &'static str)> {
+        match self {
+            FaultKind::InvalidCardinality => Some((WSA10_NS, "wsa", "InvalidCardinality")),
+            FaultKind::MissingAddressInEpr => Some((WSA10_NS, "wsa", "MissingAddressInEPR")),
+            FaultKind::ActionMismatch => Some((WSA10_NS, "wsa", "ActionMismatch")),
+            _ => None,
+        }
+    }
+
+    /// The WS-Addressing namespace whose binding this kind follows, if it is an addressing
+    /// fault: its envelope carries `wsa:Action` = `{namespace}/fault`.
+    pub fn addressing_namespace(self) -> Option<&'static str> {
+        let ns = self.subcode().0;
+        (ns == WSA10_NS || ns == WSA04_NS).then_some(ns)
     }
 
     /// Whether the subcode is defined by another specification (see [`FaultKind::subcode`]).
@@ -151,11 +189,31 @@ catalogue! {
     FailedCheck = 1024, Sender, true, 400, "The signature or decryption was invalid";
     /// A resource operation names no resource (no resource id header), or one this node
     /// does not hold (WS-ResourceFramework's ResourceUnknownFault).
-    ResourceUnknown = 1030, Sender, true, 400, "The message names no resource, or one this node does not know";
+    ResourceUnknown = 1040, Sender, true, 400, "The message names no resource, or one this node does not know";
     /// A WS-ResourceProperties request is malformed or asks for a change the resource
     /// refuses (WS-RP's InvalidResourcePropertyQNameFault, InvalidModificationFault,
     /// UnableToModifyResourcePropertyFault).
-    InvalidResourceRequest = 1031, Sender, true, 400, "The resource properties request is invalid";
+    InvalidResourceRequest = 1041, Sender, true, 400, "The resource properties request is invalid";
+    /// WS-Addressing 1.0: a required addressing header is missing
+    /// (`wsa:MessageAddressingHeaderRequired`).
+    MessageAddressingHeaderRequired = 1030, Sender, true, 400, "A required header representing a Message Addressing Property is not present";
+    /// WS-Addressing 1.0: an addressing header is not valid (`wsa:InvalidAddressingHeader`).
+    InvalidAddressingHeader = 1031, Sender, true, 400, "A header representing a Message Addressing Property is not valid and the message cannot be processed";
+    /// WS-Addressing 1.0: an addressing header occurs more than once
+    /// (`wsa:InvalidAddressingHeader` / `wsa:InvalidCardinality`).
+    InvalidCardinality = 1032, Sender, true, 400, "A header representing a Message Addressing Property occurs more than once";
+    /// WS-Addressing 1.0: an endpoint reference has no `wsa:Address`
+    /// (`wsa:InvalidAddressingHeader` / `wsa:MissingAddressInEPR`).
+    MissingAddressInEpr = 1033, Sender, true, 400, "An endpoint reference has no Address";
+    /// WS-Addressing 1.0: `wsa:Action` differs from the SOAP action
+    /// (`wsa:InvalidAddressingHeader` / `wsa:ActionMismatch`).
+    ActionMismatch = 1034, Sender, true, 400, "The wsa:Action header does not match the SOAP action";
+    /// WS-Addressing 2004/08: a required message information header is missing
+    /// (`wsa:MessageInformationHeaderRequired`).
+    MessageInformationHeaderRequired = 1035, Sender, true, 400, "A required message information header, To, MessageID, or Action, is not present";
+    /// WS-Addressing 2004/08: a message information header is not valid
+    /// (`wsa:InvalidMessageInformationHeader`).
+    InvalidMessageInformationHeader = 1036, Sender, true, 400, "A message information header is not valid and the message cannot be processed";
     /// The request's media type is not a SOAP media type.
     UnsupportedMediaType = 2001, Sender, true, 415, "The media type is not a SOAP media type";
     /// The request's `Content-Encoding` is not gzip, deflate or identity.

@@ -1,8 +1,11 @@
 //! Faults: the catalogue, the [`Fault`] value and its SOAP 1.1 / 1.2 serialisation.
 
+mod addressing;
 mod catalogue;
 
-pub use catalogue::{FaultCode, FaultKind, FaultSpec, LATHER_FAULT_NS, WSSE_NS};
+pub use catalogue::{
+    FaultCode, FaultKind, FaultSpec, LATHER_FAULT_NS, WSA04_NS, WSA10_NS, WSSE_NS,
+};
 
 use crate::escape::{escape_attribute, escape_text};
 use crate::{QName, SOAP11_NS, SOAP12_NS, SoapVersion};
@@ -18,6 +21,14 @@ pub struct Fault {
     kind: FaultKind,
     reason: Cow<'static, str>,
     not_understood: Vec<QName>,
+    addressing: Option<Box<AddressingDetail>>,
+}
+
+/// What an addressing fault says beyond its kind (boxed: most faults have none).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct AddressingDetail {
+    problem_header: Option<QName>,
+    relates_to: Option<String>,
 }
 
 impl Fault {
@@ -27,6 +38,7 @@ impl Fault {
             kind,
             reason: Cow::Borrowed(kind.spec().reason),
             not_understood: Vec::new(),
+            addressing: None,
         }
     }
 
@@ -36,6 +48,7 @@ impl Fault {
             kind,
             reason: reason.into(),
             not_understood: Vec::new(),
+            addressing: None,
         }
     }
 
@@ -43,6 +56,31 @@ impl Fault {
     pub fn not_understood(mut self, names: Vec<QName>) -> Self {
         self.not_understood = names;
         self
+    }
+
+    /// Names the header block a WS-Addressing 1.0 fault is about: written as
+    /// `wsa:ProblemHeaderQName`, in `env:Detail` (SOAP 1.2) or in a `wsa:FaultDetail` header
+    /// (SOAP 1.1), as the WS-Addressing 1.0 SOAP binding places it. Other kinds ignore it.
+    pub fn problem_header(mut self, name: QName) -> Self {
+        self.addressing.get_or_insert_default().problem_header = Some(name);
+        self
+    }
+
+    /// The `wsa:MessageID` of the request an addressing fault answers: the fault envelope
+    /// carries `wsa:RelatesTo` with it. Kinds other than addressing faults ignore it.
+    pub fn relates_to(mut self, message_id: impl Into<String>) -> Self {
+        self.addressing.get_or_insert_default().relates_to = Some(message_id.into());
+        self
+    }
+
+    /// The header block the fault is about, if one was named.
+    pub fn problem_header_name(&self) -> Option<&QName> {
+        self.addressing.as_ref()?.problem_header.as_ref()
+    }
+
+    /// The request's `wsa:MessageID` the fault relates to, if one was given.
+    pub fn relates_to_id(&self) -> Option<&str> {
+        self.addressing.as_ref()?.relates_to.as_deref()
     }
 
     /// The catalogue kind.
@@ -83,7 +121,13 @@ impl Fault {
         let spec = self.kind.spec();
         out.push_str(r#"<soap:Envelope xmlns:soap=""#);
         out.push_str(SOAP11_NS);
-        out.push_str(r#""><soap:Body><soap:Fault>"#);
+        out.push_str(r#"">"#);
+        if let Some(ns) = self.kind.addressing_namespace() {
+            out.push_str("<soap:Header>");
+            addressing::write_headers(self, ns, SoapVersion::V11, out);
+            out.push_str("</soap:Header>");
+        }
+        out.push_str("<soap:Body><soap:Fault>");
         if self.kind.has_foreign_subcode() {
             let (ns, prefix, local) = self.kind.subcode();
             out.push_str(&format!(
@@ -113,18 +157,34 @@ impl Fault {
         if spec.has_subcode {
             let (ns, prefix, local) = self.kind.subcode();
             out.push_str(&format!(
-                r#"<env:Subcode><env:Value xmlns:{prefix}="{ns}">{prefix}:{local}</env:Value></env:Subcode>"#
+                r#"<env:Subcode><env:Value xmlns:{prefix}="{ns}">{prefix}:{local}</env:Value>"#
             ));
+            if let Some((ns, prefix, local)) = self.kind.subsubcode() {
+                out.push_str(&format!(
+                    r#"<env:Subcode><env:Value xmlns:{prefix}="{ns}">{prefix}:{local}</env:Value></env:Subcode>"#
+                ));
+            }
+            out.push_str("</env:Subcode>");
         }
         out.push_str(r#"</env:Code><env:Reason><env:Text xml:lang="en">"#);
         out.push_str(&escape_text(&self.reason));
         out.push_str("</env:Text></env:Reason><env:Detail>");
+        if self.kind.addressing_namespace() == Some(WSA10_NS) {
+            addressing::write_problem_header(self, out);
+        }
         self.write_detail(out);
         out.push_str("</env:Detail></env:Fault></env:Body></env:Envelope>");
     }
 
-    /// SOAP 1.2 carries `Upgrade` on VersionMismatch and `NotUnderstood` on MustUnderstand.
+    /// SOAP 1.2 carries `Upgrade` on VersionMismatch, `NotUnderstood` on MustUnderstand and
+    /// the addressing headers on WS-Addressing faults.
     fn write_soap12_header(&self, out: &mut String) {
+        if let Some(ns) = self.kind.addressing_namespace() {
+            out.push_str("<env:Header>");
+            addressing::write_headers(self, ns, SoapVersion::V12, out);
+            out.push_str("</env:Header>");
+            return;
+        }
         if self.kind == FaultKind::VersionMismatch {
             out.push_str("<env:Header><env:Upgrade>");
             for (i, ns) in [SOAP12_NS, SOAP11_NS].iter().enumerate() {
