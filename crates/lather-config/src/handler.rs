@@ -51,6 +51,9 @@ pub struct HandlerConfig {
     pub window_s: Option<Spanned<u64>>,
     /// `encrypt`, `decrypt`: the AES key, 16 or 32 raw bytes or one line of hex.
     pub key_file: Option<Spanned<String>>,
+    /// `encrypt`, `decrypt`: work on the header blocks of this name (Clark notation)
+    /// instead of the Body, as WS-Security 1.1 `EncryptedHeader`s.
+    pub header: Option<Spanned<String>>,
     /// `decrypt`: a Body that is not encrypted is refused; `wsa`: a request without
     /// WS-Addressing headers is refused (default false: both pass).
     pub required: Option<Spanned<bool>>,
@@ -86,6 +89,7 @@ impl HandlerConfig {
             ("users_file", self.users_file.as_ref().map(Spanned::span)),
             ("window_s", self.window_s.as_ref().map(Spanned::span)),
             ("key_file", self.key_file.as_ref().map(Spanned::span)),
+            ("header", self.header.as_ref().map(Spanned::span)),
             ("required", self.required.as_ref().map(Spanned::span)),
             ("path", self.path.as_ref().map(Spanned::span)),
             ("fsync", self.fsync.as_ref().map(Spanned::span)),

@@ -4,7 +4,7 @@ use crate::xmlenc::{
     self, CipherError, ENCRYPTED_DATA, EncryptionAlgorithm, EncryptionKey, XENC_NS,
 };
 use bytes::Bytes;
-use lather_envelope::{Edit, Envelope, Fault, FaultKind, QName};
+use lather_envelope::{Edit, Element, Envelope, Fault, FaultKind, Limits, QName};
 use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Patch, Verdict};
 
 /// The one reason given for every failure that involves the key — a tag that does not
@@ -30,16 +30,59 @@ const UNDECRYPTABLE: &str = "the xenc:EncryptedData could not be decrypted";
 /// CBC is not authenticated: an attacker who can send altered ciphertexts and watch which
 /// are refused may learn the plaintext (Jager and Somorovsky, "How to Break XML
 /// Encryption", 2011) whatever the fault says. Prefer GCM.
+///
+/// With [`Decrypt::header`] it restores encrypted header blocks instead: each
+/// `wsse11:EncryptedHeader` must decrypt to a block of that name, which takes its place
+/// (one encrypted by `encrypt` with the same `header`); the Body is left alone. A plaintext
+/// of another name is `wsse:FailedCheck` too: this handler declares only the one it writes.
 #[derive(Debug, Clone)]
 pub struct Decrypt {
     key: EncryptionKey,
     required: bool,
+    header: Option<QName>,
 }
 
 impl Decrypt {
     /// Decrypts with `key`; with `required`, a Body that is not encrypted is refused.
     pub fn new(key: EncryptionKey, required: bool) -> Self {
-        Decrypt { key, required }
+        Decrypt {
+            key,
+            required,
+            header: None,
+        }
+    }
+
+    /// Restores the header blocks named `name` rather than the Body.
+    pub fn header(self, name: QName) -> Self {
+        Decrypt {
+            header: Some(name),
+            ..self
+        }
+    }
+
+    /// The patch restoring every encrypted header block, or `None` if there is none.
+    fn open_headers(&self, envelope: &Envelope, name: &QName) -> Result<Option<Patch>, Fault> {
+        let wrapper = xmlenc::encrypted_header_name();
+        let mut patch = Patch::new();
+        let mut any = false;
+        for block in envelope.headers().iter().filter(|b| b.name() == &wrapper) {
+            let data = xmlenc::encrypted_data_of(&envelope.extract_header(block))?;
+            let plaintext = self.open(data)?;
+            let restored = Element::parse(&plaintext, &Limits::default())
+                .map_err(|_| Fault::with_reason(FaultKind::FailedCheck, UNDECRYPTABLE))?;
+            if restored.name() != name {
+                return Err(Fault::with_reason(FaultKind::FailedCheck, UNDECRYPTABLE));
+            }
+            patch = patch.add_header(name.clone(), plaintext);
+            any = true;
+        }
+        if !any && self.required {
+            return Err(Fault::with_reason(
+                FaultKind::InvalidSecurity,
+                format!("no wsse11:EncryptedHeader: an encrypted {name} is required"),
+            ));
+        }
+        Ok(any.then(|| patch.remove_header(wrapper)))
     }
 
     /// The plaintext Body content, or `None` for a Body that is not encrypted.
@@ -59,7 +102,18 @@ impl Decrypt {
                 "the xenc:EncryptedData must be the only element in the Body",
             ));
         }
-        let cipher_text = xmlenc::read(envelope.extract_payload().unwrap_or_default())?;
+        let plaintext = self.open(envelope.extract_payload().unwrap_or_default())?;
+        let plaintext = Bytes::from(plaintext);
+        // Checked here rather than left to the engine's check of the patch, so that a
+        // plaintext that is not XML gets the same answer as a tag that does not verify.
+        Edit::replace_body(plaintext.clone())
+            .map_err(|_| Fault::with_reason(FaultKind::FailedCheck, UNDECRYPTABLE))?;
+        Ok(Some(plaintext))
+    }
+
+    /// The plaintext of one `xenc:EncryptedData` standing alone.
+    fn open(&self, encrypted_data: Bytes) -> Result<Vec<u8>, Fault> {
+        let cipher_text = xmlenc::read(encrypted_data)?;
         let uri = &cipher_text.algorithm;
         let algorithm = EncryptionAlgorithm::from_uri(uri).ok_or_else(|| {
             let known: Vec<&str> = EncryptionAlgorithm::ALL.iter().map(|a| a.uri()).collect();
@@ -73,7 +127,7 @@ impl Decrypt {
         })?;
         let data = cipher_text.decode()?;
         drop(cipher_text);
-        let plaintext = xmlenc::decrypt(algorithm, &self.key, data).map_err(|e| match e {
+        xmlenc::decrypt(algorithm, &self.key, data).map_err(|e| match e {
             CipherError::KeyLength => Fault::with_reason(
                 FaultKind::UnsupportedAlgorithm,
                 format!(
@@ -88,26 +142,35 @@ impl Decrypt {
             CipherError::Undecryptable | CipherError::NoRandomness => {
                 Fault::with_reason(FaultKind::FailedCheck, UNDECRYPTABLE)
             }
-        })?;
-        let plaintext = Bytes::from(plaintext);
-        // Checked here rather than left to the engine's check of the patch, so that a
-        // plaintext that is not XML gets the same answer as a tag that does not verify.
-        Edit::replace_body(plaintext.clone())
-            .map_err(|_| Fault::with_reason(FaultKind::FailedCheck, UNDECRYPTABLE))?;
-        Ok(Some(plaintext))
+        })
     }
 }
 
 impl Handler for Decrypt {
     fn access(&self) -> Access {
-        Access {
-            reads: Parts::none().body(),
-            writes: Parts::none().body(),
+        match &self.header {
+            Some(name) => Access {
+                reads: Parts::none().header(xmlenc::encrypted_header_name()),
+                writes: Parts::none()
+                    .header(xmlenc::encrypted_header_name())
+                    .header(name.clone()),
+            },
+            None => Access {
+                reads: Parts::none().body(),
+                writes: Parts::none().body(),
+            },
         }
     }
 
     fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
         Box::pin(async move {
+            if let Some(name) = &self.header {
+                return match self.open_headers(message.envelope(), name) {
+                    Ok(Some(patch)) => Verdict::Continue(patch),
+                    Ok(None) => Verdict::proceed(),
+                    Err(fault) => Verdict::Fault(fault),
+                };
+            }
             match self.plaintext(message.envelope()) {
                 Ok(Some(content)) => Verdict::Continue(Patch::new().replace_body(content)),
                 Ok(None) => Verdict::proceed(),

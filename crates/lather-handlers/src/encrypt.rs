@@ -14,10 +14,16 @@ use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Patch, Ver
 /// put on each top-level element ([`Envelope::extract_body`]), so it decrypts to the same
 /// content in any envelope. An empty Body, a Fault (the requester must be able to see it)
 /// and a Body already encrypted pass as they are.
+///
+/// With [`Encrypt::header`] it encrypts header blocks instead: every block of that name is
+/// replaced by a WS-Security 1.1 `wsse11:EncryptedHeader` holding the whole block (Type
+/// `#Element`, the block standing alone with its namespace declarations); the Body is left
+/// alone.
 #[derive(Debug, Clone)]
 pub struct Encrypt {
     key: EncryptionKey,
     algorithm: EncryptionAlgorithm,
+    header: Option<QName>,
 }
 
 impl Encrypt {
@@ -32,7 +38,47 @@ impl Encrypt {
                 key.len()
             ));
         }
-        Ok(Encrypt { key, algorithm })
+        Ok(Encrypt {
+            key,
+            algorithm,
+            header: None,
+        })
+    }
+
+    /// Encrypts the header blocks named `name` rather than the Body.
+    pub fn header(self, name: QName) -> Self {
+        Encrypt {
+            header: Some(name),
+            ..self
+        }
+    }
+
+    fn seal(&self, plaintext: &[u8]) -> Result<Vec<u8>, Fault> {
+        xmlenc::encrypt(self.algorithm, &self.key, plaintext).map_err(|e| match e {
+            CipherError::NoRandomness => Fault::with_reason(
+                FaultKind::Internal,
+                "encrypt: the system gave no random bytes for the IV",
+            ),
+            e => Fault::with_reason(FaultKind::Internal, format!("encrypt: {e:?}")),
+        })
+    }
+
+    fn seal_headers(&self, envelope: &Envelope, name: &QName) -> Result<Patch, Fault> {
+        let mut patch = Patch::new();
+        let mut any = false;
+        for block in envelope.headers().iter().filter(|b| b.name() == name) {
+            let sealed = self.seal(&envelope.extract_header(block))?;
+            patch = patch.add_header(
+                xmlenc::encrypted_header_name(),
+                xmlenc::wrap_header(self.algorithm, &sealed),
+            );
+            any = true;
+        }
+        Ok(if any {
+            patch.remove_header(name.clone())
+        } else {
+            patch
+        })
     }
 
     fn passes(envelope: &Envelope) -> bool {
@@ -44,32 +90,38 @@ impl Encrypt {
 
 impl Handler for Encrypt {
     fn access(&self) -> Access {
-        Access {
-            reads: Parts::none().body(),
-            writes: Parts::none().body(),
+        match &self.header {
+            Some(name) => Access {
+                reads: Parts::none().header(name.clone()),
+                writes: Parts::none()
+                    .header(name.clone())
+                    .header(xmlenc::encrypted_header_name()),
+            },
+            None => Access {
+                reads: Parts::none().body(),
+                writes: Parts::none().body(),
+            },
         }
     }
 
     fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
         Box::pin(async move {
             let envelope = message.envelope();
+            if let Some(name) = &self.header {
+                return match self.seal_headers(envelope, name) {
+                    Ok(patch) => Verdict::Continue(patch),
+                    Err(fault) => Verdict::Fault(fault),
+                };
+            }
             if Self::passes(envelope) {
                 return Verdict::proceed();
             }
             // The plaintext is dropped before the base64 is written.
-            let sealed = xmlenc::encrypt(self.algorithm, &self.key, &envelope.extract_body());
-            match sealed {
+            match self.seal(&envelope.extract_body()) {
                 Ok(sealed) => Verdict::Continue(
                     Patch::new().replace_body(xmlenc::write(self.algorithm, &sealed)),
                 ),
-                Err(CipherError::NoRandomness) => Verdict::Fault(Fault::with_reason(
-                    FaultKind::Internal,
-                    "encrypt: the system gave no random bytes for the IV",
-                )),
-                Err(e) => Verdict::Fault(Fault::with_reason(
-                    FaultKind::Internal,
-                    format!("encrypt: {e:?}"),
-                )),
+                Err(fault) => Verdict::Fault(fault),
             }
         })
     }

@@ -64,4 +64,6 @@ pub use wsrf::{
     MAX_PROPERTIES, MAX_PROPERTY_BYTES, RESOURCE_ID, RESOURCE_NS, WSRL_NS, WSRP_NS, WsrfResource,
 };
 pub use wsse_username::WsseUsername;
-pub use xmlenc::{EncryptionAlgorithm, EncryptionKey, XENC_NS, XENC11_NS};
+pub use xmlenc::{
+    ENCRYPTED_HEADER, EncryptionAlgorithm, EncryptionKey, WSSE11_NS, XENC_NS, XENC11_NS,
+};

@@ -19,8 +19,8 @@ pub const KINDS: &[(&str, &[&str], Work)] = &[
     ("digest", &["rounds"], Work::Cpu),
     ("compress", &["algorithm", "min_bytes"], Work::Cpu),
     ("decompress", &["max_bytes"], Work::Cpu),
-    ("encrypt", &["key_file", "algorithm"], Work::Cpu),
-    ("decrypt", &["key_file", "required"], Work::Cpu),
+    ("encrypt", &["key_file", "algorithm", "header"], Work::Cpu),
+    ("decrypt", &["key_file", "required", "header"], Work::Cpu),
     ("audit-file", &["path", "fsync"], Work::Io),
     ("wsse-username", &["users_file", "window_s"], Work::Io),
     ("wsrf-resource", &["path", "max_resources"], Work::Io),
@@ -138,17 +138,25 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
                     )
                 })?,
             };
-            Arc::new(Encrypt::new(key, algorithm).map_err(|e| {
+            let encrypt = Encrypt::new(key, algorithm).map_err(|e| {
                 config.error_at(
                     file.span(),
                     format!("handlers.{name}.key_file: {}: {e}", file.get_ref()),
                 )
-            })?)
+            })?;
+            Arc::new(match header_name(name, cfg, config)? {
+                Some(q) => encrypt.header(q),
+                None => encrypt,
+            })
         }
         "decrypt" => {
             let file = cfg.key_file.as_ref().ok_or_else(|| missing("key_file"))?;
             let required = cfg.required.as_ref().is_some_and(|r| *r.get_ref());
-            Arc::new(Decrypt::new(load_key(name, file, config)?, required))
+            let decrypt = Decrypt::new(load_key(name, file, config)?, required);
+            Arc::new(match header_name(name, cfg, config)? {
+                Some(q) => decrypt.header(q),
+                None => decrypt,
+            })
         }
         "audit-file" => {
             let path = cfg.path.as_ref().ok_or_else(|| missing("path"))?;
@@ -310,6 +318,27 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
         ));
     }
     Ok(Step::new(name, handler, options))
+}
+
+/// The `header` parameter as a name, if given; Clark notation with a namespace.
+fn header_name(
+    name: &str,
+    cfg: &HandlerConfig,
+    config: &Config,
+) -> Result<Option<lather_envelope::QName>, ConfigError> {
+    let Some(header) = &cfg.header else {
+        return Ok(None);
+    };
+    match lather_config::parse_clark(header.get_ref()) {
+        Some((ns, local)) if !ns.is_empty() => Ok(Some(lather_envelope::QName::new(ns, local))),
+        _ => Err(config.error_at(
+            header.span(),
+            format!(
+                "handlers.{name}.header: {:?} is not a header name like \"{{urn:ns}}Local\"",
+                header.get_ref()
+            ),
+        )),
+    }
 }
 
 /// The key in `file` (raw bytes or a hex line); errors name the `key_file` line.

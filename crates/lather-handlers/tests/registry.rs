@@ -346,3 +346,38 @@ fn wsa_and_format_convert_share_a_stage() {
     let plans = service_plans(&cfg).unwrap();
     assert_eq!(plans[0].request.to_string(), "1: wsa ‖ convert\n");
 }
+
+#[test]
+fn encrypted_headers_are_named_in_clark_notation() {
+    let dir = temp_dir("header-key");
+    let key = dir.join("k.hex");
+    std::fs::write(&key, "000102030405060708090a0b0c0d0e0f\n").unwrap();
+    let handlers = |header: &str| {
+        format!(
+            "[handlers.open]\nkind = \"decrypt\"\nkey_file = {:?}\nheader = {header:?}\n",
+            key.display().to_string()
+        )
+    };
+    let cfg = config(&handlers("{urn:x}Secret"), r#"[["open"]]"#);
+    let plans = service_plans(&cfg).unwrap();
+    let access = plans[0].request.stages()[0][0].access().clone();
+    assert!(
+        access
+            .reads
+            .named_headers()
+            .iter()
+            .any(|q| q.local() == "EncryptedHeader")
+    );
+    assert!(
+        access
+            .writes
+            .named_headers()
+            .iter()
+            .any(|q| q.local() == "Secret")
+    );
+    let msg = error(&handlers("Secret"), r#"[["open"]]"#);
+    assert!(
+        msg.starts_with("h.toml:4:") && msg.contains("is not a header name"),
+        "{msg}"
+    );
+}

@@ -387,3 +387,109 @@ fn configuration_reads_key_files_and_names_the_line_of_what_is_wrong() {
         "{msg}"
     );
 }
+
+fn secret() -> QName {
+    QName::new("urn:example:secret", "Secret")
+}
+
+fn header_text(envelope: &Envelope, name: &QName) -> Option<String> {
+    let block = envelope.header(name)?;
+    envelope.header_text(block)
+}
+
+#[tokio::test]
+async fn an_encrypted_header_from_an_independent_tool_is_restored() {
+    let envelope = Envelope::parse(
+        ENCRYPTED_HEADER_ENVELOPE.as_bytes().to_vec().into(),
+        &Limits::default(),
+    )
+    .unwrap();
+    let open: Arc<dyn Handler> = Arc::new(Decrypt::new(key(KEY128), true).header(secret()));
+    let Outcome::Continue(m) = through(vec![open], envelope).await else {
+        panic!("decrypt failed")
+    };
+    let env = m.envelope();
+    assert_eq!(
+        header_text(env, &secret()).as_deref(),
+        Some("the vault code is 1234")
+    );
+    let wrapper = QName::new(
+        lather_handlers::WSSE11_NS,
+        lather_handlers::ENCRYPTED_HEADER,
+    );
+    assert!(
+        env.header(&wrapper).is_none(),
+        "the EncryptedHeader is gone"
+    );
+    assert_eq!(&env.body()[..], br#"<q:ping xmlns:q="urn:quotes"/>"#);
+    let block = env.header(&secret()).unwrap();
+    assert_eq!(&env.as_bytes()[block.range()], SECRET_BLOCK.as_bytes());
+}
+
+#[tokio::test]
+async fn header_encryption_round_trips_and_leaves_the_body_alone() {
+    let bytes = EnvelopeBuilder::new(SoapVersion::V11)
+        .header(SECRET_BLOCK.to_owned().into())
+        .body(r#"<q:ping xmlns:q="urn:quotes">x</q:ping>"#.to_owned().into())
+        .build();
+    let envelope = Envelope::parse(bytes, &Limits::default()).unwrap();
+    for algorithm in [
+        EncryptionAlgorithm::Aes256Gcm,
+        EncryptionAlgorithm::Aes256Cbc,
+    ] {
+        let seal: Arc<dyn Handler> = Arc::new(
+            Encrypt::new(key(KEY256), algorithm)
+                .unwrap()
+                .header(secret()),
+        );
+        let Outcome::Continue(sealed) = through(vec![seal], envelope.clone()).await else {
+            panic!("encrypt failed")
+        };
+        let text = String::from_utf8(sealed.envelope().as_bytes().to_vec()).unwrap();
+        assert!(!text.contains("vault code"), "{text}");
+        assert!(text.contains("EncryptedHeader") && text.contains(algorithm.uri()));
+        assert_eq!(sealed.envelope().body(), envelope.body());
+
+        let open: Arc<dyn Handler> = Arc::new(Decrypt::new(key(KEY256), true).header(secret()));
+        let Outcome::Continue(opened) = through(vec![open], sealed.into_envelope()).await else {
+            panic!("decrypt failed")
+        };
+        assert_eq!(
+            header_text(opened.envelope(), &secret()).as_deref(),
+            Some("the vault code is 1234")
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_encrypted_header_of_another_name_or_key_fails_alike() {
+    let envelope = Envelope::parse(
+        ENCRYPTED_HEADER_ENVELOPE.as_bytes().to_vec().into(),
+        &Limits::default(),
+    )
+    .unwrap();
+    let other = QName::new("urn:example:secret", "Other");
+    for handler in [
+        Decrypt::new(key(KEY128), false).header(other),
+        Decrypt::new(key(&[7u8; 16]), false).header(secret()),
+    ] {
+        let outcome = through(vec![Arc::new(handler)], envelope.clone()).await;
+        let Outcome::Fault(f) = outcome else {
+            panic!("{outcome:?}")
+        };
+        assert_eq!(f.kind(), FaultKind::FailedCheck);
+        assert_eq!(f.reason(), UNDECRYPTABLE);
+    }
+    // Nothing encrypted: passes, unless required.
+    let plain = envelope_with(r#"<q:ping xmlns:q="urn:quotes"/>"#);
+    let lenient: Arc<dyn Handler> = Arc::new(Decrypt::new(key(KEY128), false).header(secret()));
+    assert!(matches!(
+        through(vec![lenient], plain.clone()).await,
+        Outcome::Continue(_)
+    ));
+    let strict: Arc<dyn Handler> = Arc::new(Decrypt::new(key(KEY128), true).header(secret()));
+    let Outcome::Fault(f) = through(vec![strict], plain).await else {
+        panic!("a required encrypted header was not asked for")
+    };
+    assert_eq!(f.kind(), FaultKind::InvalidSecurity);
+}

@@ -73,8 +73,17 @@ pub(crate) fn read(element: Bytes) -> Result<CipherText, Fault> {
 /// The `xenc:EncryptedData` of Type `#Content` holding `cipher_value` (the CipherValue's
 /// bytes) encrypted with `algorithm`.
 pub(crate) fn write(algorithm: EncryptionAlgorithm, cipher_value: &[u8]) -> Bytes {
+    write_typed(algorithm, cipher_value, TYPE_CONTENT)
+}
+
+/// The `xenc:EncryptedData` of Type `#Element` (one whole element encrypted).
+pub(crate) fn write_element(algorithm: EncryptionAlgorithm, cipher_value: &[u8]) -> Bytes {
+    write_typed(algorithm, cipher_value, TYPE_ELEMENT)
+}
+
+fn write_typed(algorithm: EncryptionAlgorithm, cipher_value: &[u8], kind: &str) -> Bytes {
     let head = format!(
-        r#"<xenc:EncryptedData xmlns:xenc="{XENC_NS}" Type="{TYPE_CONTENT}"><xenc:EncryptionMethod Algorithm="{}"/><xenc:CipherData><xenc:CipherValue>"#,
+        r#"<xenc:EncryptedData xmlns:xenc="{XENC_NS}" Type="{kind}"><xenc:EncryptionMethod Algorithm="{}"/><xenc:CipherData><xenc:CipherValue>"#,
         algorithm.uri()
     );
     let tail = "</xenc:CipherValue></xenc:CipherData></xenc:EncryptedData>";

@@ -20,9 +20,12 @@
 mod algorithm;
 mod cipher;
 mod encrypted_data;
+mod header;
 mod key;
 
 pub use algorithm::{EncryptionAlgorithm, XENC_NS, XENC11_NS};
 pub(crate) use cipher::{CipherError, decrypt, encrypt};
 pub(crate) use encrypted_data::{ENCRYPTED_DATA, read, write};
+pub use header::{ENCRYPTED_HEADER, WSSE11_NS};
+pub(crate) use header::{encrypted_data_of, encrypted_header_name, wrap_header};
 pub use key::EncryptionKey;

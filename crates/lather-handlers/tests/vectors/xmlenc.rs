@@ -32,3 +32,9 @@ TFA8pndh5cSq7P6ZYkTCXS5YjfzIdSiOi5Wt1MI8qLwLF3I3I5Jff8Gfixv43vbTrjW5sulTosPb
 B80WtFocq91T/WZsgeQ1iFZilf+YS7jpRCYzBpnfMu1FHcpR2XBo5vcG1WsR+g4H+kq5c2X4ATq5
 86fzCaqGDNK/iwQ4Shs=
 </xenc:CipherValue></xenc:CipherData></xenc:EncryptedData></env:Body></env:Envelope>"#;
+
+/// The header block '<x:Secret xmlns:x="urn:example:secret">the vault code is 1234</x:Secret>'.
+pub(crate) const SECRET_BLOCK: &str = r#"<x:Secret xmlns:x="urn:example:secret">the vault code is 1234</x:Secret>"#;
+/// A SOAP 1.2 request whose one header is SECRET_BLOCK in a wsse11:EncryptedHeader,
+/// aes128-gcm under KEY128.
+pub(crate) const ENCRYPTED_HEADER_ENVELOPE: &str = r#"<env:Envelope xmlns:env="http://www.w3.org/2003/05/soap-envelope"><env:Header><wsse11:EncryptedHeader xmlns:wsse11="http://docs.oasis-open.org/wss/oasis-wss-wssecurity-secext-1.1.xsd"><xenc:EncryptedData xmlns:xenc="http://www.w3.org/2001/04/xmlenc#" Type="http://www.w3.org/2001/04/xmlenc#Element"><xenc:EncryptionMethod Algorithm="http://www.w3.org/2009/xmlenc11#aes128-gcm"/><xenc:CipherData><xenc:CipherValue>HgWEol2fQ79cvQrssH2YTw8zI7PRtJj/VsTPuiFu2VCBUFlaWuQwp2aO5wNJat0wvYirIQEtmlA1maauin9jEZFJQDh8Ydcja1MthRUhpUZMUbzKUx2lD7z+STNA7giJVScBDQ==</xenc:CipherValue></xenc:CipherData></xenc:EncryptedData></wsse11:EncryptedHeader></env:Header><env:Body><q:ping xmlns:q="urn:quotes"/></env:Body></env:Envelope>"#;

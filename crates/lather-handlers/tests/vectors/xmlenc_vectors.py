@@ -144,6 +144,30 @@ out += [
     f"pub(crate) const ENCRYPTED_ENVELOPE: &str = {rust_str(envelope)};",
 ]
 
+# An encrypted header block, as WS-Security 1.1 writes it: the whole block (with its own
+# namespace declaration) encrypted as one element, inside wsse11:EncryptedHeader.
+WSSE11 = "http://docs.oasis-open.org/wss/oasis-wss-wssecurity-secext-1.1.xsd"
+SECRET = b'<x:Secret xmlns:x="urn:example:secret">the vault code is 1234</x:Secret>'
+encrypted_header = (
+    f'<wsse11:EncryptedHeader xmlns:wsse11="{WSSE11}">'
+    f'<xenc:EncryptedData xmlns:xenc="{XENC}" Type="{XENC}Element">'
+    f'<xenc:EncryptionMethod Algorithm="{XENC11}aes128-gcm"/>'
+    f"<xenc:CipherData><xenc:CipherValue>{b64(gcm(KEY128, 'header', SECRET))}</xenc:CipherValue>"
+    "</xenc:CipherData></xenc:EncryptedData></wsse11:EncryptedHeader>"
+)
+header_envelope = (
+    f'<env:Envelope xmlns:env="{SOAP12}"><env:Header>{encrypted_header}</env:Header>'
+    "<env:Body><q:ping xmlns:q=\"urn:quotes\"/></env:Body></env:Envelope>"
+)
+out += [
+    "",
+    f"/// The header block {SECRET.decode()!r}.",
+    f"pub(crate) const SECRET_BLOCK: &str = {rust_str(SECRET.decode())};",
+    "/// A SOAP 1.2 request whose one header is SECRET_BLOCK in a wsse11:EncryptedHeader,",
+    "/// aes128-gcm under KEY128.",
+    f"pub(crate) const ENCRYPTED_HEADER_ENVELOPE: &str = {rust_str(header_envelope)};",
+]
+
 target = pathlib.Path(__file__).with_name("xmlenc.rs")
 target.write_text("\n".join(out) + "\n")
 print(f"wrote {target}")
