@@ -81,6 +81,8 @@ pub(crate) struct SetSpec {
     /// Per handler: (description, TOML lines of its table without the header).
     pub(crate) handlers: [(String, String); 5],
     pub(crate) body: PathBuf,
+    /// A larger `max_message_bytes` than the default, for large messages.
+    pub(crate) max_message_bytes: Option<usize>,
 }
 
 /// Runs the experiment for each chosen set.
@@ -130,15 +132,22 @@ fn stand_ins(
             )
         }),
         body: scratch.write("request.xml", &body)?,
+        max_message_bytes: None,
     })
 }
 
 fn config(spec: &SetSpec) -> String {
     let mut toml = String::from("[server]\nlisten = \"127.0.0.1:0\"\nmax_in_flight = 64\n");
+    if let Some(max) = spec.max_message_bytes {
+        let _ = writeln!(toml, "max_message_bytes = {max}");
+    }
+    // `@SUFFIX@` keeps the two copies of a handler apart where they own a file.
     for (letter, (_, body)) in LETTERS.iter().zip(&spec.handlers) {
         let _ = write!(
             toml,
-            "[handlers.{letter}]\n{body}\n[handlers.{letter}-inline]\n{body}work = \"io\"\n\n"
+            "[handlers.{letter}]\n{}\n[handlers.{letter}-inline]\n{}work = \"io\"\n\n",
+            body.replace("@SUFFIX@", ""),
+            body.replace("@SUFFIX@", "-inline")
         );
     }
     let mut service = |path: &str, request: Option<&str>| {
