@@ -56,10 +56,14 @@ port_open() {
 }
 
 # free_port : prints a loopback port nobody listens on.
+# Ports are picked below the kernel's ephemeral range, where outgoing connections (the
+# generator's) cannot hold them.
 free_port() {
-    local p _
+    local p _ low=32768
+    read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+    [ "$low" -gt 12000 ] || low=32768
     for _ in $(seq 1 200); do
-        p=$((20000 + RANDOM % 40000))
+        p=$((10000 + RANDOM % (low - 10000)))
         if ! port_open "$p"; then
             echo "$p"
             return 0

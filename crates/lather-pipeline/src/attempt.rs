@@ -31,8 +31,12 @@ pub(crate) async fn perform(step: &Step, message: &Message) -> Result<Verdict, F
             backoff = backoff.saturating_mul(2);
         }
         let call = AssertUnwindSafe(step.handler().call(message)).catch_unwind();
+        let started = std::time::Instant::now();
         match tokio::time::timeout(options.timeout, call).await {
-            Ok(Ok(verdict)) => return Ok(verdict),
+            Ok(Ok(verdict)) => {
+                step.cost().record(started.elapsed());
+                return Ok(verdict);
+            }
             Ok(Err(panic)) => {
                 Counters::bump(&counters.panics);
                 let text = panic

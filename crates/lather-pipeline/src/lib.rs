@@ -15,6 +15,7 @@
 mod access;
 mod attempt;
 mod auto;
+mod cost;
 mod cpu_pool;
 mod gate;
 mod handler;
@@ -27,6 +28,7 @@ mod verdict;
 
 pub use access::{Access, Clash, Part, Parts};
 pub use auto::Order;
+pub use cost::CPU_INLINE_VAR;
 pub use cpu_pool::CPU_THREADS_VAR;
 pub use gate::{Busy, Gate, GateStats, LimitPolicy, Permit, Priority};
 pub use handler::{Handler, HandlerFuture, Observation, ObservationKind, Options, Work};

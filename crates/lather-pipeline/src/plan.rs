@@ -13,6 +13,7 @@ pub struct Step {
     options: Options,
     access: Access,
     counters: Counters,
+    cost: crate::cost::Cost,
 }
 
 impl fmt::Debug for Step {
@@ -58,6 +59,7 @@ impl Step {
             options,
             access,
             counters: Counters::default(),
+            cost: crate::cost::Cost::default(),
         }
     }
 
@@ -84,6 +86,15 @@ impl Step {
     /// The handler's own figures for the metrics endpoint.
     pub fn observations(&self) -> Vec<crate::Observation> {
         self.handler.observations()
+    }
+
+    /// The average time of this step's calls so far (`None` before the first).
+    pub fn average_cost(&self) -> Option<std::time::Duration> {
+        self.cost.average()
+    }
+
+    pub(crate) fn cost(&self) -> &crate::cost::Cost {
+        &self.cost
     }
 
     pub(crate) fn handler(&self) -> &dyn Handler {

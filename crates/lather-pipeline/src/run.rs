@@ -2,9 +2,9 @@
 //! time, their patches merged after the stage.
 
 use crate::attempt::{Failure, perform};
-use crate::cpu_pool;
 use crate::plan::{Counters, Step};
 use crate::{Message, Plan, Verdict, Work};
+use crate::{cost, cpu_pool};
 use futures_util::future::join_all;
 use lather_envelope::{Edit, Envelope, Fault, FaultKind, Limits};
 use std::future::Future;
@@ -136,12 +136,18 @@ async fn run_stage(
     Ok(message.with_envelope(envelope))
 }
 
+/// Whether `step` goes to the CPU pool: CPU-bound, and not measured as cheaper than the
+/// hand-off to the pool and back (see [`crate::CPU_INLINE_VAR`]).
+fn on_pool(step: &Step) -> bool {
+    step.options().work == Work::Cpu && !step.cost().is_below(cost::inline_below())
+}
+
 /// The handler's call: CPU-bound handlers on the CPU pool (never on the I/O threads, and
-/// so a stage's CPU work spreads over cores), I/O-bound ones inline.
+/// so a stage's CPU work spreads over cores), I/O-bound and short ones inline.
 fn start(step: &Arc<Step>, snapshot: &Arc<Message>) -> Pending {
     let step = step.clone();
     let message = snapshot.clone();
-    if step.options().work == Work::Cpu {
+    if on_pool(&step) {
         let task = cpu_pool::handle().spawn(async move { perform(&step, &message).await });
         Box::pin(async move {
             task.await
@@ -154,7 +160,7 @@ fn start(step: &Arc<Step>, snapshot: &Arc<Message>) -> Pending {
 
 /// Runs a oneway handler without waiting for it; its failures are counted.
 fn spawn_oneway(step: Arc<Step>, message: Arc<Message>) {
-    let work = step.options().work;
+    let pooled = on_pool(&step);
     let task = async move {
         match perform(&step, &message).await {
             Ok(Verdict::Continue(_) | Verdict::Respond(_)) => {}
@@ -168,7 +174,7 @@ fn spawn_oneway(step: Arc<Step>, message: Arc<Message>) {
             }
         }
     };
-    if work == Work::Cpu {
+    if pooled {
         cpu_pool::handle().spawn(task);
     } else {
         tokio::spawn(task);

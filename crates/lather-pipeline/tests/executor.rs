@@ -3,7 +3,7 @@
 mod support;
 
 use lather_envelope::{FaultKind, Limits};
-use lather_pipeline::{Options, Outcome, run};
+use lather_pipeline::{Options, Outcome, Plan, Step, run};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -255,4 +255,60 @@ async fn a_patch_outside_the_declared_access_is_refused() {
         "{}",
         fault.reason()
     );
+}
+
+/// Records the name of the thread each call ran on, after spinning for `spin`.
+struct WhereAmI {
+    spin: std::time::Duration,
+    seen: std::sync::Mutex<Vec<Option<String>>>,
+}
+
+impl lather_pipeline::Handler for WhereAmI {
+    fn access(&self) -> lather_pipeline::Access {
+        lather_pipeline::Access::read_only(lather_pipeline::Parts::none())
+    }
+    fn call<'a>(&'a self, _: &'a lather_pipeline::Message) -> lather_pipeline::HandlerFuture<'a> {
+        Box::pin(async move {
+            let start = std::time::Instant::now();
+            while start.elapsed() < self.spin {
+                std::hint::spin_loop();
+            }
+            let name = std::thread::current().name().map(str::to_owned);
+            self.seen.lock().unwrap().push(name);
+            lather_pipeline::Verdict::proceed()
+        })
+    }
+}
+
+#[tokio::test]
+async fn cpu_handlers_go_to_the_pool_unless_measured_cheaper_than_the_hand_off() {
+    let cpu = Options {
+        work: lather_pipeline::Work::Cpu,
+        ..Options::default()
+    };
+    let cheap = Arc::new(WhereAmI {
+        spin: std::time::Duration::ZERO,
+        seen: Default::default(),
+    });
+    let dear = Arc::new(WhereAmI {
+        spin: std::time::Duration::from_millis(1),
+        seen: Default::default(),
+    });
+    let plan = Plan::new(vec![vec![
+        Arc::new(Step::new("cheap", cheap.clone(), cpu.clone())),
+        Arc::new(Step::new("dear", dear.clone(), cpu)),
+    ]])
+    .unwrap();
+    for _ in 0..3 {
+        assert!(matches!(
+            run(&plan, message(), &Limits::default()).await,
+            Outcome::Continue(_)
+        ));
+    }
+    let on_pool = |seen: &[Option<String>]| -> Vec<bool> {
+        seen.iter().map(|n| n.as_deref() == Some("lather-cpu")).collect()
+    };
+    // Unknown cost: the first call goes to the pool; then the cheap one stays inline.
+    assert_eq!(on_pool(&cheap.seen.lock().unwrap()), [true, false, false]);
+    assert_eq!(on_pool(&dear.seen.lock().unwrap()), [true, true, true]);
 }

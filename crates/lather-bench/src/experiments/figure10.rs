@@ -31,12 +31,32 @@ pub struct Figure10Args {
     /// Quote elements in the request (the body format-convert rewrites)
     #[arg(long, default_value_t = 200)]
     pub items: usize,
-    /// Generator connections (enough for the open loop to keep its schedule)
-    #[arg(long, default_value_t = 256)]
+    /// Generator connections: more than the regulated server admits (its window plus
+    /// `--queue`), so that the excess meets admission instead of waiting in the generator
+    #[arg(long, default_value_t = 512)]
     pub connections: usize,
+    /// Admission queue of the regulated deployments (`queue_capacity`)
+    #[arg(long, default_value_t = 64)]
+    pub queue: usize,
+    /// The paper's Logger: `logging` (a log line per message) or `audit-file` (each message
+    /// stored in a file, no fsync — what the paper's Logger did)
+    #[arg(long, value_enum, default_value_t = Logger::Logging)]
+    pub logger: Logger,
+    /// `fsync` of the `audit-file` logger: `never`, `always`, or an interval like `100ms`
+    #[arg(long, default_value = "never")]
+    pub fsync: String,
     /// Directory for the table and chart
     #[arg(long, default_value = "docs/bench")]
     pub out: PathBuf,
+}
+
+/// Which handler plays the paper's Logger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Logger {
+    /// `logging`: one structured log line per message.
+    Logging,
+    /// `audit-file`: each message appended to a file (fsync never).
+    AuditFile,
 }
 
 const OLD: &str = "urn:lather:quotes:v1";
@@ -58,22 +78,22 @@ fn request(items: usize) -> String {
     )
 }
 
-/// The three deployments: name, flow, admission settings.
-const DEPLOYMENTS: [(&str, &str, &str); 3] = [
+/// The three deployments: name, flow, regulated (admission queue and adaptive window).
+const DEPLOYMENTS: [(&str, &str, bool); 3] = [
     (
         "sequential stages",
         r#"[["log"], ["monitor"], ["convert"]]"#,
-        "queue_capacity = 256\nmax_in_flight = \"auto\"",
+        true,
     ),
     (
         "one parallel stage",
         r#"[["log", "monitor", "convert"]]"#,
-        "queue_capacity = 256\nmax_in_flight = \"auto\"",
+        true,
     ),
     (
         "unregulated chain",
         r#"[["log"], ["monitor"], ["convert"]]"#,
-        "queue_capacity = 1000000\nmax_in_flight = 1000000",
+        false,
     ),
 ];
 
@@ -107,14 +127,27 @@ pub fn run(args: &Figure10Args) -> Result<(), BenchError> {
         format!("# v1 clients reach the v2 service\nnamespace {OLD} = {NEW}\nelement {{{OLD}}}getQuotes = {{{NEW}}}GetQuotes\n").as_bytes(),
     )?;
     let mut results: Vec<(&str, Vec<Point>)> = Vec::new();
-    for (name, flow, admission) in DEPLOYMENTS {
+    let logger = match args.logger {
+        Logger::Logging => "kind = \"logging\"".to_owned(),
+        Logger::AuditFile => format!(
+            "kind = \"audit-file\"\npath = \"{}\"\nfsync = \"{}\"",
+            scratch.path("messages.log").display(),
+            args.fsync
+        ),
+    };
+    for (name, flow, regulated) in DEPLOYMENTS {
+        let admission = if regulated {
+            format!("queue_capacity = {}\nmax_in_flight = \"auto\"", args.queue)
+        } else {
+            "queue_capacity = 1000000\nmax_in_flight = 1000000".to_owned()
+        };
         let toml = format!(
             r#"[server]
 listen = "127.0.0.1:0"
 {admission}
 
 [handlers.log]
-kind = "logging"
+{logger}
 snapshot = true
 
 [handlers.monitor]
@@ -144,13 +177,23 @@ request = {flow}
         drop(server);
         results.push((name, points));
     }
+    let logger_name = match args.logger {
+        Logger::Logging => "logging",
+        Logger::AuditFile => "audit-file",
+    };
+    let name = match args.logger {
+        Logger::AuditFile => format!("figure10-{logger_name}-fsync-{}", args.fsync),
+        Logger::Logging => format!("figure10-{logger_name}"),
+    };
     let mut md = String::new();
     let _ = writeln!(
         md,
-        "#### Figure 10 — logging, monitor, format-convert ({} quote elements) against offered rate ({} cores, {} s per rate)\n",
+        "#### Figure 10 — {logger_name}, monitor, format-convert ({} quote elements) against offered rate ({} cores, {} s per rate, {} connections, regulated queue {})\n",
         args.items,
         cores(),
-        args.duration
+        args.duration,
+        args.connections,
+        args.queue
     );
     let _ = writeln!(
         md,
@@ -213,15 +256,17 @@ request = {flow}
         })
         .collect();
     chart::lines(
-        &args.out.join("figure10.svg"),
-        "Figure 10 — response time vs offered rate",
+        &args.out.join(format!("{name}.svg")),
+        &format!(
+            "Figure 10 — {logger_name}, monitor, format-convert: response time vs offered rate"
+        ),
         "offered rate (requests/s)",
         "response time (ms, log scale)",
         &lines,
         true,
     )?;
-    let _ = writeln!(md, "\n![figure10](bench/figure10.svg)\n");
-    publish(&args.out, "figure10", &md)
+    let _ = writeln!(md, "\n![{name}](bench/{name}.svg)\n");
+    publish(&args.out, &name, &md)
 }
 
 /// The first rate where the deployment stops keeping up: answered below 95% of offered,

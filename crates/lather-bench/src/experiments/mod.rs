@@ -19,7 +19,7 @@ mod table1;
 
 pub use digest_bound::{DigestBoundArgs, run as digest_bound};
 pub use figure3::{Figure3Args, HandlerSet, run as figure3};
-pub use figure10::{Figure10Args, run as figure10};
+pub use figure10::{Figure10Args, Logger, run as figure10};
 pub use table1::{Table1Args, run as table1};
 
 use crate::{BenchError, LatencySummary};

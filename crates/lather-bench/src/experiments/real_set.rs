@@ -121,5 +121,6 @@ pub(crate) fn spec(scratch: &Scratch) -> Result<SetSpec, BenchError> {
         ],
         body: scratch.write("request.xml", &request)?,
         max_message_bytes: Some(8 * 1024 * 1024),
+        computes: true,
     })
 }
