@@ -306,7 +306,9 @@ async fn cpu_handlers_go_to_the_pool_unless_measured_cheaper_than_the_hand_off()
         ));
     }
     let on_pool = |seen: &[Option<String>]| -> Vec<bool> {
-        seen.iter().map(|n| n.as_deref() == Some("lather-cpu")).collect()
+        seen.iter()
+            .map(|n| n.as_deref() == Some("lather-cpu"))
+            .collect()
     };
     // Unknown cost: the first call goes to the pool; then the cheap one stays inline.
     assert_eq!(on_pool(&cheap.seen.lock().unwrap()), [true, false, false]);
