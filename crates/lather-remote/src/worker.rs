@@ -131,6 +131,11 @@ pub async fn serve(
         tracing::info!(handler = %h.name, subject = %link.subject(&h.name), "hosting");
         subscriptions.push((Arc::new(h.clone()), subscriber));
     }
+    // The subscriptions are in place at the server before the worker counts as ready.
+    client.flush().await.map_err(|e| LinkError {
+        url: link.url().to_owned(),
+        why: format!("cannot subscribe: {e}"),
+    })?;
     let mut requests = futures_util::stream::select_all(
         subscriptions
             .into_iter()
