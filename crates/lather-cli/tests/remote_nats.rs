@@ -522,6 +522,29 @@ fn serve_and_worker_exit_2_naming_the_url_when_nats_is_unreachable() {
 }
 
 #[test]
+fn check_shows_where_a_remote_handler_runs() {
+    let dir = scratch("check");
+    let path = dir.join("check.toml");
+    std::fs::write(
+        &path,
+        "[nats]\nurl = \"nats://127.0.0.1:4222\"\nsubject_prefix = \"edge\"\n[handlers.log]\nkind = \"logging\"\nplacement = \"remote\"\nfallback = \"local\"\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lather"))
+        .args(["check", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("remote on edge.handler.log, fallback local"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn a_remote_handler_without_nats_is_a_config_error_naming_the_line() {
     let dir = scratch("nonats");
     let path = dir.join("nonats.toml");
