@@ -55,16 +55,21 @@ pub fn build_placed_step(
     config: &Config,
     link: Option<&Arc<Link>>,
 ) -> Result<Step, ConfigError> {
-    let (handler, options) = build_handler(name, cfg, config)?;
+    let (handler, mut options) = build_handler(name, cfg, config)?;
     let handler: Arc<dyn Handler> = match (cfg.placement(), link) {
-        (Placement::Remote, Some(link)) => Arc::new(RemoteHandler::new(
-            name,
-            handler,
-            link.clone(),
-            cfg.fallback(),
-            options.timeout,
-            limits(config),
-        )),
+        (Placement::Remote, Some(link)) => {
+            // Here the call waits on the network: it belongs on the I/O threads, not the
+            // CPU pool (a local fallback then runs there too).
+            options.work = Work::Io;
+            Arc::new(RemoteHandler::new(
+                name,
+                handler,
+                link.clone(),
+                cfg.fallback(),
+                options.timeout,
+                limits(config),
+            ))
+        }
         _ => handler,
     };
     Ok(Step::new(name, handler, options))
