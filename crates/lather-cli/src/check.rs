@@ -32,6 +32,17 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         if let Some(t) = &handler.timeout_ms {
             traits.push(format!("timeout {} ms", t.get_ref()));
         }
+        if handler.placement() == lather_config::Placement::Remote {
+            let fallback = match handler.fallback() {
+                lather_config::Fallback::Local => "local",
+                lather_config::Fallback::Fault => "fault",
+            };
+            let subject = config
+                .nats
+                .as_ref()
+                .map_or_else(String::new, |n| n.handler_subject(name));
+            traits.push(format!("remote on {subject}, fallback {fallback}"));
+        }
         println!("  {name:<16} {}", traits.join(", "));
     }
     for (svc, plans) in config.services.iter().zip(&plans) {

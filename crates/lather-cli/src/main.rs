@@ -1,8 +1,9 @@
-//! The `lather` command: `serve`, `check`, `bench`.
+//! The `lather` command: `serve`, `worker`, `check`, `bench`.
 
 mod check;
 mod logging;
 mod serve;
+mod worker;
 
 use clap::{Parser, Subcommand};
 use lather_bench::experiments;
@@ -27,6 +28,16 @@ enum Command {
         /// The configuration file (TOML).
         #[arg(long, short)]
         config: PathBuf,
+    },
+    /// Host remote handlers (`placement = "remote"`) for other processes, through the
+    /// configuration's [nats] server, until SIGINT or SIGTERM.
+    Worker {
+        /// The configuration file (TOML).
+        #[arg(long, short)]
+        config: PathBuf,
+        /// Comma-separated handler names to host (default: every remote handler).
+        #[arg(long, value_name = "A,B")]
+        handlers: Option<String>,
     },
     /// Validate a configuration and print its services.
     Check {
@@ -72,6 +83,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve { config } => serve::run(&config),
         Command::Check { config } => check::run(&config),
+        Command::Worker { config, handlers } => worker::run(&config, handlers.as_deref()),
         Command::Bench { which } => bench(which).map_err(anyhow::Error::from),
     };
     match result {

@@ -16,9 +16,14 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         .build()
         .context("starting the runtime")?;
     runtime.block_on(async {
-        let server = lather_http::Server::bind(&config)
-            .await
-            .with_context(|| format!("cannot listen on {}", config.server.listen))?;
+        let server = lather_http::Server::bind(&config).await.map_err(|e| {
+            if e.kind() == std::io::ErrorKind::ConnectionRefused {
+                // NATS unreachable: the error names its URL.
+                anyhow::Error::new(e)
+            } else {
+                anyhow::Error::new(e).context(format!("cannot listen on {}", config.server.listen))
+            }
+        })?;
         tracing::info!(
             address = %server.local_addr(),
             services = config.services.len(),
@@ -32,7 +37,7 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
 }
 
 /// Completes on SIGINT (Ctrl-C) or SIGTERM.
-async fn shutdown_signal() {
+pub(crate) async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {

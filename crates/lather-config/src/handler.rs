@@ -30,6 +30,11 @@ pub struct HandlerConfig {
     pub snapshot: Option<bool>,
     /// In an `auto` flow: handlers that must finish before this one starts.
     pub after: Option<Spanned<Vec<Spanned<String>>>>,
+    /// `"local"` (default: in the serving process) or `"remote"` (on a `lather worker`
+    /// through `[nats]`).
+    pub placement: Option<Spanned<crate::Placement>>,
+    /// A remote handler whose workers cannot be reached: `"fault"` (default) or `"local"`.
+    pub fallback: Option<Spanned<crate::Fallback>>,
     /// `cpu-burn`: microseconds of CPU work per message.
     pub micros: Option<Spanned<u64>>,
     /// `sleep`: milliseconds to wait per message.
@@ -75,6 +80,20 @@ pub struct HandlerConfig {
 }
 
 impl HandlerConfig {
+    /// Where the handler runs (default local).
+    pub fn placement(&self) -> crate::Placement {
+        self.placement
+            .as_ref()
+            .map_or_else(Default::default, |p| *p.get_ref())
+    }
+
+    /// What a remote handler does when its workers cannot be reached (default fault).
+    pub fn fallback(&self) -> crate::Fallback {
+        self.fallback
+            .as_ref()
+            .map_or_else(Default::default, |f| *f.get_ref())
+    }
+
     /// The parameters that were set, by key, with their spans: for kinds to refuse those
     /// they do not take.
     pub fn parameters(&self) -> Vec<(&'static str, std::ops::Range<usize>)> {

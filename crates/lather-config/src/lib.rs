@@ -18,6 +18,7 @@ mod error;
 mod flow;
 mod handler;
 mod model;
+mod nats;
 mod route;
 mod validate;
 
@@ -27,4 +28,5 @@ pub use handler::HandlerConfig;
 pub use model::{
     Auto, Builtin, Config, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind, Upstream,
 };
+pub use nats::{Fallback, NatsConfig, Placement};
 pub use route::{RouteConfig, parse_clark};

@@ -22,6 +22,9 @@ pub struct Config {
     /// Handler instances by name (`[handlers.NAME]`), used in the services' flows.
     #[serde(default)]
     pub handlers: BTreeMap<String, HandlerConfig>,
+    /// The NATS server remote handlers go through (`[nats]`); without it every handler
+    /// runs in process.
+    pub nats: Option<crate::NatsConfig>,
     /// Where the text came from and the text itself, to place later errors.
     #[serde(skip)]
     source: (String, String),

@@ -37,6 +37,17 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
     let handlers: std::collections::BTreeSet<&str> =
         config.handlers.keys().map(String::as_str).collect();
     for (name, handler) in &config.handlers {
+        if let Some(p) = &handler.placement
+            && *p.get_ref() == crate::Placement::Remote
+            && config.nats.is_none()
+        {
+            return Err(at(
+                p.span(),
+                format!(
+                    "handlers.{name}.placement: a remote handler needs a [nats] table with the url of the NATS server"
+                ),
+            ));
+        }
         for before in handler.after.iter().flat_map(|a| a.get_ref()) {
             let b = before.get_ref();
             if b == name {
@@ -51,6 +62,33 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
                     format!("handlers.{name}.after: no handler named {b:?}"),
                 ));
             }
+        }
+    }
+    if let Some(nats) = &config.nats {
+        let url = nats.url.get_ref();
+        if url.trim().is_empty() {
+            return Err(at(nats.url.span(), "nats.url: empty".to_owned()));
+        }
+        let subject_ok = !nats.subject_prefix.is_empty()
+            && !nats
+                .subject_prefix
+                .contains(|c: char| c.is_whitespace() || c == '*' || c == '>');
+        if !subject_ok {
+            return Err(ConfigError::new(
+                origin,
+                None,
+                format!(
+                    "nats.subject_prefix: {:?} is not a subject prefix (no spaces, * or >)",
+                    nats.subject_prefix
+                ),
+            ));
+        }
+        if nats.connect_timeout_ms == 0 {
+            return Err(ConfigError::new(
+                origin,
+                None,
+                "nats.connect_timeout_ms must be greater than 0",
+            ));
         }
     }
     let mut paths: HashMap<String, usize> = HashMap::new();
@@ -441,6 +479,38 @@ timeout_ms = 250
         );
         let (_, msg) = error_of("[handlers.a]\nkind = \"logging\"\nafter = [\"a\"]\n");
         assert!(msg.contains("cannot run after itself"), "{msg}");
+    }
+
+    #[test]
+    fn remote_placement_needs_nats_and_known_values() {
+        use crate::{Fallback, Placement};
+        let handler = "[handlers.a]\nkind = \"logging\"\nplacement = \"remote\"\n";
+        let (line, msg) = error_of(handler);
+        assert_eq!(line, Some(3), "{msg}");
+        assert!(msg.contains("handlers.a.placement"), "{msg}");
+        assert!(msg.contains("[nats]"), "{msg}");
+        let text =
+            format!("{handler}fallback = \"local\"\n[nats]\nurl = \"nats://127.0.0.1:4222\"\n");
+        let cfg = Config::from_toml(&text, "t").unwrap();
+        let a = &cfg.handlers["a"];
+        assert_eq!(a.placement(), Placement::Remote);
+        assert_eq!(a.fallback(), Fallback::Local);
+        let nats = cfg.nats.as_ref().unwrap();
+        assert_eq!(nats.subject_prefix, "lather");
+        assert_eq!(nats.connect_timeout_ms, 2000);
+        assert_eq!(nats.handler_subject("a"), "lather.handler.a");
+        let plain = Config::from_toml("[handlers.b]\nkind = \"logging\"\n", "t").unwrap();
+        assert_eq!(plain.handlers["b"].placement(), Placement::Local);
+        assert_eq!(plain.handlers["b"].fallback(), Fallback::Fault);
+        let (line, msg) = error_of("[handlers.a]\nkind = \"logging\"\nplacement = \"moon\"\n");
+        assert_eq!(line, Some(3), "{msg}");
+        assert!(msg.contains("moon") || msg.contains("variant"), "{msg}");
+        let (line, msg) = error_of("[handlers.a]\nkind = \"logging\"\nfallback = \"retry\"\n");
+        assert_eq!(line, Some(3), "{msg}");
+        let (_, msg) = error_of("[nats]\nurl = \"nats://x\"\nsubject_prefix = \"a b\"\n");
+        assert!(msg.contains("nats.subject_prefix"), "{msg}");
+        let (line, msg) = error_of("[nats]\nurl = \"nats://x\"\nport = 3\n");
+        assert_eq!(line, Some(3), "{msg}");
     }
 
     #[test]

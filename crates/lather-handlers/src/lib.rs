@@ -56,8 +56,8 @@ pub use encrypt::Encrypt;
 pub use logging::Logging;
 pub use monitor::Monitor;
 pub use notify::{NOTIFY_NS, Notify};
-pub use plans::{Route, ServicePlans, service_plans};
-pub use registry::{KINDS, build_step};
+pub use plans::{Route, ServicePlans, Services, build_services, service_plans};
+pub use registry::{KINDS, build_handler, build_placed_step, build_step, limits};
 pub use sleep::Sleep;
 pub use wsa::WsAddressing;
 pub use wsrf::{

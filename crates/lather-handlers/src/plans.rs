@@ -1,9 +1,10 @@
 //! Every service's request and response plans, built from the configuration.
 
-use crate::build_step;
-use lather_config::{Config, ConfigError, Flow, FlowSpec, parse_clark};
+use crate::build_placed_step;
+use lather_config::{Config, ConfigError, Flow, FlowSpec, Placement, parse_clark};
 use lather_envelope::{Envelope, QName};
 use lather_pipeline::{Order, Plan, Priority, Step};
+use lather_remote::Link;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -93,14 +94,40 @@ impl ServicePlans {
     }
 }
 
+/// Every service's plans and, when a handler is placed remotely, the link to NATS its
+/// stand-ins share (not connected yet: the host connects it at start).
+#[derive(Debug, Clone, Default)]
+pub struct Services {
+    /// The plans, in the order of `config.services`.
+    pub plans: Vec<ServicePlans>,
+    /// The link to `[nats]`, when at least one handler has `placement = "remote"`.
+    pub link: Option<Arc<Link>>,
+}
+
 /// Builds each handler once and each service's plans, in the order of `config.services`.
-/// A clash inside a stage is reported at the flow's line, naming both handlers.
+/// A clash inside a stage is reported at the flow's line, naming both handlers. Remote
+/// handlers are placed as configured (see [`build_services`] for the link they use).
 pub fn service_plans(config: &Config) -> Result<Vec<ServicePlans>, ConfigError> {
+    build_services(config).map(|s| s.plans)
+}
+
+/// [`service_plans`] plus the NATS link of the remote handlers, which the host must connect
+/// before serving.
+pub fn build_services(config: &Config) -> Result<Services, ConfigError> {
+    let remote = config
+        .handlers
+        .values()
+        .any(|h| h.placement() == Placement::Remote);
+    let link = match &config.nats {
+        Some(nats) if remote => Some(Arc::new(Link::new(nats))),
+        _ => None,
+    };
     let mut steps: HashMap<&str, Arc<Step>> = HashMap::new();
     for (name, cfg) in &config.handlers {
-        steps.insert(name, Arc::new(build_step(name, cfg, config)?));
+        let step = build_placed_step(name, cfg, config, link.as_ref())?;
+        steps.insert(name, Arc::new(step));
     }
-    config
+    let plans = config
         .services
         .iter()
         .enumerate()
@@ -145,7 +172,8 @@ pub fn service_plans(config: &Config) -> Result<Vec<ServicePlans>, ConfigError> 
                 routes,
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, ConfigError>>()?;
+    Ok(Services { plans, link })
 }
 
 fn route_plans(

@@ -5,8 +5,9 @@ use crate::{
     EncryptionAlgorithm, EncryptionKey, FormatConvert, Fsync, Logging, Monitor, Notify, Sleep,
     WsAddressing, WsrfResource, WsseUsername,
 };
-use lather_config::{Config, ConfigError, HandlerConfig};
+use lather_config::{Config, ConfigError, HandlerConfig, Placement};
 use lather_pipeline::{Handler, Options, Step, Work};
+use lather_remote::{Link, RemoteHandler};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,10 +37,60 @@ const STATEFUL: &[&str] = &["wsrf-resource"];
 /// Resources a `wsrf-resource` store holds unless `max_resources` says otherwise.
 const DEFAULT_MAX_RESOURCES: u64 = 100_000;
 
-/// Makes the `[handlers.NAME]` table `cfg` into a step. Errors name the file, line and key:
-/// an unknown kind, a parameter the kind does not take, a missing parameter, a oneway
+/// Makes the `[handlers.NAME]` table `cfg` into a step that runs the handler in process
+/// (whatever its `placement`; see [`build_placed_step`]). Errors name the file, line and
+/// key: an unknown kind, a parameter the kind does not take, a missing parameter, a oneway
 /// handler asked for retries.
 pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<Step, ConfigError> {
+    let (handler, options) = build_handler(name, cfg, config)?;
+    Ok(Step::new(name, handler, options))
+}
+
+/// Makes `cfg` into a step placed as configured: a `placement = "remote"` handler is
+/// wrapped in a [`RemoteHandler`] that reaches its workers through `link` (the process's
+/// link to `[nats]`; the configuration check guarantees one exists for remote handlers).
+pub fn build_placed_step(
+    name: &str,
+    cfg: &HandlerConfig,
+    config: &Config,
+    link: Option<&Arc<Link>>,
+) -> Result<Step, ConfigError> {
+    let (handler, mut options) = build_handler(name, cfg, config)?;
+    let handler: Arc<dyn Handler> = match (cfg.placement(), link) {
+        (Placement::Remote, Some(link)) => {
+            // Here the call waits on the network: it belongs on the I/O threads, not the
+            // CPU pool (a local fallback then runs there too).
+            options.work = Work::Io;
+            Arc::new(RemoteHandler::new(
+                name,
+                handler,
+                link.clone(),
+                cfg.fallback(),
+                options.timeout,
+                limits(config),
+            ))
+        }
+        _ => handler,
+    };
+    Ok(Step::new(name, handler, options))
+}
+
+/// The message limits of `[server]`.
+pub fn limits(config: &Config) -> lather_envelope::Limits {
+    lather_envelope::Limits {
+        max_message_bytes: config.server.max_message_bytes,
+        max_depth: config.server.max_depth,
+        max_attributes: config.server.max_attributes,
+    }
+}
+
+/// Makes `cfg` into the local handler and its engine options (for a step, or for a worker
+/// that hosts it).
+pub fn build_handler(
+    name: &str,
+    cfg: &HandlerConfig,
+    config: &Config,
+) -> Result<(Arc<dyn Handler>, Options), ConfigError> {
     let kind = cfg.kind.get_ref().as_str();
     let Some((_, params, work)) = KINDS.iter().find(|(k, _, _)| *k == kind) else {
         let known: Vec<&str> = KINDS.iter().map(|(k, _, _)| *k).collect();
@@ -317,7 +368,7 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
             format!("handlers.{name}.retries: kind {kind:?} changes a store, so it is not retried"),
         ));
     }
-    Ok(Step::new(name, handler, options))
+    Ok((handler, options))
 }
 
 /// The `header` parameter as a name, if given; Clark notation with a namespace.

@@ -381,3 +381,43 @@ fn encrypted_headers_are_named_in_clark_notation() {
         "{msg}"
     );
 }
+
+#[test]
+fn a_remote_handler_keeps_its_access_waits_on_io_and_shares_one_link() {
+    let cfg = config(
+        "[nats]\nurl = \"nats://127.0.0.1:4222\"\n[handlers.burn]\nkind = \"cpu-burn\"\nmicros = 5\nplacement = \"remote\"\n[handlers.zip]\nkind = \"compress\"\nplacement = \"remote\"\ntimeout_ms = 250\n[handlers.here]\nkind = \"compress\"\n",
+        r#"[["burn", "zip"], ["here"]]"#,
+    );
+    let services = lather_handlers::build_services(&cfg).unwrap();
+    let link = services.link.expect("a remote handler makes a link");
+    assert_eq!(link.url(), "nats://127.0.0.1:4222");
+    assert!(
+        link.client().is_none(),
+        "not connected until the host starts"
+    );
+    let stages = services.plans[0].request.stages();
+    let zip = &stages[0][1];
+    let here = &stages[1][0];
+    assert_eq!(
+        zip.access(),
+        here.access(),
+        "same access as the local handler"
+    );
+    assert_eq!(zip.options().work, lather_pipeline::Work::Io);
+    assert_eq!(here.options().work, lather_pipeline::Work::Cpu);
+    assert_eq!(zip.options().timeout, std::time::Duration::from_millis(250));
+    let figures: Vec<&str> = zip.observations().iter().map(|o| o.name).collect();
+    assert!(figures.contains(&"remote_calls"), "{figures:?}");
+    assert!(here.observations().iter().all(|o| o.name != "remote_calls"));
+    // Without a remote handler there is no link, even with [nats].
+    let local = config(
+        "[nats]\nurl = \"nats://127.0.0.1:4222\"\n[handlers.zip]\nkind = \"compress\"\n",
+        r#"[["zip"]]"#,
+    );
+    assert!(
+        lather_handlers::build_services(&local)
+            .unwrap()
+            .link
+            .is_none()
+    );
+}

@@ -40,12 +40,19 @@ pub struct Server {
 
 impl Server {
     /// Binds `config.server.listen` and prepares the services and their handler stages.
-    /// A handler or flow that is not valid is an `InvalidInput` error naming its line.
+    /// A handler or flow that is not valid is an `InvalidInput` error naming its line. When a
+    /// handler is placed remotely it connects to `[nats]` first: an unreachable server is a
+    /// `ConnectionRefused` error naming the URL.
     pub async fn bind(config: &Config) -> io::Result<Server> {
         let listener = TcpListener::bind(config.server.listen).await?;
         let local = listener.local_addr()?;
         let state = State::new(config, local)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
+        if let Some(link) = &state.link {
+            link.connect()
+                .await
+                .map_err(|e| io::Error::new(io::ErrorKind::ConnectionRefused, e.to_string()))?;
+        }
         Ok(Server {
             listener,
             state: Arc::new(state),

@@ -15,6 +15,8 @@ pub(crate) struct State {
     pub(crate) limits: Limits,
     pub(crate) metrics: Metrics,
     pub(crate) listen: SocketAddr,
+    /// The link to NATS of the remote handlers, if any handler is remote.
+    pub(crate) link: Option<Arc<lather_remote::Link>>,
 }
 
 impl State {
@@ -23,7 +25,7 @@ impl State {
         config: &Config,
         listen: SocketAddr,
     ) -> Result<Self, lather_config::ConfigError> {
-        let plans = lather_handlers::service_plans(config)?;
+        let lather_handlers::Services { plans, link } = lather_handlers::build_services(config)?;
         let server = &config.server;
         let limits = Limits {
             max_message_bytes: server.max_message_bytes,
@@ -47,6 +49,7 @@ impl State {
             limits,
             metrics,
             listen,
+            link,
         })
     }
 }

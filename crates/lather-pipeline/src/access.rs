@@ -57,6 +57,11 @@ impl Parts {
         self.all_headers || self.headers.contains(name)
     }
 
+    /// Whether the set holds every header block (not only named ones).
+    pub fn has_all_headers(&self) -> bool {
+        self.all_headers
+    }
+
     /// Whether the set holds the Body.
     pub fn has_body(&self) -> bool {
         self.body

@@ -3,7 +3,19 @@
 use crate::plan::{Counters, Step};
 use crate::{Message, Verdict};
 use futures_util::FutureExt;
+use lather_envelope::{Fault, FaultKind};
 use std::panic::AssertUnwindSafe;
+
+tokio::task_local! {
+    static ATTEMPT: u32;
+}
+
+/// The attempt the calling handler is running: 0 for the first call of a message, 1 for
+/// the first retry, and so on (0 outside the engine). A handler that forwards the call
+/// elsewhere, such as a remote stage, passes it on so the other side can tell retries apart.
+pub fn current_attempt() -> u32 {
+    ATTEMPT.try_with(|a| *a).unwrap_or(0)
+}
 
 /// Why a handler gave no verdict.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +42,10 @@ pub(crate) async fn perform(step: &Step, message: &Message) -> Result<Verdict, F
             tokio::time::sleep(backoff).await;
             backoff = backoff.saturating_mul(2);
         }
-        let call = AssertUnwindSafe(step.handler().call(message)).catch_unwind();
+        let call = ATTEMPT.scope(
+            attempt,
+            AssertUnwindSafe(step.handler().call(message)).catch_unwind(),
+        );
         let started = std::time::Instant::now();
         match tokio::time::timeout(options.timeout, call).await {
             Ok(Ok(verdict)) => {
@@ -55,4 +70,22 @@ pub(crate) async fn perform(step: &Step, message: &Message) -> Result<Verdict, F
         }
     }
     Err(failure)
+}
+
+/// The fault a failed call of `step` halts its message with.
+pub(crate) fn failure_fault(step: &Step, failure: Failure) -> Fault {
+    match failure {
+        Failure::TimedOut => Fault::with_reason(
+            FaultKind::HandlerTimeout,
+            format!(
+                "handler {} did not finish within {} ms",
+                step.name(),
+                step.options().timeout.as_millis()
+            ),
+        ),
+        Failure::Panicked(why) => Fault::with_reason(
+            FaultKind::HandlerFailed,
+            format!("handler {} failed: {why}", step.name()),
+        ),
+    }
 }

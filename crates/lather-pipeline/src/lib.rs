@@ -27,13 +27,14 @@ mod understand;
 mod verdict;
 
 pub use access::{Access, Clash, Part, Parts};
+pub use attempt::current_attempt;
 pub use auto::Order;
 pub use cost::CPU_INLINE_VAR;
 pub use cpu_pool::CPU_THREADS_VAR;
 pub use gate::{Busy, Gate, GateStats, LimitPolicy, Permit, Priority};
 pub use handler::{Handler, HandlerFuture, Observation, ObservationKind, Options, Work};
 pub use message::{Context, Direction, Message};
-pub use patch::Patch;
+pub use patch::{Patch, PatchOp};
 pub use plan::{Counters, Plan, PlanError, Step};
 pub use run::{Outcome, run};
 pub use understand::check_must_understand;

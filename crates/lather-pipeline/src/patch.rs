@@ -16,13 +16,21 @@ pub struct Patch {
     ops: Vec<Op>,
 }
 
+/// One change of a [`Patch`], as listed by [`Patch::operations`] (e.g. to send a patch to
+/// another process and rebuild it there with the matching builder method).
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum Op {
+pub enum PatchOp {
+    /// [`Patch::add_header`]: append this block.
     AddHeader(QName, Bytes),
+    /// [`Patch::replace_header`]: replace the first block of this name, or add it.
     ReplaceHeader(QName, Bytes),
+    /// [`Patch::remove_header`]: remove every block of this name.
     RemoveHeader(QName),
+    /// [`Patch::replace_body`]: the Body's new content.
     ReplaceBody(Bytes),
 }
+
+use PatchOp as Op;
 
 impl Patch {
     /// No change.
@@ -57,6 +65,17 @@ impl Patch {
     /// Replaces the Body's content.
     pub fn replace_body(mut self, content: impl Into<Bytes>) -> Self {
         self.ops.push(Op::ReplaceBody(content.into()));
+        self
+    }
+
+    /// The changes in the order they were asked for.
+    pub fn operations(&self) -> &[PatchOp] {
+        &self.ops
+    }
+
+    /// Appends `op` (the same as calling its builder method).
+    pub fn with(mut self, op: PatchOp) -> Self {
+        self.ops.push(op);
         self
     }
 

@@ -1,7 +1,7 @@
 //! Running a plan over one message: stages in order, the handlers of a stage at the same
 //! time, their patches merged after the stage.
 
-use crate::attempt::{Failure, perform};
+use crate::attempt::{Failure, failure_fault, perform};
 use crate::plan::{Counters, Step};
 use crate::{Message, Plan, Verdict, Work};
 use crate::{cost, cpu_pool};
@@ -90,18 +90,7 @@ async fn run_stage(
                 None
             }
             Ok(Verdict::Fault(fault)) => Some(fault),
-            Err(Failure::TimedOut) => Some(Fault::with_reason(
-                FaultKind::HandlerTimeout,
-                format!(
-                    "handler {} did not finish within {} ms",
-                    step.name(),
-                    step.options().timeout.as_millis()
-                ),
-            )),
-            Err(Failure::Panicked(why)) => Some(Fault::with_reason(
-                FaultKind::HandlerFailed,
-                format!("handler {} failed: {why}", step.name()),
-            )),
+            Err(failure) => Some(failure_fault(step, failure)),
         };
         if let Some(fault) = failed {
             if step.options().must_perform {

@@ -73,6 +73,11 @@ impl Fault {
         self
     }
 
+    /// The mandatory header blocks a `MustUnderstand` fault lists (empty for other faults).
+    pub fn not_understood_names(&self) -> &[QName] {
+        &self.not_understood
+    }
+
     /// The header block the fault is about, if one was named.
     pub fn problem_header_name(&self) -> Option<&QName> {
         self.addressing.as_ref()?.problem_header.as_ref()

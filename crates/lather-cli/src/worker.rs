@@ -1,0 +1,71 @@
+//! `lather worker`: host remote handlers for the services of a configuration, answering
+//! through NATS until SIGINT or SIGTERM, then drain.
+
+use anyhow::{Context, bail};
+use lather_config::{Config, Placement};
+use lather_remote::Link;
+use lather_remote::worker::Hosted;
+use std::path::Path;
+
+/// Hosts `handlers` (default: every handler with `placement = "remote"`) of the
+/// configuration at `path`.
+pub(crate) fn run(path: &Path, handlers: Option<&str>) -> anyhow::Result<()> {
+    let config = Config::load(path)?;
+    let Some(nats) = &config.nats else {
+        bail!(
+            "{}: a worker needs a [nats] table with the url of the NATS server",
+            path.display()
+        );
+    };
+    let names: Vec<String> = match handlers {
+        Some(list) => list
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        None => config
+            .handlers
+            .iter()
+            .filter(|(_, h)| h.placement() == Placement::Remote)
+            .map(|(name, _)| name.clone())
+            .collect(),
+    };
+    if names.is_empty() {
+        bail!(
+            "{}: no handler to host: name them with --handlers or set placement = \"remote\"",
+            path.display()
+        );
+    }
+    let mut hosted = Vec::new();
+    for name in &names {
+        let Some(cfg) = config.handlers.get(name) else {
+            let known: Vec<&str> = config.handlers.keys().map(String::as_str).collect();
+            bail!(
+                "{}: no handler named {name:?} (handlers: {})",
+                path.display(),
+                known.join(", ")
+            );
+        };
+        let (handler, options) = lather_handlers::build_handler(name, cfg, &config)?;
+        hosted.push(Hosted {
+            name: name.clone(),
+            handler,
+            options,
+        });
+    }
+    let limits = lather_handlers::limits(&config);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    runtime.block_on(async {
+        let link = Link::new(nats);
+        link.connect().await?;
+        tracing::info!(url = %link.url(), handlers = %names.join(","), "lather worker ready");
+        lather_remote::worker::serve(&link, hosted, limits, crate::serve::shutdown_signal())
+            .await?;
+        tracing::info!("stopped");
+        Ok(())
+    })
+}

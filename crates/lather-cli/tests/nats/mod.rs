@@ -1,0 +1,102 @@
+//! A real `nats-server` for tests: started on a free loopback port with its own temporary
+//! directory, stopped by its PID. The Debian package `nats-server` provides the binary;
+//! without it the tests fail and say how to install it.
+
+#![allow(dead_code, reason = "each test file uses its own part of the harness")]
+
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// A running (or stopped, between `stop` and `start_again`) `nats-server`.
+#[derive(Debug)]
+pub(crate) struct NatsServer {
+    child: Option<Child>,
+    port: u16,
+    dir: PathBuf,
+}
+
+/// A port nobody listens on right now.
+pub(crate) fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl NatsServer {
+    /// Starts a server on a free loopback port and waits until it accepts connections.
+    pub(crate) fn start(name: &str) -> NatsServer {
+        let dir = std::env::temp_dir().join(format!(
+            "lather-nats-{name}-{}-{}",
+            std::process::id(),
+            free_port()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut server = NatsServer {
+            child: None,
+            port: free_port(),
+            dir,
+        };
+        server.start_again();
+        server
+    }
+
+    /// `nats://127.0.0.1:PORT`.
+    pub(crate) fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// The server's temporary directory (logs).
+    pub(crate) fn dir(&self) -> &PathBuf {
+        &self.dir
+    }
+
+    /// Starts the server again on the same port (after [`NatsServer::stop`]).
+    pub(crate) fn start_again(&mut self) {
+        assert!(self.child.is_none(), "already running");
+        let spawned = Command::new("nats-server")
+            .args(["-a", "127.0.0.1", "-p", &self.port.to_string()])
+            .arg("-l")
+            .arg(self.dir.join("nats.log"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn();
+        let child = match spawned {
+            Ok(child) => child,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
+                "nats-server is not installed; these tests need a real NATS server: \
+                 apt-get install -y nats-server"
+            ),
+            Err(e) => panic!("cannot start nats-server: {e}"),
+        };
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "nats-server did not listen on port {} within 10 s",
+                self.port
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Kills the server (SIGKILL to its PID) and waits for it to exit.
+    pub(crate) fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

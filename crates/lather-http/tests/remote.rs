@@ -1,0 +1,78 @@
+//! A remote handler behind the HTTP server, against a real `nats-server`: the request is
+//! answered through a worker, `/metrics` counts remote calls and fallbacks, and without a
+//! worker the client gets the `HandlerFailed` fault.
+
+#[path = "../../lather-cli/tests/nats/mod.rs"]
+mod nats;
+mod support;
+
+use lather_config::Config;
+use lather_envelope::{FaultKind, Limits, SoapVersion};
+use lather_remote::Link;
+use lather_remote::worker::Hosted;
+use std::time::{Duration, Instant};
+use support::*;
+use tokio::sync::oneshot;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_handler_answers_through_a_worker_and_shows_on_metrics() {
+    let nats = nats::NatsServer::start("http");
+    let text = format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n[nats]\nurl = \"{}\"\n[handlers.log]\nkind = \"logging\"\nplacement = \"remote\"\n[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\nrequest = [[\"log\"]]\n",
+        nats.url()
+    );
+    let config = Config::from_toml(&text, "remote.toml").unwrap();
+    let server = TestServer::start(&text).await;
+
+    // A worker hosting `log`, in this process but on its own NATS connection.
+    let link = Link::new(config.nats.as_ref().unwrap());
+    link.connect().await.unwrap();
+    let (handler, options) =
+        lather_handlers::build_handler("log", &config.handlers["log"], &config).unwrap();
+    let hosted = vec![Hosted {
+        name: "log".into(),
+        handler,
+        options,
+    }];
+    let (stop, stopped) = oneshot::channel::<()>();
+    let worker = tokio::spawn(async move {
+        let shutdown = async {
+            let _ = stopped.await;
+        };
+        lather_remote::worker::serve(&link, hosted, Limits::default(), shutdown).await
+    });
+
+    let body = envelope(SoapVersion::V12, "", "<m:Ping xmlns:m=\"urn:m\">1</m:Ping>");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let answer = post(server.addr, "/echo", SoapVersion::V12, body.clone()).await;
+        if answer.status == 200 {
+            assert!(answer.text().contains("<m:Ping"), "{}", answer.text());
+            break;
+        }
+        assert!(Instant::now() < deadline, "the worker never answered");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let metrics = get(server.addr, "/metrics").await;
+    let calls = metric(
+        metrics.text(),
+        "lather_remote_calls_total{service=\"echo\",handler=\"log\"}",
+    );
+    assert_eq!(calls, Some(1.0), "{}", metrics.text());
+
+    stop.send(()).unwrap();
+    worker.await.unwrap().unwrap();
+    let answer = post(server.addr, "/echo", SoapVersion::V12, body).await;
+    answer.assert_fault(FaultKind::HandlerFailed, SoapVersion::V12);
+    assert!(
+        answer.text().contains("lather.handler.log"),
+        "{}",
+        answer.text()
+    );
+    let metrics = get(server.addr, "/metrics").await;
+    let fallbacks = metric(
+        metrics.text(),
+        "lather_remote_fallbacks_total{service=\"echo\",handler=\"log\"}",
+    );
+    assert!(fallbacks >= Some(1.0), "{}", metrics.text());
+}

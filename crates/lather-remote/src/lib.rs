@@ -1,0 +1,19 @@
+//! Remote handler stages over NATS.
+//!
+//! A handler configured with `placement = "remote"` runs on a `lather worker` process,
+//! possibly on another machine. The serving process wraps it in a [`RemoteHandler`], which
+//! sends a [`frame::Request`] — the message id, its properties and only the parts the
+//! handler declared it reads — to the subject `{prefix}.handler.{name}`; workers answer in a
+//! queue group per handler (see [`worker`]), so several share the load and a retry may land
+//! on another one. When NATS or every worker is unavailable the handler follows its
+//! `fallback`: run the local instance, or fault.
+
+pub mod frame;
+mod link;
+mod remote_handler;
+mod shipping;
+pub mod worker;
+
+pub use link::{Link, LinkError};
+pub use remote_handler::{RemoteCounters, RemoteHandler};
+pub use shipping::{rebuild_message, request_for};

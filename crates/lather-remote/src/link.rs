@@ -1,0 +1,119 @@
+//! The connection to NATS shared by a process's remote handlers (or a worker's hosts).
+
+use async_nats::connection::State;
+use lather_config::NatsConfig;
+use std::fmt;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// A process's link to the NATS server of `[nats]`: the URL, the subject prefix and, once
+/// [`Link::connect`] succeeded, the client.
+///
+/// The client reconnects by itself for as long as the process runs; [`Link::available`]
+/// reads its state at each call, so remote execution resumes as soon as NATS is back.
+pub struct Link {
+    url: String,
+    prefix: String,
+    connect_timeout: Duration,
+    client: OnceLock<async_nats::Client>,
+}
+
+impl fmt::Debug for Link {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Link")
+            .field("url", &self.url)
+            .field("prefix", &self.prefix)
+            .field("connected", &self.client.get().is_some())
+            .finish()
+    }
+}
+
+/// NATS could not be reached when the process started.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkError {
+    /// The URL tried.
+    pub url: String,
+    /// What went wrong.
+    pub why: String,
+}
+
+impl fmt::Display for LinkError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "cannot reach the NATS server at {}: {}",
+            self.url, self.why
+        )
+    }
+}
+
+impl std::error::Error for LinkError {}
+
+impl Link {
+    /// A link to the server of `config`, not connected yet.
+    pub fn new(config: &NatsConfig) -> Link {
+        Link {
+            url: config.url.get_ref().clone(),
+            prefix: config.subject_prefix.clone(),
+            connect_timeout: Duration::from_millis(config.connect_timeout_ms),
+            client: OnceLock::new(),
+        }
+    }
+
+    /// Connects (once; later calls return at once). Unreachable → a [`LinkError`] naming
+    /// the URL. After this the client reconnects by itself whenever the connection drops.
+    pub async fn connect(&self) -> Result<(), LinkError> {
+        if self.client.get().is_some() {
+            return Ok(());
+        }
+        let error = |why: String| LinkError {
+            url: self.url.clone(),
+            why,
+        };
+        let options = async_nats::ConnectOptions::new()
+            .name("lather")
+            .connection_timeout(self.connect_timeout)
+            .max_reconnects(None)
+            .request_timeout(None);
+        let connecting = options.connect(self.url.as_str());
+        let client = tokio::time::timeout(self.connect_timeout, connecting)
+            .await
+            .map_err(|_| {
+                error(format!(
+                    "no answer within {} ms",
+                    self.connect_timeout.as_millis()
+                ))
+            })?
+            .map_err(|e| error(e.to_string()))?;
+        tracing::info!(url = %self.url, "connected to NATS");
+        let _ = self.client.set(client);
+        Ok(())
+    }
+
+    /// The client, when connected now (not while it is reconnecting).
+    pub fn available(&self) -> Option<&async_nats::Client> {
+        self.client
+            .get()
+            .filter(|c| c.connection_state() == State::Connected)
+    }
+
+    /// The client, connected or not (`None` before [`Link::connect`]).
+    pub fn client(&self) -> Option<&async_nats::Client> {
+        self.client.get()
+    }
+
+    /// The configured URL.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The subject handler `name` is served on: `{prefix}.handler.{name}`.
+    pub fn subject(&self, name: &str) -> String {
+        format!("{}.handler.{name}", self.prefix)
+    }
+
+    /// The queue group the workers hosting handler `name` answer in.
+    pub fn queue_group(&self, name: &str) -> String {
+        format!("{}.workers.{name}", self.prefix)
+    }
+}

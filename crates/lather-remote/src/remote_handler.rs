@@ -1,0 +1,262 @@
+//! `RemoteHandler`: a handler stage that runs on a worker, reached through NATS.
+
+use crate::frame::{Answer, Outcome};
+use crate::{Link, request_for};
+use lather_config::Fallback;
+use lather_envelope::{Envelope, Fault, FaultKind, Limits};
+use lather_pipeline::{
+    Access, Handler, HandlerFuture, Message, Observation, ObservationKind, Verdict, current_attempt,
+};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// How long past the handler's timeout the NATS request itself waits: the engine's timeout
+/// fires first, so a lost answer is a timeout the engine retries (stateless handlers).
+const REQUEST_GRACE: Duration = Duration::from_secs(1);
+
+/// What a remote handler counted since start (shown on `/metrics`).
+#[derive(Debug, Default)]
+pub struct RemoteCounters {
+    /// Requests sent to workers.
+    pub calls: AtomicU64,
+    /// Requests whose answer did not come within the handler's timeout.
+    pub timeouts: AtomicU64,
+    /// Calls that went to the fallback (local run or fault) because NATS or every worker
+    /// was unavailable.
+    pub fallbacks: AtomicU64,
+}
+
+/// Stands for the handler `name` in a plan and runs it on a `lather worker`: the request
+/// frame (only the parts the handler reads) goes to `{prefix}.handler.{name}`, the answer
+/// comes back as the verdict. It declares the same [`Access`] as the local handler.
+///
+/// NATS not connected, or no worker listening: the `fallback` runs the local instance or
+/// answers `HandlerFailed` naming the subject and URL. An answer that does not come in time
+/// is a timeout of the stage, which the engine retries for stateless handlers (the queue
+/// group gives the retry to any worker).
+pub struct RemoteHandler {
+    name: String,
+    local: Arc<dyn Handler>,
+    access: Access,
+    link: Arc<Link>,
+    subject: String,
+    fallback: Fallback,
+    timeout: Duration,
+    limits: Limits,
+    counters: RemoteCounters,
+}
+
+impl std::fmt::Debug for RemoteHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteHandler")
+            .field("name", &self.name)
+            .field("subject", &self.subject)
+            .field("fallback", &self.fallback)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RemoteHandler {
+    /// The remote stand-in for `local`, configured as `name`, through `link`. `timeout` is
+    /// the step's per-attempt timeout (sent as the deadline); a `Respond` envelope from a
+    /// worker is parsed within `limits`.
+    pub fn new(
+        name: &str,
+        local: Arc<dyn Handler>,
+        link: Arc<Link>,
+        fallback: Fallback,
+        timeout: Duration,
+        limits: Limits,
+    ) -> Self {
+        RemoteHandler {
+            name: name.to_owned(),
+            access: local.access(),
+            local,
+            subject: link.subject(name),
+            link,
+            fallback,
+            timeout,
+            limits,
+            counters: RemoteCounters::default(),
+        }
+    }
+
+    /// The counters.
+    pub fn counters(&self) -> &RemoteCounters {
+        &self.counters
+    }
+
+    /// NATS or the workers are unavailable (`why`): the configured fallback.
+    async fn fall_back(&self, message: &Message, why: String) -> Verdict {
+        self.counters.fallbacks.fetch_add(1, Ordering::Relaxed);
+        match self.fallback {
+            Fallback::Local => {
+                tracing::debug!(handler = %self.name, %why, "running the handler locally");
+                self.local.call(message).await
+            }
+            Fallback::Fault => Verdict::Fault(Fault::with_reason(
+                FaultKind::HandlerFailed,
+                format!(
+                    "remote handler {}: {why} (subject {} at {})",
+                    self.name,
+                    self.subject,
+                    self.link.url()
+                ),
+            )),
+        }
+    }
+
+    fn failed(&self, why: String) -> Verdict {
+        Verdict::Fault(Fault::with_reason(
+            FaultKind::HandlerFailed,
+            format!("remote handler {}: {why}", self.name),
+        ))
+    }
+
+    /// The verdict an answer frame gives.
+    fn verdict(&self, id: u128, payload: bytes::Bytes) -> Verdict {
+        let answer = match Answer::decode(payload) {
+            Ok(answer) => answer,
+            Err(e) => return self.failed(format!("the worker's answer is unreadable: {e}")),
+        };
+        if answer.id != id {
+            return self.failed(format!(
+                "the worker answered message {:032x}, not {id:032x}",
+                answer.id
+            ));
+        }
+        match answer.outcome {
+            Outcome::Continue(patch) => Verdict::Continue(patch),
+            Outcome::Fault(fault) => Verdict::Fault(fault),
+            Outcome::Respond(bytes) => match Envelope::parse(bytes, &self.limits) {
+                Ok(envelope) => Verdict::Respond(Box::new(envelope)),
+                Err(f) => self.failed(format!(
+                    "the worker's response is not a valid envelope: {}",
+                    f.reason()
+                )),
+            },
+        }
+    }
+}
+
+/// Counts a timeout when the call is dropped unfinished at or after its deadline (the
+/// engine's timeout dropped it).
+struct TimeoutWatch<'a> {
+    counters: &'a RemoteCounters,
+    deadline: Instant,
+    finished: bool,
+}
+
+impl Drop for TimeoutWatch<'_> {
+    fn drop(&mut self) {
+        if !self.finished && Instant::now() + Duration::from_millis(5) >= self.deadline {
+            self.counters.timeouts.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+impl Handler for RemoteHandler {
+    fn access(&self) -> Access {
+        self.access.clone()
+    }
+
+    fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
+        Box::pin(async move {
+            let Some(client) = self.link.available() else {
+                return self
+                    .fall_back(message, "NATS is not connected".to_owned())
+                    .await;
+            };
+            let started = Instant::now();
+            let deadline_unix_ms = SystemTime::now()
+                .checked_add(self.timeout)
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(u64::MAX, |d| {
+                    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+                });
+            let request = request_for(
+                &self.name,
+                &self.access,
+                message,
+                current_attempt(),
+                deadline_unix_ms,
+            );
+            let frame = match request.encode() {
+                Ok(frame) => frame,
+                Err(e) => return self.failed(format!("the message cannot be framed: {e}")),
+            };
+            self.counters.calls.fetch_add(1, Ordering::Relaxed);
+            let mut watch = TimeoutWatch {
+                counters: &self.counters,
+                deadline: started + self.timeout,
+                finished: false,
+            };
+            let nats_request = async_nats::Request::new()
+                .payload(frame)
+                .timeout(Some(self.timeout + REQUEST_GRACE));
+            let result = client
+                .send_request(self.subject.clone(), nats_request)
+                .await;
+            watch.finished = true;
+            use async_nats::RequestErrorKind as Kind;
+            match result {
+                Ok(reply) => self.verdict(request.id, reply.payload),
+                Err(e) => match e.kind() {
+                    Kind::NoResponders => {
+                        self.fall_back(message, "no worker is serving it".to_owned())
+                            .await
+                    }
+                    Kind::TimedOut => {
+                        self.counters.timeouts.fetch_add(1, Ordering::Relaxed);
+                        Verdict::Fault(Fault::with_reason(
+                            FaultKind::HandlerTimeout,
+                            format!(
+                                "remote handler {} did not answer within {} ms",
+                                self.name,
+                                self.timeout.as_millis()
+                            ),
+                        ))
+                    }
+                    _ => {
+                        self.fall_back(message, format!("NATS request failed: {e}"))
+                            .await
+                    }
+                },
+            }
+        })
+    }
+
+    fn observations(&self) -> Vec<Observation> {
+        let mut out = self.local.observations();
+        let figures = [
+            (
+                "remote_calls",
+                "Requests a remote handler sent to its workers",
+                &self.counters.calls,
+            ),
+            (
+                "remote_timeouts",
+                "Remote handler requests unanswered within the handler's timeout",
+                &self.counters.timeouts,
+            ),
+            (
+                "remote_fallbacks",
+                "Remote handler calls that went to the fallback (NATS or workers unavailable)",
+                &self.counters.fallbacks,
+            ),
+        ];
+        out.extend(
+            figures
+                .into_iter()
+                .map(|(name, help, counter)| Observation {
+                    name,
+                    help,
+                    kind: ObservationKind::Counter,
+                    labels: Vec::new(),
+                    value: counter.load(Ordering::Relaxed),
+                }),
+        );
+        out
+    }
+}

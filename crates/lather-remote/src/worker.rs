@@ -1,0 +1,171 @@
+//! The worker side: answer request frames for the hosted handlers, in a queue group per
+//! handler so several workers share the load.
+
+use crate::frame::{Answer, Outcome, Request};
+use crate::{Link, LinkError, rebuild_message};
+use bytes::Bytes;
+use futures_util::StreamExt;
+use lather_envelope::{Fault, FaultKind, Limits};
+use lather_pipeline::{Handler, Options, Step, Verdict};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::task::JoinSet;
+
+/// A handler a worker hosts: its configured name, the handler and its options (the timeout
+/// bounds each call together with the request's deadline; the caller does the retrying).
+#[derive(Clone)]
+pub struct Hosted {
+    /// The configured name (the subject's last token).
+    pub name: String,
+    /// The local handler.
+    pub handler: Arc<dyn Handler>,
+    /// Its options.
+    pub options: Options,
+}
+
+impl std::fmt::Debug for Hosted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hosted")
+            .field("name", &self.name)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Runs one request frame through `hosted` and gives the answer frame's bytes. Never fails:
+/// an unreadable frame, a frame for another handler, parts that do not make an envelope, a
+/// timeout or a panic all become a fault answer.
+pub async fn answer(hosted: &Hosted, frame: Bytes, limits: &Limits) -> Bytes {
+    let (id, outcome) = match Request::decode(frame) {
+        Err(e) => (
+            0,
+            Outcome::Fault(Fault::with_reason(
+                FaultKind::HandlerFailed,
+                format!(
+                    "worker for {}: the request frame is unreadable: {e}",
+                    hosted.name
+                ),
+            )),
+        ),
+        Ok(request) => (request.id, run(hosted, &request, limits).await),
+    };
+    let answer = Answer { id, outcome };
+    answer.encode().unwrap_or_else(|e| {
+        let fault = Fault::with_reason(
+            FaultKind::HandlerFailed,
+            format!(
+                "worker for {}: the answer cannot be framed: {e}",
+                hosted.name
+            ),
+        );
+        Answer {
+            id,
+            outcome: Outcome::Fault(fault),
+        }
+        .encode()
+        .unwrap_or_default()
+    })
+}
+
+async fn run(hosted: &Hosted, request: &Request, limits: &Limits) -> Outcome {
+    if request.handler != hosted.name {
+        return Outcome::Fault(Fault::with_reason(
+            FaultKind::HandlerFailed,
+            format!(
+                "worker for {} was sent a request for {}",
+                hosted.name, request.handler
+            ),
+        ));
+    }
+    let now_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+    let left = Duration::from_millis(request.deadline_unix_ms.saturating_sub(now_ms));
+    if left.is_zero() {
+        return Outcome::Fault(Fault::with_reason(
+            FaultKind::HandlerTimeout,
+            format!("handler {}: the request's deadline had passed", hosted.name),
+        ));
+    }
+    let message = match rebuild_message(request, limits) {
+        Ok(message) => message,
+        Err(fault) => return Outcome::Fault(fault),
+    };
+    let options = Options {
+        retries: 0,
+        timeout: hosted.options.timeout.min(left),
+        ..hosted.options.clone()
+    };
+    let step = Step::new(hosted.name.clone(), hosted.handler.clone(), options);
+    match step.perform(&message).await {
+        Verdict::Continue(patch) => Outcome::Continue(patch),
+        Verdict::Respond(envelope) => Outcome::Respond(envelope.as_bytes().clone()),
+        Verdict::Fault(fault) => Outcome::Fault(fault),
+    }
+}
+
+/// Serves `hosted` through the connected `link` until `shutdown` completes: one queue
+/// subscription per handler (group `{prefix}.workers.{name}`). On shutdown it stops taking
+/// requests, finishes those in hand, flushes their answers and returns.
+pub async fn serve(
+    link: &Link,
+    hosted: Vec<Hosted>,
+    limits: Limits,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), LinkError> {
+    let client = link.client().ok_or_else(|| LinkError {
+        url: link.url().to_owned(),
+        why: "not connected".to_owned(),
+    })?;
+    let limits = Arc::new(limits);
+    let mut subscriptions = Vec::new();
+    for h in &hosted {
+        let subscriber = client
+            .queue_subscribe(link.subject(&h.name), link.queue_group(&h.name))
+            .await
+            .map_err(|e| LinkError {
+                url: link.url().to_owned(),
+                why: format!("cannot subscribe for {}: {e}", h.name),
+            })?;
+        tracing::info!(handler = %h.name, subject = %link.subject(&h.name), "hosting");
+        subscriptions.push((Arc::new(h.clone()), subscriber));
+    }
+    // The subscriptions are in place at the server before the worker counts as ready.
+    client.flush().await.map_err(|e| LinkError {
+        url: link.url().to_owned(),
+        why: format!("cannot subscribe: {e}"),
+    })?;
+    let mut requests = futures_util::stream::select_all(
+        subscriptions
+            .into_iter()
+            .map(|(hosted, sub)| sub.map(move |m| (hosted.clone(), m))),
+    );
+    let mut in_hand = JoinSet::new();
+    tokio::pin!(shutdown);
+    loop {
+        tokio::select! {
+            () = &mut shutdown => break,
+            next = requests.next() => {
+                let Some((hosted, message)) = next else { break };
+                let Some(reply) = message.reply.clone() else { continue };
+                let client = client.clone();
+                let limits = limits.clone();
+                in_hand.spawn(async move {
+                    let bytes = answer(&hosted, message.payload, &limits).await;
+                    if let Err(e) = client.publish(reply, bytes).await {
+                        tracing::warn!(handler = %hosted.name, error = %e, "answer not sent");
+                    }
+                });
+            }
+            Some(_) = in_hand.join_next(), if !in_hand.is_empty() => {}
+        }
+    }
+    drop(requests);
+    tracing::info!(in_hand = in_hand.len(), "draining");
+    while in_hand.join_next().await.is_some() {}
+    if let Err(e) = client.flush().await {
+        tracing::warn!(error = %e, "flushing the last answers failed");
+    }
+    Ok(())
+}

@@ -1,0 +1,18 @@
+//! Arbitrary bytes into both remote frame decoders: no panic, and whatever decodes encodes
+//! back to exactly the same bytes (the layout has one encoding per value).
+
+#![no_main]
+
+use bytes::Bytes;
+use lather_remote::frame::{Answer, Request};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let bytes = Bytes::copy_from_slice(data);
+    if let Ok(request) = Request::decode(bytes.clone()) {
+        assert_eq!(request.encode().expect("a decoded request encodes"), bytes);
+    }
+    if let Ok(answer) = Answer::decode(bytes.clone()) {
+        assert_eq!(answer.encode().expect("a decoded answer encodes"), bytes);
+    }
+});
