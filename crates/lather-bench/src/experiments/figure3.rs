@@ -14,6 +14,7 @@ use super::chart::{self, BarGroup};
 use super::drive::sequential;
 use super::files::{Scratch, out_dir};
 use super::server::InProcess;
+use super::workers::Workers;
 use super::{cores, mean_sd, ms, publish};
 use crate::{BenchError, LatencySummary};
 use std::fmt::Write as _;
@@ -48,6 +49,13 @@ pub struct Figure3Args {
     /// Server runtime threads (default: one per core)
     #[arg(long)]
     pub server_threads: Option<usize>,
+    /// Run A–E on `lather worker` processes through the NATS server at this URL (the
+    /// chain, configuration 1, stays in process as the baseline)
+    #[arg(long, value_name = "URL")]
+    pub nats: Option<String>,
+    /// Worker processes to start with `--nats`
+    #[arg(long, default_value_t = 2)]
+    pub workers: usize,
 }
 
 /// The six configurations, as stages of the letters a–e.
@@ -108,7 +116,7 @@ pub fn run(args: &Figure3Args) -> Result<(), BenchError> {
                 "µs",
             )?,
         };
-        measure(args, set, &spec)?;
+        measure(args, set, &spec, &scratch)?;
     }
     Ok(())
 }
@@ -139,16 +147,24 @@ fn stand_ins(
     })
 }
 
-fn config(spec: &SetSpec) -> String {
+fn config(spec: &SetSpec, nats: Option<&str>) -> String {
     let mut toml = String::from("[server]\nlisten = \"127.0.0.1:0\"\nmax_in_flight = 64\n");
     if let Some(max) = spec.max_message_bytes {
         let _ = writeln!(toml, "max_message_bytes = {max}");
     }
+    if let Some(url) = nats {
+        let _ = writeln!(toml, "\n[nats]\nurl = \"{url}\"\n");
+    }
+    let remote = if nats.is_some() {
+        "placement = \"remote\"\n"
+    } else {
+        ""
+    };
     // `@SUFFIX@` keeps the two copies of a handler apart where they own a file.
     for (letter, (_, body)) in LETTERS.iter().zip(&spec.handlers) {
         let _ = write!(
             toml,
-            "[handlers.{letter}]\n{}\n[handlers.{letter}-inline]\n{}work = \"io\"\n\n",
+            "[handlers.{letter}]\n{}{remote}\n[handlers.{letter}-inline]\n{}work = \"io\"\n\n",
             body.replace("@SUFFIX@", ""),
             body.replace("@SUFFIX@", "-inline")
         );
@@ -176,8 +192,28 @@ fn config(spec: &SetSpec) -> String {
     toml
 }
 
-fn measure(args: &Figure3Args, set: HandlerSet, spec: &SetSpec) -> Result<(), BenchError> {
-    let toml = config(spec);
+fn measure(
+    args: &Figure3Args,
+    set: HandlerSet,
+    spec: &SetSpec,
+    scratch: &Scratch,
+) -> Result<(), BenchError> {
+    let toml = config(spec, args.nats.as_deref());
+    let _workers = match &args.nats {
+        Some(_) => {
+            let path = scratch.write("figure3.toml", toml.as_bytes())?;
+            Some(Workers::start(
+                &path,
+                &LETTERS
+                    .map(|l| l.to_string())
+                    .iter()
+                    .map(String::as_str)
+                    .collect::<Vec<_>>(),
+                args.workers,
+            )?)
+        }
+        None => None,
+    };
     let server = InProcess::start(&toml, args.server_threads.unwrap_or_else(cores))?;
     let run = |path: &str| -> Result<LatencySummary, BenchError> {
         eprintln!("figure 3 ({:?}): /{path}", set);
@@ -203,11 +239,21 @@ fn measure(args: &Figure3Args, set: HandlerSet, spec: &SetSpec) -> Result<(), Be
     let handler_time: Vec<f64> = alone.iter().map(|l| (l.mean - service).max(0.0)).collect();
     let base = configs[0].mean;
     let mut md = String::new();
-    let name = format!("figure3-{}", format!("{set:?}").to_lowercase());
+    let placement = if args.nats.is_some() {
+        format!("-remote-{}w", args.workers)
+    } else {
+        String::new()
+    };
+    let name = format!("figure3-{}{placement}", format!("{set:?}").to_lowercase());
     let _ = writeln!(
         md,
-        "#### Figure 3 — {} ({} cores, {} requests per configuration)\n",
+        "#### Figure 3 — {}{} ({} cores, {} requests per configuration)\n",
         spec.title,
+        if args.nats.is_some() {
+            format!(", A–E on {} workers over NATS", args.workers)
+        } else {
+            String::new()
+        },
         cores(),
         args.requests
     );

@@ -16,6 +16,7 @@ mod files;
 mod real_set;
 mod server;
 mod table1;
+mod workers;
 
 pub use digest_bound::{DigestBoundArgs, run as digest_bound};
 pub use figure3::{Figure3Args, HandlerSet, run as figure3};

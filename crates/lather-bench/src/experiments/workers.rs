@@ -1,0 +1,53 @@
+//! `lather worker` processes for the remote variants of the experiments: started from
+//! this very binary, stopped (and reaped) by their PIDs when dropped.
+
+use crate::BenchError;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+/// Worker processes serving one configuration.
+#[derive(Debug)]
+pub(crate) struct Workers(Vec<Child>);
+
+impl Workers {
+    /// Starts `count` workers for the configuration at `config`, hosting `handlers`.
+    pub(crate) fn start(
+        config: &Path,
+        handlers: &[&str],
+        count: usize,
+    ) -> Result<Workers, BenchError> {
+        let exe = std::env::current_exe()
+            .map_err(|e| BenchError::Experiment(format!("cannot find this program: {e}")))?;
+        let mut children = Vec::new();
+        for _ in 0..count {
+            let child = Command::new(&exe)
+                .args(["--log-level", "warn", "worker", "--config"])
+                .arg(config)
+                .args(["--handlers", &handlers.join(",")])
+                .stdin(Stdio::null())
+                .spawn()
+                .map_err(|e| BenchError::Experiment(format!("cannot start a worker: {e}")))?;
+            children.push(child);
+        }
+        // A worker subscribes within milliseconds of connecting; give them that.
+        std::thread::sleep(std::time::Duration::from_millis(500));
+        let mut workers = Workers(children);
+        for child in &mut workers.0 {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(BenchError::Experiment(format!(
+                    "a worker exited at once ({status}); is NATS reachable?"
+                )));
+            }
+        }
+        Ok(workers)
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
