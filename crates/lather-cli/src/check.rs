@@ -48,6 +48,7 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
     for (svc, plans) in config.services.iter().zip(&plans) {
         let what = match svc.kind() {
             ServiceKind::Builtin(Builtin::Echo) => "builtin echo".to_owned(),
+            ServiceKind::Builtin(Builtin::EventSource) => "builtin event-source".to_owned(),
             ServiceKind::Gateway(ups) => {
                 let urls: Vec<&str> = ups.iter().map(|u| u.url.as_str()).collect();
                 format!(

@@ -92,6 +92,9 @@ impl Default for ServerConfig {
 pub enum Builtin {
     /// Answers with the request's Body content; serves its own WSDL.
     Echo,
+    /// A WS-Eventing event source and subscription manager at the path; events are
+    /// published to `{path}/publish` (see docs/eventing.md).
+    EventSource,
 }
 
 /// One `[[service]]` entry.
@@ -122,6 +125,13 @@ pub struct ServiceConfig {
     pub queue_capacity: Option<usize>,
     /// Overrides `[server] max_in_flight` for this service.
     pub max_in_flight: Option<MaxInFlight>,
+    /// `event-source` only: the redb file subscriptions are kept in (none: memory only).
+    pub store: Option<Spanned<String>>,
+    /// `event-source` only: the longest subscription granted, in seconds (default 3600).
+    pub max_expires_s: Option<Spanned<u64>>,
+    /// `event-source` only: the notifications' `wsa:Action` when the publish request
+    /// names none (default `urn:lather:eventing:Event`).
+    pub event_action: Option<Spanned<String>>,
     #[serde(skip)]
     pub(crate) kind: Option<ServiceKind>,
 }

@@ -120,6 +120,19 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
                 ),
             ));
         }
+        let publishes = svc
+            .builtin
+            .as_ref()
+            .is_some_and(|b| *b.get_ref() == crate::Builtin::EventSource);
+        if publishes && let Some(first) = paths.insert(format!("{path}/publish"), i) {
+            return Err(at(
+                svc.path.span(),
+                format!(
+                    "{}: this event source publishes at {path}/publish, already used by service[{first}]",
+                    key("path")
+                ),
+            ));
+        }
         let name = svc.name.get_ref();
         if name.is_empty() {
             return Err(at(
@@ -291,6 +304,36 @@ fn service_kind(
     i: usize,
     at: &impl Fn(std::ops::Range<usize>, String) -> ConfigError,
 ) -> Result<ServiceKind, ConfigError> {
+    let is_source = svc
+        .builtin
+        .as_ref()
+        .is_some_and(|b| *b.get_ref() == crate::Builtin::EventSource);
+    let source_keys = [
+        ("store", svc.store.as_ref().map(|v| v.span())),
+        (
+            "max_expires_s",
+            svc.max_expires_s.as_ref().map(|v| v.span()),
+        ),
+        ("event_action", svc.event_action.as_ref().map(|v| v.span())),
+    ];
+    for (key, span) in source_keys {
+        if let Some(span) = span
+            && !is_source
+        {
+            return Err(at(
+                span,
+                format!("service[{i}].{key}: only a builtin = \"event-source\" service takes it"),
+            ));
+        }
+    }
+    if let Some(max) = &svc.max_expires_s
+        && *max.get_ref() == 0
+    {
+        return Err(at(
+            max.span(),
+            format!("service[{i}].max_expires_s: must be at least 1"),
+        ));
+    }
     match (&svc.builtin, &svc.upstream) {
         (Some(b), None) => Ok(ServiceKind::Builtin(*b.get_ref())),
         (None, Some(list)) => {
@@ -595,6 +638,21 @@ timeout_ms = 250
                 "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"echo\"\n[[service]]\nname = \"b\"\npath = \"/a\"\nbuiltin = \"echo\"\n",
                 7,
                 "already used",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"echo\"\nstore = \"x.redb\"\n",
+                5,
+                "event-source",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"event-source\"\nmax_expires_s = 0\n",
+                5,
+                "at least 1",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a/publish\"\nbuiltin = \"echo\"\n[[service]]\nname = \"b\"\npath = \"/a\"\nbuiltin = \"event-source\"\n",
+                7,
+                "publishes at /a/publish",
             ),
             ("[server]\nlisten = \"nowhere\"\n", 2, "socket address"),
             ("[server]\nmax_message_bytes = -1\n", 2, "max_message_bytes"),

@@ -245,6 +245,9 @@ async fn exchange(
                 .forward(&parts.headers, envelope.as_bytes().clone())
                 .await?
         }
+        Behaviour::EventSource(source) => {
+            crate::eventing::respond(state, source, service, parts, &envelope, context).await?
+        }
     };
     // A fault comes back with a 4xx/5xx status: a success needs no look for the fault flow.
     if response_plan.is_empty() && (plans.fault.is_empty() || response.status().is_success()) {
@@ -266,6 +269,27 @@ async fn exchange(
 }
 
 async fn wsdl(state: &State, service: &Service, parts: &Parts) -> Result<HttpResponse, Fault> {
+    let location = service_location(state, service, parts);
+    match &service.behaviour {
+        Behaviour::Echo => Ok(respond::with_type(
+            StatusCode::OK,
+            "text/xml; charset=utf-8",
+            echo::wsdl(&location),
+        )),
+        Behaviour::Gateway(gateway) => gateway.wsdl(&location).await,
+        Behaviour::EventSource(_) => Err(Fault::with_reason(
+            FaultKind::MethodNotAllowed,
+            "an event source serves no WSDL: POST WS-Eventing requests",
+        )),
+    }
+}
+
+fn is_wsdl_query(query: Option<&str>) -> bool {
+    query.is_some_and(|q| q.split('&').any(|p| p.eq_ignore_ascii_case("wsdl")))
+}
+
+/// The service's URL as the client reached it: `http://{authority or Host}{path}`.
+pub(crate) fn service_location(state: &State, service: &Service, parts: &Parts) -> String {
     let host = parts
         .uri
         .authority()
@@ -278,17 +302,5 @@ async fn wsdl(state: &State, service: &Service, parts: &Parts) -> Result<HttpRes
                 .map(str::to_owned)
         })
         .unwrap_or_else(|| state.listen.to_string());
-    let location = format!("http://{host}{}", service.path);
-    match &service.behaviour {
-        Behaviour::Echo => Ok(respond::with_type(
-            StatusCode::OK,
-            "text/xml; charset=utf-8",
-            echo::wsdl(&location),
-        )),
-        Behaviour::Gateway(gateway) => gateway.wsdl(&location).await,
-    }
-}
-
-fn is_wsdl_query(query: Option<&str>) -> bool {
-    query.is_some_and(|q| q.split('&').any(|p| p.eq_ignore_ascii_case("wsdl")))
+    format!("http://{host}{}", service.path)
 }

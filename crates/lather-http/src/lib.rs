@@ -10,6 +10,7 @@ mod body;
 mod collect;
 mod dispatch;
 mod echo;
+mod eventing;
 mod flows;
 mod gateway;
 mod metrics;

@@ -14,7 +14,13 @@ pub(crate) enum Behaviour {
     Echo,
     /// Forward to backends.
     Gateway(Box<Gateway>),
+    /// A WS-Eventing event source and subscription manager; events published at
+    /// `{path}/publish`.
+    EventSource(lather_eventing::EventSource),
 }
+
+/// The path events are published at, below an event source's path.
+pub(crate) const PUBLISH_SUFFIX: &str = "/publish";
 
 /// One service at one path.
 #[derive(Debug)]
@@ -35,7 +41,7 @@ impl Behaviour {
     /// Whether the service answers messages itself (the ultimate receiver) rather than
     /// forwarding them.
     pub(crate) fn is_ultimate_receiver(&self) -> bool {
-        matches!(self, Behaviour::Echo)
+        matches!(self, Behaviour::Echo | Behaviour::EventSource(_))
     }
 
     /// Header blocks the behaviour itself processes.
@@ -45,17 +51,38 @@ impl Behaviour {
                 .iter()
                 .map(|(ns, local)| QName::new(*ns, *local))
                 .collect(),
+            Behaviour::EventSource(_) => crate::echo::UNDERSTOOD
+                .iter()
+                .chain(EVENTING_UNDERSTOOD.iter())
+                .map(|(ns, local)| QName::new(*ns, *local))
+                .collect(),
             Behaviour::Gateway(_) => Vec::new(),
         }
     }
 }
 
+/// Header blocks an event source processes: the addressing headers it reads and the
+/// subscription identifiers and publish topic.
+const EVENTING_UNDERSTOOD: [(&str, &str); 9] = [
+    (lather_envelope::WSA10_NS, "Action"),
+    (lather_envelope::WSA10_NS, "To"),
+    (lather_envelope::WSA10_NS, "ReplyTo"),
+    (lather_envelope::WSA04_NS, "Action"),
+    (lather_envelope::WSA04_NS, "To"),
+    (lather_envelope::WSA04_NS, "ReplyTo"),
+    (lather_envelope::WSE04_NS, "Identifier"),
+    (lather_eventing::LATHER_EVENTING_NS, "Identifier"),
+    (lather_eventing::LATHER_EVENTING_NS, "Topic"),
+];
+
 impl Service {
+    /// The service for `config`; fails (with the reason) if an event source's store cannot
+    /// be opened.
     pub(crate) fn from_config(
         config: &ServiceConfig,
         plans: ServicePlans,
         server: &ServerConfig,
-    ) -> Self {
+    ) -> Result<Self, String> {
         let max_message_bytes = server.max_message_bytes;
         let capacity = config.queue_capacity.unwrap_or(server.queue_capacity);
         let policy = match config.max_in_flight.unwrap_or(server.max_in_flight) {
@@ -64,6 +91,9 @@ impl Service {
         };
         let behaviour = match config.kind() {
             ServiceKind::Builtin(Builtin::Echo) => Behaviour::Echo,
+            ServiceKind::Builtin(Builtin::EventSource) => {
+                Behaviour::EventSource(lather_eventing::EventSource::open(source_settings(config))?)
+            }
             ServiceKind::Gateway(upstreams) => Behaviour::Gateway(Box::new(Gateway::new(
                 upstreams.clone(),
                 config.timeout(),
@@ -71,13 +101,28 @@ impl Service {
             ))),
         };
         let understood = behaviour.understood();
-        Service {
+        Ok(Service {
             name: config.name.get_ref().clone(),
             path: config.path.get_ref().clone(),
             behaviour,
             plans,
             gate: Gate::new(capacity, policy),
             understood,
-        }
+        })
     }
+}
+
+/// The event source's settings from the service's keys.
+fn source_settings(config: &ServiceConfig) -> lather_eventing::SourceSettings {
+    let mut settings = lather_eventing::SourceSettings::default();
+    if let Some(store) = &config.store {
+        settings.store = Some(store.get_ref().into());
+    }
+    if let Some(max) = &config.max_expires_s {
+        settings.max_expires = std::time::Duration::from_secs(*max.get_ref());
+    }
+    if let Some(action) = &config.event_action {
+        settings.default_action = action.get_ref().clone();
+    }
+    settings
 }

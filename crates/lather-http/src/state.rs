@@ -1,7 +1,7 @@
 //! What every request needs: the services by path, the limits and the metrics.
 
 use crate::metrics::Metrics;
-use crate::service::Service;
+use crate::service::{Behaviour, PUBLISH_SUFFIX, Service};
 use lather_config::Config;
 use lather_envelope::Limits;
 use std::collections::HashMap;
@@ -32,17 +32,25 @@ impl State {
             max_depth: server.max_depth,
             max_attributes: server.max_attributes,
         };
-        let services: HashMap<String, Arc<Service>> = config
-            .services
-            .iter()
-            .zip(plans)
-            .map(|(svc, plans)| {
-                let service = Service::from_config(svc, plans, server);
-                (service.path.clone(), Arc::new(service))
-            })
-            .collect();
+        let mut services: HashMap<String, Arc<Service>> = HashMap::new();
+        for (svc, plans) in config.services.iter().zip(plans) {
+            let service = Service::from_config(svc, plans, server)
+                .map_err(|e| config.error_at(svc.path.span(), format!("event source: {e}")))?;
+            let service = Arc::new(service);
+            if matches!(service.behaviour, Behaviour::EventSource(_)) {
+                let publish = format!("{}{PUBLISH_SUFFIX}", service.path);
+                services.entry(publish).or_insert_with(|| service.clone());
+            }
+            services.insert(service.path.clone(), service);
+        }
         let mut metrics = Metrics::new(config.services.iter().map(|s| s.name.get_ref().as_str()));
-        let all: Vec<Arc<Service>> = services.values().cloned().collect();
+        // An event source answers at two paths; the collector counts each service once.
+        let mut all: Vec<Arc<Service>> = Vec::new();
+        for service in services.values() {
+            if !all.iter().any(|a| Arc::ptr_eq(a, service)) {
+                all.push(service.clone());
+            }
+        }
         metrics.register_collector(crate::collect::EngineCollector::new(all));
         Ok(State {
             services,

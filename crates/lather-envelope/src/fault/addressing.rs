@@ -7,11 +7,18 @@ use crate::escape::{escape_attribute, escape_text};
 use crate::{SoapVersion, WSA10_NS};
 
 /// Writes the addressing header blocks of a fault in the WS-Addressing version `ns`:
-/// `wsa:Action` = `{ns}/fault`, `wsa:RelatesTo` when the request's id is known and, for
+/// `wsa:Action` = `action` (`{ns}/fault` for addressing faults), `wsa:RelatesTo` when the request's id is known and, for
 /// WS-Addressing 1.0 in SOAP 1.1, `wsa:FaultDetail` with the problem header.
-pub(super) fn write_headers(fault: &Fault, ns: &str, version: SoapVersion, out: &mut String) {
+pub(super) fn write_headers(
+    fault: &Fault,
+    ns: &str,
+    action: &str,
+    version: SoapVersion,
+    out: &mut String,
+) {
     out.push_str(&format!(
-        r#"<wsa:Action xmlns:wsa="{ns}">{ns}/fault</wsa:Action>"#
+        r#"<wsa:Action xmlns:wsa="{ns}">{}</wsa:Action>"#,
+        escape_text(action)
     ));
     if let Some(id) = fault.relates_to_id() {
         out.push_str(&format!(

@@ -65,6 +65,12 @@ pub const WSA10_NS: &str = "http://www.w3.org/2005/08/addressing";
 /// The WS-Addressing 2004/08 member submission's namespace, whose fault codes some kinds use.
 pub const WSA04_NS: &str = "http://schemas.xmlsoap.org/ws/2004/08/addressing";
 
+/// The WS-Eventing 2004/08 (W3C Submission 2006) namespace, whose fault codes some kinds use.
+pub const WSE04_NS: &str = "http://schemas.xmlsoap.org/ws/2004/08/eventing";
+
+/// The WS-Eventing W3C Recommendation (2011) namespace, whose fault codes some kinds use.
+pub const WSE11_NS: &str = "http://www.w3.org/2011/03/ws-evt";
+
 impl FaultKind {
     /// The subcode QName `(namespace, preferred prefix, local name)`: lather's own
     /// (`lf:Name` in [`LATHER_FAULT_NS`]) unless a specification defines the code, as
@@ -88,6 +94,34 @@ impl FaultKind {
             }
             FaultKind::InvalidMessageInformationHeader => {
                 (WSA04_NS, "wsa", "InvalidMessageInformationHeader")
+            }
+            FaultKind::DeliveryModeRequestedUnavailable => {
+                (WSE04_NS, "wse", "DeliveryModeRequestedUnavailable")
+            }
+            FaultKind::InvalidExpirationTime => (WSE04_NS, "wse", "InvalidExpirationTime"),
+            FaultKind::FilteringRequestedUnavailable => {
+                (WSE04_NS, "wse", "FilteringRequestedUnavailable")
+            }
+            FaultKind::EventSourceUnableToProcess => {
+                (WSE04_NS, "wse", "EventSourceUnableToProcess")
+            }
+            FaultKind::UnableToRenew => (WSE04_NS, "wse", "UnableToRenew"),
+            FaultKind::InvalidEventingMessage => (WSE04_NS, "wse", "InvalidMessage"),
+            FaultKind::FilteringRequestedUnavailable2011 => {
+                (WSE11_NS, "wse", "FilteringRequestedUnavailable")
+            }
+            FaultKind::EmptyFilter => (WSE11_NS, "wse", "EmptyFilter"),
+            FaultKind::CannotProcessFilter => (WSE11_NS, "wse", "CannotProcessFilter"),
+            FaultKind::NoDeliveryMechanismEstablished => {
+                (WSE11_NS, "wse", "NoDeliveryMechanismEstablished")
+            }
+            FaultKind::DeliveryFormatRequestedUnavailable => {
+                (WSE11_NS, "wse", "DeliveryFormatRequestedUnavailable")
+            }
+            FaultKind::UnusableEpr => (WSE11_NS, "wse", "UnusableEPR"),
+            FaultKind::UnknownSubscription => (WSE11_NS, "wse", "UnknownSubscription"),
+            FaultKind::UnsupportedExpirationValue => {
+                (WSE11_NS, "wse", "UnsupportedExpirationValue")
             }
             other => (LATHER_FAULT_NS, "lf", other.spec().name),
         }
@@ -214,6 +248,48 @@ catalogue! {
     /// WS-Addressing 2004/08: a message information header is not valid
     /// (`wsa:InvalidMessageInformationHeader`).
     InvalidMessageInformationHeader = 1036, Sender, true, 400, "A message information header is not valid and the message cannot be processed";
+    /// WS-Eventing 2004/08: the requested delivery mode is not push
+    /// (`wse:DeliveryModeRequestedUnavailable`).
+    DeliveryModeRequestedUnavailable = 1050, Sender, true, 400, "The requested delivery mode is not supported";
+    /// WS-Eventing 2004/08: the requested expiration is negative, in the past or not a
+    /// duration or dateTime (`wse:InvalidExpirationTime`).
+    InvalidExpirationTime = 1051, Sender, true, 400, "The expiration time requested is invalid";
+    /// WS-Eventing 2004/08: the filter dialect is not one the source supports
+    /// (`wse:FilteringRequestedUnavailable`).
+    FilteringRequestedUnavailable = 1052, Sender, true, 400, "The requested filter dialect is not supported";
+    /// WS-Eventing 2004/08: the source cannot take the subscription now, e.g. its store failed
+    /// or it is full (`wse:EventSourceUnableToProcess`).
+    EventSourceUnableToProcess = 1053, Receiver, true, 500, "The event source cannot process the subscription";
+    /// WS-Eventing 2004/08: the subscription cannot be renewed, e.g. it is unknown or has
+    /// ended (`wse:UnableToRenew`).
+    UnableToRenew = 1054, Receiver, true, 500, "The subscription cannot be renewed";
+    /// WS-Eventing 2004/08: the request is malformed or names no known subscription
+    /// (`wse:InvalidMessage`).
+    InvalidEventingMessage = 1055, Sender, true, 400, "The eventing request message is invalid";
+    /// WS-Eventing 2011: the filter dialect is not one the source supports
+    /// (`wse:FilteringRequestedUnavailable` in the 2011 namespace).
+    FilteringRequestedUnavailable2011 = 1060, Sender, true, 400, "The requested filter dialect is not supported";
+    /// WS-Eventing 2011: the filter is empty (`wse:EmptyFilter`).
+    EmptyFilter = 1061, Sender, true, 400, "The filter is empty";
+    /// WS-Eventing 2011: the filter's content cannot be processed (`wse:CannotProcessFilter`).
+    CannotProcessFilter = 1062, Sender, true, 400, "The filter cannot be processed";
+    /// WS-Eventing 2011: the Subscribe names no NotifyTo (`wse:NoDeliveryMechanismEstablished`).
+    NoDeliveryMechanismEstablished = 1063, Sender, true, 400, "No delivery mechanism was established";
+    /// WS-Eventing 2011: a delivery format other than Unwrap was requested
+    /// (`wse:DeliveryFormatRequestedUnavailable`).
+    DeliveryFormatRequestedUnavailable = 1064, Sender, true, 400, "The requested delivery format is not supported";
+    /// WS-Eventing 2011: the NotifyTo or EndTo endpoint reference cannot be used
+    /// (`wse:UnusableEPR`).
+    UnusableEpr = 1065, Sender, true, 400, "An endpoint reference in the request cannot be used";
+    /// WS-Eventing 2011: the request names no subscription this source holds
+    /// (`wse:UnknownSubscription`).
+    UnknownSubscription = 1066, Sender, true, 400, "The subscription is not known";
+    /// WS-Eventing 2011: the requested expiration cannot be granted
+    /// (`wse:UnsupportedExpirationValue`).
+    UnsupportedExpirationValue = 1067, Sender, true, 400, "The requested expiration value is not supported";
+    /// WS-Eventing 2011: the request is malformed in a way the specification gives no fault
+    /// for (lather's own code).
+    InvalidEventingRequest = 1068, Sender, true, 400, "The eventing request is invalid";
     /// The request's media type is not a SOAP media type.
     UnsupportedMediaType = 2001, Sender, true, 415, "The media type is not a SOAP media type";
     /// The request's `Content-Encoding` is not gzip, deflate or identity.

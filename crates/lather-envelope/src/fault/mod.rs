@@ -4,7 +4,8 @@ mod addressing;
 mod catalogue;
 
 pub use catalogue::{
-    FaultCode, FaultKind, FaultSpec, LATHER_FAULT_NS, WSA04_NS, WSA10_NS, WSSE_NS,
+    FaultCode, FaultKind, FaultSpec, LATHER_FAULT_NS, WSA04_NS, WSA10_NS, WSE04_NS, WSE11_NS,
+    WSSE_NS,
 };
 
 use crate::escape::{escape_attribute, escape_text};
@@ -29,6 +30,9 @@ pub struct Fault {
 struct AddressingDetail {
     problem_header: Option<QName>,
     relates_to: Option<String>,
+    /// `(WS-Addressing namespace, wsa:Action)` for a fault whose specification binds it to
+    /// WS-Addressing though its kind is not an addressing fault (WS-Eventing).
+    action: Option<(&'static str, String)>,
 }
 
 impl Fault {
@@ -76,6 +80,24 @@ impl Fault {
     /// The mandatory header blocks a `MustUnderstand` fault lists (empty for other faults).
     pub fn not_understood_names(&self) -> &[QName] {
         &self.not_understood
+    }
+
+    /// Binds the fault to WS-Addressing version `wsa_ns` with `wsa:Action` = `action`, as
+    /// specifications built on WS-Addressing do for their faults (WS-Eventing: the WSA fault
+    /// action for 2004/08, `http://www.w3.org/2011/03/ws-evt/fault` for 2011). The envelope
+    /// then carries `wsa:Action` and, if given, `wsa:RelatesTo`. An addressing fault keeps
+    /// its own namespace and ignores this.
+    pub fn addressed(mut self, wsa_ns: &'static str, action: impl Into<String>) -> Self {
+        self.addressing.get_or_insert_default().action = Some((wsa_ns, action.into()));
+        self
+    }
+
+    /// The WS-Addressing namespace and `wsa:Action` the fault envelope carries, if any.
+    pub fn addressing_action(&self) -> Option<(&'static str, String)> {
+        if let Some(ns) = self.kind.addressing_namespace() {
+            return Some((ns, format!("{ns}/fault")));
+        }
+        self.addressing.as_ref()?.action.clone()
     }
 
     /// The header block the fault is about, if one was named.
@@ -127,9 +149,9 @@ impl Fault {
         out.push_str(r#"<soap:Envelope xmlns:soap=""#);
         out.push_str(SOAP11_NS);
         out.push_str(r#"">"#);
-        if let Some(ns) = self.kind.addressing_namespace() {
+        if let Some((ns, action)) = self.addressing_action() {
             out.push_str("<soap:Header>");
-            addressing::write_headers(self, ns, SoapVersion::V11, out);
+            addressing::write_headers(self, ns, &action, SoapVersion::V11, out);
             out.push_str("</soap:Header>");
         }
         out.push_str("<soap:Body><soap:Fault>");
@@ -184,9 +206,9 @@ impl Fault {
     /// SOAP 1.2 carries `Upgrade` on VersionMismatch, `NotUnderstood` on MustUnderstand and
     /// the addressing headers on WS-Addressing faults.
     fn write_soap12_header(&self, out: &mut String) {
-        if let Some(ns) = self.kind.addressing_namespace() {
+        if let Some((ns, action)) = self.addressing_action() {
             out.push_str("<env:Header>");
-            addressing::write_headers(self, ns, SoapVersion::V12, out);
+            addressing::write_headers(self, ns, &action, SoapVersion::V12, out);
             out.push_str("</env:Header>");
             return;
         }

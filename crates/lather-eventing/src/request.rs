@@ -1,0 +1,164 @@
+//! The eventing requests read from their Body element.
+
+use crate::problem::{Problem, Refusal, refuse};
+use crate::version::{PUSH_MODE, TOPIC_DIALECT, UNWRAP_FORMAT};
+use crate::{Endpoint, Version};
+use lather_envelope::{Element, QName};
+
+/// What a Subscribe asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SubscribeRequest {
+    pub(crate) notify_to: Endpoint,
+    pub(crate) end_to: Option<Endpoint>,
+    pub(crate) expires: Option<ExpiresRequest>,
+    /// Topics in Clark notation or as plain strings; empty = every event.
+    pub(crate) topics: Vec<String>,
+}
+
+/// An `Expires` element: its text and whether the source may grant another value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ExpiresRequest {
+    pub(crate) text: String,
+    pub(crate) best_effort: bool,
+}
+
+/// Reads a Subscribe element (`source` = the bytes it was parsed from).
+pub(crate) fn subscribe(
+    element: &Element,
+    source: &[u8],
+    version: Version,
+) -> Result<SubscribeRequest, Refusal> {
+    let ns = version.eventing_ns();
+    let end_to = match element.child(&QName::new(ns, "EndTo")) {
+        Some(e) => Some(endpoint(e, source, version, "EndTo")?),
+        None => None,
+    };
+    let Some(delivery) = element.child(&QName::new(ns, "Delivery")) else {
+        return refuse(Problem::NoNotifyTo, "Subscribe has no Delivery");
+    };
+    if version.is_2004() {
+        let mode = delivery
+            .attribute(&QName::new("", "Mode"))
+            .unwrap_or(PUSH_MODE);
+        if mode.trim() != PUSH_MODE {
+            return refuse(
+                Problem::DeliveryMode,
+                format!("delivery mode {mode:?} is not supported; only {PUSH_MODE}"),
+            );
+        }
+    }
+    let Some(notify) = delivery.child(&QName::new(ns, "NotifyTo")) else {
+        return refuse(Problem::NoNotifyTo, "Delivery has no NotifyTo");
+    };
+    let notify_to = endpoint(notify, source, version, "NotifyTo")?;
+    if !version.is_2004()
+        && let Some(format) = element.child(&QName::new(ns, "Format"))
+    {
+        let name = format
+            .attribute(&QName::new("", "Name"))
+            .unwrap_or(UNWRAP_FORMAT);
+        if name.trim() != UNWRAP_FORMAT {
+            return refuse(
+                Problem::Format,
+                format!("delivery format {name:?} is not supported; only {UNWRAP_FORMAT}"),
+            );
+        }
+    }
+    let expires = element.child(&QName::new(ns, "Expires")).map(expires);
+    let topics = match element.child(&QName::new(ns, "Filter")) {
+        Some(filter) => topics(filter)?,
+        None => Vec::new(),
+    };
+    Ok(SubscribeRequest {
+        notify_to,
+        end_to,
+        expires,
+        topics,
+    })
+}
+
+/// Reads an `Expires` element.
+pub(crate) fn expires(element: &Element) -> ExpiresRequest {
+    let best_effort = element
+        .attribute(&QName::new("", "BestEffort"))
+        .is_some_and(|v| matches!(v.trim(), "true" | "1"));
+    ExpiresRequest {
+        text: element.text().trim().to_owned(),
+        best_effort,
+    }
+}
+
+/// The topics of a Filter in the topic dialect: whitespace-separated tokens, each a QName
+/// (`prefix:local`, resolved on the Filter, kept as `{ns}local`) or a plain topic string.
+fn topics(filter: &Element) -> Result<Vec<String>, Refusal> {
+    let dialect = filter.attribute(&QName::new("", "Dialect")).unwrap_or("");
+    if dialect.trim() != TOPIC_DIALECT {
+        let shown = if dialect.is_empty() {
+            "the default (XPath)"
+        } else {
+            dialect
+        };
+        return refuse(
+            Problem::Dialect,
+            format!("filter dialect {shown} is not supported; only {TOPIC_DIALECT}"),
+        );
+    }
+    let text = filter.text();
+    let mut topics = Vec::new();
+    for token in text.split_whitespace() {
+        if token.starts_with('{') || !token.contains(':') {
+            topics.push(token.to_owned());
+            continue;
+        }
+        match filter.resolve_qname(token) {
+            Some(q) => topics.push(format!("{{{}}}{}", q.namespace(), q.local())),
+            None => {
+                return refuse(
+                    Problem::BadFilter,
+                    format!("topic {token:?} uses an undeclared prefix"),
+                );
+            }
+        }
+    }
+    if topics.is_empty() {
+        return refuse(Problem::EmptyFilter, "the topic filter names no topic");
+    }
+    Ok(topics)
+}
+
+/// An endpoint reference: its `wsa:Address` and its reference parameters (and, in
+/// WS-Addressing 2004/08, reference properties), each as a standalone element.
+fn endpoint(
+    element: &Element,
+    source: &[u8],
+    version: Version,
+    what: &str,
+) -> Result<Endpoint, Refusal> {
+    let wsa = version.addressing_ns();
+    let Some(address) = element.child(&QName::new(wsa, "Address")) else {
+        return refuse(Problem::Malformed, format!("{what} has no wsa:Address"));
+    };
+    let address = address.text().trim().to_owned();
+    let usable = address
+        .strip_prefix("http://")
+        .is_some_and(|rest| !rest.is_empty())
+        && address.parse::<http::Uri>().is_ok();
+    if !usable {
+        return refuse(
+            Problem::UnusableEpr,
+            format!("{what} address {address:?} is not an http:// URL"),
+        );
+    }
+    let mut params = Vec::new();
+    for holder in ["ReferenceParameters", "ReferenceProperties"] {
+        if let Some(list) = element.child(&QName::new(wsa, holder)) {
+            for param in list.elements() {
+                let Some(bytes) = param.standalone(source) else {
+                    return refuse(Problem::Malformed, format!("{what} {holder} unreadable"));
+                };
+                params.push(String::from_utf8_lossy(&bytes).into_owned());
+            }
+        }
+    }
+    Ok(Endpoint { address, params })
+}

@@ -1,0 +1,498 @@
+//! The event source and its subscription manager.
+
+use crate::delivery::{self, Outgoing, RetryPolicy};
+use crate::expires::{self, Requested};
+use crate::problem::{Problem, Refusal, refuse};
+use crate::reply::{self, EndStatus};
+use crate::request::{self, ExpiresRequest};
+use crate::store::Store;
+use crate::subscription::new_uuid;
+use crate::version::LATHER_EVENTING_NS;
+use crate::{Subscription, Version};
+use bytes::Bytes;
+use lather_envelope::{Element, Envelope, Fault, FaultKind, Limits, QName, SoapVersion};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::sync::mpsc;
+
+/// The `wsa:Action` of notifications whose publish request named none.
+pub const DEFAULT_EVENT_ACTION: &str = "urn:lather:eventing:Event";
+
+/// How an event source behaves.
+#[derive(Debug, Clone)]
+pub struct SourceSettings {
+    /// The redb file subscriptions are kept in; `None` keeps them in memory only.
+    pub store: Option<PathBuf>,
+    /// The longest expiration granted; also the grant when a Subscribe asks for none.
+    pub max_expires: Duration,
+    /// Most subscriptions held at once.
+    pub max_subscriptions: usize,
+    /// Notifications that may wait per sink; beyond it new ones are dropped for that sink.
+    pub queue_capacity: usize,
+    /// Delivery retries and timeout.
+    pub retry: RetryPolicy,
+    /// How often expired subscriptions are looked for.
+    pub sweep_every: Duration,
+    /// The notifications' `wsa:Action` when the publish request names none.
+    pub default_action: String,
+}
+
+impl Default for SourceSettings {
+    fn default() -> Self {
+        SourceSettings {
+            store: None,
+            max_expires: Duration::from_secs(3600),
+            max_subscriptions: 10_000,
+            queue_capacity: 1024,
+            retry: RetryPolicy::default(),
+            sweep_every: Duration::from_millis(100),
+            default_action: DEFAULT_EVENT_ACTION.to_owned(),
+        }
+    }
+}
+
+/// A WS-Eventing event source with its subscription manager (both versions). Cheap to
+/// clone; tasks it started stop once every clone is dropped.
+#[derive(Debug, Clone)]
+pub struct EventSource {
+    inner: Arc<Inner>,
+}
+
+/// What the source's tasks share.
+#[derive(Debug)]
+pub(crate) struct Inner {
+    settings: SourceSettings,
+    active: Mutex<HashMap<String, Active>>,
+    store: Option<Arc<Store>>,
+}
+
+#[derive(Debug)]
+struct Active {
+    sub: Subscription,
+    queue: mpsc::Sender<Outgoing>,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl EventSource {
+    /// Opens the source: reads the stored subscriptions (dropping expired ones) and starts
+    /// their delivery and the expiry sweep. Call within a tokio runtime. Fails if the store
+    /// cannot be opened.
+    pub fn open(settings: SourceSettings) -> Result<EventSource, String> {
+        let store = match &settings.store {
+            Some(path) => Some(Arc::new(Store::open(path)?)),
+            None => None,
+        };
+        let stored = match &store {
+            Some(s) => s.load()?,
+            None => Vec::new(),
+        };
+        let inner = Arc::new(Inner {
+            settings,
+            active: Mutex::new(HashMap::new()),
+            store,
+        });
+        let now = now_ms();
+        for sub in stored {
+            if sub.expires_ms <= now {
+                if let Some(store) = &inner.store {
+                    let _ = store.remove(&sub.id);
+                }
+                continue;
+            }
+            inner.activate(sub);
+        }
+        tokio::spawn(sweep(Arc::downgrade(&inner)));
+        Ok(EventSource { inner })
+    }
+
+    /// The subscriptions held now.
+    pub fn subscriptions(&self) -> Vec<Subscription> {
+        self.inner.lock().values().map(|a| a.sub.clone()).collect()
+    }
+
+    /// Answers an eventing request: Subscribe (to the source), Renew, GetStatus or
+    /// Unsubscribe (to the manager). `manager` is the subscription manager's address for
+    /// new subscriptions. Returns the response envelope, or the version's fault.
+    pub async fn handle(&self, envelope: &Envelope, manager: &str) -> Result<Bytes, Fault> {
+        let Some(version) = Version::of(envelope) else {
+            return Err(Fault::with_reason(
+                FaultKind::InvalidEventingRequest,
+                "the Body is not a WS-Eventing 2004/08 or 2011 request",
+            ));
+        };
+        let message_id = message_id(envelope, version);
+        let answer = self
+            .inner
+            .answer(envelope, version, manager)
+            .await
+            .map_err(|r| r.problem.fault(version, r.reason, message_id.as_deref()))?;
+        let (action, body) = answer;
+        let headers = reply::addressing(
+            version,
+            &version.action(&action),
+            Some(&version.anonymous()),
+            message_id.as_deref(),
+        );
+        Ok(reply::envelope(envelope.version(), &headers, &body))
+    }
+
+    /// Publishes the event in `envelope`'s Body to every subscription whose filter takes
+    /// it; `action` is the notifications' `wsa:Action` (the default if `None`). Returns how
+    /// many notifications were queued. An event's topics are its root element's name
+    /// (`{namespace}local`) and the text of a `lev:Topic` header, if any.
+    pub fn publish(&self, envelope: &Envelope, action: Option<&str>) -> Result<usize, Fault> {
+        let Some(event) = envelope.extract_payload() else {
+            return Err(Fault::with_reason(
+                FaultKind::InvalidEventingRequest,
+                "the publish request's Body holds no event",
+            ));
+        };
+        let mut topics = Vec::new();
+        if let Some(op) = envelope.operation() {
+            topics.push(format!("{{{}}}{}", op.namespace(), op.local()));
+        }
+        if let Some(block) = envelope.header(&QName::new(LATHER_EVENTING_NS, "Topic"))
+            && let Some(text) = envelope.header_text(block)
+        {
+            topics.extend(text.split_whitespace().map(str::to_owned));
+        }
+        let action = action.unwrap_or(&self.inner.settings.default_action);
+        let now = now_ms();
+        let mut queued = 0;
+        for active in self.inner.lock().values() {
+            if active.sub.expires_ms <= now || !active.sub.wants(&topics) {
+                continue;
+            }
+            let out = Outgoing {
+                action: action.to_owned(),
+                envelope: reply::notification(&active.sub, action, &event),
+            };
+            match active.queue.try_send(out) {
+                Ok(()) => queued += 1,
+                Err(_) => {
+                    tracing::warn!(subscription = %active.sub.id, "sink queue full: event dropped")
+                }
+            }
+        }
+        Ok(queued)
+    }
+
+    /// Ends the subscription `id` as the source's own decision, sending SubscriptionEnd
+    /// with SourceCancelling to its EndTo. Returns whether it existed.
+    pub async fn cancel(&self, id: &str, reason: &str) -> bool {
+        end(&self.inner, id, EndStatus::SourceCancelling, reason).await
+    }
+
+    /// Ends every subscription with SourceShuttingDown (SubscriptionEnd to each EndTo) and
+    /// forgets them, also in the store: for a source going away for good. A plain restart
+    /// needs none of this — stored subscriptions carry on.
+    pub async fn shut_down(&self, reason: &str) {
+        let ids: Vec<String> = self.inner.lock().keys().cloned().collect();
+        for id in ids {
+            end(&self.inner, &id, EndStatus::SourceShuttingDown, reason).await;
+        }
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Active>> {
+        self.active
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Starts delivery for `sub` and holds it.
+    fn activate(self: &Arc<Self>, sub: Subscription) {
+        let queue = delivery::spawn_sink(
+            &sub,
+            self.settings.queue_capacity,
+            self.settings.retry,
+            Arc::downgrade(self),
+        );
+        self.lock().insert(sub.id.clone(), Active { sub, queue });
+    }
+
+    /// Runs `job` on the store, on a blocking thread; nothing without a store.
+    async fn stored(
+        &self,
+        job: impl FnOnce(&Store) -> Result<(), String> + Send + 'static,
+    ) -> Result<(), Refusal> {
+        let Some(store) = self.store.clone() else {
+            return Ok(());
+        };
+        match tokio::task::spawn_blocking(move || job(&store)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => refuse(Problem::Unable, format!("subscription store: {e}")),
+            Err(e) => refuse(Problem::Unable, format!("subscription store task: {e}")),
+        }
+    }
+
+    /// The response's action name and body for a request in `version`.
+    async fn answer(
+        self: &Arc<Self>,
+        envelope: &Envelope,
+        version: Version,
+        manager: &str,
+    ) -> Result<(String, String), Refusal> {
+        let Some(payload) = envelope.extract_payload() else {
+            return refuse(Problem::Malformed, "empty Body");
+        };
+        let limits = Limits {
+            max_message_bytes: usize::MAX,
+            max_depth: 256,
+            max_attributes: 256,
+        };
+        let element = match Element::parse(&payload, &limits) {
+            Ok(e) => e,
+            Err(f) => return refuse(Problem::Malformed, f.reason().to_owned()),
+        };
+        match element.name().local() {
+            "Subscribe" => {
+                let request = request::subscribe(&element, &payload, version)?;
+                self.subscribe(request, envelope, version, manager).await
+            }
+            "Renew" => {
+                let id = identifier(envelope, version).ok_or_else(|| Refusal {
+                    problem: Problem::UnknownRenew,
+                    reason: "Renew names no subscription identifier".into(),
+                })?;
+                let wanted = element
+                    .child(&QName::new(version.eventing_ns(), "Expires"))
+                    .map(request::expires);
+                let granted = self.grant(version, wanted.as_ref())?;
+                let sub = {
+                    let mut active = self.lock();
+                    let Some(a) = active.get_mut(&id) else {
+                        return refuse(Problem::UnknownRenew, format!("no subscription {id}"));
+                    };
+                    a.sub.expires_ms = now_ms().saturating_add(millis(granted));
+                    a.sub.clone()
+                };
+                let id = sub.id.clone();
+                self.stored(move |s| s.put(&sub)).await?;
+                // An Unsubscribe or expiry that came in meanwhile must not be undone.
+                if !self.lock().contains_key(&id) {
+                    self.stored(move |s| s.remove(&id)).await?;
+                }
+                let body = reply::granted_response(
+                    version,
+                    "RenewResponse",
+                    &expires::format_duration(granted),
+                );
+                Ok(("RenewResponse".into(), body))
+            }
+            "GetStatus" => {
+                let id = self.known(envelope, version)?;
+                let left = self.lock().get(&id).map_or(0, |a| a.sub.expires_ms);
+                let left = Duration::from_millis(left.saturating_sub(now_ms()));
+                let body = reply::granted_response(
+                    version,
+                    "GetStatusResponse",
+                    &expires::format_duration(left),
+                );
+                Ok(("GetStatusResponse".into(), body))
+            }
+            "Unsubscribe" => {
+                let id = self.known(envelope, version)?;
+                self.lock().remove(&id);
+                self.stored(move |s| s.remove(&id)).await?;
+                Ok((
+                    "UnsubscribeResponse".into(),
+                    reply::unsubscribe_response(version),
+                ))
+            }
+            other => refuse(
+                Problem::Malformed,
+                format!("{other} is not a WS-Eventing request this source answers"),
+            ),
+        }
+    }
+
+    /// The identifier of a known subscription the request names.
+    fn known(&self, envelope: &Envelope, version: Version) -> Result<String, Refusal> {
+        match identifier(envelope, version) {
+            Some(id) if self.lock().contains_key(&id) => Ok(id),
+            Some(id) => refuse(Problem::Unknown, format!("no subscription {id}")),
+            None => refuse(
+                Problem::Unknown,
+                "the request names no subscription identifier",
+            ),
+        }
+    }
+
+    async fn subscribe(
+        self: &Arc<Self>,
+        request: request::SubscribeRequest,
+        envelope: &Envelope,
+        version: Version,
+        manager: &str,
+    ) -> Result<(String, String), Refusal> {
+        let granted = self.grant(version, request.expires.as_ref())?;
+        if self.lock().len() >= self.settings.max_subscriptions {
+            return refuse(
+                Problem::Unable,
+                format!(
+                    "the source holds {} subscriptions, its maximum",
+                    self.settings.max_subscriptions
+                ),
+            );
+        }
+        let sub = Subscription {
+            id: new_uuid(),
+            version,
+            soap12: envelope.version() == SoapVersion::V12,
+            notify_to: request.notify_to,
+            end_to: request.end_to,
+            manager: manager.to_owned(),
+            expires_ms: now_ms().saturating_add(millis(granted)),
+            topics: request.topics,
+        };
+        let stored = sub.clone();
+        self.stored(move |s| s.put(&stored)).await?;
+        let body = reply::subscribe_response(version, &sub, &expires::format_duration(granted));
+        self.activate(sub);
+        Ok(("SubscribeResponse".into(), body))
+    }
+
+    /// The expiration to grant for `wanted`.
+    fn grant(
+        &self,
+        version: Version,
+        wanted: Option<&ExpiresRequest>,
+    ) -> Result<Duration, Refusal> {
+        let max = self.settings.max_expires;
+        let Some(wanted) = wanted else {
+            return Ok(max);
+        };
+        match expires::parse(&wanted.text, now_ms()) {
+            None => refuse(
+                Problem::BadExpires,
+                format!(
+                    "Expires {:?} is neither an xs:duration nor an xs:dateTime",
+                    wanted.text
+                ),
+            ),
+            Some(Requested::Past) => refuse(
+                Problem::BadExpires,
+                format!("Expires {:?} is negative or in the past", wanted.text),
+            ),
+            Some(Requested::In(d)) if d.is_zero() => refuse(Problem::BadExpires, "Expires is zero"),
+            Some(Requested::In(d)) if d > max => {
+                if version.is_2004() || wanted.best_effort {
+                    Ok(max)
+                } else {
+                    refuse(
+                        Problem::ExpiresTooLong,
+                        format!(
+                            "Expires {:?} is beyond the maximum {}; set BestEffort=\"true\" to accept it",
+                            wanted.text,
+                            expires::format_duration(max)
+                        ),
+                    )
+                }
+            }
+            Some(Requested::In(d)) => Ok(d),
+        }
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The request's `wsa:MessageID`.
+fn message_id(envelope: &Envelope, version: Version) -> Option<String> {
+    let block = envelope.header(&QName::new(version.addressing_ns(), "MessageID"))?;
+    envelope.header_text(block)
+}
+
+/// The subscription identifier the request carries as a header block (the manager EPR's
+/// reference parameter): `wse:Identifier` (2004/08) or `lev:Identifier` (2011; either is
+/// accepted in both).
+fn identifier(envelope: &Envelope, version: Version) -> Option<String> {
+    let (ns, local) = version.identifier();
+    let block = envelope
+        .header(&QName::new(ns, local))
+        .or_else(|| envelope.header(&QName::new(lather_envelope::WSE04_NS, "Identifier")))
+        .or_else(|| envelope.header(&QName::new(LATHER_EVENTING_NS, "Identifier")))?;
+    envelope.header_text(block)
+}
+
+/// Ends subscription `id` with `status`: forgets it (also in the store) and sends
+/// SubscriptionEnd to its EndTo, if it has one. Returns whether it existed.
+pub(crate) async fn end(inner: &Arc<Inner>, id: &str, status: EndStatus, reason: &str) -> bool {
+    let Some(active) = inner.lock().remove(id) else {
+        return false;
+    };
+    let owned = id.to_owned();
+    if let Err(e) = inner.stored(move |s| s.remove(&owned)).await {
+        tracing::warn!(
+            subscription = id,
+            "could not remove it from the store: {}",
+            e.reason
+        );
+    }
+    let sub = active.sub;
+    if let Some(end_to) = &sub.end_to {
+        let out = Outgoing {
+            action: sub.version.action("SubscriptionEnd"),
+            envelope: reply::subscription_end(&sub, end_to, status, reason),
+        };
+        let client = delivery::client();
+        let timeout = inner.settings.retry.timeout;
+        if let Err(e) = delivery::send_once(
+            &client,
+            &end_to.address,
+            reply::soap_of(&sub),
+            &out,
+            timeout,
+        )
+        .await
+        {
+            tracing::warn!(subscription = id, "SubscriptionEnd not delivered: {e}");
+        }
+    }
+    true
+}
+
+/// Removes expired subscriptions every `sweep_every`, until the source is gone.
+async fn sweep(source: Weak<Inner>) {
+    let every = match source.upgrade() {
+        Some(s) => s.settings.sweep_every,
+        None => return,
+    };
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let Some(inner) = source.upgrade() else {
+            return;
+        };
+        let now = now_ms();
+        let expired: Vec<String> = {
+            let mut active = inner.lock();
+            let ids: Vec<String> = active
+                .iter()
+                .filter(|(_, a)| a.sub.expires_ms <= now)
+                .map(|(id, _)| id.clone())
+                .collect();
+            for id in &ids {
+                active.remove(id);
+            }
+            ids
+        };
+        if !expired.is_empty() {
+            tracing::debug!(count = expired.len(), "subscriptions expired");
+            let _ = inner
+                .stored(move |s| expired.iter().try_for_each(|id| s.remove(id)))
+                .await;
+        }
+    }
+}

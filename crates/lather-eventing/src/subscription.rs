@@ -1,0 +1,63 @@
+//! A subscription as the source keeps it (and stores it).
+
+use crate::Version;
+use serde::{Deserialize, Serialize};
+
+/// An endpoint reference the source sends to: its address and reference parameters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Endpoint {
+    /// The `wsa:Address` (an `http://` URL).
+    pub address: String,
+    /// Each reference parameter as a standalone element; echoed as header blocks.
+    pub params: Vec<String>,
+}
+
+/// One subscription.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Subscription {
+    /// The identifier in the manager EPR (`urn:uuid:…`).
+    pub id: String,
+    /// The version it was made in; its notifications and SubscriptionEnd speak it.
+    pub version: Version,
+    /// Whether the subscriber spoke SOAP 1.2 (else 1.1); notifications use the same.
+    pub soap12: bool,
+    /// Where notifications go.
+    pub notify_to: Endpoint,
+    /// Where SubscriptionEnd goes, if anywhere.
+    pub end_to: Option<Endpoint>,
+    /// The subscription manager's address (for the SubscriptionEnd of 2004/08).
+    pub manager: String,
+    /// When it expires, in Unix milliseconds.
+    pub expires_ms: u64,
+    /// Topics it wants (Clark names or strings); empty = every event.
+    pub topics: Vec<String>,
+}
+
+impl Subscription {
+    /// Whether an event with these topics is for this subscription.
+    pub fn wants(&self, event_topics: &[String]) -> bool {
+        self.topics.is_empty() || self.topics.iter().any(|t| event_topics.contains(t))
+    }
+}
+
+/// A fresh `urn:uuid:` (version 4).
+pub(crate) fn new_uuid() -> String {
+    let mut b = [0u8; 16];
+    // A failing system RNG leaves zeros; the counter keeps ids distinct in that case.
+    if getrandom::fill(&mut b).is_err() {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static COUNTER: AtomicU64 = AtomicU64::new(1);
+        b[..8].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_be_bytes());
+    }
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "urn:uuid:{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}

@@ -1,0 +1,51 @@
+//! The `event-source` builtin over HTTP: WS-Eventing requests at the service's path
+//! (source and subscription manager in one), events published at `{path}/publish`.
+
+use crate::dispatch::service_location;
+use crate::respond::{self, HttpResponse};
+use crate::service::{PUBLISH_SUFFIX, Service};
+use crate::state::State;
+use bytes::Bytes;
+use http::StatusCode;
+use http::request::Parts;
+use lather_envelope::{Envelope, Fault, QName, WSA04_NS, WSA10_NS};
+use lather_eventing::{EventSource, LATHER_EVENTING_NS};
+use lather_pipeline::Context;
+
+/// Answers one message to an event source: a publish (at `{path}/publish`) or an eventing
+/// request.
+pub(crate) async fn respond(
+    state: &State,
+    source: &EventSource,
+    service: &Service,
+    parts: &Parts,
+    envelope: &Envelope,
+    context: &Context,
+) -> Result<HttpResponse, Fault> {
+    let version = envelope.version();
+    if parts.uri.path() != service.path && parts.uri.path().ends_with(PUBLISH_SUFFIX) {
+        let action = context
+            .action
+            .as_deref()
+            .filter(|a| !a.is_empty())
+            .map(str::to_owned)
+            .or_else(|| wsa_action(envelope));
+        let queued = source.publish(envelope, action.as_deref())?;
+        let body = format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?><s:Envelope xmlns:s="{}"><s:Body><lev:Published xmlns:lev="{LATHER_EVENTING_NS}" queued="{queued}"/></s:Body></s:Envelope>"#,
+            version.namespace()
+        );
+        return Ok(respond::soap(StatusCode::OK, version, Bytes::from(body)));
+    }
+    let manager = service_location(state, service, parts);
+    let answer = source.handle(envelope, &manager).await?;
+    Ok(respond::soap(StatusCode::OK, version, answer))
+}
+
+/// The request's `wsa:Action`, in either addressing version.
+fn wsa_action(envelope: &Envelope) -> Option<String> {
+    [WSA10_NS, WSA04_NS].into_iter().find_map(|ns| {
+        let block = envelope.header(&QName::new(ns, "Action"))?;
+        envelope.header_text(block)
+    })
+}
