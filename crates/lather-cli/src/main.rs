@@ -38,6 +38,9 @@ enum Command {
         /// Comma-separated handler names to host (default: every remote handler).
         #[arg(long, value_name = "A,B")]
         handlers: Option<String>,
+        /// Requests handled at once; more wait at NATS for this or another worker.
+        #[arg(long, value_name = "N", default_value_t = lather_remote::worker::DEFAULT_CONCURRENCY)]
+        concurrency: usize,
     },
     /// Validate a configuration and print its services.
     Check {
@@ -83,7 +86,11 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve { config } => serve::run(&config),
         Command::Check { config } => check::run(&config),
-        Command::Worker { config, handlers } => worker::run(&config, handlers.as_deref()),
+        Command::Worker {
+            config,
+            handlers,
+            concurrency,
+        } => worker::run(&config, handlers.as_deref(), concurrency),
         Command::Bench { which } => bench(which).map_err(anyhow::Error::from),
     };
     match result {

@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// Hosts `handlers` (default: every handler with `placement = "remote"`) of the
 /// configuration at `path`.
-pub(crate) fn run(path: &Path, handlers: Option<&str>) -> anyhow::Result<()> {
+pub(crate) fn run(path: &Path, handlers: Option<&str>, concurrency: usize) -> anyhow::Result<()> {
     let config = Config::load(path)?;
     let Some(nats) = &config.nats else {
         bail!(
@@ -63,8 +63,14 @@ pub(crate) fn run(path: &Path, handlers: Option<&str>) -> anyhow::Result<()> {
         let link = Link::new(nats);
         link.connect().await?;
         tracing::info!(url = %link.url(), handlers = %names.join(","), "lather worker ready");
-        lather_remote::worker::serve(&link, hosted, limits, crate::serve::shutdown_signal())
-            .await?;
+        lather_remote::worker::serve_bounded(
+            &link,
+            hosted,
+            limits,
+            concurrency,
+            crate::serve::shutdown_signal(),
+        )
+        .await?;
         tracing::info!("stopped");
         Ok(())
     })

@@ -79,3 +79,80 @@ async fn a_remote_handler_answers_through_a_worker_and_shows_on_metrics() {
     );
     assert!(fallbacks >= Some(1.0), "{}", metrics.text());
 }
+
+/// Counts how many calls run at once, each taking a little while.
+#[derive(Default)]
+struct Gauge {
+    now: std::sync::atomic::AtomicUsize,
+    most: std::sync::atomic::AtomicUsize,
+}
+
+impl lather_pipeline::Handler for Gauge {
+    fn access(&self) -> lather_pipeline::Access {
+        lather_pipeline::Access::read_only(lather_pipeline::Parts::none())
+    }
+    fn call<'a>(&'a self, _: &'a lather_pipeline::Message) -> lather_pipeline::HandlerFuture<'a> {
+        use std::sync::atomic::Ordering::SeqCst;
+        Box::pin(async move {
+            let now = self.now.fetch_add(1, SeqCst) + 1;
+            self.most.fetch_max(now, SeqCst);
+            tokio::time::sleep(Duration::from_millis(30)).await;
+            self.now.fetch_sub(1, SeqCst);
+            lather_pipeline::Verdict::proceed()
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_handles_no_more_requests_at_once_than_its_bound() {
+    let nats = nats::NatsServer::start("bound");
+    let text = format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n[nats]\nurl = \"{}\"\n[handlers.log]\nkind = \"logging\"\nplacement = \"remote\"\n[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\nrequest = [[\"log\"]]\n",
+        nats.url()
+    );
+    let config = Config::from_toml(&text, "bound.toml").unwrap();
+    let server = TestServer::start(&text).await;
+    let link = Link::new(config.nats.as_ref().unwrap());
+    link.connect().await.unwrap();
+    let gauge = std::sync::Arc::new(Gauge::default());
+    let hosted = vec![Hosted {
+        name: "log".into(),
+        handler: gauge.clone(),
+        options: lather_pipeline::Options::default(),
+    }];
+    let (stop, stopped) = oneshot::channel::<()>();
+    let worker = tokio::spawn(async move {
+        let shutdown = async {
+            let _ = stopped.await;
+        };
+        lather_remote::worker::serve_bounded(&link, hosted, Limits::default(), 2, shutdown).await
+    });
+    let body = envelope(SoapVersion::V12, "", "<m:Ping xmlns:m=\"urn:m\">1</m:Ping>");
+    // Wait until the worker answers, then send eight at once.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while post(server.addr, "/echo", SoapVersion::V12, body.clone())
+        .await
+        .status
+        != 200
+    {
+        assert!(Instant::now() < deadline, "the worker never answered");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let calls: Vec<_> = (0..8)
+        .map(|_| {
+            let body = body.clone();
+            let addr = server.addr;
+            tokio::spawn(async move { post(addr, "/echo", SoapVersion::V12, body).await.status })
+        })
+        .collect();
+    for call in calls {
+        assert_eq!(call.await.unwrap(), 200);
+    }
+    let most = gauge.most.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        (1..=2).contains(&most),
+        "{most} calls ran at once on a worker bounded to 2"
+    );
+    stop.send(()).unwrap();
+    worker.await.unwrap().unwrap();
+}

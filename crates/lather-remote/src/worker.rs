@@ -105,6 +105,9 @@ async fn run(hosted: &Hosted, request: &Request, limits: &Limits) -> Outcome {
     }
 }
 
+/// Requests a worker handles at once unless told otherwise.
+pub const DEFAULT_CONCURRENCY: usize = 64;
+
 /// Serves `hosted` through the connected `link` until `shutdown` completes: one queue
 /// subscription per handler (group `{prefix}.workers.{name}`). On shutdown it stops taking
 /// requests, finishes those in hand, flushes their answers and returns.
@@ -114,6 +117,21 @@ pub async fn serve(
     limits: Limits,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), LinkError> {
+    serve_bounded(link, hosted, limits, DEFAULT_CONCURRENCY, shutdown).await
+}
+
+/// [`serve`], handling at most `concurrency` requests at once: further requests wait in
+/// the subscription (and, past NATS's buffer, at the requester, which times out and
+/// retries on another worker), so a worker's memory stays bounded and its capacity is
+/// what one process can do — more workers, more capacity.
+pub async fn serve_bounded(
+    link: &Link,
+    hosted: Vec<Hosted>,
+    limits: Limits,
+    concurrency: usize,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), LinkError> {
+    let concurrency = concurrency.max(1);
     let client = link.client().ok_or_else(|| LinkError {
         url: link.url().to_owned(),
         why: "not connected".to_owned(),
@@ -146,7 +164,7 @@ pub async fn serve(
     loop {
         tokio::select! {
             () = &mut shutdown => break,
-            next = requests.next() => {
+            next = requests.next(), if in_hand.len() < concurrency => {
                 let Some((hosted, message)) = next else { break };
                 let Some(reply) = message.reply.clone() else { continue };
                 let client = client.clone();
