@@ -7,7 +7,9 @@
 # Starts its own nats-server (Debian's) on a free port; stops everything it started by PID.
 #
 # Environment: DURATION, WARMUP, CONNECTIONS (default 64 here), ROUNDS, LATHER, SKIP_BUILD
-# as the other scripts; SLEEP_MS=10; WORKERS_LIST="1 2 4"; PAYLOAD_BYTES (default 2000).
+# as the other scripts; SLEEP_MS=10; WORKERS_LIST="1 2 4"; WORKER_CONCURRENCY=8 (requests a
+# worker handles at once, so one worker's capacity is 1000/SLEEP_MS × that per second);
+# PAYLOAD_BYTES (default 2000).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,6 +22,7 @@ PAYLOAD_BYTES="${PAYLOAD_BYTES:-2000}"
 bench_defaults
 SLEEP_MS="${SLEEP_MS:-10}"
 WORKERS_LIST="${WORKERS_LIST:-1 2 4}"
+WORKER_CONCURRENCY="${WORKER_CONCURRENCY:-8}"
 command -v nats-server >/dev/null || die "nats-server not found (apt-get install -y nats-server)"
 out_dir="$(results_dir remote)"
 build_lather
@@ -48,7 +51,8 @@ serve() {
 
 # worker CONFIG NAME
 worker() {
-    start_bg "$out_dir/$2.log" "$LATHER" --log-level warn worker --config "$1" --handlers h
+    start_bg "$out_dir/$2.log" "$LATHER" --log-level warn worker --config "$1" --handlers h \
+        --concurrency "$WORKER_CONCURRENCY"
 }
 
 # load URL NAME CONNECTIONS
@@ -87,7 +91,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 done
 
 echo
-echo "2. Throughput of a remote I/O-bound handler (sleep ${SLEEP_MS} ms, $CONNECTIONS connections):"
+echo "2. Throughput of a remote I/O-bound handler (sleep ${SLEEP_MS} ms, $CONNECTIONS connections, $WORKER_CONCURRENCY at once per worker):"
 printf '%-8s %10s %10s\n' workers "req/s" "p50 ms"
 port="$(free_port)"
 config "$out_dir/scale.toml" "$port" remote "kind = \"sleep\"
