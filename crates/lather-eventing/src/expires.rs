@@ -21,7 +21,7 @@ pub(crate) fn parse(text: &str, now_ms: u64) -> Option<Requested> {
     if text.starts_with('P') || text.starts_with("-P") {
         return duration(text);
     }
-    let at = unix_millis(text)?;
+    let at = i128::from(lather_envelope::datetime::parse(text)?.unix_millis);
     let now = i128::from(now_ms);
     Some(if at <= now {
         Requested::Past
@@ -102,75 +102,6 @@ fn scaled(number: &str, scale: u128, fraction_allowed: bool) -> Option<u128> {
         millis += digits.parse::<u128>().ok()?;
     }
     Some(millis)
-}
-
-/// Unix milliseconds of an `xs:dateTime` (`YYYY-MM-DDThh:mm:ss[.fff][Z|±hh:mm]`).
-fn unix_millis(text: &str) -> Option<i128> {
-    let b = text.as_bytes();
-    if b.len() < 19
-        || b[4] != b'-'
-        || b[7] != b'-'
-        || b[10] != b'T'
-        || b[13] != b':'
-        || b[16] != b':'
-    {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| -> Option<i128> {
-        let s = text.get(r)?;
-        s.bytes()
-            .all(|c| c.is_ascii_digit())
-            .then(|| s.parse().ok())?
-    };
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    if !(1..=12).contains(&month)
-        || !(1..=31).contains(&day)
-        || hour > 23
-        || minute > 59
-        || second > 60
-    {
-        return None;
-    }
-    let mut rest = &text[19..];
-    let mut millis = 0;
-    if let Some(r) = rest.strip_prefix('.') {
-        let digits = r.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return None;
-        }
-        let padded: String = r[..digits].chars().chain("000".chars()).take(3).collect();
-        millis = padded.parse().ok()?;
-        rest = &r[digits..];
-    }
-    let offset_minutes = match rest {
-        "" | "Z" => 0,
-        zone if zone.len() == 6 && zone.as_bytes()[3] == b':' => {
-            let sign = match zone.as_bytes()[0] {
-                b'+' => 1,
-                b'-' => -1,
-                _ => return None,
-            };
-            let h: i128 = zone.get(1..3)?.parse().ok()?;
-            let m: i128 = zone.get(4..6)?.parse().ok()?;
-            sign * (h * 60 + m)
-        }
-        _ => return None,
-    };
-    let days = days_from_civil(year, month, day);
-    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offset_minutes * 60;
-    Some(seconds * 1000 + millis)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-fn days_from_civil(year: i128, month: i128, day: i128) -> i128 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 /// `d` as an `xs:duration` in whole seconds, or milliseconds when below a second matters:

@@ -27,7 +27,6 @@ mod compress;
 mod compressed_body;
 mod convert;
 mod cpu_burn;
-mod datetime;
 mod decompress;
 mod decrypt;
 mod digest;

@@ -1,6 +1,5 @@
 //! `notify`: a WS-Eventing-style notification per message, POSTed to a sink.
 
-use crate::datetime::utc_millis;
 use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HeaderValue};
 use http::{Method, Request, Uri};
@@ -111,7 +110,7 @@ impl Notify {
             r#"<n:Notify xmlns:n="{NOTIFY_NS}"><n:MessageId>{:032x}</n:MessageId><n:Service>{}</n:Service><n:Flow>{flow}</n:Flow>{operation}<n:Time>{}</n:Time></n:Notify>"#,
             ctx.id,
             escape_text(&ctx.service),
-            utc_millis(millis)
+            lather_envelope::datetime::format_utc_millis(millis)
         );
         EnvelopeBuilder::new(SoapVersion::V12)
             .header(EnvelopeBuilder::text_element(

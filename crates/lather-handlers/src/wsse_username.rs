@@ -1,6 +1,5 @@
 //! `wsse-username`: WS-Security UsernameToken authentication.
 
-use crate::datetime::unix_seconds;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use lather_envelope::{Element, Fault, FaultKind, Limits, QName, WSSE_NS};
@@ -96,18 +95,24 @@ impl WsseUsername {
                     .map_err(|_| invalid("wsse:Nonce is not base64"))
             })
             .transpose()?;
-        if let Some(created) = &created {
-            let at = unix_seconds(created)
-                .ok_or_else(|| invalid("wsu:Created is not a dateTime with a time zone"))?;
-            if now - at > self.window_s || at - now > FUTURE_SKEW {
-                return Err(Fault::with_reason(
-                    FaultKind::MessageExpired,
-                    format!(
-                        "wsu:Created {created} is outside the {} s window",
-                        self.window_s
-                    ),
-                ));
-            }
+        // Read once: checked against the window here, it also dates the nonce below.
+        let created_at = match &created {
+            Some(created) => Some(
+                unix_seconds(created)
+                    .ok_or_else(|| invalid("wsu:Created is not a dateTime with a time zone"))?,
+            ),
+            None => None,
+        };
+        if let (Some(created), Some(at)) = (&created, created_at)
+            && (now - at > self.window_s || at - now > FUTURE_SKEW)
+        {
+            return Err(Fault::with_reason(
+                FaultKind::MessageExpired,
+                format!(
+                    "wsu:Created {created} is outside the {} s window",
+                    self.window_s
+                ),
+            ));
         }
         let stored = self.users.get(username.trim());
         let ok = match kind {
@@ -130,8 +135,8 @@ impl WsseUsername {
         if !ok {
             return Err(failed());
         }
-        if let (Some(nonce), Some(created)) = (nonce, created) {
-            let expires = unix_seconds(&created).unwrap_or(now) + self.window_s;
+        if let (Some(nonce), Some(at)) = (nonce, created_at) {
+            let expires = at + self.window_s;
             let mut seen = self.nonces.lock().unwrap_or_else(|p| p.into_inner());
             if seen.len() >= MAX_NONCES / 2 {
                 seen.retain(|_, until| *until >= now);
@@ -143,6 +148,14 @@ impl WsseUsername {
         }
         Ok(())
     }
+}
+
+/// Seconds since the Unix epoch of a `wsu:Created`; it must name its time zone (a timestamp
+/// without one cannot be compared safely). Fractions of a second are dropped.
+fn unix_seconds(text: &str) -> Option<i64> {
+    lather_envelope::datetime::parse(text.trim())
+        .filter(|d| d.zoned)
+        .map(|d| d.unix_millis.div_euclid(1000))
 }
 
 /// Base64-free PasswordDigest: SHA-1(nonce ‖ created ‖ password).
