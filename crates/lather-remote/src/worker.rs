@@ -179,7 +179,17 @@ pub async fn serve_bounded(
             Some(_) = in_hand.join_next(), if !in_hand.is_empty() => {}
         }
     }
-    drop(requests);
+    // Dropping a subscriber only tries to unsubscribe (a command that may still be queued
+    // when the worker returns); unsubscribing and flushing here means the server routes
+    // nothing more to this worker once it has stopped taking requests.
+    for stream in requests {
+        if let Err(e) = stream.into_inner().unsubscribe().await {
+            tracing::warn!(error = %e, "unsubscribing failed");
+        }
+    }
+    if let Err(e) = client.flush().await {
+        tracing::warn!(error = %e, "flushing the unsubscriptions failed");
+    }
     tracing::info!(in_hand = in_hand.len(), "draining");
     while in_hand.join_next().await.is_some() {}
     if let Err(e) = client.flush().await {
