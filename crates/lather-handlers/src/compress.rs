@@ -25,10 +25,7 @@ impl Compress {
 
 impl Handler for Compress {
     fn access(&self) -> Access {
-        Access {
-            reads: Parts::none().body(),
-            writes: Parts::none().body(),
-        }
+        Access::read_write(Parts::none().body())
     }
 
     fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {

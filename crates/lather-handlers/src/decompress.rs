@@ -21,10 +21,7 @@ impl Decompress {
 
 impl Handler for Decompress {
     fn access(&self) -> Access {
-        Access {
-            reads: Parts::none().body(),
-            writes: Parts::none().body(),
-        }
+        Access::read_write(Parts::none().body())
     }
 
     fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {

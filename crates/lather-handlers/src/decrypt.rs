@@ -155,10 +155,7 @@ impl Handler for Decrypt {
                     .header(xmlenc::encrypted_header_name())
                     .header(name.clone()),
             },
-            None => Access {
-                reads: Parts::none().body(),
-                writes: Parts::none().body(),
-            },
+            None => Access::read_write(Parts::none().body()),
         }
     }
 

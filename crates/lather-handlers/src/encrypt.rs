@@ -97,10 +97,7 @@ impl Handler for Encrypt {
                     .header(name.clone())
                     .header(xmlenc::encrypted_header_name()),
             },
-            None => Access {
-                reads: Parts::none().body(),
-                writes: Parts::none().body(),
-            },
+            None => Access::read_write(Parts::none().body()),
         }
     }
 

@@ -134,6 +134,15 @@ impl Access {
         }
     }
 
+    /// Reads and writes the same `parts` (a handler that rewrites what it reads, e.g. the
+    /// Body of a decompressor).
+    pub fn read_write(parts: Parts) -> Self {
+        Access {
+            reads: parts.clone(),
+            writes: parts,
+        }
+    }
+
     /// Why `self` and `other` cannot run concurrently, if they cannot.
     pub fn clash(&self, other: &Access) -> Option<Clash> {
         if let Some(p) = self.writes.overlap(&other.writes) {

@@ -40,10 +40,7 @@ impl FormatConvert {
 
 impl Handler for FormatConvert {
     fn access(&self) -> Access {
-        Access {
-            reads: Parts::none().body(),
-            writes: Parts::none().body(),
-        }
+        Access::read_write(Parts::none().body())
     }
 
     fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
