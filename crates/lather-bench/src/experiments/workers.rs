@@ -10,10 +10,11 @@ use std::process::{Child, Command, Stdio};
 pub(crate) struct Workers(Vec<Child>);
 
 impl Workers {
-    /// Starts `count` workers for the configuration at `config`, hosting `handlers`.
+    /// Starts `count` workers for the configuration at `config`, hosting `handlers`
+    /// (comma-separated names, as `lather worker --handlers` takes them).
     pub(crate) fn start(
         config: &Path,
-        handlers: &[&str],
+        handlers: &str,
         count: usize,
     ) -> Result<Workers, BenchError> {
         let exe = std::env::current_exe()
@@ -23,7 +24,7 @@ impl Workers {
             let child = Command::new(&exe)
                 .args(["--log-level", "warn", "worker", "--config"])
                 .arg(config)
-                .args(["--handlers", &handlers.join(",")])
+                .args(["--handlers", handlers])
                 .stdin(Stdio::null())
                 .spawn()
                 .map_err(|e| BenchError::Experiment(format!("cannot start a worker: {e}")))?;
