@@ -67,6 +67,8 @@ enum BenchCommand {
     Figure10(experiments::Figure10Args),
     /// The request rate SHA-256 alone allows for N digest handlers on these cores.
     DigestBound(experiments::DigestBoundArgs),
+    /// One remote handler call against the same handler in process, split as equation 1.
+    RemoteCall(experiments::RemoteCallArgs),
 }
 
 fn bench(which: BenchCommand) -> Result<(), lather_bench::BenchError> {
@@ -77,6 +79,7 @@ fn bench(which: BenchCommand) -> Result<(), lather_bench::BenchError> {
         BenchCommand::Table1(args) => experiments::table1(&args),
         BenchCommand::Figure10(args) => experiments::figure10(&args),
         BenchCommand::DigestBound(args) => experiments::digest_bound(&args),
+        BenchCommand::RemoteCall(args) => experiments::remote_call(&args),
     }
 }
 

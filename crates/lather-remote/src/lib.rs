@@ -12,8 +12,10 @@ pub mod frame;
 mod link;
 mod remote_handler;
 mod shipping;
+mod trace;
 pub mod worker;
 
 pub use link::{Link, LinkError};
-pub use remote_handler::{RemoteCounters, RemoteHandler};
+pub use remote_handler::{CallSplit, RemoteCounters, RemoteHandler};
 pub use shipping::{rebuild_message, request_for};
+pub use trace::{trace_id, traceparent};
