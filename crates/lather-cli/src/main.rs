@@ -1,8 +1,9 @@
-//! The `lather` command: `serve`, `worker`, `check`, `bench`.
+//! The `lather` command: `serve`, `worker`, `check`, `subscribe`, `bench`.
 
 mod check;
 mod logging;
 mod serve;
+mod subscribe;
 mod worker;
 
 use clap::{Parser, Subcommand};
@@ -48,6 +49,9 @@ enum Command {
         #[arg(long, short)]
         config: PathBuf,
     },
+    /// Subscribe to a remote WS-Eventing source and print each notification's body (one
+    /// line each) until N arrived, Ctrl-C or the timeout; then unsubscribe.
+    Subscribe(Box<subscribe::SubscribeArgs>),
     /// Load generators and benchmarks.
     Bench {
         #[command(subcommand)]
@@ -89,6 +93,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve { config } => serve::run(&config),
         Command::Check { config } => check::run(&config),
+        Command::Subscribe(args) => subscribe::run(&args),
         Command::Worker {
             config,
             handlers,

@@ -46,7 +46,7 @@ pub(crate) struct Outgoing {
     pub(crate) envelope: Bytes,
 }
 
-type HttpClient = Client<HttpConnector, Full<Bytes>>;
+pub(crate) type HttpClient = Client<HttpConnector, Full<Bytes>>;
 
 /// A keep-alive HTTP client with a pool of its own.
 pub(crate) fn client() -> HttpClient {

@@ -8,6 +8,8 @@
 //! would answer beside it), `request::topics` for filter dialects (XPath), and
 //! `delivery::send_once` for other bindings (TCP framing, binary).
 
+mod action_filter;
+pub mod client;
 mod delivery;
 mod expires;
 mod problem;
@@ -18,6 +20,7 @@ mod store;
 mod subscription;
 mod version;
 
+pub use action_filter::{DPWS_ACTION_DIALECT, DPWS06_ACTION_DIALECT};
 pub use delivery::RetryPolicy;
 pub use reply::EndStatus;
 pub use source::{DEFAULT_EVENT_ACTION, EventSource, SourceSettings};

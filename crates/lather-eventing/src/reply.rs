@@ -83,8 +83,13 @@ pub(crate) fn granted_response(version: Version, element: &str, granted: &str) -
     )
 }
 
-/// The empty UnsubscribeResponse body.
+/// The UnsubscribeResponse body: nothing in 2004/08 (the submission answers with an empty
+/// Body and its schema declares no `UnsubscribeResponse` element, so schema-validating
+/// subscribers such as `sdc11073` refuse one), an empty `wse:UnsubscribeResponse` in 2011.
 pub(crate) fn unsubscribe_response(version: Version) -> String {
+    if version.is_2004() {
+        return String::new();
+    }
     format!(
         r#"<wse:UnsubscribeResponse xmlns:wse="{}"/>"#,
         version.eventing_ns()
@@ -183,7 +188,7 @@ fn outbound_headers(version: Version, to: &Endpoint, action: &str, message_id: &
 }
 
 /// `element` with `wsa:IsReferenceParameter="true"` added to its start tag.
-fn mark_reference_parameter(element: &str) -> String {
+pub(crate) fn mark_reference_parameter(element: &str) -> String {
     let name_end = element
         .char_indices()
         .skip(1)

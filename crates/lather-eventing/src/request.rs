@@ -1,5 +1,6 @@
 //! The eventing requests read from their Body element.
 
+use crate::action_filter;
 use crate::problem::{Problem, Refusal, refuse};
 use crate::version::{PUSH_MODE, TOPIC_DIALECT, UNWRAP_FORMAT};
 use crate::{Endpoint, Version};
@@ -13,6 +14,8 @@ pub(crate) struct SubscribeRequest {
     pub(crate) expires: Option<ExpiresRequest>,
     /// Topics in Clark notation or as plain strings; empty = every event.
     pub(crate) topics: Vec<String>,
+    /// Notification actions (DPWS action filter); empty = every action.
+    pub(crate) actions: Vec<String>,
 }
 
 /// An `Expires` element: its text and whether the source may grant another value.
@@ -65,15 +68,19 @@ pub(crate) fn subscribe(
         }
     }
     let expires = element.child(&QName::new(ns, "Expires")).map(expires);
-    let topics = match element.child(&QName::new(ns, "Filter")) {
-        Some(filter) => topics(filter)?,
-        None => Vec::new(),
+    let (topics, actions) = match element.child(&QName::new(ns, "Filter")) {
+        Some(filter) if action_filter::is_action_filter(filter) => {
+            (Vec::new(), action_filter::actions(filter)?)
+        }
+        Some(filter) => (topics(filter)?, Vec::new()),
+        None => (Vec::new(), Vec::new()),
     };
     Ok(SubscribeRequest {
         notify_to,
         end_to,
         expires,
         topics,
+        actions,
     })
 }
 
@@ -100,7 +107,10 @@ fn topics(filter: &Element) -> Result<Vec<String>, Refusal> {
         };
         return refuse(
             Problem::Dialect,
-            format!("filter dialect {shown} is not supported; only {TOPIC_DIALECT}"),
+            format!(
+                "filter dialect {shown} is not supported; only {TOPIC_DIALECT} and {}",
+                action_filter::DPWS_ACTION_DIALECT
+            ),
         );
     }
     let text = filter.text();

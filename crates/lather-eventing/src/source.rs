@@ -167,7 +167,10 @@ impl EventSource {
         let now = now_ms();
         let mut queued = 0;
         for active in self.inner.lock().values() {
-            if active.sub.expires_ms <= now || !active.sub.wants(&topics) {
+            if active.sub.expires_ms <= now
+                || !active.sub.wants(&topics)
+                || !active.sub.wants_action(action)
+            {
                 continue;
             }
             let out = Outgoing {
@@ -353,6 +356,7 @@ impl Inner {
             manager: manager.to_owned(),
             expires_ms: now_ms().saturating_add(millis(granted)),
             topics: request.topics,
+            actions: request.actions,
         };
         let stored = sub.clone();
         self.stored(move |s| s.put(&stored)).await?;

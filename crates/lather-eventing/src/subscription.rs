@@ -31,12 +31,24 @@ pub struct Subscription {
     pub expires_ms: u64,
     /// Topics it wants (Clark names or strings); empty = every event.
     pub topics: Vec<String>,
+    /// Notification actions it wants (DPWS action filter); empty = every action.
+    #[serde(default)]
+    pub actions: Vec<String>,
 }
 
 impl Subscription {
     /// Whether an event with these topics is for this subscription.
     pub fn wants(&self, event_topics: &[String]) -> bool {
         self.topics.is_empty() || self.topics.iter().any(|t| event_topics.contains(t))
+    }
+
+    /// Whether a notification with `action` is for this subscription (its action filter).
+    pub fn wants_action(&self, action: &str) -> bool {
+        self.actions.is_empty()
+            || self
+                .actions
+                .iter()
+                .any(|f| crate::action_filter::matches(f, action))
     }
 }
 

@@ -346,6 +346,9 @@ async fn submission_2004_with_wsa_2004_answers_every_operation_and_echoes_refere
         "{}",
         gone.text()
     );
+    // 2004/08 answers Unsubscribe with an empty Body: its schema has no UnsubscribeResponse
+    // element (schema-validating subscribers such as sdc11073 refuse one).
+    assert_eq!(gone.envelope().body_child_count(), 0, "{}", gone.text());
     assert_eq!(
         queued(&publish(&server, soap, "urn:ev/T", "", EVENT).await),
         0
