@@ -17,6 +17,7 @@ mod source;
 mod store;
 mod subscription;
 mod version;
+pub mod xpath;
 
 pub use delivery::RetryPolicy;
 pub use reply::EndStatus;
