@@ -31,6 +31,17 @@ pub struct Subscription {
     pub expires_ms: u64,
     /// Topics it wants (Clark names or strings); empty = every event.
     pub topics: Vec<String>,
+    /// The XPath 1.0 expression events must satisfy, if its Filter was XPath (compiled
+    /// again when the source loads the subscription).
+    #[serde(default)]
+    pub xpath: Option<String>,
+    /// The `(prefix, uri)` pairs the XPath expression's prefixes resolve in.
+    #[serde(default)]
+    pub xpath_namespaces: Vec<(String, String)>,
+    /// Whether its notifications are sent gzip-compressed (from the source's
+    /// `compress_min_bytes` on).
+    #[serde(default)]
+    pub gzip: bool,
 }
 
 impl Subscription {

@@ -2,7 +2,7 @@
 //! context node; the event is taken when the expression's `boolean()` value is true
 //! (node-set non-empty, number neither 0 nor NaN, string non-empty).
 //!
-//! Evaluation is sxd-xpath's (the XPath 1.0 core library, all axes but `namespace::`), over
+//! Evaluation is sxd-xpath's (all XPath 1.0 axes, the core library but `id()` and `lang()`), over
 //! a sxd-document tree of the event. The event reaching it has already been read by
 //! lather's own parser (no DOCTYPE, bounded depth); the expression is bounded here:
 //! [`MAX_EXPRESSION_BYTES`], [`MAX_NESTING`] brackets deep, [`MAX_PREDICATE_NESTING`]
@@ -37,12 +37,12 @@ pub const XPATH_DIALECT_2011: &str = "http://www.w3.org/2011/03/ws-evt/Dialects/
 
 /// A checked XPath 1.0 filter: the expression and the namespaces its prefixes resolve in.
 /// Cheap to clone; `Send + Sync`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct XPathFilter {
     inner: Arc<Source>,
 }
 
-#[derive(Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq, Hash)]
 struct Source {
     expression: String,
     namespaces: Vec<(String, String)>,

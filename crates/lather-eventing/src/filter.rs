@@ -1,0 +1,113 @@
+//! The Subscribe's `Filter`: its dialect — lather's topic dialect or XPath 1.0 (the default
+//! of both versions) — and what it asks for.
+
+use crate::Subscription;
+use crate::delivery::Outgoing;
+use crate::problem::{Problem, Refusal, refuse};
+use crate::reply;
+use crate::request;
+use crate::version::{TOPIC_DIALECT, Version};
+use crate::xpath::{XPATH_DIALECT_2004, XPATH_DIALECT_2011, XPathFilter};
+use lather_envelope::escape::escape_text;
+use lather_envelope::{Element, QName};
+use std::collections::HashMap;
+use tokio::sync::mpsc;
+
+/// The dialects a Filter may name.
+pub(crate) const DIALECTS: [&str; 3] = [TOPIC_DIALECT, XPATH_DIALECT_2004, XPATH_DIALECT_2011];
+
+/// What a Filter asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Filter {
+    /// Events with any of these topics (Clark names or strings).
+    Topics(Vec<String>),
+    /// Events for which this XPath 1.0 expression is true.
+    XPath(XPathFilter),
+}
+
+/// Reads a Filter element. No `Dialect` means XPath 1.0; either XPath URI is accepted in
+/// both versions.
+pub(crate) fn read(filter: &Element) -> Result<Filter, Refusal> {
+    let dialect = filter.attribute(&QName::new("", "Dialect")).map(str::trim);
+    match dialect {
+        Some(TOPIC_DIALECT) => request::topics(filter).map(Filter::Topics),
+        None | Some(XPATH_DIALECT_2004) | Some(XPATH_DIALECT_2011) => xpath(filter),
+        Some(other) => refuse(
+            Problem::Dialect,
+            format!(
+                "filter dialect {other:?} is not supported; supported: {}",
+                DIALECTS.join(", ")
+            ),
+        ),
+    }
+}
+
+/// An XPath Filter: its text is the expression, its in-scope namespaces (the default
+/// namespace aside: XPath 1.0 names without a prefix have none) resolve the prefixes.
+fn xpath(filter: &Element) -> Result<Filter, Refusal> {
+    let expression = filter.text();
+    if expression.trim().is_empty() {
+        return refuse(Problem::EmptyFilter, "the XPath filter has no expression");
+    }
+    let namespaces: Vec<(String, String)> = filter
+        .namespaces()
+        .iter()
+        .filter(|(prefix, _)| !prefix.is_empty())
+        .cloned()
+        .collect();
+    match XPathFilter::compile(&expression, &namespaces) {
+        Ok(compiled) => Ok(Filter::XPath(compiled)),
+        Err(why) => refuse(Problem::BadFilter, why),
+    }
+}
+
+/// The XPath filter a (stored) subscription carries, compiled again; `None` if it has none.
+pub(crate) fn xpath_of(sub: &Subscription) -> Result<Option<XPathFilter>, String> {
+    match &sub.xpath {
+        Some(expression) => XPathFilter::compile(expression, &sub.xpath_namespaces).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// The `wse:SupportedDialect` elements of a FilteringRequestedUnavailable fault's detail.
+pub(crate) fn supported_dialects(version: Version) -> String {
+    let wse = version.eventing_ns();
+    DIALECTS
+        .iter()
+        .map(|d| {
+            format!(
+                r#"<wse:SupportedDialect xmlns:wse="{wse}">{}</wse:SupportedDialect>"#,
+                escape_text(d)
+            )
+        })
+        .collect()
+}
+
+/// Queues a notification of `event` for each subscription whose XPath filter takes it;
+/// each distinct filter is evaluated once. Returns how many were queued.
+pub(crate) fn offer(
+    candidates: Vec<(XPathFilter, Subscription, mpsc::Sender<Outgoing>)>,
+    action: &str,
+    event: &[u8],
+) -> usize {
+    let mut verdicts: HashMap<XPathFilter, bool> = HashMap::new();
+    let mut queued = 0;
+    for (xpath, sub, queue) in candidates {
+        let taken = *verdicts
+            .entry(xpath)
+            .or_insert_with_key(|xpath| xpath.matches(event));
+        if !taken {
+            continue;
+        }
+        let out = Outgoing {
+            action: action.to_owned(),
+            envelope: reply::notification(&sub, action, event),
+            content_encoding: None,
+        };
+        match queue.try_send(out) {
+            Ok(()) => queued += 1,
+            Err(_) => tracing::warn!(subscription = %sub.id, "sink queue full: event dropped"),
+        }
+    }
+    queued
+}
