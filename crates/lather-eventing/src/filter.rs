@@ -111,3 +111,59 @@ pub(crate) fn offer(
     }
     queued
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lather_envelope::Limits;
+
+    fn read_filter(xml: &str) -> Result<Filter, Refusal> {
+        let element = Element::parse(xml.as_bytes(), &Limits::default()).unwrap();
+        read(&element)
+    }
+
+    #[test]
+    fn no_dialect_and_both_xpath_uris_mean_xpath() {
+        for dialect in [
+            "",
+            &format!(r#" Dialect="{XPATH_DIALECT_2004}""#),
+            &format!(r#" Dialect="{XPATH_DIALECT_2011}""#),
+        ] {
+            let xml = format!(r#"<f{dialect} xmlns="urn:default" xmlns:e="urn:ev">e:a</f>"#);
+            match read_filter(&xml) {
+                Ok(Filter::XPath(x)) => {
+                    assert_eq!(x.expression(), "e:a");
+                    // The default namespace is not one XPath 1.0 uses.
+                    assert_eq!(x.namespaces(), [("e".to_owned(), "urn:ev".to_owned())]);
+                }
+                other => panic!("{xml}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn the_topic_dialect_and_unknown_ones() {
+        let topic = format!(r#"<f Dialect="{TOPIC_DIALECT}">alarms</f>"#);
+        assert_eq!(
+            read_filter(&topic),
+            Ok(Filter::Topics(vec!["alarms".into()]))
+        );
+        let other = read_filter(r#"<f Dialect="urn:x">a</f>"#).unwrap_err();
+        assert_eq!(other.problem, Problem::Dialect);
+        let empty = read_filter("<f> </f>").unwrap_err();
+        assert_eq!(empty.problem, Problem::EmptyFilter);
+        let bad = read_filter("<f>a[</f>").unwrap_err();
+        assert_eq!(bad.problem, Problem::BadFilter);
+    }
+
+    #[test]
+    fn the_fault_detail_lists_every_dialect_in_the_version_s_namespace() {
+        let detail = supported_dialects(Version::Submission04Wsa10);
+        for d in DIALECTS {
+            assert!(detail.contains(&format!(
+                r#"<wse:SupportedDialect xmlns:wse="{}">{d}</wse:SupportedDialect>"#,
+                lather_envelope::WSE04_NS
+            )));
+        }
+    }
+}

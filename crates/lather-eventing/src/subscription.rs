@@ -72,3 +72,18 @@ pub(crate) fn new_uuid() -> String {
         &h[20..32]
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subscriptions_stored_before_filters_and_compression_still_load() {
+        let old = r#"{"id":"urn:uuid:1","version":"Rec2011","soap12":true,"notify_to":{"address":"http://s/","params":[]},"end_to":null,"manager":"http://m/","expires_ms":5,"topics":["a"]}"#;
+        let sub: Subscription = serde_json::from_str(old).unwrap();
+        assert_eq!(sub.xpath, None);
+        assert!(sub.xpath_namespaces.is_empty());
+        assert!(!sub.gzip);
+        assert_eq!(sub.topics, ["a"]);
+    }
+}
