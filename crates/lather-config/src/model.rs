@@ -132,6 +132,9 @@ pub struct ServiceConfig {
     /// `event-source` only: the notifications' `wsa:Action` when the publish request
     /// names none (default `urn:lather:eventing:Event`).
     pub event_action: Option<Spanned<String>>,
+    /// `event-source` only: notifications to subscribers that asked for gzip are
+    /// compressed from this many bytes on (default 1024).
+    pub compress_min_bytes: Option<Spanned<u64>>,
     #[serde(skip)]
     pub(crate) kind: Option<ServiceKind>,
 }

@@ -315,6 +315,10 @@ fn service_kind(
             svc.max_expires_s.as_ref().map(|v| v.span()),
         ),
         ("event_action", svc.event_action.as_ref().map(|v| v.span())),
+        (
+            "compress_min_bytes",
+            svc.compress_min_bytes.as_ref().map(|v| v.span()),
+        ),
     ];
     for (key, span) in source_keys {
         if let Some(span) = span
@@ -648,6 +652,11 @@ timeout_ms = 250
                 "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"event-source\"\nmax_expires_s = 0\n",
                 5,
                 "at least 1",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"echo\"\ncompress_min_bytes = 10\n",
+                5,
+                "compress_min_bytes: only a builtin = \"event-source\"",
             ),
             (
                 "[[service]]\nname = \"a\"\npath = \"/a/publish\"\nbuiltin = \"echo\"\n[[service]]\nname = \"b\"\npath = \"/a\"\nbuiltin = \"event-source\"\n",

@@ -4,7 +4,7 @@
 use crate::reply::soap_of;
 use crate::{EndStatus, Subscription};
 use bytes::Bytes;
-use http::header::{CONTENT_TYPE, HeaderValue};
+use http::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderValue};
 use http::{Method, Request};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::client::legacy::Client;
@@ -44,6 +44,8 @@ impl Default for RetryPolicy {
 pub(crate) struct Outgoing {
     pub(crate) action: String,
     pub(crate) envelope: Bytes,
+    /// The `Content-Encoding` of `envelope`, if it is compressed.
+    pub(crate) content_encoding: Option<&'static str>,
 }
 
 pub(crate) type HttpClient = Client<HttpConnector, Full<Bytes>>;
@@ -55,12 +57,14 @@ pub(crate) fn client() -> HttpClient {
         .build_http()
 }
 
-/// Starts `sub`'s delivery task and returns its queue. When every attempt for a
+/// Starts `sub`'s delivery task and returns its queue. Notifications of at least
+/// `gzip_from` bytes are gzip-compressed (none if `None`). When every attempt for a
 /// notification fails the task asks `source` to end the subscription with DeliveryFailure.
 pub(crate) fn spawn_sink(
     sub: &Subscription,
     capacity: usize,
     policy: RetryPolicy,
+    gzip_from: Option<usize>,
     source: Weak<crate::source::Inner>,
 ) -> mpsc::Sender<Outgoing> {
     let (tx, mut rx) = mpsc::channel::<Outgoing>(capacity.max(1));
@@ -69,7 +73,14 @@ pub(crate) fn spawn_sink(
     let soap = soap_of(sub);
     tokio::spawn(async move {
         let client = client();
-        while let Some(out) = rx.recv().await {
+        while let Some(mut out) = rx.recv().await {
+            if out.content_encoding.is_none()
+                && let Some(packed) =
+                    gzip_from.and_then(|min| crate::compression::gzip(&out.envelope, min))
+            {
+                out.envelope = packed;
+                out.content_encoding = Some("gzip");
+            }
             if let Err(why) = send_with_retries(&client, &address, soap, &out, policy).await {
                 tracing::warn!(subscription = %id, %address, "delivery failed: {why}");
                 if let Some(source) = source.upgrade() {
@@ -137,6 +148,11 @@ pub(crate) async fn send_once(
         .map_err(|e| e.to_string())?,
     };
     request.headers_mut().insert(CONTENT_TYPE, content_type);
+    if let Some(encoding) = out.content_encoding {
+        request
+            .headers_mut()
+            .insert(CONTENT_ENCODING, HeaderValue::from_static(encoding));
+    }
     let answer = tokio::time::timeout(timeout, async {
         let response = client.request(request).await.map_err(|e| e.to_string())?;
         let status = response.status();

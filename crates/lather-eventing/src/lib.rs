@@ -4,14 +4,19 @@
 //! SOAP/HTTP with a bounded queue and a keep-alive connection per sink; subscriptions kept
 //! in a redb file across restarts. See `docs/eventing.md`.
 //!
+//! Filters: lather's topic dialect and XPath 1.0 ([`xpath`]); notifications may be
+//! gzip-compressed on the subscriber's request.
+//!
 //! Extension points: [`Version`] for further eventing versions (e.g. WS-BaseNotification
-//! would answer beside it), `request::topics` for filter dialects (XPath), and
+//! would answer beside it), `filter::read` for filter dialects, and
 //! `delivery::send_once` for other bindings (TCP framing, binary).
 
 mod action_filter;
 pub mod client;
+mod compression;
 mod delivery;
 mod expires;
+mod filter;
 mod problem;
 mod reply;
 mod request;
@@ -19,8 +24,10 @@ mod source;
 mod store;
 mod subscription;
 mod version;
+pub mod xpath;
 
 pub use action_filter::{DPWS_ACTION_DIALECT, DPWS06_ACTION_DIALECT};
+pub use compression::{COMPRESSIONS, DEFAULT_COMPRESS_MIN_BYTES};
 pub use delivery::RetryPolicy;
 pub use reply::EndStatus;
 pub use source::{DEFAULT_EVENT_ACTION, EventSource, SourceSettings};

@@ -20,7 +20,7 @@ pub(crate) enum Problem {
     BadExpires,
     /// 2011: Expires beyond the source's maximum without `BestEffort`.
     ExpiresTooLong,
-    /// A filter dialect other than the topic dialect.
+    /// A filter dialect other than the supported ones (topic, XPath 1.0).
     Dialect,
     /// A topic filter with no topic.
     EmptyFilter,
@@ -32,6 +32,8 @@ pub(crate) enum Problem {
     UnknownRenew,
     /// The source cannot take the subscription (store failure, full).
     Unable,
+    /// A notification compression lather does not offer.
+    Compression,
 }
 
 impl Problem {
@@ -45,6 +47,7 @@ impl Problem {
                 P::Dialect => FaultKind::FilteringRequestedUnavailable,
                 P::UnknownRenew => FaultKind::UnableToRenew,
                 P::Unable => FaultKind::EventSourceUnableToProcess,
+                P::Compression => FaultKind::UnsupportedCompression,
                 P::Malformed
                 | P::NoNotifyTo
                 | P::Format
@@ -65,20 +68,29 @@ impl Problem {
                 P::BadFilter => FaultKind::CannotProcessFilter,
                 P::Unknown | P::UnknownRenew => FaultKind::UnknownSubscription,
                 P::Unable => FaultKind::Internal,
+                P::Compression => FaultKind::UnsupportedCompression,
             }
         }
     }
 
-    /// The fault in `version`'s binding: its kind, `reason`, the version's fault action and
-    /// `wsa:RelatesTo` = `message_id`.
+    /// The fault in `version`'s binding: its kind, `reason`, the version's fault action,
+    /// `wsa:RelatesTo` = `message_id`, and the detail the problem lists (the supported
+    /// filter dialects or compressions).
     pub(crate) fn fault(
         self,
         version: Version,
         reason: impl Into<String>,
         message_id: Option<&str>,
     ) -> Fault {
-        let fault = Fault::with_reason(self.kind(version), reason.into())
+        let mut fault = Fault::with_reason(self.kind(version), reason.into())
             .addressed(version.addressing_ns(), version.fault_action());
+        match self {
+            Problem::Dialect => {
+                fault = fault.with_detail(crate::filter::supported_dialects(version))
+            }
+            Problem::Compression => fault = fault.with_detail(crate::compression::supported()),
+            _ => {}
+        }
         match message_id {
             Some(id) => fault.relates_to(id),
             None => fault,

@@ -8,6 +8,7 @@ use crate::request::{self, ExpiresRequest};
 use crate::store::Store;
 use crate::subscription::new_uuid;
 use crate::version::LATHER_EVENTING_NS;
+use crate::xpath::XPathFilter;
 use crate::{Subscription, Version};
 use bytes::Bytes;
 use lather_envelope::{Element, Envelope, Fault, FaultKind, Limits, QName, SoapVersion};
@@ -37,6 +38,9 @@ pub struct SourceSettings {
     pub sweep_every: Duration,
     /// The notifications' `wsa:Action` when the publish request names none.
     pub default_action: String,
+    /// Notifications to subscribers that asked for gzip are compressed from this size (in
+    /// bytes) on; smaller ones are sent plain.
+    pub compress_min_bytes: usize,
 }
 
 impl Default for SourceSettings {
@@ -49,6 +53,7 @@ impl Default for SourceSettings {
             retry: RetryPolicy::default(),
             sweep_every: Duration::from_millis(100),
             default_action: DEFAULT_EVENT_ACTION.to_owned(),
+            compress_min_bytes: crate::DEFAULT_COMPRESS_MIN_BYTES,
         }
     }
 }
@@ -72,6 +77,8 @@ pub(crate) struct Inner {
 struct Active {
     sub: Subscription,
     queue: mpsc::Sender<Outgoing>,
+    /// `sub.xpath` compiled.
+    xpath: Option<XPathFilter>,
 }
 
 fn now_ms() -> u64 {
@@ -100,7 +107,11 @@ impl EventSource {
         });
         let now = now_ms();
         for sub in stored {
-            if sub.expires_ms <= now {
+            let unusable = crate::filter::xpath_of(&sub).err();
+            if let Some(why) = &unusable {
+                tracing::warn!(subscription = %sub.id, "stored XPath filter refused, subscription dropped: {why}");
+            }
+            if sub.expires_ms <= now || unusable.is_some() {
                 if let Some(store) = &inner.store {
                     let _ = store.remove(&sub.id);
                 }
@@ -166,6 +177,8 @@ impl EventSource {
         let action = action.unwrap_or(&self.inner.settings.default_action);
         let now = now_ms();
         let mut queued = 0;
+        // Subscriptions with an XPath filter are evaluated after the lock is released.
+        let mut filtered = Vec::new();
         for active in self.inner.lock().values() {
             if active.sub.expires_ms <= now
                 || !active.sub.wants(&topics)
@@ -173,9 +186,14 @@ impl EventSource {
             {
                 continue;
             }
+            if let Some(xpath) = &active.xpath {
+                filtered.push((xpath.clone(), active.sub.clone(), active.queue.clone()));
+                continue;
+            }
             let out = Outgoing {
                 action: action.to_owned(),
                 envelope: reply::notification(&active.sub, action, &event),
+                content_encoding: None,
             };
             match active.queue.try_send(out) {
                 Ok(()) => queued += 1,
@@ -184,6 +202,7 @@ impl EventSource {
                 }
             }
         }
+        queued += crate::filter::offer(filtered, action, &event);
         Ok(queued)
     }
 
@@ -217,9 +236,12 @@ impl Inner {
             &sub,
             self.settings.queue_capacity,
             self.settings.retry,
+            sub.gzip.then_some(self.settings.compress_min_bytes),
             Arc::downgrade(self),
         );
-        self.lock().insert(sub.id.clone(), Active { sub, queue });
+        let xpath = crate::filter::xpath_of(&sub).ok().flatten();
+        self.lock()
+            .insert(sub.id.clone(), Active { sub, queue, xpath });
     }
 
     /// Runs `job` on the store, on a blocking thread; nothing without a store.
@@ -357,6 +379,13 @@ impl Inner {
             expires_ms: now_ms().saturating_add(millis(granted)),
             topics: request.topics,
             actions: request.actions,
+            xpath: request.xpath.as_ref().map(|x| x.expression().to_owned()),
+            xpath_namespaces: request
+                .xpath
+                .as_ref()
+                .map(|x| x.namespaces().to_vec())
+                .unwrap_or_default(),
+            gzip: request.gzip,
         };
         let stored = sub.clone();
         self.stored(move |s| s.put(&stored)).await?;
@@ -448,6 +477,7 @@ pub(crate) async fn end(inner: &Arc<Inner>, id: &str, status: EndStatus, reason:
         let out = Outgoing {
             action: sub.version.action("SubscriptionEnd"),
             envelope: reply::subscription_end(&sub, end_to, status, reason),
+            content_encoding: None,
         };
         let client = delivery::client();
         let timeout = inner.settings.retry.timeout;

@@ -34,6 +34,17 @@ pub struct Subscription {
     /// Notification actions it wants (DPWS action filter); empty = every action.
     #[serde(default)]
     pub actions: Vec<String>,
+    /// The XPath 1.0 expression events must satisfy, if its Filter was XPath (compiled
+    /// again when the source loads the subscription).
+    #[serde(default)]
+    pub xpath: Option<String>,
+    /// The `(prefix, uri)` pairs the XPath expression's prefixes resolve in.
+    #[serde(default)]
+    pub xpath_namespaces: Vec<(String, String)>,
+    /// Whether its notifications are sent gzip-compressed (from the source's
+    /// `compress_min_bytes` on).
+    #[serde(default)]
+    pub gzip: bool,
 }
 
 impl Subscription {
@@ -72,4 +83,19 @@ pub(crate) fn new_uuid() -> String {
         &h[16..20],
         &h[20..32]
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subscriptions_stored_before_filters_and_compression_still_load() {
+        let old = r#"{"id":"urn:uuid:1","version":"Rec2011","soap12":true,"notify_to":{"address":"http://s/","params":[]},"end_to":null,"manager":"http://m/","expires_ms":5,"topics":["a"]}"#;
+        let sub: Subscription = serde_json::from_str(old).unwrap();
+        assert_eq!(sub.xpath, None);
+        assert!(sub.xpath_namespaces.is_empty());
+        assert!(!sub.gzip);
+        assert_eq!(sub.topics, ["a"]);
+    }
 }

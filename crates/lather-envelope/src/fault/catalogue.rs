@@ -290,6 +290,10 @@ catalogue! {
     /// WS-Eventing 2011: the request is malformed in a way the specification gives no fault
     /// for (lather's own code).
     InvalidEventingRequest = 1068, Sender, true, 400, "The eventing request is invalid";
+    /// WS-Eventing (both versions): the Subscribe's Delivery asks for a notification
+    /// compression lather does not offer (lather's own code; the detail lists the supported
+    /// ones).
+    UnsupportedCompression = 1080, Sender, true, 400, "The requested notification compression is not supported";
     /// The request's media type is not a SOAP media type.
     UnsupportedMediaType = 2001, Sender, true, 415, "The media type is not a SOAP media type";
     /// The request's `Content-Encoding` is not gzip, deflate or identity.
