@@ -17,9 +17,14 @@ mod source;
 mod store;
 mod subscription;
 mod version;
+mod wsn;
 
 pub use delivery::RetryPolicy;
 pub use reply::EndStatus;
 pub use source::{DEFAULT_EVENT_ACTION, EventSource, SourceSettings};
 pub use subscription::{Endpoint, Subscription};
 pub use version::{LATHER_EVENTING_NS, PUSH_MODE, TOPIC_DIALECT, UNWRAP_FORMAT, Version};
+pub use wsn::{
+    CONCRETE_DIALECT, MessageContent, SIMPLE_DIALECT, TopicDialect, TopicFilter, WSN_FAULT_ACTION,
+    WSN_NS, WsnTerms,
+};

@@ -63,18 +63,20 @@ pub struct EventSource {
 /// What the source's tasks share.
 #[derive(Debug)]
 pub(crate) struct Inner {
-    settings: SourceSettings,
+    pub(crate) settings: SourceSettings,
     active: Mutex<HashMap<String, Active>>,
     store: Option<Arc<Store>>,
 }
 
+/// A held subscription and its sink's queue.
 #[derive(Debug)]
-struct Active {
-    sub: Subscription,
+pub(crate) struct Active {
+    pub(crate) sub: Subscription,
     queue: mpsc::Sender<Outgoing>,
 }
 
-fn now_ms() -> u64 {
+/// Now, in Unix milliseconds.
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -120,7 +122,13 @@ impl EventSource {
     /// Answers an eventing request: Subscribe (to the source), Renew, GetStatus or
     /// Unsubscribe (to the manager). `manager` is the subscription manager's address for
     /// new subscriptions. Returns the response envelope, or the version's fault.
+    ///
+    /// WS-BaseNotification requests (Body in `http://docs.oasis-open.org/wsn/b-2`) are
+    /// answered too; a `wsnt:Notify` is published and answered with empty bytes (one-way).
     pub async fn handle(&self, envelope: &Envelope, manager: &str) -> Result<Bytes, Fault> {
+        if crate::wsn::speaks(envelope) {
+            return crate::wsn::handle(&self.inner, envelope, manager).await;
+        }
         let Some(version) = Version::of(envelope) else {
             return Err(Fault::with_reason(
                 FaultKind::InvalidEventingRequest,
@@ -164,24 +172,7 @@ impl EventSource {
             topics.extend(text.split_whitespace().map(str::to_owned));
         }
         let action = action.unwrap_or(&self.inner.settings.default_action);
-        let now = now_ms();
-        let mut queued = 0;
-        for active in self.inner.lock().values() {
-            if active.sub.expires_ms <= now || !active.sub.wants(&topics) {
-                continue;
-            }
-            let out = Outgoing {
-                action: action.to_owned(),
-                envelope: reply::notification(&active.sub, action, &event),
-            };
-            match active.queue.try_send(out) {
-                Ok(()) => queued += 1,
-                Err(_) => {
-                    tracing::warn!(subscription = %active.sub.id, "sink queue full: event dropped")
-                }
-            }
-        }
-        Ok(queued)
+        Ok(self.inner.deliver(&event, &topics, action))
     }
 
     /// Ends the subscription `id` as the source's own decision, sending SubscriptionEnd
@@ -202,14 +193,42 @@ impl EventSource {
 }
 
 impl Inner {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Active>> {
+    /// Queues `event` (a standalone element) with `topics` (its root element's name first,
+    /// then the topics its publisher named) for every subscription that wants it, with
+    /// `wsa:Action` = `action`. Returns how many notifications were queued.
+    pub(crate) fn deliver(&self, event: &[u8], topics: &[String], action: &str) -> usize {
+        let now = now_ms();
+        let mut queued = 0;
+        for active in self.lock().values() {
+            if active.sub.expires_ms <= now || !active.sub.wants(topics) {
+                continue;
+            }
+            let out = match &active.sub.wsn {
+                Some(terms) => crate::wsn::outgoing(&active.sub, terms, action, event, topics),
+                None => Outgoing {
+                    action: action.to_owned(),
+                    envelope: reply::notification(&active.sub, action, event),
+                },
+            };
+            match active.queue.try_send(out) {
+                Ok(()) => queued += 1,
+                Err(_) => {
+                    tracing::warn!(subscription = %active.sub.id, "sink queue full: event dropped")
+                }
+            }
+        }
+        queued
+    }
+
+    /// The held subscriptions.
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Active>> {
         self.active
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Starts delivery for `sub` and holds it.
-    fn activate(self: &Arc<Self>, sub: Subscription) {
+    pub(crate) fn activate(self: &Arc<Self>, sub: Subscription) {
         let queue = delivery::spawn_sink(
             &sub,
             self.settings.queue_capacity,
@@ -220,7 +239,7 @@ impl Inner {
     }
 
     /// Runs `job` on the store, on a blocking thread; nothing without a store.
-    async fn stored(
+    pub(crate) async fn stored(
         &self,
         job: impl FnOnce(&Store) -> Result<(), String> + Send + 'static,
     ) -> Result<(), Refusal> {
@@ -353,6 +372,7 @@ impl Inner {
             manager: manager.to_owned(),
             expires_ms: now_ms().saturating_add(millis(granted)),
             topics: request.topics,
+            wsn: None,
         };
         let stored = sub.clone();
         self.stored(move |s| s.put(&stored)).await?;
@@ -403,7 +423,8 @@ impl Inner {
     }
 }
 
-fn millis(d: Duration) -> u64 {
+/// `d` in whole milliseconds (saturating).
+pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 

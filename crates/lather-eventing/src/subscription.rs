@@ -31,11 +31,17 @@ pub struct Subscription {
     pub expires_ms: u64,
     /// Topics it wants (Clark names or strings); empty = every event.
     pub topics: Vec<String>,
+    /// What a WS-BaseNotification subscription asked for; `None` for WS-Eventing ones.
+    #[serde(default)]
+    pub wsn: Option<crate::wsn::WsnTerms>,
 }
 
 impl Subscription {
     /// Whether an event with these topics is for this subscription.
     pub fn wants(&self, event_topics: &[String]) -> bool {
+        if let Some(terms) = &self.wsn {
+            return terms.wants(event_topics);
+        }
         self.topics.is_empty() || self.topics.iter().any(|t| event_topics.contains(t))
     }
 }
