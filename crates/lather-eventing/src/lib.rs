@@ -2,10 +2,10 @@
 //! SubscriptionEnd in WS-Eventing 2004/08 (with WS-Addressing 2004/08 or 1.0) and the W3C
 //! Recommendation of 2011, answered in the version each request speaks; push delivery over
 //! SOAP/HTTP with a bounded queue and a keep-alive connection per sink; subscriptions kept
-//! in a redb file across restarts. See `docs/eventing.md`.
+//! in a redb file across restarts. WS-BaseNotification 1.3 is answered beside it (module
+//! `wsn`, dispatched on the Body's namespace). See `docs/eventing.md`.
 //!
-//! Extension points: [`Version`] for further eventing versions (e.g. WS-BaseNotification
-//! would answer beside it), `request::topics` for filter dialects (XPath), and
+//! Extension points: [`Version`] for further eventing versions, `request::topics` for filter dialects (XPath), and
 //! `delivery::send_once` for other bindings (TCP framing, binary).
 
 mod delivery;

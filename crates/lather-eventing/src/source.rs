@@ -461,6 +461,10 @@ pub(crate) async fn end(inner: &Arc<Inner>, id: &str, status: EndStatus, reason:
         );
     }
     let sub = active.sub;
+    if sub.end_to.is_none() {
+        // WS-BaseNotification has no SubscriptionEnd; WS-Eventing ones may lack an EndTo.
+        tracing::info!(subscription = id, ?status, "subscription removed: {reason}");
+    }
     if let Some(end_to) = &sub.end_to {
         let out = Outgoing {
             action: sub.version.action("SubscriptionEnd"),
