@@ -4,7 +4,6 @@
 use crate::Subscription;
 use crate::delivery::Outgoing;
 use crate::problem::{Problem, Refusal, refuse};
-use crate::reply;
 use crate::request;
 use crate::version::{TOPIC_DIALECT, Version};
 use crate::xpath::{XPATH_DIALECT_2004, XPATH_DIALECT_2011, XPathFilter};
@@ -74,6 +73,9 @@ fn xpath(filter: &Element) -> Result<Filter, Refusal> {
 
 /// The XPath filter a (stored) subscription carries, compiled again; `None` if it has none.
 pub(crate) fn xpath_of(sub: &Subscription) -> Result<Option<XPathFilter>, String> {
+    if let Some(content) = sub.wsn.as_ref().and_then(|t| t.message_content.as_ref()) {
+        return XPathFilter::compile(&content.expression, &content.namespaces).map(Some);
+    }
     match &sub.xpath {
         Some(expression) => XPathFilter::compile(expression, &sub.xpath_namespaces).map(Some),
         None => Ok(None),
@@ -100,6 +102,7 @@ pub(crate) fn offer(
     candidates: Vec<(XPathFilter, Subscription, mpsc::Sender<Outgoing>)>,
     action: &str,
     event: &[u8],
+    topics: &[String],
 ) -> usize {
     let mut verdicts: HashMap<XPathFilter, bool> = HashMap::new();
     let mut queued = 0;
@@ -107,17 +110,9 @@ pub(crate) fn offer(
         let taken = *verdicts
             .entry(xpath)
             .or_insert_with_key(|xpath| xpath.matches(event));
-        if !taken {
-            continue;
-        }
-        let out = Outgoing {
-            action: action.to_owned(),
-            envelope: reply::notification(&sub, action, event),
-            content_encoding: None,
-        };
-        match queue.try_send(out) {
-            Ok(()) => queued += 1,
-            Err(_) => tracing::warn!(subscription = %sub.id, "sink queue full: event dropped"),
+        if taken {
+            let out = crate::source::outgoing(&sub, action, event, topics);
+            queued += usize::from(crate::source::enqueue(&sub, &queue, out));
         }
     }
     queued

@@ -2,7 +2,8 @@
 //! SubscriptionEnd in WS-Eventing 2004/08 (with WS-Addressing 2004/08 or 1.0) and the W3C
 //! Recommendation of 2011, answered in the version each request speaks; push delivery over
 //! SOAP/HTTP with a bounded queue and a keep-alive connection per sink; subscriptions kept
-//! in a redb file across restarts. See `docs/eventing.md`.
+//! in a redb file across restarts. WS-BaseNotification 1.3 is answered beside it (module
+//! `wsn`, dispatched on the Body's namespace). See `docs/eventing.md`.
 //!
 //! Filters: lather's topic dialect and XPath 1.0 ([`xpath`]); notifications may be
 //! gzip-compressed on the subscriber's request.
@@ -24,6 +25,7 @@ mod source;
 mod store;
 mod subscription;
 mod version;
+mod wsn;
 pub mod xpath;
 
 pub use action_filter::{DPWS_ACTION_DIALECT, DPWS06_ACTION_DIALECT};
@@ -33,3 +35,7 @@ pub use reply::EndStatus;
 pub use source::{DEFAULT_EVENT_ACTION, EventSource, SourceSettings};
 pub use subscription::{Endpoint, Subscription};
 pub use version::{LATHER_EVENTING_NS, PUSH_MODE, TOPIC_DIALECT, UNWRAP_FORMAT, Version};
+pub use wsn::{
+    CONCRETE_DIALECT, MessageContent, SIMPLE_DIALECT, TopicDialect, TopicFilter, WSN_FAULT_ACTION,
+    WSN_NS, WsnTerms,
+};

@@ -171,7 +171,12 @@ pub(crate) fn soap_of(sub: &Subscription) -> SoapVersion {
 
 /// `wsa:To`, `wsa:Action`, `wsa:MessageID` and the endpoint's reference parameters as
 /// header blocks (marked `wsa:IsReferenceParameter="true"` under WS-Addressing 1.0).
-fn outbound_headers(version: Version, to: &Endpoint, action: &str, message_id: &str) -> String {
+pub(crate) fn outbound_headers(
+    version: Version,
+    to: &Endpoint,
+    action: &str,
+    message_id: &str,
+) -> String {
     let wsa = version.addressing_ns();
     let mut out = addressing(version, action, Some(&to.address), None);
     out.push_str(&format!(

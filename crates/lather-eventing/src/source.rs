@@ -68,20 +68,51 @@ pub struct EventSource {
 /// What the source's tasks share.
 #[derive(Debug)]
 pub(crate) struct Inner {
-    settings: SourceSettings,
+    pub(crate) settings: SourceSettings,
     active: Mutex<HashMap<String, Active>>,
     store: Option<Arc<Store>>,
 }
 
+/// A held subscription and its sink's queue.
 #[derive(Debug)]
-struct Active {
-    sub: Subscription,
+pub(crate) struct Active {
+    pub(crate) sub: Subscription,
     queue: mpsc::Sender<Outgoing>,
     /// `sub.xpath` compiled.
     xpath: Option<XPathFilter>,
 }
 
-fn now_ms() -> u64 {
+/// The notification of `event` for `sub`: a WS-Eventing notification, or a
+/// WS-BaseNotification Notify (or raw event).
+pub(crate) fn outgoing(
+    sub: &Subscription,
+    action: &str,
+    event: &[u8],
+    topics: &[String],
+) -> Outgoing {
+    match &sub.wsn {
+        Some(terms) => crate::wsn::outgoing(sub, terms, action, event, topics),
+        None => Outgoing {
+            action: action.to_owned(),
+            envelope: reply::notification(sub, action, event),
+            content_encoding: None,
+        },
+    }
+}
+
+/// Queues `out` for `sub`'s sink; a full queue drops it with a warning. Whether it was queued.
+pub(crate) fn enqueue(sub: &Subscription, queue: &mpsc::Sender<Outgoing>, out: Outgoing) -> bool {
+    match queue.try_send(out) {
+        Ok(()) => true,
+        Err(_) => {
+            tracing::warn!(subscription = %sub.id, "sink queue full: event dropped");
+            false
+        }
+    }
+}
+
+/// Now, in Unix milliseconds.
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -131,7 +162,13 @@ impl EventSource {
     /// Answers an eventing request: Subscribe (to the source), Renew, GetStatus or
     /// Unsubscribe (to the manager). `manager` is the subscription manager's address for
     /// new subscriptions. Returns the response envelope, or the version's fault.
+    ///
+    /// WS-BaseNotification requests (Body in `http://docs.oasis-open.org/wsn/b-2`) are
+    /// answered too; a `wsnt:Notify` is published and answered with empty bytes (one-way).
     pub async fn handle(&self, envelope: &Envelope, manager: &str) -> Result<Bytes, Fault> {
+        if crate::wsn::speaks(envelope) {
+            return crate::wsn::handle(&self.inner, envelope, manager).await;
+        }
         let Some(version) = Version::of(envelope) else {
             return Err(Fault::with_reason(
                 FaultKind::InvalidEventingRequest,
@@ -175,35 +212,7 @@ impl EventSource {
             topics.extend(text.split_whitespace().map(str::to_owned));
         }
         let action = action.unwrap_or(&self.inner.settings.default_action);
-        let now = now_ms();
-        let mut queued = 0;
-        // Subscriptions with an XPath filter are evaluated after the lock is released.
-        let mut filtered = Vec::new();
-        for active in self.inner.lock().values() {
-            if active.sub.expires_ms <= now
-                || !active.sub.wants(&topics)
-                || !active.sub.wants_action(action)
-            {
-                continue;
-            }
-            if let Some(xpath) = &active.xpath {
-                filtered.push((xpath.clone(), active.sub.clone(), active.queue.clone()));
-                continue;
-            }
-            let out = Outgoing {
-                action: action.to_owned(),
-                envelope: reply::notification(&active.sub, action, &event),
-                content_encoding: None,
-            };
-            match active.queue.try_send(out) {
-                Ok(()) => queued += 1,
-                Err(_) => {
-                    tracing::warn!(subscription = %active.sub.id, "sink queue full: event dropped")
-                }
-            }
-        }
-        queued += crate::filter::offer(filtered, action, &event);
-        Ok(queued)
+        Ok(self.inner.deliver(&event, &topics, action))
     }
 
     /// Ends the subscription `id` as the source's own decision, sending SubscriptionEnd
@@ -224,14 +233,40 @@ impl EventSource {
 }
 
 impl Inner {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Active>> {
+    /// Queues `event` (a standalone element) with `topics` (its root element's name first,
+    /// then the topics its publisher named) for every subscription that wants it, with
+    /// `wsa:Action` = `action`. Returns how many notifications were queued.
+    pub(crate) fn deliver(&self, event: &[u8], topics: &[String], action: &str) -> usize {
+        let now = now_ms();
+        let mut queued = 0;
+        // Subscriptions with an XPath filter are evaluated after the lock is released.
+        let mut filtered = Vec::new();
+        for active in self.lock().values() {
+            if active.sub.expires_ms <= now
+                || !active.sub.wants(topics)
+                || !active.sub.wants_action(action)
+            {
+                continue;
+            }
+            if let Some(xpath) = &active.xpath {
+                filtered.push((xpath.clone(), active.sub.clone(), active.queue.clone()));
+                continue;
+            }
+            let out = outgoing(&active.sub, action, event, topics);
+            queued += usize::from(enqueue(&active.sub, &active.queue, out));
+        }
+        queued + crate::filter::offer(filtered, action, event, topics)
+    }
+
+    /// The held subscriptions.
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Active>> {
         self.active
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Starts delivery for `sub` and holds it.
-    fn activate(self: &Arc<Self>, sub: Subscription) {
+    pub(crate) fn activate(self: &Arc<Self>, sub: Subscription) {
         let queue = delivery::spawn_sink(
             &sub,
             self.settings.queue_capacity,
@@ -245,7 +280,7 @@ impl Inner {
     }
 
     /// Runs `job` on the store, on a blocking thread; nothing without a store.
-    async fn stored(
+    pub(crate) async fn stored(
         &self,
         job: impl FnOnce(&Store) -> Result<(), String> + Send + 'static,
     ) -> Result<(), Refusal> {
@@ -386,6 +421,7 @@ impl Inner {
                 .map(|x| x.namespaces().to_vec())
                 .unwrap_or_default(),
             gzip: request.gzip,
+            wsn: None,
         };
         let stored = sub.clone();
         self.stored(move |s| s.put(&stored)).await?;
@@ -436,7 +472,8 @@ impl Inner {
     }
 }
 
-fn millis(d: Duration) -> u64 {
+/// `d` in whole milliseconds (saturating).
+pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
@@ -473,6 +510,10 @@ pub(crate) async fn end(inner: &Arc<Inner>, id: &str, status: EndStatus, reason:
         );
     }
     let sub = active.sub;
+    if sub.end_to.is_none() {
+        // WS-BaseNotification has no SubscriptionEnd; WS-Eventing ones may lack an EndTo.
+        tracing::info!(subscription = id, ?status, "subscription removed: {reason}");
+    }
     if let Some(end_to) = &sub.end_to {
         let out = Outgoing {
             action: sub.version.action("SubscriptionEnd"),

@@ -45,11 +45,17 @@ pub struct Subscription {
     /// `compress_min_bytes` on).
     #[serde(default)]
     pub gzip: bool,
+    /// What a WS-BaseNotification subscription asked for; `None` for WS-Eventing ones.
+    #[serde(default)]
+    pub wsn: Option<crate::wsn::WsnTerms>,
 }
 
 impl Subscription {
     /// Whether an event with these topics is for this subscription.
     pub fn wants(&self, event_topics: &[String]) -> bool {
+        if let Some(terms) = &self.wsn {
+            return terms.wants(event_topics);
+        }
         self.topics.is_empty() || self.topics.iter().any(|t| event_topics.contains(t))
     }
 

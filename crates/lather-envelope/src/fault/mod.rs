@@ -5,7 +5,7 @@ mod catalogue;
 
 pub use catalogue::{
     FaultCode, FaultKind, FaultSpec, LATHER_FAULT_NS, WSA04_NS, WSA10_NS, WSE04_NS, WSE11_NS,
-    WSSE_NS,
+    WSN_B_NS, WSSE_NS,
 };
 
 use crate::escape::{escape_attribute, escape_text};
