@@ -2,7 +2,9 @@
 //! SubscriptionEnd in WS-Eventing 2004/08 (with WS-Addressing 2004/08 or 1.0) and the W3C
 //! Recommendation of 2011, answered in the version each request speaks; push delivery over
 //! SOAP/HTTP with a bounded queue and a keep-alive connection per sink; subscriptions kept
-//! in a redb file across restarts. See `docs/eventing.md`.
+//! in a redb file across restarts, or shared by several nodes in a NATS JetStream KV bucket
+//! with events taken from a NATS subject ([`EventSource::share_over_nats`]). See
+//! `docs/eventing.md`.
 //!
 //! Extension points: [`Version`] for further eventing versions (e.g. WS-BaseNotification
 //! would answer beside it), `request::topics` for filter dialects (XPath), and
@@ -10,9 +12,14 @@
 
 mod delivery;
 mod expires;
+mod keeping;
+mod kv_store;
+mod kv_sync;
+mod nats_events;
 mod problem;
 mod reply;
 mod request;
+mod shared;
 mod source;
 mod store;
 mod subscription;
@@ -20,6 +27,7 @@ mod version;
 
 pub use delivery::RetryPolicy;
 pub use reply::EndStatus;
+pub use shared::SharedSettings;
 pub use source::{DEFAULT_EVENT_ACTION, EventSource, SourceSettings};
 pub use subscription::{Endpoint, Subscription};
 pub use version::{LATHER_EVENTING_NS, PUSH_MODE, TOPIC_DIALECT, UNWRAP_FORMAT, Version};

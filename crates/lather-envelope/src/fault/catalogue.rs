@@ -290,6 +290,9 @@ catalogue! {
     /// WS-Eventing 2011: the request is malformed in a way the specification gives no fault
     /// for (lather's own code).
     InvalidEventingRequest = 1068, Sender, true, 400, "The eventing request is invalid";
+    /// An event source whose subscriptions live in NATS JetStream KV cannot reach NATS now:
+    /// Subscribe, Renew and Unsubscribe are refused until it is back (lather's own code).
+    SubscriptionsUnavailable = 1095, Receiver, true, 503, "The shared subscription store cannot be reached";
     /// The request's media type is not a SOAP media type.
     UnsupportedMediaType = 2001, Sender, true, 415, "The media type is not a SOAP media type";
     /// The request's `Content-Encoding` is not gzip, deflate or identity.
