@@ -231,9 +231,61 @@ impl KvStore {
     }
 }
 
+/// The test harness that starts a real nats-server.
+#[cfg(test)]
+#[path = "../../lather-cli/tests/nats/mod.rs"]
+mod nats;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use super::nats;
+
+    fn sample() -> Subscription {
+        serde_json::from_str(
+            r#"{"id":"urn:uuid:00000000-0000-4000-8000-000000000001","version":"Submission04Wsa10",
+            "soap12":true,"notify_to":{"address":"http://127.0.0.1:9/sink","params":[]},
+            "end_to":null,"manager":"http://127.0.0.1:8/events","expires_ms":4102444800000,
+            "topics":[]}"#,
+        )
+        .unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn of_two_nodes_ending_a_subscription_exactly_one_deletes_it() {
+        let server = nats::NatsServer::start_jetstream("kv-cas");
+        let connect = || async_nats::connect(server.url());
+        let a = KvStore::open(connect().await.unwrap(), "t_cas")
+            .await
+            .unwrap();
+        let b = KvStore::open(connect().await.unwrap(), "t_cas")
+            .await
+            .unwrap();
+        let sub = sample();
+
+        let revision = a.put(&sub).await.unwrap();
+        let (snapshot, last) = b.snapshot().await.unwrap();
+        assert_eq!(snapshot, vec![(sub.clone(), revision)]);
+        assert_eq!(last, revision);
+        b.reset_revisions(HashMap::from([(sub.id.clone(), revision)]));
+        let (x, y) = tokio::join!(
+            a.remove_if_unchanged(&sub.id),
+            b.remove_if_unchanged(&sub.id)
+        );
+        assert!(x ^ y, "a deleted: {x}, b deleted: {y}");
+        assert!(b.snapshot().await.unwrap().0.is_empty());
+
+        // A node that missed a renewal does not delete the renewed subscription.
+        let revision = a.put(&sub).await.unwrap();
+        b.reset_revisions(HashMap::from([(sub.id.clone(), revision)]));
+        let renewed = a.put(&sub).await.unwrap();
+        assert!(!b.remove_if_unchanged(&sub.id).await);
+        assert_eq!(b.snapshot().await.unwrap().0, vec![(sub.clone(), renewed)]);
+        // An Unsubscribe deletes whatever the revision.
+        b.remove(&sub.id).await.unwrap();
+        assert!(a.snapshot().await.unwrap().0.is_empty());
+    }
 
     #[test]
     fn keys_are_kv_safe_and_reversible() {
