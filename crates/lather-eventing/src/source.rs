@@ -78,7 +78,7 @@ pub(crate) struct Active {
     queue: mpsc::Sender<Outgoing>,
 }
 
-pub(crate) fn now_ms() -> u64 {
+fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
