@@ -150,6 +150,7 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             ));
         }
         svc.kind = Some(service_kind(svc, i, &at)?);
+        crate::subscriptions::check(svc, i, config.nats.as_ref(), &at)?;
         if svc.max_in_flight == Some(crate::MaxInFlight::Fixed(0)) {
             return Err(at(
                 svc.name.span(),
@@ -318,6 +319,10 @@ fn service_kind(
         (
             "compress_min_bytes",
             svc.compress_min_bytes.as_ref().map(|v| v.span()),
+        ),
+        (
+            "subscriptions",
+            svc.subscriptions.as_ref().map(|v| v.span()),
         ),
     ];
     for (key, span) in source_keys {

@@ -2,8 +2,10 @@
 //! SubscriptionEnd in WS-Eventing 2004/08 (with WS-Addressing 2004/08 or 1.0) and the W3C
 //! Recommendation of 2011, answered in the version each request speaks; push delivery over
 //! SOAP/HTTP with a bounded queue and a keep-alive connection per sink; subscriptions kept
-//! in a redb file across restarts. WS-BaseNotification 1.3 is answered beside it (module
-//! `wsn`, dispatched on the Body's namespace). See `docs/eventing.md`.
+//! in a redb file across restarts, or shared by several nodes in a NATS JetStream KV bucket
+//! with events taken from a NATS subject ([`EventSource::share_over_nats`]).
+//! WS-BaseNotification 1.3 is answered beside it (module `wsn`, dispatched on the Body's
+//! namespace). See `docs/eventing.md`.
 //!
 //! Filters: lather's topic dialect and XPath 1.0 ([`xpath`]); notifications may be
 //! gzip-compressed on the subscriber's request.
@@ -18,9 +20,14 @@ mod compression;
 mod delivery;
 mod expires;
 mod filter;
+mod keeping;
+mod kv_store;
+mod kv_sync;
+mod nats_events;
 mod problem;
 mod reply;
 mod request;
+mod shared;
 mod source;
 mod store;
 mod subscription;
@@ -32,6 +39,7 @@ pub use action_filter::{DPWS_ACTION_DIALECT, DPWS06_ACTION_DIALECT};
 pub use compression::{COMPRESSIONS, DEFAULT_COMPRESS_MIN_BYTES};
 pub use delivery::RetryPolicy;
 pub use reply::EndStatus;
+pub use shared::SharedSettings;
 pub use source::{DEFAULT_EVENT_ACTION, EventSource, SourceSettings};
 pub use subscription::{Endpoint, Subscription};
 pub use version::{LATHER_EVENTING_NS, PUSH_MODE, TOPIC_DIALECT, UNWRAP_FORMAT, Version};

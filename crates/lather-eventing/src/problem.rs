@@ -34,19 +34,24 @@ pub(crate) enum Problem {
     Unable,
     /// A notification compression lather does not offer.
     Compression,
+    /// The subscriptions live in NATS JetStream KV and NATS cannot be reached now.
+    SharedUnavailable,
 }
 
 impl Problem {
     /// The catalogue kind `version` gives this problem.
     pub(crate) fn kind(self, version: Version) -> FaultKind {
         use Problem as P;
+        if self == P::SharedUnavailable {
+            return FaultKind::SubscriptionsUnavailable;
+        }
         if version.is_2004() {
             match self {
                 P::DeliveryMode => FaultKind::DeliveryModeRequestedUnavailable,
                 P::BadExpires | P::ExpiresTooLong => FaultKind::InvalidExpirationTime,
                 P::Dialect => FaultKind::FilteringRequestedUnavailable,
                 P::UnknownRenew => FaultKind::UnableToRenew,
-                P::Unable => FaultKind::EventSourceUnableToProcess,
+                P::Unable | P::SharedUnavailable => FaultKind::EventSourceUnableToProcess,
                 P::Compression => FaultKind::UnsupportedCompression,
                 P::Malformed
                 | P::NoNotifyTo
@@ -67,7 +72,7 @@ impl Problem {
                 P::EmptyFilter => FaultKind::EmptyFilter,
                 P::BadFilter => FaultKind::CannotProcessFilter,
                 P::Unknown | P::UnknownRenew => FaultKind::UnknownSubscription,
-                P::Unable => FaultKind::Internal,
+                P::Unable | P::SharedUnavailable => FaultKind::Internal,
                 P::Compression => FaultKind::UnsupportedCompression,
             }
         }

@@ -2,6 +2,8 @@
 
 use crate::delivery::{self, Outgoing, RetryPolicy};
 use crate::expires::{self, Requested};
+use crate::keeping::Change;
+use crate::kv_store::KvStore;
 use crate::problem::{Problem, Refusal, refuse};
 use crate::reply::{self, EndStatus};
 use crate::request::{self, ExpiresRequest};
@@ -14,7 +16,7 @@ use bytes::Bytes;
 use lather_envelope::{Element, Envelope, Fault, FaultKind, Limits, QName, SoapVersion};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc;
 
@@ -62,7 +64,7 @@ impl Default for SourceSettings {
 /// clone; tasks it started stop once every clone is dropped.
 #[derive(Debug, Clone)]
 pub struct EventSource {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
 /// What the source's tasks share.
@@ -70,7 +72,9 @@ pub struct EventSource {
 pub(crate) struct Inner {
     pub(crate) settings: SourceSettings,
     active: Mutex<HashMap<String, Active>>,
-    store: Option<Arc<Store>>,
+    pub(crate) store: Option<Arc<Store>>,
+    /// The JetStream KV bucket shared with the other nodes, once the source shares over NATS.
+    pub(crate) shared: OnceLock<Arc<KvStore>>,
 }
 
 /// A held subscription and its sink's queue.
@@ -135,6 +139,7 @@ impl EventSource {
             settings,
             active: Mutex::new(HashMap::new()),
             store,
+            shared: OnceLock::new(),
         });
         let now = now_ms();
         for sub in stored {
@@ -265,8 +270,13 @@ impl Inner {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Starts delivery for `sub` and holds it.
+    /// Starts delivery for `sub` and holds it; if it is held already, only its record is
+    /// replaced (its delivery goes on).
     pub(crate) fn activate(self: &Arc<Self>, sub: Subscription) {
+        if let Some(active) = self.lock().get_mut(&sub.id) {
+            active.sub = sub;
+            return;
+        }
         let queue = delivery::spawn_sink(
             &sub,
             self.settings.queue_capacity,
@@ -277,21 +287,6 @@ impl Inner {
         let xpath = crate::filter::xpath_of(&sub).ok().flatten();
         self.lock()
             .insert(sub.id.clone(), Active { sub, queue, xpath });
-    }
-
-    /// Runs `job` on the store, on a blocking thread; nothing without a store.
-    pub(crate) async fn stored(
-        &self,
-        job: impl FnOnce(&Store) -> Result<(), String> + Send + 'static,
-    ) -> Result<(), Refusal> {
-        let Some(store) = self.store.clone() else {
-            return Ok(());
-        };
-        match tokio::task::spawn_blocking(move || job(&store)).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => refuse(Problem::Unable, format!("subscription store: {e}")),
-            Err(e) => refuse(Problem::Unable, format!("subscription store task: {e}")),
-        }
     }
 
     /// The response's action name and body for a request in `version`.
@@ -313,6 +308,9 @@ impl Inner {
             Ok(e) => e,
             Err(f) => return refuse(Problem::Malformed, f.reason().to_owned()),
         };
+        if element.name().local() != "GetStatus" {
+            self.check_shared()?;
+        }
         match element.name().local() {
             "Subscribe" => {
                 let request = request::subscribe(&element, &payload, version)?;
@@ -336,10 +334,10 @@ impl Inner {
                     a.sub.clone()
                 };
                 let id = sub.id.clone();
-                self.stored(move |s| s.put(&sub)).await?;
+                self.keep(Change::Put(sub)).await?;
                 // An Unsubscribe or expiry that came in meanwhile must not be undone.
                 if !self.lock().contains_key(&id) {
-                    self.stored(move |s| s.remove(&id)).await?;
+                    self.keep(Change::Remove(id)).await?;
                 }
                 let body = reply::granted_response(
                     version,
@@ -362,7 +360,7 @@ impl Inner {
             "Unsubscribe" => {
                 let id = self.known(envelope, version)?;
                 self.lock().remove(&id);
-                self.stored(move |s| s.remove(&id)).await?;
+                self.keep(Change::Remove(id)).await?;
                 Ok((
                     "UnsubscribeResponse".into(),
                     reply::unsubscribe_response(version),
@@ -423,8 +421,7 @@ impl Inner {
             gzip: request.gzip,
             wsn: None,
         };
-        let stored = sub.clone();
-        self.stored(move |s| s.put(&stored)).await?;
+        self.keep(Change::Put(sub.clone())).await?;
         let body = reply::subscribe_response(version, &sub, &expires::format_duration(granted));
         self.activate(sub);
         Ok(("SubscribeResponse".into(), body))
@@ -501,13 +498,9 @@ pub(crate) async fn end(inner: &Arc<Inner>, id: &str, status: EndStatus, reason:
     let Some(active) = inner.lock().remove(id) else {
         return false;
     };
-    let owned = id.to_owned();
-    if let Err(e) = inner.stored(move |s| s.remove(&owned)).await {
-        tracing::warn!(
-            subscription = id,
-            "could not remove it from the store: {}",
-            e.reason
-        );
+    if !inner.keep_end(id).await {
+        // Another node ended it first (and sent SubscriptionEnd), or it changed meanwhile.
+        return true;
     }
     let sub = active.sub;
     if sub.end_to.is_none() {
@@ -565,9 +558,7 @@ async fn sweep(source: Weak<Inner>) {
         };
         if !expired.is_empty() {
             tracing::debug!(count = expired.len(), "subscriptions expired");
-            let _ = inner
-                .stored(move |s| expired.iter().try_for_each(|id| s.remove(id)))
-                .await;
+            let _ = inner.keep(Change::Expired(expired)).await;
         }
     }
 }

@@ -11,6 +11,7 @@ mod collect;
 mod dispatch;
 mod echo;
 mod eventing;
+mod eventing_nats;
 mod flows;
 mod gateway;
 mod metrics;

@@ -350,6 +350,9 @@ catalogue! {
     /// compression lather does not offer (lather's own code; the detail lists the supported
     /// ones).
     UnsupportedCompression = 1080, Sender, true, 400, "The requested notification compression is not supported";
+    /// An event source whose subscriptions live in NATS JetStream KV cannot reach NATS now:
+    /// Subscribe, Renew and Unsubscribe are refused until it is back (lather's own code).
+    SubscriptionsUnavailable = 1095, Receiver, true, 503, "The shared subscription store cannot be reached";
     /// The request's media type is not a SOAP media type.
     UnsupportedMediaType = 2001, Sender, true, 415, "The media type is not a SOAP media type";
     /// The request's `Content-Encoding` is not gzip, deflate or identity.

@@ -6,6 +6,7 @@ use super::reply::{self as wsn_reply, ADDRESSING};
 use super::{WSN_NS, action, request};
 use crate::Subscription;
 use crate::expires::{self, Requested};
+use crate::keeping::Change;
 use crate::reply;
 use crate::source::{Inner, millis, now_ms};
 use crate::subscription::new_uuid;
@@ -71,7 +72,7 @@ async fn answer(
             let id = known(inner, envelope)?;
             inner.lock().remove(&id);
             inner
-                .stored(move |s| s.remove(&id))
+                .keep(Change::Remove(id))
                 .await
                 .map_err(|r| WsnRefusal {
                     fault: WsnFault::ResourceUnknown,
@@ -125,6 +126,11 @@ async fn subscribe(
     manager: &str,
 ) -> Result<String, WsnRefusal> {
     let request = request::subscribe(element, payload)?;
+    inner.check_shared().map_err(|r| WsnRefusal {
+        fault: WsnFault::CreationFailed,
+        reason: r.reason,
+        extra: String::new(),
+    })?;
     let granted = grant(inner, request.initial.as_deref(), WsnFault::InitialTime)?;
     if inner.lock().len() >= inner.settings.max_subscriptions {
         return refuse(
@@ -151,9 +157,8 @@ async fn subscribe(
         gzip: false,
         wsn: Some(request.terms),
     };
-    let stored = sub.clone();
     inner
-        .stored(move |s| s.put(&stored))
+        .keep(Change::Put(sub.clone()))
         .await
         .map_err(|r| WsnRefusal {
             fault: WsnFault::CreationFailed,
@@ -190,10 +195,10 @@ async fn renew(
         reason: r.reason,
         extra: String::new(),
     };
-    inner.stored(move |s| s.put(&sub)).await.map_err(unable)?;
+    inner.keep(Change::Put(sub)).await.map_err(unable)?;
     // An Unsubscribe or expiry that came in meanwhile must not be undone.
     if !inner.lock().contains_key(&id) {
-        inner.stored(move |s| s.remove(&id)).await.map_err(unable)?;
+        inner.keep(Change::Remove(id)).await.map_err(unable)?;
     }
     Ok(wsn_reply::renew_response(expires_ms, now))
 }
