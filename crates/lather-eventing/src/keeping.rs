@@ -9,7 +9,7 @@ use crate::source::Inner;
 #[derive(Debug)]
 pub(crate) enum Change {
     /// A new or renewed subscription.
-    Put(Subscription),
+    Put(Box<Subscription>),
     /// A subscription the subscriber ended (Unsubscribe).
     Remove(String),
     /// Subscriptions past their expiry.

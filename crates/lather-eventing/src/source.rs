@@ -334,7 +334,7 @@ impl Inner {
                     a.sub.clone()
                 };
                 let id = sub.id.clone();
-                self.keep(Change::Put(sub)).await?;
+                self.keep(Change::Put(Box::new(sub))).await?;
                 // An Unsubscribe or expiry that came in meanwhile must not be undone.
                 if !self.lock().contains_key(&id) {
                     self.keep(Change::Remove(id)).await?;
@@ -421,7 +421,7 @@ impl Inner {
             gzip: request.gzip,
             wsn: None,
         };
-        self.keep(Change::Put(sub.clone())).await?;
+        self.keep(Change::Put(Box::new(sub.clone()))).await?;
         let body = reply::subscribe_response(version, &sub, &expires::format_duration(granted));
         self.activate(sub);
         Ok(("SubscribeResponse".into(), body))

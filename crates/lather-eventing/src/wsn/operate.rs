@@ -158,7 +158,7 @@ async fn subscribe(
         wsn: Some(request.terms),
     };
     inner
-        .keep(Change::Put(sub.clone()))
+        .keep(Change::Put(Box::new(sub.clone())))
         .await
         .map_err(|r| WsnRefusal {
             fault: WsnFault::CreationFailed,
@@ -195,7 +195,10 @@ async fn renew(
         reason: r.reason,
         extra: String::new(),
     };
-    inner.keep(Change::Put(sub)).await.map_err(unable)?;
+    inner
+        .keep(Change::Put(Box::new(sub)))
+        .await
+        .map_err(unable)?;
     // An Unsubscribe or expiry that came in meanwhile must not be undone.
     if !inner.lock().contains_key(&id) {
         inner.keep(Change::Remove(id)).await.map_err(unable)?;
