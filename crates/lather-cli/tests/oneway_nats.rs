@@ -484,3 +484,26 @@ async fn a_message_never_acknowledged_is_terminated_unhandled_on_its_last_delive
     );
     worker.stop().await;
 }
+
+#[test]
+fn check_shows_a_oneway_remote_handler_on_its_work_queue_subject() {
+    let dir = scratch("check");
+    let path = dir.join("check.toml");
+    std::fs::write(
+        &path,
+        "[nats]\nurl = \"nats://127.0.0.1:4222\"\nsubject_prefix = \"edge\"\n[handlers.log]\nkind = \"logging\"\noneway = true\nplacement = \"remote\"\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_lather"))
+        .args(["check", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("remote work queue on edge.oneway.log, fallback fault"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
