@@ -90,6 +90,18 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
                 "nats.connect_timeout_ms must be greater than 0",
             ));
         }
+        for (key, value) in [
+            ("oneway_max_bytes", nats.oneway_max_bytes),
+            ("oneway_max_messages", nats.oneway_max_messages),
+        ] {
+            if value == 0 || i64::try_from(value).is_err() {
+                return Err(ConfigError::new(
+                    origin,
+                    None,
+                    format!("nats.{key} must be between 1 and {}", i64::MAX),
+                ));
+            }
+        }
     }
     let mut paths: HashMap<String, usize> = HashMap::new();
     let mut names: HashMap<String, usize> = HashMap::new();
@@ -551,6 +563,11 @@ timeout_ms = 250
         assert_eq!(nats.subject_prefix, "lather");
         assert_eq!(nats.connect_timeout_ms, 2000);
         assert_eq!(nats.handler_subject("a"), "lather.handler.a");
+        assert_eq!(nats.oneway_subject("a"), "lather.oneway.a");
+        assert_eq!(nats.oneway_max_bytes, 256 * 1024 * 1024);
+        assert_eq!(nats.oneway_max_messages, 100_000);
+        let (_, msg) = error_of("[nats]\nurl = \"nats://x\"\noneway_max_messages = 0\n");
+        assert!(msg.contains("nats.oneway_max_messages"), "{msg}");
         let plain = Config::from_toml("[handlers.b]\nkind = \"logging\"\n", "t").unwrap();
         assert_eq!(plain.handlers["b"].placement(), Placement::Local);
         assert_eq!(plain.handlers["b"].fallback(), Fallback::Fault);

@@ -7,7 +7,7 @@ use crate::{
 };
 use lather_config::{Config, ConfigError, HandlerConfig, Placement};
 use lather_pipeline::{Handler, Options, Step, Work};
-use lather_remote::{Link, RemoteHandler};
+use lather_remote::{Link, OnewayRemoteHandler, RemoteHandler};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -47,7 +47,8 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
 }
 
 /// Makes `cfg` into a step placed as configured: a `placement = "remote"` handler is
-/// wrapped in a [`RemoteHandler`] that reaches its workers through `link` (the process's
+/// wrapped in a [`RemoteHandler`] (a oneway one in an [`OnewayRemoteHandler`], which hands
+/// messages to a JetStream work queue) that reaches its workers through `link` (the process's
 /// link to `[nats]`; the configuration check guarantees one exists for remote handlers).
 pub fn build_placed_step(
     name: &str,
@@ -57,6 +58,17 @@ pub fn build_placed_step(
 ) -> Result<Step, ConfigError> {
     let (handler, mut options) = build_handler(name, cfg, config)?;
     let handler: Arc<dyn Handler> = match (cfg.placement(), link) {
+        (Placement::Remote, Some(link)) if options.oneway => {
+            // Handing over waits on the network (a local fallback runs on the I/O threads too).
+            options.work = Work::Io;
+            Arc::new(OnewayRemoteHandler::new(
+                name,
+                handler,
+                link.clone(),
+                cfg.fallback(),
+                options.timeout,
+            ))
+        }
         (Placement::Remote, Some(link)) => {
             // Here the call waits on the network: it belongs on the I/O threads, not the
             // CPU pool (a local fallback then runs there too).

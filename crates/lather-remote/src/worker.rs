@@ -139,8 +139,11 @@ async fn run(hosted: &Hosted, request: &Request, limits: &Limits) -> (Outcome, D
 pub const DEFAULT_CONCURRENCY: usize = 64;
 
 /// Serves `hosted` through the connected `link` until `shutdown` completes: one queue
-/// subscription per handler (group `{prefix}.workers.{name}`). On shutdown it stops taking
-/// requests, finishes those in hand, flushes their answers and returns.
+/// subscription per handler (group `{prefix}.workers.{name}`); a oneway handler instead
+/// pulls from its durable consumer on the JetStream work queue ([`crate::oneway_worker`];
+/// the stream and consumer are created if absent, and failing that, so does this). On
+/// shutdown it stops taking requests, finishes those in hand, flushes their answers (and
+/// acknowledgements) and returns.
 pub async fn serve(
     link: &Link,
     hosted: Vec<Hosted>,
@@ -167,6 +170,17 @@ pub async fn serve_bounded(
         why: "not connected".to_owned(),
     })?;
     let limits = Arc::new(limits);
+    // Oneway handlers are served from the JetStream work queue, not request/reply.
+    let (oneway, hosted): (Vec<Hosted>, Vec<Hosted>) =
+        hosted.into_iter().partition(|h| h.options.oneway);
+    let (stop_oneway, oneway_stopped) = tokio::sync::watch::channel(false);
+    let oneway = if oneway.is_empty() {
+        None
+    } else {
+        let pullers = crate::oneway_worker::prepare(link, oneway).await?;
+        let run = crate::oneway_worker::run(pullers, limits.clone(), concurrency, oneway_stopped);
+        Some(tokio::spawn(run))
+    };
     let mut subscriptions = Vec::new();
     for h in &hosted {
         let subscriber = client
@@ -194,7 +208,7 @@ pub async fn serve_bounded(
     loop {
         tokio::select! {
             () = &mut shutdown => break,
-            next = requests.next(), if in_hand.len() < concurrency => {
+            next = requests.next(), if in_hand.len() < concurrency && !requests.is_empty() => {
                 let Some((hosted, message)) = next else { break };
                 let Some(reply) = message.reply.clone() else { continue };
                 let client = client.clone();
@@ -220,8 +234,14 @@ pub async fn serve_bounded(
     if let Err(e) = client.flush().await {
         tracing::warn!(error = %e, "flushing the unsubscriptions failed");
     }
+    let _ = stop_oneway.send(true);
     tracing::info!(in_hand = in_hand.len(), "draining");
     while in_hand.join_next().await.is_some() {}
+    if let Some(oneway) = oneway
+        && let Err(e) = oneway.await
+    {
+        tracing::warn!(error = %e, "oneway handlers ended abnormally");
+    }
     if let Err(e) = client.flush().await {
         tracing::warn!(error = %e, "flushing the last answers failed");
     }
