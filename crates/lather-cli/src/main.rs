@@ -73,6 +73,12 @@ enum BenchCommand {
     DigestBound(experiments::DigestBoundArgs),
     /// One remote handler call against the same handler in process, split as equation 1.
     RemoteCall(experiments::RemoteCallArgs),
+    /// A TCP proxy holding each chunk N µs in each direction (a link delay without netem).
+    #[command(hide = true)]
+    DelayProxy(lather_bench::delay_proxy::DelayProxyArgs),
+    /// NATS PING/PONG round trips over one TCP connection.
+    #[command(hide = true)]
+    NatsRtt(lather_bench::nats_rtt::NatsRttArgs),
 }
 
 fn bench(which: BenchCommand) -> Result<(), lather_bench::BenchError> {
@@ -84,6 +90,8 @@ fn bench(which: BenchCommand) -> Result<(), lather_bench::BenchError> {
         BenchCommand::Figure10(args) => experiments::figure10(&args),
         BenchCommand::DigestBound(args) => experiments::digest_bound(&args),
         BenchCommand::RemoteCall(args) => experiments::remote_call(&args),
+        BenchCommand::DelayProxy(args) => lather_bench::delay_proxy::run(&args),
+        BenchCommand::NatsRtt(args) => lather_bench::nats_rtt::run(&args),
     }
 }
 

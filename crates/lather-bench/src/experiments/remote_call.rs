@@ -38,6 +38,10 @@ pub struct RemoteCallArgs {
     /// Where the Markdown table goes
     #[arg(long, default_value = "docs/bench")]
     pub out: PathBuf,
+    /// Start each worker under this command, split at spaces, e.g. `ip netns exec w` to
+    /// put the workers in another network namespace
+    #[arg(long, value_name = "COMMAND")]
+    pub worker_wrap: Option<String>,
 }
 
 /// Runs the measurement and writes `remote-call.md`.
@@ -55,7 +59,7 @@ pub fn run(args: &RemoteCallArgs) -> Result<(), BenchError> {
     );
     let path = scratch.write("remote-call.toml", toml.as_bytes())?;
     let config = Config::load(&path).map_err(|e| BenchError::Experiment(e.to_string()))?;
-    let _workers = Workers::start(&path, "h", 1)?;
+    let _workers = Workers::start(&path, "h", 1, args.worker_wrap.as_deref())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
