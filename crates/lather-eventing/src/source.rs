@@ -220,6 +220,16 @@ impl EventSource {
         Ok(self.inner.deliver(&event, &topics, action))
     }
 
+    /// Publishes `event` (one standalone XML element, e.g. a Body's payload) with `topics`
+    /// (by convention its root element's `{namespace}local` first, then named topics) to
+    /// every subscription whose filter takes it, with no envelope to parse: for publishers
+    /// in the same process. `action` is the notifications' `wsa:Action` (the default if
+    /// `None`). Returns how many notifications were queued.
+    pub fn publish_event(&self, event: &[u8], topics: &[String], action: Option<&str>) -> usize {
+        let action = action.unwrap_or(&self.inner.settings.default_action);
+        self.inner.deliver(event, topics, action)
+    }
+
     /// Ends the subscription `id` as the source's own decision, sending SubscriptionEnd
     /// with SourceCancelling to its EndTo. Returns whether it existed.
     pub async fn cancel(&self, id: &str, reason: &str) -> bool {

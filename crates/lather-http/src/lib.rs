@@ -10,6 +10,7 @@ mod body;
 mod collect;
 mod dispatch;
 mod echo;
+mod event_sink;
 mod eventing;
 mod eventing_nats;
 mod flows;

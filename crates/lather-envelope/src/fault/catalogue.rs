@@ -350,6 +350,12 @@ catalogue! {
     /// compression lather does not offer (lather's own code; the detail lists the supported
     /// ones).
     UnsupportedCompression = 1080, Sender, true, 400, "The requested notification compression is not supported";
+    /// A `publish` handler got a message whose Body holds no element to publish as an
+    /// event (lather's own code).
+    NoEventToPublish = 1090, Sender, true, 400, "The message holds no event to publish";
+    /// A `publish` handler's event source is not running in this process, so the event
+    /// cannot be handed to it (lather's own code).
+    EventSourceNotRunning = 1091, Receiver, true, 503, "The event source to publish to is not running here";
     /// An event source whose subscriptions live in NATS JetStream KV cannot reach NATS now:
     /// Subscribe, Renew and Unsubscribe are refused until it is back (lather's own code).
     SubscriptionsUnavailable = 1095, Receiver, true, 503, "The shared subscription store cannot be reached";

@@ -1,0 +1,20 @@
+//! Each event source of the process as an [`EventSink`] for the `publish` handlers.
+
+use lather_envelope::Fault;
+use lather_eventing::EventSource;
+use lather_handlers::EventSink;
+
+/// An event source taking events from `publish` handlers in process.
+#[derive(Debug)]
+pub(crate) struct SourceSink(pub(crate) EventSource);
+
+impl EventSink for SourceSink {
+    fn publish(
+        &self,
+        event: &[u8],
+        topics: &[String],
+        action: Option<&str>,
+    ) -> Result<usize, Fault> {
+        Ok(self.0.publish_event(event, topics, action))
+    }
+}
