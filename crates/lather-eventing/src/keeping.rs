@@ -6,9 +6,6 @@ use crate::problem::{Problem, Refusal, refuse};
 use crate::source::Inner;
 
 /// A change to the subscriptions, to be kept.
-// One short-lived value per change, passed by value and consumed at once: boxing the
-// subscription would only add an allocation.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub(crate) enum Change {
     /// A new or renewed subscription.
