@@ -5,9 +5,9 @@ use crate::{
     EncryptionAlgorithm, EncryptionKey, FormatConvert, Fsync, Logging, Monitor, Notify, Sleep,
     WsAddressing, WsrfResource, WsseUsername,
 };
-use lather_config::{Config, ConfigError, HandlerConfig, Placement};
+use lather_config::{Config, ConfigError, Fallback, HandlerConfig, Placement};
 use lather_pipeline::{Handler, Options, Step, Work};
-use lather_remote::{Link, RemoteHandler};
+use lather_remote::{AutoPlaced, Link, RemoteHandler};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -48,7 +48,8 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
 
 /// Makes `cfg` into a step placed as configured: a `placement = "remote"` handler is
 /// wrapped in a [`RemoteHandler`] that reaches its workers through `link` (the process's
-/// link to `[nats]`; the configuration check guarantees one exists for remote handlers).
+/// link to `[nats]`; the configuration check guarantees one exists for remote handlers);
+/// a `placement = "auto"` one in an [`AutoPlaced`] that runs each call locally or there.
 pub fn build_placed_step(
     name: &str,
     cfg: &HandlerConfig,
@@ -69,6 +70,20 @@ pub fn build_placed_step(
                 options.timeout,
                 limits(config),
             ))
+        }
+        (Placement::Auto, Some(link)) => {
+            // The wrapper waits on the network or on the CPU pool itself (local calls of a
+            // CPU-bound handler go to the pool inside it, timed as the message sees them).
+            let work = std::mem::replace(&mut options.work, Work::Io);
+            let remote = RemoteHandler::new(
+                name,
+                handler.clone(),
+                link.clone(),
+                Fallback::Local,
+                options.timeout,
+                limits(config),
+            );
+            Arc::new(AutoPlaced::new(handler, work, remote))
         }
         _ => handler,
     };

@@ -7,7 +7,13 @@
 //! queue group per handler (see [`worker`]), so several share the load and a retry may land
 //! on another one. When NATS or every worker is unavailable the handler follows its
 //! `fallback`: run the local instance, or fault.
+//!
+//! A handler configured with `placement = "auto"` is wrapped in an [`AutoPlaced`], which
+//! runs each call locally or remotely, wherever the measured times say the message finishes
+//! sooner.
 
+mod auto_placed;
+pub mod estimate;
 pub mod frame;
 mod link;
 mod remote_handler;
@@ -15,6 +21,7 @@ mod shipping;
 mod trace;
 pub mod worker;
 
+pub use auto_placed::{AutoCounters, AutoPlaced, EXPLORE_EVERY, Side, choose};
 pub use link::{Link, LinkError};
 pub use remote_handler::{CallSplit, RemoteCounters, RemoteHandler};
 pub use shipping::{rebuild_message, request_for};
