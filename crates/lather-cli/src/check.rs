@@ -52,6 +52,13 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
             };
             traits.push(format!("{how} on {subject}, fallback {fallback}"));
         }
+        if handler.placement() == lather_config::Placement::Auto {
+            let subject = config
+                .nats
+                .as_ref()
+                .map_or_else(String::new, |n| n.handler_subject(name));
+            traits.push(format!("auto: local or remote on {subject}"));
+        }
         println!("  {name:<16} {}", traits.join(", "));
     }
     for (svc, plans) in config.services.iter().zip(&plans) {

@@ -2,12 +2,12 @@
 //! through NATS until SIGINT or SIGTERM, then drain.
 
 use anyhow::{Context, bail};
-use lather_config::{Config, Placement};
+use lather_config::Config;
 use lather_remote::Link;
 use lather_remote::worker::Hosted;
 use std::path::Path;
 
-/// Hosts `handlers` (default: every handler with `placement = "remote"`) of the
+/// Hosts `handlers` (default: every handler with `placement = "remote"` or `"auto"`) of the
 /// configuration at `path`.
 pub(crate) fn run(path: &Path, handlers: Option<&str>, concurrency: usize) -> anyhow::Result<()> {
     let config = Config::load(path)?;
@@ -27,13 +27,13 @@ pub(crate) fn run(path: &Path, handlers: Option<&str>, concurrency: usize) -> an
         None => config
             .handlers
             .iter()
-            .filter(|(_, h)| h.placement() == Placement::Remote)
+            .filter(|(_, h)| h.placement().uses_workers())
             .map(|(name, _)| name.clone())
             .collect(),
     };
     if names.is_empty() {
         bail!(
-            "{}: no handler to host: name them with --handlers or set placement = \"remote\"",
+            "{}: no handler to host: name them with --handlers or set placement = \"remote\" or \"auto\"",
             path.display()
         );
     }

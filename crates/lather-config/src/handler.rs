@@ -30,8 +30,8 @@ pub struct HandlerConfig {
     pub snapshot: Option<bool>,
     /// In an `auto` flow: handlers that must finish before this one starts.
     pub after: Option<Spanned<Vec<Spanned<String>>>>,
-    /// `"local"` (default: in the serving process) or `"remote"` (on a `lather worker`
-    /// through `[nats]`).
+    /// `"local"` (default: in the serving process), `"remote"` (on a `lather worker`
+    /// through `[nats]`) or `"auto"` (per call, where the message finishes sooner).
     pub placement: Option<Spanned<crate::Placement>>,
     /// A remote handler whose workers cannot be reached: `"fault"` (default) or `"local"`.
     pub fallback: Option<Spanned<crate::Fallback>>,

@@ -64,7 +64,7 @@ impl NatsConfig {
     }
 }
 
-/// Where a handler runs: `placement = "local"` (default) or `"remote"`.
+/// Where a handler runs: `placement = "local"` (default), `"remote"` or `"auto"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Placement {
@@ -73,6 +73,18 @@ pub enum Placement {
     Local,
     /// On a `lather worker`, reached through NATS.
     Remote,
+    /// Per call, on whichever side the message is measured to finish sooner: in the
+    /// serving process or on a `lather worker` (falls back to local when NATS or the
+    /// workers are unavailable).
+    Auto,
+}
+
+impl Placement {
+    /// Whether the handler may run on a worker (`remote` or `auto`), so it needs `[nats]`
+    /// and `lather worker` hosts it.
+    pub fn uses_workers(self) -> bool {
+        matches!(self, Placement::Remote | Placement::Auto)
+    }
 }
 
 /// What a remote handler does when NATS or every worker is unavailable:

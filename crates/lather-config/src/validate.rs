@@ -38,13 +38,28 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
         config.handlers.keys().map(String::as_str).collect();
     for (name, handler) in &config.handlers {
         if let Some(p) = &handler.placement
-            && *p.get_ref() == crate::Placement::Remote
+            && p.get_ref().uses_workers()
             && config.nats.is_none()
+        {
+            let what = match p.get_ref() {
+                crate::Placement::Auto => "an auto-placed",
+                _ => "a remote",
+            };
+            return Err(at(
+                p.span(),
+                format!(
+                    "handlers.{name}.placement: {what} handler needs a [nats] table with the url of the NATS server"
+                ),
+            ));
+        }
+        if let Some(p) = &handler.placement
+            && *p.get_ref() == crate::Placement::Auto
+            && handler.oneway == Some(true)
         {
             return Err(at(
                 p.span(),
                 format!(
-                    "handlers.{name}.placement: a remote handler needs a [nats] table with the url of the NATS server"
+                    "handlers.{name}.placement: \"auto\" chooses by how long the message waits, and nothing waits for a oneway handler; use \"remote\" (a JetStream work queue) or \"local\""
                 ),
             ));
         }
@@ -571,6 +586,26 @@ timeout_ms = 250
         let plain = Config::from_toml("[handlers.b]\nkind = \"logging\"\n", "t").unwrap();
         assert_eq!(plain.handlers["b"].placement(), Placement::Local);
         assert_eq!(plain.handlers["b"].fallback(), Fallback::Fault);
+        let (line, msg) = error_of("[handlers.b]\nkind = \"logging\"\nplacement = \"auto\"\n");
+        assert_eq!(line, Some(3), "{msg}");
+        assert!(msg.contains("handlers.b.placement"), "{msg}");
+        assert!(
+            msg.contains("auto-placed handler needs a [nats] table"),
+            "{msg}"
+        );
+        let auto = Config::from_toml(
+            "[handlers.b]\nkind = \"logging\"\nplacement = \"auto\"\n[nats]\nurl = \"nats://h\"\n",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(auto.handlers["b"].placement(), Placement::Auto);
+        let (line, msg) = error_of(
+            "[nats]\nurl = \"nats://h\"\n[handlers.b]\nkind = \"logging\"\noneway = true\nplacement = \"auto\"\n",
+        );
+        assert_eq!(line, Some(6), "{msg}");
+        assert!(msg.contains("nothing waits for a oneway handler"), "{msg}");
+        assert!(Placement::Auto.uses_workers() && Placement::Remote.uses_workers());
+        assert!(!Placement::Local.uses_workers());
         let (line, msg) = error_of("[handlers.a]\nkind = \"logging\"\nplacement = \"moon\"\n");
         assert_eq!(line, Some(3), "{msg}");
         assert!(msg.contains("moon") || msg.contains("variant"), "{msg}");

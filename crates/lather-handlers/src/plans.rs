@@ -1,7 +1,7 @@
 //! Every service's request and response plans, built from the configuration.
 
 use crate::{EventSinks, build_placed_step};
-use lather_config::{Config, ConfigError, Flow, FlowSpec, Placement, parse_clark};
+use lather_config::{Config, ConfigError, Flow, FlowSpec, parse_clark};
 use lather_envelope::{Envelope, QName};
 use lather_pipeline::{Order, Plan, Priority, Step};
 use lather_remote::Link;
@@ -100,7 +100,8 @@ impl ServicePlans {
 pub struct Services {
     /// The plans, in the order of `config.services`.
     pub plans: Vec<ServicePlans>,
-    /// The link to `[nats]`, when at least one handler has `placement = "remote"`.
+    /// The link to `[nats]`, when at least one handler has `placement = "remote"` or
+    /// `"auto"`.
     pub link: Option<Arc<Link>>,
 }
 
@@ -123,7 +124,7 @@ pub fn build_services_with(config: &Config, sinks: &EventSinks) -> Result<Servic
     let remote = config
         .handlers
         .values()
-        .any(|h| h.placement() == Placement::Remote);
+        .any(|h| h.placement().uses_workers());
     let link = match &config.nats {
         Some(nats) if remote => Some(Arc::new(Link::new(nats))),
         _ => None,

@@ -5,9 +5,11 @@ use crate::{
     EncryptionAlgorithm, EncryptionKey, EventSinks, FormatConvert, Fsync, Logging, Monitor, Notify,
     Publish, Sleep, WsAddressing, WsrfResource, WsseUsername,
 };
-use lather_config::{Builtin, Config, ConfigError, HandlerConfig, Placement, ServiceKind};
+use lather_config::{
+    Builtin, Config, ConfigError, Fallback, HandlerConfig, Placement, ServiceKind,
+};
 use lather_pipeline::{Handler, Options, Step, Work};
-use lather_remote::{Link, OnewayRemoteHandler, RemoteHandler};
+use lather_remote::{AutoPlaced, Link, OnewayRemoteHandler, RemoteHandler};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -50,7 +52,8 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
 /// Makes `cfg` into a step placed as configured: a `placement = "remote"` handler is
 /// wrapped in a [`RemoteHandler`] (a oneway one in an [`OnewayRemoteHandler`], which hands
 /// messages to a JetStream work queue) that reaches its workers through `link` (the process's
-/// link to `[nats]`; the configuration check guarantees one exists for remote handlers).
+/// link to `[nats]`; the configuration check guarantees one exists for remote handlers);
+/// a `placement = "auto"` one in an [`AutoPlaced`] that runs each call locally or there.
 /// A `publish` handler hands its events to the source of that name in `sinks`.
 pub fn build_placed_step(
     name: &str,
@@ -84,6 +87,20 @@ pub fn build_placed_step(
                 options.timeout,
                 limits(config),
             ))
+        }
+        (Placement::Auto, Some(link)) => {
+            // The wrapper waits on the network or on the CPU pool itself (local calls of a
+            // CPU-bound handler go to the pool inside it, timed as the message sees them).
+            let work = std::mem::replace(&mut options.work, Work::Io);
+            let remote = RemoteHandler::new(
+                name,
+                handler.clone(),
+                link.clone(),
+                Fallback::Local,
+                options.timeout,
+                limits(config),
+            );
+            Arc::new(AutoPlaced::new(handler, work, remote))
         }
         _ => handler,
     };

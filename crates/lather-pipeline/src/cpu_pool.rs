@@ -6,7 +6,9 @@
 //! thread per core (or `LATHER_CPU_THREADS`), made the first time it is needed and kept for
 //! the life of the process.
 
+use std::future::Future;
 use std::sync::OnceLock;
+use std::time::Duration;
 use tokio::runtime::{Builder, Handle, Runtime};
 
 /// Environment variable that sets the pool's thread count.
@@ -32,6 +34,26 @@ pub(crate) fn handle() -> &'static Handle {
     .handle()
 }
 
+/// Runs a CPU-bound call the way the engine runs a CPU-bound step: on the CPU pool (so the
+/// time it takes includes waiting there for a free thread), unless its calls take on
+/// average (`average`, `None` if not measured yet) less than the hand-off to the pool and
+/// back ([`CPU_INLINE_VAR`](crate::CPU_INLINE_VAR)), then inline. A panic in `work` is
+/// resumed in the caller, so the engine contains it as a handler panic.
+pub async fn run_cpu_bound<F>(average: Option<Duration>, work: F) -> F::Output
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if average.is_some_and(|a| a < crate::cost::inline_below()) {
+        return work.await;
+    }
+    match handle().spawn(work).await {
+        Ok(output) => output,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => panic!("the CPU pool dropped a call: {e}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -44,5 +66,27 @@ mod tests {
             super::handle().spawn(async { std::thread::current().name().map(str::to_owned) });
         let name = super::handle().block_on(spawned).unwrap();
         assert_eq!(name.as_deref(), Some("lather-cpu"));
+    }
+
+    #[tokio::test]
+    async fn cpu_bound_calls_go_to_the_pool_unless_measured_short() {
+        use std::time::Duration;
+        let thread = || async { std::thread::current().name().map(str::to_owned) };
+        let pooled = super::run_cpu_bound(None, thread()).await;
+        assert_eq!(pooled.as_deref(), Some("lather-cpu"), "unmeasured: pooled");
+        let slow = Some(Duration::from_millis(5));
+        let pooled = super::run_cpu_bound(slow, thread()).await;
+        assert_eq!(pooled.as_deref(), Some("lather-cpu"), "slow: pooled");
+        let short = Some(Duration::from_nanos(1));
+        let inline = super::run_cpu_bound(short, thread()).await;
+        assert_ne!(inline.as_deref(), Some("lather-cpu"), "short: inline");
+        let panicked = tokio::spawn(super::run_cpu_bound(None, async { panic!("boom") }))
+            .await
+            .unwrap_err();
+        assert_eq!(
+            panicked.into_panic().downcast_ref::<&str>(),
+            Some(&"boom"),
+            "the panic comes back to the caller"
+        );
     }
 }

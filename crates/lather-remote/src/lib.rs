@@ -12,7 +12,13 @@
 //! published to the JetStream work-queue stream ([`oneway_stream`]) and workers pull it
 //! from a durable consumer per handler ([`oneway_worker`]), acknowledging after handling —
 //! delivery is at-least-once, and the message id is the idempotency key.
+//!
+//! A handler configured with `placement = "auto"` is wrapped in an [`AutoPlaced`], which
+//! runs each call locally or remotely, wherever the measured times say the message finishes
+//! sooner.
 
+mod auto_placed;
+pub mod estimate;
 pub mod frame;
 mod link;
 mod oneway_handler;
@@ -23,6 +29,7 @@ mod shipping;
 mod trace;
 pub mod worker;
 
+pub use auto_placed::{AutoCounters, AutoPlaced, EXPLORE_EVERY, Side, choose};
 pub use link::{Link, LinkError, OnewayLimits};
 pub use oneway_handler::{OnewayCounters, OnewayRemoteHandler};
 pub use remote_handler::{CallSplit, RemoteCounters, RemoteHandler};

@@ -117,11 +117,20 @@ impl RemoteHandler {
     /// Calls the handler on a worker (or the fallback) and, when a worker answered, how the
     /// call's time splits ([`CallSplit`]); the split is also added to the counters.
     pub async fn call_split(&self, message: &Message) -> (Verdict, Option<CallSplit>) {
+        match self.try_call_split(message).await {
+            Ok(answered) => answered,
+            Err(why) => (self.fall_back(message, why).await, None),
+        }
+    }
+
+    /// [`call_split`](Self::call_split) without the fallback: `Err` says why NATS or every
+    /// worker was unavailable (nothing ran; the caller decides what to do and counts it).
+    pub async fn try_call_split(
+        &self,
+        message: &Message,
+    ) -> Result<(Verdict, Option<CallSplit>), String> {
         let Some(client) = self.link.available() else {
-            let verdict = self
-                .fall_back(message, "NATS is not connected".to_owned())
-                .await;
-            return (verdict, None);
+            return Err("NATS is not connected".to_owned());
         };
         let started = Instant::now();
         let deadline_unix_ms = SystemTime::now()
@@ -140,10 +149,10 @@ impl RemoteHandler {
         let frame = match request.encode() {
             Ok(frame) => frame,
             Err(e) => {
-                return (
+                return Ok((
                     self.failed(format!("the message cannot be framed: {e}")),
                     None,
-                );
+                ));
             }
         };
         self.counters.calls.fetch_add(1, Ordering::Relaxed);
@@ -187,14 +196,11 @@ impl RemoteHandler {
                     add(&self.counters.transfer_micros, split.transfer);
                     add(&self.counters.overhead_micros, split.overhead);
                 }
-                (verdict, split)
+                Ok((verdict, split))
             }
             Err(e) => {
                 let verdict = match e.kind() {
-                    Kind::NoResponders => {
-                        self.fall_back(message, "no worker is serving it".to_owned())
-                            .await
-                    }
+                    Kind::NoResponders => return Err("no worker is serving it".to_owned()),
                     Kind::TimedOut => {
                         self.counters.timeouts.fetch_add(1, Ordering::Relaxed);
                         Verdict::Fault(Fault::with_reason(
@@ -206,12 +212,9 @@ impl RemoteHandler {
                             ),
                         ))
                     }
-                    _ => {
-                        self.fall_back(message, format!("NATS request failed: {e}"))
-                            .await
-                    }
+                    _ => return Err(format!("NATS request failed: {e}")),
                 };
-                (verdict, None)
+                Ok((verdict, None))
             }
         }
     }
