@@ -140,21 +140,6 @@ pub(crate) fn subscription_end(
     envelope(soap_of(sub), &headers, &body)
 }
 
-/// A notification carrying `event` (a standalone element) for `sub`.
-pub(crate) fn notification(sub: &Subscription, action: &str, event: &[u8]) -> Bytes {
-    let headers = outbound_headers(
-        sub.version,
-        &sub.notify_to,
-        action,
-        &crate::subscription::new_uuid(),
-    );
-    envelope(
-        soap_of(sub),
-        &headers,
-        std::str::from_utf8(event).unwrap_or(""),
-    )
-}
-
 /// The SOAP version of `sub`'s messages.
 pub(crate) fn soap_of(sub: &Subscription) -> SoapVersion {
     if sub.soap12 {
@@ -183,7 +168,7 @@ fn outbound_headers(version: Version, to: &Endpoint, action: &str, message_id: &
 }
 
 /// `element` with `wsa:IsReferenceParameter="true"` added to its start tag.
-fn mark_reference_parameter(element: &str) -> String {
+pub(crate) fn mark_reference_parameter(element: &str) -> String {
     let name_end = element
         .char_indices()
         .skip(1)

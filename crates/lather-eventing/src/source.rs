@@ -1,6 +1,7 @@
 //! The event source and its subscription manager.
 
 use crate::delivery::{self, Outgoing, RetryPolicy};
+use crate::event::{Event, Stamped};
 use crate::expires::{self, Requested};
 use crate::problem::{Problem, Refusal, refuse};
 use crate::reply::{self, EndStatus};
@@ -71,7 +72,7 @@ pub(crate) struct Inner {
 #[derive(Debug)]
 struct Active {
     sub: Subscription,
-    queue: mpsc::Sender<Outgoing>,
+    queue: mpsc::Sender<Arc<Stamped>>,
 }
 
 fn now_ms() -> u64 {
@@ -163,25 +164,39 @@ impl EventSource {
         {
             topics.extend(text.split_whitespace().map(str::to_owned));
         }
-        let action = action.unwrap_or(&self.inner.settings.default_action);
+        Ok(self.publish_event(Event {
+            payload: event,
+            action: action.map(str::to_owned),
+            topics,
+            headers: Vec::new(),
+        }))
+    }
+
+    /// Publishes `event` (its payload one standalone XML element) to every subscription
+    /// whose filter takes its topics; returns how many notifications were queued. The event
+    /// is stamped with a sequence number and the time now, and shared by every queue: each
+    /// sink's task renders its own notification in its binding.
+    pub fn publish_event(&self, event: Event) -> usize {
+        let action = event
+            .action
+            .clone()
+            .unwrap_or_else(|| self.inner.settings.default_action.clone());
+        let topics = event.topics.clone();
+        let stamped = Stamped::new(event, action);
         let now = now_ms();
         let mut queued = 0;
         for active in self.inner.lock().values() {
             if active.sub.expires_ms <= now || !active.sub.wants(&topics) {
                 continue;
             }
-            let out = Outgoing {
-                action: action.to_owned(),
-                envelope: reply::notification(&active.sub, action, &event),
-            };
-            match active.queue.try_send(out) {
+            match active.queue.try_send(stamped.clone()) {
                 Ok(()) => queued += 1,
                 Err(_) => {
                     tracing::warn!(subscription = %active.sub.id, "sink queue full: event dropped")
                 }
             }
         }
-        Ok(queued)
+        queued
     }
 
     /// Ends the subscription `id` as the source's own decision, sending SubscriptionEnd
