@@ -67,6 +67,11 @@ enum BenchCommand {
     Figure10(experiments::Figure10Args),
     /// The request rate SHA-256 alone allows for N digest handlers on these cores.
     DigestBound(experiments::DigestBoundArgs),
+    /// Eventing: seed 001's tables for three bindings, a rate sweep, max throughput.
+    Eventing(experiments::EventingArgs),
+    /// One subscriber process of `bench eventing` (started by it).
+    #[command(hide = true)]
+    EventingSink(experiments::EventingSinkArgs),
 }
 
 fn bench(which: BenchCommand) -> Result<(), lather_bench::BenchError> {
@@ -77,6 +82,8 @@ fn bench(which: BenchCommand) -> Result<(), lather_bench::BenchError> {
         BenchCommand::Table1(args) => experiments::table1(&args),
         BenchCommand::Figure10(args) => experiments::figure10(&args),
         BenchCommand::DigestBound(args) => experiments::digest_bound(&args),
+        BenchCommand::Eventing(args) => experiments::eventing(&args),
+        BenchCommand::EventingSink(args) => experiments::eventing_sink(&args),
     }
 }
 

@@ -31,6 +31,22 @@ impl Default for RetryPolicy {
     }
 }
 
+/// Told of every notification as its bytes go out: the subscription id, the event's
+/// sequence number, its publish time and the time its bytes were ready and handed to the
+/// connection (Unix ns; before the POST or the write). For measurements: the difference is
+/// the publisher's share of the latency (queueing and rendering).
+#[derive(Clone)]
+pub struct DeliveryProbe(pub Arc<ProbeFn>);
+
+/// The probe's function: (subscription id, sequence number, published ns, ready ns).
+pub type ProbeFn = dyn Fn(&str, u64, u64, u64) + Send + Sync;
+
+impl std::fmt::Debug for DeliveryProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DeliveryProbe")
+    }
+}
+
 /// One message sent outside a subscription's queue (SubscriptionEnd): action, envelope.
 #[derive(Debug, Clone)]
 pub(crate) struct Outgoing {
@@ -49,6 +65,7 @@ pub(crate) fn spawn_sink(
     sub: &Subscription,
     capacity: usize,
     policy: RetryPolicy,
+    probe: Option<DeliveryProbe>,
     source: Weak<crate::source::Inner>,
 ) -> mpsc::Sender<Arc<Stamped>> {
     let (tx, mut rx) = mpsc::channel::<Arc<Stamped>>(capacity.max(1));
@@ -58,7 +75,15 @@ pub(crate) fn spawn_sink(
     tokio::spawn(async move {
         let mut batch = Vec::with_capacity(MAX_BATCH);
         while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
-            let result = connection.deliver(&batch).await;
+            let ready = |events: &[Arc<Stamped>]| {
+                if let Some(probe) = &probe {
+                    let now = crate::event::unix_ns();
+                    for event in events {
+                        (probe.0)(&id, event.seq, event.published_ns, now);
+                    }
+                }
+            };
+            let result = connection.deliver(&batch, &ready).await;
             batch.clear();
             if let Err(why) = result {
                 tracing::warn!(subscription = %id, %address, "delivery failed: {why}");

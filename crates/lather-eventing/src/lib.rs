@@ -22,7 +22,7 @@ mod subscription;
 mod version;
 
 pub use binding::Binding;
-pub use delivery::RetryPolicy;
+pub use delivery::{DeliveryProbe, ProbeFn, RetryPolicy};
 pub use event::{Event, EventHeader, unix_ns};
 pub use reply::EndStatus;
 pub use source::{DEFAULT_EVENT_ACTION, EventSource, SourceSettings};

@@ -1,6 +1,6 @@
 //! The event source and its subscription manager.
 
-use crate::delivery::{self, Outgoing, RetryPolicy};
+use crate::delivery::{self, DeliveryProbe, Outgoing, RetryPolicy};
 use crate::event::{Event, Stamped};
 use crate::expires::{self, Requested};
 use crate::problem::{Problem, Refusal, refuse};
@@ -38,6 +38,8 @@ pub struct SourceSettings {
     pub sweep_every: Duration,
     /// The notifications' `wsa:Action` when the publish request names none.
     pub default_action: String,
+    /// Told of each notification a sink took (for benchmarks); `None` normally.
+    pub delivered: Option<DeliveryProbe>,
 }
 
 impl Default for SourceSettings {
@@ -50,6 +52,7 @@ impl Default for SourceSettings {
             retry: RetryPolicy::default(),
             sweep_every: Duration::from_millis(100),
             default_action: DEFAULT_EVENT_ACTION.to_owned(),
+            delivered: None,
         }
     }
 }
@@ -229,6 +232,7 @@ impl Inner {
             &sub,
             self.settings.queue_capacity,
             self.settings.retry,
+            self.settings.delivered.clone(),
             Arc::downgrade(self),
         );
         self.lock().insert(sub.id.clone(), Active { sub, queue });

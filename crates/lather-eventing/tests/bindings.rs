@@ -211,7 +211,22 @@ async fn soap_over_tcp_frames_each_envelope_with_its_length() {
 
 #[tokio::test]
 async fn binary_frames_carry_id_sequence_time_action_fields_and_payload() {
-    let source = EventSource::open(SourceSettings::default()).unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let probe = {
+        let seen = seen.clone();
+        lather_eventing::DeliveryProbe(std::sync::Arc::new(
+            move |id: &str, seq, published, ready| {
+                seen.lock()
+                    .unwrap()
+                    .push((id.to_owned(), seq, published, ready));
+            },
+        ))
+    };
+    let source = EventSource::open(SourceSettings {
+        delivered: Some(probe),
+        ..SourceSettings::default()
+    })
+    .unwrap();
     let (addr, mut rx) = tcp_sink().await;
     source
         .handle(
@@ -242,6 +257,14 @@ async fn binary_frames_carry_id_sequence_time_action_fields_and_payload() {
         assert_eq!(frame.fields[1].value, "tok&en");
     }
     assert!(got.windows(2).all(|w| w[0].seq < w[1].seq));
+    // The probe saw each notification once, ready after it was published.
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 20);
+    for ((sid, seq, published, ready), frame) in seen.iter().zip(&got) {
+        assert_eq!(sid, &id);
+        assert_eq!((*seq, *published), (frame.seq, frame.published_ns));
+        assert!(ready >= published);
+    }
 }
 
 #[tokio::test]

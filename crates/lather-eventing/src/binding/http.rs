@@ -64,11 +64,16 @@ impl HttpSink {
         }
     }
 
-    pub(crate) async fn deliver(&mut self, batch: &[Arc<Stamped>]) -> Result<(), String> {
-        for event in batch {
+    pub(crate) async fn deliver(
+        &mut self,
+        batch: &[Arc<Stamped>],
+        ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
+    ) -> Result<(), String> {
+        for (i, event) in batch.iter().enumerate() {
             let mut bytes = Vec::new();
             self.template.render(event, &mut bytes);
             let headers = self.headers_for(&event.action)?;
+            ready(&batch[i..=i]);
             let body = Bytes::from(bytes);
             let policy = self.policy;
             let mut backoff = policy.first_backoff;

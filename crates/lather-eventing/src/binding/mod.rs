@@ -86,11 +86,16 @@ impl Connection {
         }
     }
 
-    /// Delivers `batch` in order; an error means every retry failed.
-    pub(crate) async fn deliver(&mut self, batch: &[Arc<Stamped>]) -> Result<(), String> {
+    /// Delivers `batch` in order, calling `ready` with the notifications whose bytes are
+    /// about to go out (once each); an error means every retry failed.
+    pub(crate) async fn deliver(
+        &mut self,
+        batch: &[Arc<Stamped>],
+        ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
+    ) -> Result<(), String> {
         match self {
-            Connection::Http(sink) => sink.deliver(batch).await,
-            Connection::Stream(sink) => sink.deliver(batch).await,
+            Connection::Http(sink) => sink.deliver(batch, ready).await,
+            Connection::Stream(sink) => sink.deliver(batch, ready).await,
         }
     }
 }

@@ -82,7 +82,11 @@ impl StreamSink {
         }
     }
 
-    pub(crate) async fn deliver(&mut self, batch: &[Arc<Stamped>]) -> Result<(), String> {
+    pub(crate) async fn deliver(
+        &mut self,
+        batch: &[Arc<Stamped>],
+        ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
+    ) -> Result<(), String> {
         let mut start = 0;
         while start < batch.len() {
             self.buffer.clear();
@@ -91,6 +95,7 @@ impl StreamSink {
                 self.encode(&batch[end])?;
                 end += 1;
             }
+            ready(&batch[start..end]);
             self.write_with_retries().await?;
             start = end;
         }
