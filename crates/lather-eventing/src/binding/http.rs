@@ -1,6 +1,8 @@
-//! SOAP over HTTP/1.1: one POST per notification on the sink's keep-alive connection,
-//! awaited before the next (so notifications arrive in order), retried with backoff.
+//! SOAP over HTTP/1.1: one POST per notification, pipelined on the sink's one keep-alive
+//! connection (so notifications arrive in order), retried with backoff; SubscriptionEnd
+//! goes with hyper's client ([`send_once`]).
 
+use super::pipeline::{MAX_WRITE, Pipeline};
 use super::soap::Template;
 use crate::Subscription;
 use crate::delivery::{Outgoing, RetryPolicy};
@@ -31,36 +33,56 @@ pub(crate) fn client() -> HttpClient {
         .build(connector)
 }
 
-/// One HTTP sink.
+/// One HTTP sink: pipelined POSTs on one keep-alive connection ([`Pipeline`]).
 #[derive(Debug)]
 pub(crate) struct HttpSink {
-    client: HttpClient,
     address: String,
-    uri: Option<Uri>,
+    /// `POST {path} HTTP/1.1\r\nHost: {authority}\r\n`, if the address is usable.
+    request_line: Option<String>,
     soap: SoapVersion,
     template: Template,
     policy: RetryPolicy,
-    /// The last action's header values (SOAPAction or Content-Type), reused while the
-    /// action stays the same.
-    headers: Option<(String, Headers)>,
+    pipeline: Pipeline,
+    buffer: Vec<u8>,
+    /// The last action and its header lines (Content-Type, SOAPAction), reused while
+    /// the action stays the same.
+    action_lines: Option<(String, String)>,
 }
 
-#[derive(Debug, Clone)]
-struct Headers {
-    soap_action: Option<HeaderValue>,
-    content_type: HeaderValue,
-}
+/// The Content-Length field, its value right-aligned in 10 places (leading spaces are
+/// optional whitespace) so it can be written after the body.
+const LENGTH_FIELD: &[u8] = b"Content-Length:           \r\n\r\n";
+const LENGTH_DIGITS: usize = 10;
 
 impl HttpSink {
     pub(crate) fn new(sub: &Subscription, policy: RetryPolicy) -> HttpSink {
+        let address = sub.notify_to.address.clone();
+        let uri: Option<Uri> = address.parse().ok();
+        let authority = uri
+            .as_ref()
+            .and_then(|u| u.authority())
+            .map(|a| {
+                if a.port().is_some() {
+                    a.to_string()
+                } else {
+                    format!("{a}:80")
+                }
+            })
+            .unwrap_or_default();
+        let request_line = uri.as_ref().and_then(|u| {
+            let host = u.authority()?.as_str();
+            let path = u.path_and_query().map_or("/", |p| p.as_str());
+            Some(format!("POST {path} HTTP/1.1\r\nHost: {host}\r\n"))
+        });
         HttpSink {
-            client: client(),
-            address: sub.notify_to.address.clone(),
-            uri: sub.notify_to.address.parse().ok(),
+            address,
+            request_line,
             soap: soap_of(sub),
             template: Template::new(sub),
             policy,
-            headers: None,
+            pipeline: Pipeline::new(authority),
+            buffer: Vec::new(),
+            action_lines: None,
         }
     }
 
@@ -69,66 +91,95 @@ impl HttpSink {
         batch: &[Arc<Stamped>],
         ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
     ) -> Result<(), String> {
-        for (i, event) in batch.iter().enumerate() {
-            let mut bytes = Vec::new();
-            self.template.render(event, &mut bytes);
-            let headers = self.headers_for(&event.action)?;
-            ready(&batch[i..=i]);
-            let body = Bytes::from(bytes);
-            let policy = self.policy;
-            let mut backoff = policy.first_backoff;
-            let mut last = String::new();
-            let mut sent = false;
-            for attempt in 0..policy.attempts.max(1) {
-                if attempt > 0 {
-                    tokio::time::sleep(backoff).await;
-                    backoff = backoff.saturating_mul(2);
-                }
-                match self.post(&headers, body.clone()).await {
-                    Ok(()) => {
-                        sent = true;
-                        break;
-                    }
-                    Err(why) => last = why,
-                }
+        let policy = self.policy;
+        let mut start = 0;
+        let mut announced = 0;
+        let mut failures = 0;
+        let mut backoff = policy.first_backoff;
+        while start < batch.len() {
+            self.buffer.clear();
+            let mut end = start;
+            while end < batch.len() && (end == start || self.buffer.len() < MAX_WRITE) {
+                self.request(&batch[end])?;
+                end += 1;
             }
-            if !sent {
-                return Err(last);
+            if end > announced {
+                ready(&batch[announced.max(start)..end]);
+                announced = end;
             }
+            let (done, failed) = self
+                .pipeline
+                .exchange(&self.buffer, end - start, policy.timeout)
+                .await;
+            start += done;
+            let Some(why) = failed else {
+                continue;
+            };
+            if done > 0 {
+                // Progress: the rest goes again at once on a new connection.
+                failures = 0;
+                backoff = policy.first_backoff;
+                continue;
+            }
+            failures += 1;
+            if failures >= policy.attempts.max(1) {
+                return Err(why);
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = backoff.saturating_mul(2);
+        }
+        if self.buffer.capacity() > 4 * MAX_WRITE {
+            self.buffer = Vec::new();
         }
         Ok(())
     }
 
-    fn headers_for(&mut self, action: &str) -> Result<Headers, String> {
-        if let Some((known, headers)) = &self.headers
-            && known == action
-        {
-            return Ok(headers.clone());
-        }
-        let headers = headers(self.soap, action)?;
-        self.headers = Some((action.to_owned(), headers.clone()));
-        Ok(headers)
-    }
-
-    async fn post(&self, headers: &Headers, body: Bytes) -> Result<(), String> {
-        let Some(uri) = self.uri.clone() else {
+    /// Appends the POST of `event` to the buffer.
+    fn request(&mut self, event: &Stamped) -> Result<(), String> {
+        let Some(line) = &self.request_line else {
             return Err(format!("{} is not a usable URL", self.address));
         };
-        let mut request = Request::builder()
-            .method(Method::POST)
-            .uri(uri)
-            .body(Full::new(body))
-            .map_err(|e| e.to_string())?;
-        if let Some(soap_action) = &headers.soap_action {
-            request
-                .headers_mut()
-                .insert("soapaction", soap_action.clone());
+        if self
+            .action_lines
+            .as_ref()
+            .is_none_or(|(a, _)| a != &event.action)
+        {
+            let h = headers(self.soap, &event.action)?;
+            let mut lines = String::new();
+            for (name, value) in [
+                ("SOAPAction", h.soap_action),
+                ("Content-Type", Some(h.content_type)),
+            ] {
+                if let Some(value) = value {
+                    lines.push_str(name);
+                    lines.push_str(": ");
+                    lines.push_str(value.to_str().map_err(|e| e.to_string())?);
+                    lines.push_str("\r\n");
+                }
+            }
+            self.action_lines = Some((event.action.clone(), lines));
         }
-        request
-            .headers_mut()
-            .insert(CONTENT_TYPE, headers.content_type.clone());
-        exchange(&self.client, request, self.policy.timeout).await
+        let lines = self.action_lines.as_ref().map_or("", |(_, l)| l.as_str());
+        self.buffer.extend_from_slice(line.as_bytes());
+        self.buffer.extend_from_slice(lines.as_bytes());
+        let field = self.buffer.len() + "Content-Length: ".len();
+        self.buffer.extend_from_slice(LENGTH_FIELD);
+        let body_start = self.buffer.len();
+        self.template.render(event, &mut self.buffer);
+        let digits = (self.buffer.len() - body_start).to_string();
+        if digits.len() > LENGTH_DIGITS {
+            return Err("notification too long".into());
+        }
+        let at = field + LENGTH_DIGITS - digits.len();
+        self.buffer[at..at + digits.len()].copy_from_slice(digits.as_bytes());
+        Ok(())
     }
+}
+
+#[derive(Debug, Clone)]
+struct Headers {
+    soap_action: Option<HeaderValue>,
+    content_type: HeaderValue,
 }
 
 /// The SOAPAction (1.1) and Content-Type of a message with `action`.

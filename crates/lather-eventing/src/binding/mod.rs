@@ -11,6 +11,7 @@
 
 pub mod binary;
 pub(crate) mod http;
+mod pipeline;
 pub(crate) mod soap;
 pub mod tcp;
 
