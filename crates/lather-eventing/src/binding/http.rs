@@ -107,6 +107,7 @@ impl HttpSink {
                 ready(&batch[announced.max(start)..end]);
                 announced = end;
             }
+            let reused = self.pipeline.connected();
             let (done, failed) = self
                 .pipeline
                 .exchange(&self.buffer, end - start, policy.timeout)
@@ -115,8 +116,9 @@ impl HttpSink {
             let Some(why) = failed else {
                 continue;
             };
-            if done > 0 {
-                // Progress: the rest goes again at once on a new connection.
+            // Progress, or a kept-alive connection the sink closed meanwhile: the rest goes
+            // again at once on a new connection.
+            if done > 0 || (reused && failures == 0) {
                 failures = 0;
                 backoff = policy.first_backoff;
                 continue;

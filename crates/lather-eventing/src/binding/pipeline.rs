@@ -38,6 +38,11 @@ impl Pipeline {
         }
     }
 
+    /// Whether a connection is open (from an earlier exchange).
+    pub(crate) fn connected(&self) -> bool {
+        self.stream.is_some()
+    }
+
     /// Writes `requests` (already serialised, `count` of them) and reads their answers.
     /// Returns how many were answered 2xx before the first failure, and the failure.
     pub(crate) async fn exchange(

@@ -64,6 +64,9 @@ pub struct EventingArgs {
     /// Parts to run (repeatable; default all)
     #[arg(long = "part", value_enum)]
     pub parts: Vec<Part>,
+    /// Bindings to run (repeatable; default all three)
+    #[arg(long = "binding", value_enum)]
+    pub bindings: Vec<BindingArg>,
     /// Events per table run
     #[arg(long, default_value_t = 3000)]
     pub events: u64,
@@ -101,6 +104,11 @@ pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
     } else {
         args.parts.clone()
     };
+    let bindings: Vec<BindingArg> = if args.bindings.is_empty() {
+        BINDINGS.to_vec()
+    } else {
+        args.bindings.clone()
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(args.threads.unwrap_or_else(super::cores).max(1))
         .thread_name("lather-eventing-bench")
@@ -135,7 +143,7 @@ pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
             Part::Tables => {
                 let mut groups = Vec::new();
                 for subscribers in [10, 20] {
-                    let runs = BINDINGS
+                    let runs = bindings
                         .iter()
                         .map(|&b| one(base(b, subscribers)))
                         .collect::<Result<Vec<_>, _>>()?;
@@ -146,7 +154,7 @@ pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
                 }
                 let mut runs = Vec::new();
                 for (auth, refs) in [(true, false), (false, true), (true, true)] {
-                    for &b in &BINDINGS {
+                    for &b in &bindings {
                         runs.push(one(RunSpec {
                             auth,
                             refs,
@@ -155,7 +163,7 @@ pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
                     }
                 }
                 groups.push(("Extra processing elements, 10 subscribers".to_owned(), runs));
-                let runs = BINDINGS
+                let runs = bindings
                     .iter()
                     .map(|&b| {
                         one(RunSpec {
@@ -169,7 +177,7 @@ pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
             }
             Part::Sweep => {
                 let mut runs = Vec::new();
-                for &b in &BINDINGS {
+                for &b in &bindings {
                     for &rate in &args.sweep_rates {
                         runs.push(one(RunSpec {
                             load: Load::Rate {
@@ -183,7 +191,7 @@ pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
                 report::sweep(&args.out, args, &runs)?;
             }
             Part::Max => {
-                let runs = BINDINGS
+                let runs = bindings
                     .iter()
                     .map(|&b| {
                         one(RunSpec {

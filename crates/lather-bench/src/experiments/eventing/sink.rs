@@ -154,6 +154,7 @@ async fn serve_http(stream: tokio::net::TcpStream, shared: Arc<Shared>) {
         }
     });
     let _ = hyper::server::conn::http1::Builder::new()
+        .pipeline_flush(true)
         .serve_connection(TokioIo::new(stream), svc)
         .await;
 }
