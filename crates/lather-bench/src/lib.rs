@@ -18,9 +18,11 @@
 //! [`build_runtime`]) and runs [`run_http_bench`] on it, then prints the
 //! result with [`print_report`].
 
+pub mod delay_proxy;
 mod error;
 pub mod experiments;
 mod http;
+pub mod nats_rtt;
 mod progress;
 mod report;
 mod request;

@@ -37,11 +37,20 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
                 lather_config::Fallback::Local => "local",
                 lather_config::Fallback::Fault => "fault",
             };
-            let subject = config
-                .nats
-                .as_ref()
-                .map_or_else(String::new, |n| n.handler_subject(name));
-            traits.push(format!("remote on {subject}, fallback {fallback}"));
+            let oneway = handler.oneway == Some(true);
+            let subject = config.nats.as_ref().map_or_else(String::new, |n| {
+                if oneway {
+                    n.oneway_subject(name)
+                } else {
+                    n.handler_subject(name)
+                }
+            });
+            let how = if oneway {
+                "remote work queue"
+            } else {
+                "remote"
+            };
+            traits.push(format!("{how} on {subject}, fallback {fallback}"));
         }
         println!("  {name:<16} {}", traits.join(", "));
     }

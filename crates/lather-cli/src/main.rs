@@ -1,8 +1,9 @@
-//! The `lather` command: `serve`, `worker`, `check`, `bench`.
+//! The `lather` command: `serve`, `worker`, `check`, `subscribe`, `bench`.
 
 mod check;
 mod logging;
 mod serve;
+mod subscribe;
 mod worker;
 
 use clap::{Parser, Subcommand};
@@ -48,6 +49,9 @@ enum Command {
         #[arg(long, short)]
         config: PathBuf,
     },
+    /// Subscribe to a remote WS-Eventing source and print each notification's body (one
+    /// line each) until N arrived, Ctrl-C or the timeout; then unsubscribe.
+    Subscribe(Box<subscribe::SubscribeArgs>),
     /// Load generators and benchmarks.
     Bench {
         #[command(subcommand)]
@@ -72,6 +76,14 @@ enum BenchCommand {
     /// One subscriber process of `bench eventing` (started by it).
     #[command(hide = true)]
     EventingSink(experiments::EventingSinkArgs),
+    /// One remote handler call against the same handler in process, split as equation 1.
+    RemoteCall(experiments::RemoteCallArgs),
+    /// A TCP proxy holding each chunk N µs in each direction (a link delay without netem).
+    #[command(hide = true)]
+    DelayProxy(lather_bench::delay_proxy::DelayProxyArgs),
+    /// NATS PING/PONG round trips over one TCP connection.
+    #[command(hide = true)]
+    NatsRtt(lather_bench::nats_rtt::NatsRttArgs),
 }
 
 fn bench(which: BenchCommand) -> Result<(), lather_bench::BenchError> {
@@ -84,6 +96,9 @@ fn bench(which: BenchCommand) -> Result<(), lather_bench::BenchError> {
         BenchCommand::DigestBound(args) => experiments::digest_bound(&args),
         BenchCommand::Eventing(args) => experiments::eventing(&args),
         BenchCommand::EventingSink(args) => experiments::eventing_sink(&args),
+        BenchCommand::RemoteCall(args) => experiments::remote_call(&args),
+        BenchCommand::DelayProxy(args) => lather_bench::delay_proxy::run(&args),
+        BenchCommand::NatsRtt(args) => lather_bench::nats_rtt::run(&args),
     }
 }
 
@@ -93,6 +108,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Serve { config } => serve::run(&config),
         Command::Check { config } => check::run(&config),
+        Command::Subscribe(args) => subscribe::run(&args),
         Command::Worker {
             config,
             handlers,

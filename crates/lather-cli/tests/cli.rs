@@ -215,3 +215,30 @@ fn check_prints_an_automatic_plan() {
         "{stdout}"
     );
 }
+
+#[test]
+fn subscribe_names_an_unreachable_source_and_a_bad_url() {
+    let url = format!("http://127.0.0.1:{}/events", free_port());
+    let out = run(&[
+        "subscribe",
+        "--source",
+        &url,
+        "--count",
+        "1",
+        "--timeout-s",
+        "2",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("event source {url} is unreachable")),
+        "{stderr}"
+    );
+    let out = run(&["subscribe", "--source", "ftp://example.org/events"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("only http:// URLs are supported"),
+        "{stderr}"
+    );
+}

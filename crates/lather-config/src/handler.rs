@@ -77,6 +77,14 @@ pub struct HandlerConfig {
     pub mapping_file: Option<Spanned<String>>,
     /// `format-convert`: apply the rules backwards, new names to old (default false).
     pub reverse: Option<Spanned<bool>>,
+    /// `publish`: the `builtin = "event-source"` service (by name) events are published to.
+    pub source: Option<Spanned<String>>,
+    /// `publish`: the notifications' `wsa:Action` (default: the message's action, else the
+    /// event source's `event_action`).
+    pub action: Option<Spanned<String>>,
+    /// `publish`: the topics the event carries beside its root element's name
+    /// (space-separated, like a `lev:Topic` header).
+    pub topic: Option<Spanned<String>>,
 }
 
 impl HandlerConfig {
@@ -126,6 +134,9 @@ impl HandlerConfig {
                 self.mapping_file.as_ref().map(Spanned::span),
             ),
             ("reverse", self.reverse.as_ref().map(Spanned::span)),
+            ("source", self.source.as_ref().map(Spanned::span)),
+            ("action", self.action.as_ref().map(Spanned::span)),
+            ("topic", self.topic.as_ref().map(Spanned::span)),
         ];
         spans
             .into_iter()

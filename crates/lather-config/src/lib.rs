@@ -20,6 +20,7 @@ mod handler;
 mod model;
 mod nats;
 mod route;
+mod subscriptions;
 mod validate;
 
 pub use error::ConfigError;
@@ -30,3 +31,4 @@ pub use model::{
 };
 pub use nats::{Fallback, NatsConfig, Placement};
 pub use route::{RouteConfig, parse_clark};
+pub use subscriptions::SubscriptionsMode;

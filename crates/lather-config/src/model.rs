@@ -132,6 +132,15 @@ pub struct ServiceConfig {
     /// `event-source` only: the notifications' `wsa:Action` when the publish request
     /// names none (default `urn:lather:eventing:Event`).
     pub event_action: Option<Spanned<String>>,
+    /// `event-source` only: notifications to subscribers that asked for gzip are
+    /// compressed from this many bytes on (default 1024).
+    pub compress_min_bytes: Option<Spanned<u64>>,
+    /// `event-source` only: where subscriptions live, `"nats"` (JetStream KV, the default
+    /// when `[nats]` exists) or `"local"`.
+    pub subscriptions: Option<Spanned<crate::SubscriptionsMode>>,
+    /// `event-source` with subscriptions in NATS only: the subject events are taken from
+    /// (default `{subject_prefix}.events.{name}`).
+    pub event_subject: Option<Spanned<String>>,
     #[serde(skip)]
     pub(crate) kind: Option<ServiceKind>,
 }

@@ -11,6 +11,8 @@ use toml::Spanned;
 /// url = "nats://127.0.0.1:4222"
 /// subject_prefix = "lather"   # handler subjects are "{prefix}.handler.{name}"
 /// connect_timeout_ms = 2000
+/// oneway_max_bytes = 268435456  # the oneway work-queue stream's bound (256 MiB)
+/// oneway_max_messages = 100000  # and its bound in messages
 /// ```
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -24,6 +26,13 @@ pub struct NatsConfig {
     /// (default 2000).
     #[serde(default = "default_connect_timeout")]
     pub connect_timeout_ms: u64,
+    /// The most bytes the JetStream work-queue stream of oneway remote handlers holds
+    /// (default 256 MiB); when full, further oneway messages go to the handler's fallback.
+    #[serde(default = "default_oneway_max_bytes")]
+    pub oneway_max_bytes: u64,
+    /// The most messages that stream holds (default 100 000); likewise.
+    #[serde(default = "default_oneway_max_messages")]
+    pub oneway_max_messages: u64,
 }
 
 fn default_prefix() -> String {
@@ -34,10 +43,24 @@ fn default_connect_timeout() -> u64 {
     2000
 }
 
+fn default_oneway_max_bytes() -> u64 {
+    256 * 1024 * 1024
+}
+
+fn default_oneway_max_messages() -> u64 {
+    100_000
+}
+
 impl NatsConfig {
     /// The subject a handler named `name` is served on: `{prefix}.handler.{name}`.
     pub fn handler_subject(&self, name: &str) -> String {
         format!("{}.handler.{name}", self.subject_prefix)
+    }
+
+    /// The JetStream subject a oneway handler named `name` is queued on:
+    /// `{prefix}.oneway.{name}`.
+    pub fn oneway_subject(&self, name: &str) -> String {
+        format!("{}.oneway.{name}", self.subject_prefix)
     }
 }
 

@@ -90,6 +90,18 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
                 "nats.connect_timeout_ms must be greater than 0",
             ));
         }
+        for (key, value) in [
+            ("oneway_max_bytes", nats.oneway_max_bytes),
+            ("oneway_max_messages", nats.oneway_max_messages),
+        ] {
+            if value == 0 || i64::try_from(value).is_err() {
+                return Err(ConfigError::new(
+                    origin,
+                    None,
+                    format!("nats.{key} must be between 1 and {}", i64::MAX),
+                ));
+            }
+        }
     }
     let mut paths: HashMap<String, usize> = HashMap::new();
     let mut names: HashMap<String, usize> = HashMap::new();
@@ -150,6 +162,7 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             ));
         }
         svc.kind = Some(service_kind(svc, i, &at)?);
+        crate::subscriptions::check(svc, i, config.nats.as_ref(), &at)?;
         if svc.max_in_flight == Some(crate::MaxInFlight::Fixed(0)) {
             return Err(at(
                 svc.name.span(),
@@ -315,6 +328,14 @@ fn service_kind(
             svc.max_expires_s.as_ref().map(|v| v.span()),
         ),
         ("event_action", svc.event_action.as_ref().map(|v| v.span())),
+        (
+            "compress_min_bytes",
+            svc.compress_min_bytes.as_ref().map(|v| v.span()),
+        ),
+        (
+            "subscriptions",
+            svc.subscriptions.as_ref().map(|v| v.span()),
+        ),
     ];
     for (key, span) in source_keys {
         if let Some(span) = span
@@ -542,6 +563,11 @@ timeout_ms = 250
         assert_eq!(nats.subject_prefix, "lather");
         assert_eq!(nats.connect_timeout_ms, 2000);
         assert_eq!(nats.handler_subject("a"), "lather.handler.a");
+        assert_eq!(nats.oneway_subject("a"), "lather.oneway.a");
+        assert_eq!(nats.oneway_max_bytes, 256 * 1024 * 1024);
+        assert_eq!(nats.oneway_max_messages, 100_000);
+        let (_, msg) = error_of("[nats]\nurl = \"nats://x\"\noneway_max_messages = 0\n");
+        assert!(msg.contains("nats.oneway_max_messages"), "{msg}");
         let plain = Config::from_toml("[handlers.b]\nkind = \"logging\"\n", "t").unwrap();
         assert_eq!(plain.handlers["b"].placement(), Placement::Local);
         assert_eq!(plain.handlers["b"].fallback(), Fallback::Fault);
@@ -648,6 +674,11 @@ timeout_ms = 250
                 "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"event-source\"\nmax_expires_s = 0\n",
                 5,
                 "at least 1",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"echo\"\ncompress_min_bytes = 10\n",
+                5,
+                "compress_min_bytes: only a builtin = \"event-source\"",
             ),
             (
                 "[[service]]\nname = \"a\"\npath = \"/a/publish\"\nbuiltin = \"echo\"\n[[service]]\nname = \"b\"\npath = \"/a\"\nbuiltin = \"event-source\"\n",

@@ -44,7 +44,7 @@ pub use element::{Element, Node};
 pub use envelope::Envelope;
 pub use fault::{
     Fault, FaultCode, FaultKind, FaultSpec, LATHER_FAULT_NS, WSA04_NS, WSA10_NS, WSE04_NS,
-    WSE11_NS, WSSE_NS,
+    WSE11_NS, WSN_B_NS, WSSE_NS,
 };
 pub use header::HeaderBlock;
 pub use limits::Limits;

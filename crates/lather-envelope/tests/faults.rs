@@ -427,3 +427,28 @@ fn a_problem_header_in_another_namespace_declares_its_prefix() {
     );
     assert!(!other.has_header_element());
 }
+
+#[test]
+fn extra_detail_elements_follow_the_fault_code_in_both_versions() {
+    let fault = Fault::new(FaultKind::UnsupportedCompression)
+        .with_detail(r#"<x:A xmlns:x="urn:x">gzip</x:A>"#)
+        .with_detail(r#"<x:B xmlns:x="urn:x"/>"#);
+    assert_eq!(
+        fault.extra_detail(),
+        Some(r#"<x:A xmlns:x="urn:x">gzip</x:A><x:B xmlns:x="urn:x"/>"#)
+    );
+    for version in [SoapVersion::V11, SoapVersion::V12] {
+        let text = String::from_utf8(fault.to_envelope(version).to_vec()).unwrap();
+        let code = text.find(r#"code="1080""#).expect("lf:fault");
+        let extra = text
+            .find(r#"<x:A xmlns:x="urn:x">gzip</x:A><x:B"#)
+            .expect("extra");
+        assert!(code < extra, "{text}");
+        let end = if version == SoapVersion::V11 {
+            "</detail>"
+        } else {
+            "</env:Detail>"
+        };
+        assert!(extra < text.find(end).unwrap(), "{text}");
+    }
+}

@@ -52,6 +52,8 @@ impl std::fmt::Debug for DeliveryProbe {
 pub(crate) struct Outgoing {
     pub(crate) action: String,
     pub(crate) envelope: Bytes,
+    /// The `Content-Encoding` of `envelope`, if it is compressed.
+    pub(crate) content_encoding: Option<&'static str>,
 }
 
 pub(crate) use crate::binding::http::{client, send_once};
@@ -59,19 +61,21 @@ pub(crate) use crate::binding::http::{client, send_once};
 /// Most notifications taken from a queue for one delivery (one write on TCP bindings).
 const MAX_BATCH: usize = 64;
 
-/// Starts `sub`'s delivery task in its binding and returns its queue. When every attempt
+/// Starts `sub`'s delivery task in its binding and returns its queue. HTTP notifications
+/// of at least `gzip_from` bytes are gzip-compressed (none if `None`). When every attempt
 /// fails the task asks `source` to end the subscription with DeliveryFailure.
 pub(crate) fn spawn_sink(
     sub: &Subscription,
     capacity: usize,
     policy: RetryPolicy,
     probe: Option<DeliveryProbe>,
+    gzip_from: Option<usize>,
     source: Weak<crate::source::Inner>,
 ) -> mpsc::Sender<Arc<Stamped>> {
     let (tx, mut rx) = mpsc::channel::<Arc<Stamped>>(capacity.max(1));
     let id = sub.id.clone();
     let address = sub.notify_to.address.clone();
-    let mut connection = Connection::open(sub, policy);
+    let mut connection = Connection::open(sub, policy, gzip_from);
     tokio::spawn(async move {
         let mut batch = Vec::with_capacity(MAX_BATCH);
         while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {

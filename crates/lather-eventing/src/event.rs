@@ -59,8 +59,9 @@ pub(crate) struct Stamped {
     pub(crate) action: String,
     /// `action` escaped for XML text, once.
     pub(crate) action_xml: String,
-    /// The first topic, if any (the binary frame carries one).
-    pub(crate) topic: String,
+    /// The event's topics (root element's name first, by convention); the binary frame
+    /// carries the first, WS-BaseNotification's Notify shows one.
+    pub(crate) topics: Vec<String>,
     pub(crate) payload: Bytes,
     pub(crate) headers: Vec<EventHeader>,
     /// The headers as XML, once.
@@ -85,7 +86,7 @@ impl Stamped {
             published_ns: unix_ns(),
             action_xml: escape_text(&action).into_owned(),
             action,
-            topic: event.topics.first().cloned().unwrap_or_default(),
+            topics: event.topics,
             payload: event.payload,
             headers: event.headers,
             headers_xml,

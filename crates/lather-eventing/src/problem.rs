@@ -20,7 +20,7 @@ pub(crate) enum Problem {
     BadExpires,
     /// 2011: Expires beyond the source's maximum without `BestEffort`.
     ExpiresTooLong,
-    /// A filter dialect other than the topic dialect.
+    /// A filter dialect other than the supported ones (topic, XPath 1.0).
     Dialect,
     /// A topic filter with no topic.
     EmptyFilter,
@@ -32,19 +32,27 @@ pub(crate) enum Problem {
     UnknownRenew,
     /// The source cannot take the subscription (store failure, full).
     Unable,
+    /// A notification compression lather does not offer.
+    Compression,
+    /// The subscriptions live in NATS JetStream KV and NATS cannot be reached now.
+    SharedUnavailable,
 }
 
 impl Problem {
     /// The catalogue kind `version` gives this problem.
     pub(crate) fn kind(self, version: Version) -> FaultKind {
         use Problem as P;
+        if self == P::SharedUnavailable {
+            return FaultKind::SubscriptionsUnavailable;
+        }
         if version.is_2004() {
             match self {
                 P::DeliveryMode => FaultKind::DeliveryModeRequestedUnavailable,
                 P::BadExpires | P::ExpiresTooLong => FaultKind::InvalidExpirationTime,
                 P::Dialect => FaultKind::FilteringRequestedUnavailable,
                 P::UnknownRenew => FaultKind::UnableToRenew,
-                P::Unable => FaultKind::EventSourceUnableToProcess,
+                P::Unable | P::SharedUnavailable => FaultKind::EventSourceUnableToProcess,
+                P::Compression => FaultKind::UnsupportedCompression,
                 P::Malformed
                 | P::NoNotifyTo
                 | P::Format
@@ -64,21 +72,30 @@ impl Problem {
                 P::EmptyFilter => FaultKind::EmptyFilter,
                 P::BadFilter => FaultKind::CannotProcessFilter,
                 P::Unknown | P::UnknownRenew => FaultKind::UnknownSubscription,
-                P::Unable => FaultKind::Internal,
+                P::Unable | P::SharedUnavailable => FaultKind::Internal,
+                P::Compression => FaultKind::UnsupportedCompression,
             }
         }
     }
 
-    /// The fault in `version`'s binding: its kind, `reason`, the version's fault action and
-    /// `wsa:RelatesTo` = `message_id`.
+    /// The fault in `version`'s binding: its kind, `reason`, the version's fault action,
+    /// `wsa:RelatesTo` = `message_id`, and the detail the problem lists (the supported
+    /// filter dialects or compressions).
     pub(crate) fn fault(
         self,
         version: Version,
         reason: impl Into<String>,
         message_id: Option<&str>,
     ) -> Fault {
-        let fault = Fault::with_reason(self.kind(version), reason.into())
+        let mut fault = Fault::with_reason(self.kind(version), reason.into())
             .addressed(version.addressing_ns(), version.fault_action());
+        match self {
+            Problem::Dialect => {
+                fault = fault.with_detail(crate::filter::supported_dialects(version))
+            }
+            Problem::Compression => fault = fault.with_detail(crate::compression::supported()),
+            _ => {}
+        }
         match message_id {
             Some(id) => fault.relates_to(id),
             None => fault,

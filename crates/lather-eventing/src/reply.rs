@@ -83,8 +83,13 @@ pub(crate) fn granted_response(version: Version, element: &str, granted: &str) -
     )
 }
 
-/// The empty UnsubscribeResponse body.
+/// The UnsubscribeResponse body: nothing in 2004/08 (the submission answers with an empty
+/// Body and its schema declares no `UnsubscribeResponse` element, so schema-validating
+/// subscribers such as `sdc11073` refuse one), an empty `wse:UnsubscribeResponse` in 2011.
 pub(crate) fn unsubscribe_response(version: Version) -> String {
+    if version.is_2004() {
+        return String::new();
+    }
     format!(
         r#"<wse:UnsubscribeResponse xmlns:wse="{}"/>"#,
         version.eventing_ns()
@@ -140,6 +145,22 @@ pub(crate) fn subscription_end(
     envelope(soap_of(sub), &headers, &body)
 }
 
+/// A notification carrying `event` (a standalone element) for `sub`, built whole (the
+/// WS-BaseNotification raw form; WS-Eventing sinks render theirs from `binding::soap`).
+pub(crate) fn notification(sub: &Subscription, action: &str, event: &[u8]) -> Bytes {
+    let headers = outbound_headers(
+        sub.version,
+        &sub.notify_to,
+        action,
+        &crate::subscription::new_uuid(),
+    );
+    envelope(
+        soap_of(sub),
+        &headers,
+        std::str::from_utf8(event).unwrap_or(""),
+    )
+}
+
 /// The SOAP version of `sub`'s messages.
 pub(crate) fn soap_of(sub: &Subscription) -> SoapVersion {
     if sub.soap12 {
@@ -151,7 +172,12 @@ pub(crate) fn soap_of(sub: &Subscription) -> SoapVersion {
 
 /// `wsa:To`, `wsa:Action`, `wsa:MessageID` and the endpoint's reference parameters as
 /// header blocks (marked `wsa:IsReferenceParameter="true"` under WS-Addressing 1.0).
-fn outbound_headers(version: Version, to: &Endpoint, action: &str, message_id: &str) -> String {
+pub(crate) fn outbound_headers(
+    version: Version,
+    to: &Endpoint,
+    action: &str,
+    message_id: &str,
+) -> String {
     let wsa = version.addressing_ns();
     let mut out = addressing(version, action, Some(&to.address), None);
     out.push_str(&format!(

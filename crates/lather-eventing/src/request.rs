@@ -1,8 +1,10 @@
 //! The eventing requests read from their Body element.
 
 use crate::binding::{Binding, SUPPORTED_SCHEMES};
+use crate::filter::Filter;
 use crate::problem::{Problem, Refusal, refuse};
-use crate::version::{PUSH_MODE, TOPIC_DIALECT, UNWRAP_FORMAT};
+use crate::version::{PUSH_MODE, UNWRAP_FORMAT};
+use crate::xpath::XPathFilter;
 use crate::{Endpoint, Version};
 use lather_envelope::{Element, QName};
 
@@ -14,6 +16,12 @@ pub(crate) struct SubscribeRequest {
     pub(crate) expires: Option<ExpiresRequest>,
     /// Topics in Clark notation or as plain strings; empty = every event.
     pub(crate) topics: Vec<String>,
+    /// Notification actions (DPWS action filter); empty = every action.
+    pub(crate) actions: Vec<String>,
+    /// An XPath filter the events must also pass.
+    pub(crate) xpath: Option<XPathFilter>,
+    /// Whether notifications are to be gzip-compressed (`lev:Compression`).
+    pub(crate) gzip: bool,
 }
 
 /// An `Expires` element: its text and whether the source may grant another value.
@@ -52,6 +60,7 @@ pub(crate) fn subscribe(
         return refuse(Problem::NoNotifyTo, "Delivery has no NotifyTo");
     };
     let notify_to = endpoint(notify, source, version, "NotifyTo")?;
+    let gzip = crate::compression::requested(delivery)?;
     if !version.is_2004()
         && let Some(format) = element.child(&QName::new(ns, "Format"))
     {
@@ -66,15 +75,22 @@ pub(crate) fn subscribe(
         }
     }
     let expires = element.child(&QName::new(ns, "Expires")).map(expires);
-    let topics = match element.child(&QName::new(ns, "Filter")) {
-        Some(filter) => topics(filter)?,
-        None => Vec::new(),
+    let (topics, actions, xpath) = match element.child(&QName::new(ns, "Filter")) {
+        Some(filter) => match crate::filter::read(filter)? {
+            Filter::Topics(topics) => (topics, Vec::new(), None),
+            Filter::Actions(actions) => (Vec::new(), actions, None),
+            Filter::XPath(xpath) => (Vec::new(), Vec::new(), Some(xpath)),
+        },
+        None => (Vec::new(), Vec::new(), None),
     };
     Ok(SubscribeRequest {
         notify_to,
         end_to,
         expires,
         topics,
+        actions,
+        xpath,
+        gzip,
     })
 }
 
@@ -91,19 +107,7 @@ pub(crate) fn expires(element: &Element) -> ExpiresRequest {
 
 /// The topics of a Filter in the topic dialect: whitespace-separated tokens, each a QName
 /// (`prefix:local`, resolved on the Filter, kept as `{ns}local`) or a plain topic string.
-fn topics(filter: &Element) -> Result<Vec<String>, Refusal> {
-    let dialect = filter.attribute(&QName::new("", "Dialect")).unwrap_or("");
-    if dialect.trim() != TOPIC_DIALECT {
-        let shown = if dialect.is_empty() {
-            "the default (XPath)"
-        } else {
-            dialect
-        };
-        return refuse(
-            Problem::Dialect,
-            format!("filter dialect {shown} is not supported; only {TOPIC_DIALECT}"),
-        );
-    }
+pub(crate) fn topics(filter: &Element) -> Result<Vec<String>, Refusal> {
     let text = filter.text();
     let mut topics = Vec::new();
     for token in text.split_whitespace() {

@@ -3,18 +3,21 @@
 use crate::delivery::{self, DeliveryProbe, Outgoing, RetryPolicy};
 use crate::event::{Event, Stamped};
 use crate::expires::{self, Requested};
+use crate::keeping::Change;
+use crate::kv_store::KvStore;
 use crate::problem::{Problem, Refusal, refuse};
 use crate::reply::{self, EndStatus};
 use crate::request::{self, ExpiresRequest};
 use crate::store::Store;
 use crate::subscription::new_uuid;
 use crate::version::LATHER_EVENTING_NS;
+use crate::xpath::XPathFilter;
 use crate::{Subscription, Version};
 use bytes::Bytes;
 use lather_envelope::{Element, Envelope, Fault, FaultKind, Limits, QName, SoapVersion};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc;
 
@@ -40,6 +43,9 @@ pub struct SourceSettings {
     pub default_action: String,
     /// Told of each notification a sink took (for benchmarks); `None` normally.
     pub delivered: Option<DeliveryProbe>,
+    /// Notifications to subscribers that asked for gzip are compressed from this size (in
+    /// bytes) on; smaller ones are sent plain.
+    pub compress_min_bytes: usize,
 }
 
 impl Default for SourceSettings {
@@ -53,6 +59,7 @@ impl Default for SourceSettings {
             sweep_every: Duration::from_millis(100),
             default_action: DEFAULT_EVENT_ACTION.to_owned(),
             delivered: None,
+            compress_min_bytes: crate::DEFAULT_COMPRESS_MIN_BYTES,
         }
     }
 }
@@ -61,24 +68,42 @@ impl Default for SourceSettings {
 /// clone; tasks it started stop once every clone is dropped.
 #[derive(Debug, Clone)]
 pub struct EventSource {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
 /// What the source's tasks share.
 #[derive(Debug)]
 pub(crate) struct Inner {
-    settings: SourceSettings,
+    pub(crate) settings: SourceSettings,
     active: Mutex<HashMap<String, Active>>,
-    store: Option<Arc<Store>>,
+    pub(crate) store: Option<Arc<Store>>,
+    /// The JetStream KV bucket shared with the other nodes, once the source shares over NATS.
+    pub(crate) shared: OnceLock<Arc<KvStore>>,
 }
 
+/// A held subscription and its sink's queue.
 #[derive(Debug)]
-struct Active {
-    sub: Subscription,
+pub(crate) struct Active {
+    pub(crate) sub: Subscription,
     queue: mpsc::Sender<Arc<Stamped>>,
+    /// `sub.xpath` compiled.
+    xpath: Option<XPathFilter>,
 }
 
-fn now_ms() -> u64 {
+/// Queues `event` for the subscription `id`'s sink; a full queue drops it with a warning.
+/// Whether it was queued.
+pub(crate) fn enqueue(id: &str, queue: &mpsc::Sender<Arc<Stamped>>, event: &Arc<Stamped>) -> bool {
+    match queue.try_send(event.clone()) {
+        Ok(()) => true,
+        Err(_) => {
+            tracing::warn!(subscription = %id, "sink queue full: event dropped");
+            false
+        }
+    }
+}
+
+/// Now, in Unix milliseconds.
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
@@ -101,10 +126,15 @@ impl EventSource {
             settings,
             active: Mutex::new(HashMap::new()),
             store,
+            shared: OnceLock::new(),
         });
         let now = now_ms();
         for sub in stored {
-            if sub.expires_ms <= now {
+            let unusable = crate::filter::xpath_of(&sub).err();
+            if let Some(why) = &unusable {
+                tracing::warn!(subscription = %sub.id, "stored XPath filter refused, subscription dropped: {why}");
+            }
+            if sub.expires_ms <= now || unusable.is_some() {
                 if let Some(store) = &inner.store {
                     let _ = store.remove(&sub.id);
                 }
@@ -124,7 +154,13 @@ impl EventSource {
     /// Answers an eventing request: Subscribe (to the source), Renew, GetStatus or
     /// Unsubscribe (to the manager). `manager` is the subscription manager's address for
     /// new subscriptions. Returns the response envelope, or the version's fault.
+    ///
+    /// WS-BaseNotification requests (Body in `http://docs.oasis-open.org/wsn/b-2`) are
+    /// answered too; a `wsnt:Notify` is published and answered with empty bytes (one-way).
     pub async fn handle(&self, envelope: &Envelope, manager: &str) -> Result<Bytes, Fault> {
+        if crate::wsn::speaks(envelope) {
+            return crate::wsn::handle(&self.inner, envelope, manager).await;
+        }
         let Some(version) = Version::of(envelope) else {
             return Err(Fault::with_reason(
                 FaultKind::InvalidEventingRequest,
@@ -175,31 +211,14 @@ impl EventSource {
         }))
     }
 
-    /// Publishes `event` (its payload one standalone XML element) to every subscription
-    /// whose filter takes its topics; returns how many notifications were queued. The event
-    /// is stamped with a sequence number and the time now, and shared by every queue: each
-    /// sink's task renders its own notification in its binding.
+    /// Publishes `event` (its payload one standalone XML element; its topics by convention
+    /// the root element's `{namespace}local` first, then named topics) to every
+    /// subscription whose filters take it, with no envelope to parse: for publishers in the
+    /// same process. Returns how many notifications were queued. The event is stamped with
+    /// a sequence number and the time now, and shared by every queue: each sink's task
+    /// renders its own notification in its binding.
     pub fn publish_event(&self, event: Event) -> usize {
-        let action = event
-            .action
-            .clone()
-            .unwrap_or_else(|| self.inner.settings.default_action.clone());
-        let topics = event.topics.clone();
-        let stamped = Stamped::new(event, action);
-        let now = now_ms();
-        let mut queued = 0;
-        for active in self.inner.lock().values() {
-            if active.sub.expires_ms <= now || !active.sub.wants(&topics) {
-                continue;
-            }
-            match active.queue.try_send(stamped.clone()) {
-                Ok(()) => queued += 1,
-                Err(_) => {
-                    tracing::warn!(subscription = %active.sub.id, "sink queue full: event dropped")
-                }
-            }
-        }
-        queued
+        self.inner.deliver(event)
     }
 
     /// Ends the subscription `id` as the source's own decision, sending SubscriptionEnd
@@ -220,37 +239,60 @@ impl EventSource {
 }
 
 impl Inner {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Active>> {
+    /// Stamps `event` and queues it for every subscription whose topic and action filters
+    /// take it; XPath filters are evaluated after the lock is released, each distinct one
+    /// once ([`crate::filter::offer`]). The notifications' `wsa:Action` is the event's, else
+    /// the source's default. Returns how many notifications were queued.
+    pub(crate) fn deliver(&self, event: Event) -> usize {
+        let action = event
+            .action
+            .clone()
+            .unwrap_or_else(|| self.settings.default_action.clone());
+        let stamped = Stamped::new(event, action);
+        let now = now_ms();
+        let mut queued = 0;
+        let mut filtered = Vec::new();
+        for active in self.lock().values() {
+            if active.sub.expires_ms <= now
+                || !active.sub.wants(&stamped.topics)
+                || !active.sub.wants_action(&stamped.action)
+            {
+                continue;
+            }
+            if let Some(xpath) = &active.xpath {
+                filtered.push((xpath.clone(), active.sub.id.clone(), active.queue.clone()));
+                continue;
+            }
+            queued += usize::from(enqueue(&active.sub.id, &active.queue, &stamped));
+        }
+        queued + crate::filter::offer(filtered, &stamped)
+    }
+
+    /// The held subscriptions.
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Active>> {
         self.active
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Starts delivery for `sub` and holds it.
-    fn activate(self: &Arc<Self>, sub: Subscription) {
+    /// Starts delivery for `sub` and holds it; if it is held already, only its record is
+    /// replaced (its delivery goes on).
+    pub(crate) fn activate(self: &Arc<Self>, sub: Subscription) {
+        if let Some(active) = self.lock().get_mut(&sub.id) {
+            active.sub = sub;
+            return;
+        }
         let queue = delivery::spawn_sink(
             &sub,
             self.settings.queue_capacity,
             self.settings.retry,
             self.settings.delivered.clone(),
+            sub.gzip.then_some(self.settings.compress_min_bytes),
             Arc::downgrade(self),
         );
-        self.lock().insert(sub.id.clone(), Active { sub, queue });
-    }
-
-    /// Runs `job` on the store, on a blocking thread; nothing without a store.
-    async fn stored(
-        &self,
-        job: impl FnOnce(&Store) -> Result<(), String> + Send + 'static,
-    ) -> Result<(), Refusal> {
-        let Some(store) = self.store.clone() else {
-            return Ok(());
-        };
-        match tokio::task::spawn_blocking(move || job(&store)).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => refuse(Problem::Unable, format!("subscription store: {e}")),
-            Err(e) => refuse(Problem::Unable, format!("subscription store task: {e}")),
-        }
+        let xpath = crate::filter::xpath_of(&sub).ok().flatten();
+        self.lock()
+            .insert(sub.id.clone(), Active { sub, queue, xpath });
     }
 
     /// The response's action name and body for a request in `version`.
@@ -272,6 +314,9 @@ impl Inner {
             Ok(e) => e,
             Err(f) => return refuse(Problem::Malformed, f.reason().to_owned()),
         };
+        if element.name().local() != "GetStatus" {
+            self.check_shared()?;
+        }
         match element.name().local() {
             "Subscribe" => {
                 let request = request::subscribe(&element, &payload, version)?;
@@ -295,10 +340,10 @@ impl Inner {
                     a.sub.clone()
                 };
                 let id = sub.id.clone();
-                self.stored(move |s| s.put(&sub)).await?;
+                self.keep(Change::Put(Box::new(sub))).await?;
                 // An Unsubscribe or expiry that came in meanwhile must not be undone.
                 if !self.lock().contains_key(&id) {
-                    self.stored(move |s| s.remove(&id)).await?;
+                    self.keep(Change::Remove(id)).await?;
                 }
                 let body = reply::granted_response(
                     version,
@@ -321,7 +366,7 @@ impl Inner {
             "Unsubscribe" => {
                 let id = self.known(envelope, version)?;
                 self.lock().remove(&id);
-                self.stored(move |s| s.remove(&id)).await?;
+                self.keep(Change::Remove(id)).await?;
                 Ok((
                     "UnsubscribeResponse".into(),
                     reply::unsubscribe_response(version),
@@ -372,9 +417,17 @@ impl Inner {
             manager: manager.to_owned(),
             expires_ms: now_ms().saturating_add(millis(granted)),
             topics: request.topics,
+            actions: request.actions,
+            xpath: request.xpath.as_ref().map(|x| x.expression().to_owned()),
+            xpath_namespaces: request
+                .xpath
+                .as_ref()
+                .map(|x| x.namespaces().to_vec())
+                .unwrap_or_default(),
+            gzip: request.gzip,
+            wsn: None,
         };
-        let stored = sub.clone();
-        self.stored(move |s| s.put(&stored)).await?;
+        self.keep(Change::Put(Box::new(sub.clone()))).await?;
         let body = reply::subscribe_response(version, &sub, &expires::format_duration(granted));
         self.activate(sub);
         Ok(("SubscribeResponse".into(), body))
@@ -422,7 +475,8 @@ impl Inner {
     }
 }
 
-fn millis(d: Duration) -> u64 {
+/// `d` in whole milliseconds (saturating).
+pub(crate) fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
@@ -450,19 +504,20 @@ pub(crate) async fn end(inner: &Arc<Inner>, id: &str, status: EndStatus, reason:
     let Some(active) = inner.lock().remove(id) else {
         return false;
     };
-    let owned = id.to_owned();
-    if let Err(e) = inner.stored(move |s| s.remove(&owned)).await {
-        tracing::warn!(
-            subscription = id,
-            "could not remove it from the store: {}",
-            e.reason
-        );
+    if !inner.keep_end(id).await {
+        // Another node ended it first (and sent SubscriptionEnd), or it changed meanwhile.
+        return true;
     }
     let sub = active.sub;
+    if sub.end_to.is_none() {
+        // WS-BaseNotification has no SubscriptionEnd; WS-Eventing ones may lack an EndTo.
+        tracing::info!(subscription = id, ?status, "subscription removed: {reason}");
+    }
     if let Some(end_to) = &sub.end_to {
         let out = Outgoing {
             action: sub.version.action("SubscriptionEnd"),
             envelope: reply::subscription_end(&sub, end_to, status, reason),
+            content_encoding: None,
         };
         let client = delivery::client();
         let timeout = inner.settings.retry.timeout;
@@ -509,9 +564,7 @@ async fn sweep(source: Weak<Inner>) {
         };
         if !expired.is_empty() {
             tracing::debug!(count = expired.len(), "subscriptions expired");
-            let _ = inner
-                .stored(move |s| expired.iter().try_for_each(|id| s.remove(id)))
-                .await;
+            let _ = inner.keep(Change::Expired(expired)).await;
         }
     }
 }

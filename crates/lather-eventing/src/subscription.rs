@@ -31,12 +31,41 @@ pub struct Subscription {
     pub expires_ms: u64,
     /// Topics it wants (Clark names or strings); empty = every event.
     pub topics: Vec<String>,
+    /// Notification actions it wants (DPWS action filter); empty = every action.
+    #[serde(default)]
+    pub actions: Vec<String>,
+    /// The XPath 1.0 expression events must satisfy, if its Filter was XPath (compiled
+    /// again when the source loads the subscription).
+    #[serde(default)]
+    pub xpath: Option<String>,
+    /// The `(prefix, uri)` pairs the XPath expression's prefixes resolve in.
+    #[serde(default)]
+    pub xpath_namespaces: Vec<(String, String)>,
+    /// Whether its notifications are sent gzip-compressed (from the source's
+    /// `compress_min_bytes` on).
+    #[serde(default)]
+    pub gzip: bool,
+    /// What a WS-BaseNotification subscription asked for; `None` for WS-Eventing ones.
+    #[serde(default)]
+    pub wsn: Option<crate::wsn::WsnTerms>,
 }
 
 impl Subscription {
     /// Whether an event with these topics is for this subscription.
     pub fn wants(&self, event_topics: &[String]) -> bool {
+        if let Some(terms) = &self.wsn {
+            return terms.wants(event_topics);
+        }
         self.topics.is_empty() || self.topics.iter().any(|t| event_topics.contains(t))
+    }
+
+    /// Whether a notification with `action` is for this subscription (its action filter).
+    pub fn wants_action(&self, action: &str) -> bool {
+        self.actions.is_empty()
+            || self
+                .actions
+                .iter()
+                .any(|f| crate::action_filter::matches(f, action))
     }
 }
 
@@ -60,4 +89,19 @@ pub(crate) fn new_uuid() -> String {
         &h[16..20],
         &h[20..32]
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subscriptions_stored_before_filters_and_compression_still_load() {
+        let old = r#"{"id":"urn:uuid:1","version":"Rec2011","soap12":true,"notify_to":{"address":"http://s/","params":[]},"end_to":null,"manager":"http://m/","expires_ms":5,"topics":["a"]}"#;
+        let sub: Subscription = serde_json::from_str(old).unwrap();
+        assert_eq!(sub.xpath, None);
+        assert!(sub.xpath_namespaces.is_empty());
+        assert!(!sub.gzip);
+        assert_eq!(sub.topics, ["a"]);
+    }
 }

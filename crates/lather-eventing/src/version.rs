@@ -83,10 +83,14 @@ impl Version {
     }
 
     /// The subscription identifier's element `(namespace, local)` in the manager EPR.
+    /// `wse:Identifier` only with WS-Addressing 2004/08: under WS-Addressing 1.0 an echoed
+    /// reference parameter carries `wsa:IsReferenceParameter`, an attribute the 2004/08
+    /// schema's `wse:Identifier` (a plain `xs:anyURI` element) does not allow, so
+    /// schema-validating subscribers (the `sdc11073` SDC stack) cannot send it back.
     pub fn identifier(self) -> (&'static str, &'static str) {
         match self {
-            Version::Rec2011 => (LATHER_EVENTING_NS, "Identifier"),
-            _ => (WSE04_NS, "Identifier"),
+            Version::Submission04Wsa04 => (WSE04_NS, "Identifier"),
+            _ => (LATHER_EVENTING_NS, "Identifier"),
         }
     }
 

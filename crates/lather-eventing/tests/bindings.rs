@@ -366,3 +366,72 @@ async fn an_unknown_scheme_is_refused_naming_the_supported_ones() {
     }
     assert!(source.subscriptions().is_empty());
 }
+
+const WSNT: &str = "http://docs.oasis-open.org/wsn/b-2";
+
+fn wsn_subscribe(consumer: &str, policy: &str) -> Envelope {
+    let text = format!(
+        r#"<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope" xmlns:wsa="{WSA10}"><s:Header><wsa:Action>http://docs.oasis-open.org/wsn/bw-2/NotificationProducer/SubscribeRequest</wsa:Action></s:Header><s:Body><wsnt:Subscribe xmlns:wsnt="{WSNT}"><wsnt:ConsumerReference><wsa:Address>{consumer}</wsa:Address></wsnt:ConsumerReference>{policy}</wsnt:Subscribe></s:Body></s:Envelope>"#
+    );
+    Envelope::parse(Bytes::from(text), &Limits::default()).unwrap()
+}
+
+#[tokio::test]
+async fn wsn_subscriptions_get_notify_on_soap_tcp_and_the_raw_event_in_binary_frames() {
+    let source = EventSource::open(SourceSettings::default()).unwrap();
+    let (tcp_addr, mut tcp_rx) = tcp_sink().await;
+    let (bin_addr, mut bin_rx) = tcp_sink().await;
+    let (raw_addr, mut raw_rx) = tcp_sink().await;
+    for (consumer, policy) in [
+        (format!("soap.tcp://{tcp_addr}"), ""),
+        (format!("lather.bin://{bin_addr}"), ""),
+        (
+            format!("soap.tcp://{raw_addr}"),
+            "<wsnt:SubscriptionPolicy><wsnt:UseRaw/></wsnt:SubscriptionPolicy>",
+        ),
+    ] {
+        source
+            .handle(&wsn_subscribe(&consumer, policy), "http://h/e")
+            .await
+            .unwrap();
+    }
+    assert_eq!(source.publish_event(event(7, 10)), 3);
+    let split = |b: &[u8]| {
+        split_length_prefixed(b)
+            .unwrap()
+            .map(|(f, used)| (f.to_vec(), used))
+    };
+    // soap.tcp, wrapped: a wsnt:Notify whose Message holds the event.
+    let notify = frames(&mut tcp_rx, 1, split).await.remove(0);
+    let env = Envelope::parse(Bytes::from(notify), &Limits::default()).unwrap();
+    let op = env.operation().unwrap();
+    assert_eq!((op.namespace(), op.local()), (WSNT, "Notify"));
+    let action = env
+        .header(&QName::new(WSA10, "Action"))
+        .and_then(|b| env.header_text(b));
+    assert_eq!(
+        action.as_deref(),
+        Some("http://docs.oasis-open.org/wsn/bw-2/NotificationConsumer/Notify")
+    );
+    let payload = String::from_utf8(env.extract_payload().unwrap().to_vec()).unwrap();
+    assert!(
+        payload.contains(r#"<q:Quote xmlns:q="urn:q" n="7">"#),
+        "{payload}"
+    );
+    // soap.tcp, UseRaw: the event itself is the Body, with the event's action.
+    let raw = frames(&mut raw_rx, 1, split).await.remove(0);
+    let env = Envelope::parse(Bytes::from(raw), &Limits::default()).unwrap();
+    let op = env.operation().unwrap();
+    assert_eq!((op.namespace(), op.local()), ("urn:q", "Quote"));
+    let action = env
+        .header(&QName::new(WSA10, "Action"))
+        .and_then(|b| env.header_text(b));
+    assert_eq!(action.as_deref(), Some("urn:q:Quote"));
+    // lather.bin: the raw event in the frame.
+    let frame: Frame = frames(&mut bin_rx, 1, |b| binary::decode(b).unwrap())
+        .await
+        .remove(0);
+    assert_eq!(frame.action, "urn:q:Quote");
+    assert_eq!(frame.topic, "{urn:q}Quote");
+    assert!(String::from_utf8_lossy(&frame.payload).contains(r#"n="7""#));
+}

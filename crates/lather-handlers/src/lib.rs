@@ -15,6 +15,7 @@
 //! | `wsse-username` | WS-Security UsernameToken (PasswordText / PasswordDigest), nonce replay cache, Created window | I/O |
 //! | `cpu-burn` | `micros = N` of CPU work per message (a benchmark aid) | CPU |
 //! | `wsrf-resource` | a WS-RF resource per `wsrf:ResourceId`: WS-RP Get/Set answered, other messages counted, in a redb file at `path` | I/O |
+//! | `publish` | publishes the Body's event to the event source `source` of this process (`action`, `topic` optional) | I/O |
 //! | `notify` | POSTs a SOAP 1.2 notification of each message to `sink` and waits for its 2xx | I/O |
 //! | `sleep` | waits `millis = N` per message (a benchmark aid) | I/O |
 //! | `digest` | SHA-256 over the whole request, `rounds = N` times in a row (a benchmark aid) | CPU |
@@ -31,10 +32,12 @@ mod decompress;
 mod decrypt;
 mod digest;
 mod encrypt;
+mod event_sink;
 mod logging;
 mod monitor;
 mod notify;
 mod plans;
+mod publish;
 mod registry;
 mod sleep;
 mod uuid;
@@ -52,11 +55,17 @@ pub use decompress::Decompress;
 pub use decrypt::Decrypt;
 pub use digest::Digest;
 pub use encrypt::Encrypt;
+pub use event_sink::{EventSink, EventSinks};
 pub use logging::Logging;
 pub use monitor::Monitor;
 pub use notify::{NOTIFY_NS, Notify};
-pub use plans::{Route, ServicePlans, Services, build_services, service_plans};
-pub use registry::{KINDS, build_handler, build_placed_step, build_step, limits};
+pub use plans::{
+    Route, ServicePlans, Services, build_services, build_services_with, service_plans,
+};
+pub use publish::Publish;
+pub use registry::{
+    KINDS, build_handler, build_handler_with, build_placed_step, build_step, limits,
+};
 pub use sleep::Sleep;
 pub use wsa::WsAddressing;
 pub use wsrf::{

@@ -1,6 +1,6 @@
 //! Every service's request and response plans, built from the configuration.
 
-use crate::build_placed_step;
+use crate::{EventSinks, build_placed_step};
 use lather_config::{Config, ConfigError, Flow, FlowSpec, Placement, parse_clark};
 use lather_envelope::{Envelope, QName};
 use lather_pipeline::{Order, Plan, Priority, Step};
@@ -112,8 +112,14 @@ pub fn service_plans(config: &Config) -> Result<Vec<ServicePlans>, ConfigError> 
 }
 
 /// [`service_plans`] plus the NATS link of the remote handlers, which the host must connect
-/// before serving.
+/// before serving. No event source runs here (see [`build_services_with`]).
 pub fn build_services(config: &Config) -> Result<Services, ConfigError> {
+    build_services_with(config, &EventSinks::default())
+}
+
+/// [`build_services`] for a host whose event sources are (or will be) registered in
+/// `sinks`, where `publish` handlers find them.
+pub fn build_services_with(config: &Config, sinks: &EventSinks) -> Result<Services, ConfigError> {
     let remote = config
         .handlers
         .values()
@@ -124,7 +130,7 @@ pub fn build_services(config: &Config) -> Result<Services, ConfigError> {
     };
     let mut steps: HashMap<&str, Arc<Step>> = HashMap::new();
     for (name, cfg) in &config.handlers {
-        let step = build_placed_step(name, cfg, config, link.as_ref())?;
+        let step = build_placed_step(name, cfg, config, link.as_ref(), sinks)?;
         steps.insert(name, Arc::new(step));
     }
     let plans = config

@@ -2,12 +2,12 @@
 
 use crate::{
     Algorithm, AuditFile, Compress, CpuBurn, Decompress, Decrypt, Digest, Encrypt,
-    EncryptionAlgorithm, EncryptionKey, FormatConvert, Fsync, Logging, Monitor, Notify, Sleep,
-    WsAddressing, WsrfResource, WsseUsername,
+    EncryptionAlgorithm, EncryptionKey, EventSinks, FormatConvert, Fsync, Logging, Monitor, Notify,
+    Publish, Sleep, WsAddressing, WsrfResource, WsseUsername,
 };
-use lather_config::{Config, ConfigError, HandlerConfig, Placement};
+use lather_config::{Builtin, Config, ConfigError, HandlerConfig, Placement, ServiceKind};
 use lather_pipeline::{Handler, Options, Step, Work};
-use lather_remote::{Link, RemoteHandler};
+use lather_remote::{Link, OnewayRemoteHandler, RemoteHandler};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -28,6 +28,7 @@ pub const KINDS: &[(&str, &[&str], Work)] = &[
     ("notify", &["sink"], Work::Io),
     ("wsa", &["required", "response_action"], Work::Io),
     ("format-convert", &["mapping_file", "reverse"], Work::Cpu),
+    ("publish", &["source", "action", "topic"], Work::Io),
 ];
 
 /// Kinds that change state outside the message, so a second attempt could apply a change
@@ -47,16 +48,30 @@ pub fn build_step(name: &str, cfg: &HandlerConfig, config: &Config) -> Result<St
 }
 
 /// Makes `cfg` into a step placed as configured: a `placement = "remote"` handler is
-/// wrapped in a [`RemoteHandler`] that reaches its workers through `link` (the process's
+/// wrapped in a [`RemoteHandler`] (a oneway one in an [`OnewayRemoteHandler`], which hands
+/// messages to a JetStream work queue) that reaches its workers through `link` (the process's
 /// link to `[nats]`; the configuration check guarantees one exists for remote handlers).
+/// A `publish` handler hands its events to the source of that name in `sinks`.
 pub fn build_placed_step(
     name: &str,
     cfg: &HandlerConfig,
     config: &Config,
     link: Option<&Arc<Link>>,
+    sinks: &EventSinks,
 ) -> Result<Step, ConfigError> {
-    let (handler, mut options) = build_handler(name, cfg, config)?;
+    let (handler, mut options) = build_handler_with(name, cfg, config, sinks)?;
     let handler: Arc<dyn Handler> = match (cfg.placement(), link) {
+        (Placement::Remote, Some(link)) if options.oneway => {
+            // Handing over waits on the network (a local fallback runs on the I/O threads too).
+            options.work = Work::Io;
+            Arc::new(OnewayRemoteHandler::new(
+                name,
+                handler,
+                link.clone(),
+                cfg.fallback(),
+                options.timeout,
+            ))
+        }
         (Placement::Remote, Some(link)) => {
             // Here the call waits on the network: it belongs on the I/O threads, not the
             // CPU pool (a local fallback then runs there too).
@@ -85,11 +100,23 @@ pub fn limits(config: &Config) -> lather_envelope::Limits {
 }
 
 /// Makes `cfg` into the local handler and its engine options (for a step, or for a worker
-/// that hosts it).
+/// that hosts it). No event source runs here: a `publish` handler built so faults with
+/// `EventSourceNotRunning` (see [`build_handler_with`]).
 pub fn build_handler(
     name: &str,
     cfg: &HandlerConfig,
     config: &Config,
+) -> Result<(Arc<dyn Handler>, Options), ConfigError> {
+    build_handler_with(name, cfg, config, &EventSinks::default())
+}
+
+/// [`build_handler`] in a process whose event sources are (or will be) registered in
+/// `sinks`, where `publish` handlers find them.
+pub fn build_handler_with(
+    name: &str,
+    cfg: &HandlerConfig,
+    config: &Config,
+    sinks: &EventSinks,
 ) -> Result<(Arc<dyn Handler>, Options), ConfigError> {
     let kind = cfg.kind.get_ref().as_str();
     let Some((_, params, work)) = KINDS.iter().find(|(k, _, _)| *k == kind) else {
@@ -312,6 +339,16 @@ pub fn build_handler(
             })?;
             Arc::new(convert)
         }
+        "publish" => {
+            let source = cfg.source.as_ref().ok_or_else(|| missing("source"))?;
+            check_publish(name, cfg, source, config)?;
+            Arc::new(Publish::new(
+                source.get_ref(),
+                sinks.clone(),
+                cfg.action.as_ref().map(|a| a.get_ref().clone()),
+                cfg.topic.as_ref().map(|t| t.get_ref().as_str()),
+            ))
+        }
         _ => unreachable!("every entry of KINDS is built above"),
     };
     let work = match &cfg.work {
@@ -369,6 +406,67 @@ pub fn build_handler(
         ));
     }
     Ok((handler, options))
+}
+
+/// A `publish` handler's checks: `source` names a `builtin = "event-source"` service of
+/// this configuration, `action` and `topic` are not blank, and the handler runs in the
+/// serving process (a `lather worker` has no event sources).
+fn check_publish(
+    name: &str,
+    cfg: &HandlerConfig,
+    source: &toml::Spanned<String>,
+    config: &Config,
+) -> Result<(), ConfigError> {
+    let is_source = |svc: &&lather_config::ServiceConfig| {
+        matches!(svc.kind(), ServiceKind::Builtin(Builtin::EventSource))
+    };
+    let wanted = source.get_ref();
+    match config.services.iter().find(|s| s.name.get_ref() == wanted) {
+        Some(svc) if is_source(&svc) => {}
+        found => {
+            let sources: Vec<&str> = config
+                .services
+                .iter()
+                .filter(is_source)
+                .map(|s| s.name.get_ref().as_str())
+                .collect();
+            let what = if found.is_some() {
+                "is not a builtin = \"event-source\" service"
+            } else {
+                "names no service"
+            };
+            let known = if sources.is_empty() {
+                "this configuration has no event source".to_owned()
+            } else {
+                format!("event sources: {}", sources.join(", "))
+            };
+            return Err(config.error_at(
+                source.span(),
+                format!("handlers.{name}.source: {wanted:?} {what} ({known})"),
+            ));
+        }
+    }
+    for (key, value) in [("action", &cfg.action), ("topic", &cfg.topic)] {
+        if let Some(v) = value
+            && v.get_ref().trim().is_empty()
+        {
+            return Err(config.error_at(
+                v.span(),
+                format!("handlers.{name}.{key}: must not be empty"),
+            ));
+        }
+    }
+    if let Some(p) = &cfg.placement
+        && *p.get_ref() != Placement::Local
+    {
+        return Err(config.error_at(
+            p.span(),
+            format!(
+                "handlers.{name}.placement: kind \"publish\" hands events to an event source of the serving process, so it runs there only (a worker has no event sources)"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The `header` parameter as a name, if given; Clark notation with a namespace.

@@ -1,5 +1,6 @@
-//! The `event-source` builtin over HTTP: WS-Eventing requests at the service's path
-//! (source and subscription manager in one), events published at `{path}/publish`.
+//! The `event-source` builtin over HTTP: WS-Eventing and WS-BaseNotification requests at the
+//! service's path (source and subscription manager in one), events published at
+//! `{path}/publish` or as a `wsnt:Notify` to the path.
 
 use crate::dispatch::service_location;
 use crate::respond::{self, HttpResponse};
@@ -39,6 +40,10 @@ pub(crate) async fn respond(
     }
     let manager = service_location(state, service, parts);
     let answer = source.handle(envelope, &manager).await?;
+    if answer.is_empty() {
+        // A one-way message (wsnt:Notify): accepted, nothing to answer.
+        return Ok(respond::soap(StatusCode::ACCEPTED, version, answer));
+    }
     Ok(respond::soap(StatusCode::OK, version, answer))
 }
 

@@ -42,7 +42,8 @@ impl Server {
     /// Binds `config.server.listen` and prepares the services and their handler stages.
     /// A handler or flow that is not valid is an `InvalidInput` error naming its line. When a
     /// handler is placed remotely it connects to `[nats]` first: an unreachable server is a
-    /// `ConnectionRefused` error naming the URL.
+    /// `ConnectionRefused` error naming the URL. So does an event source whose subscriptions
+    /// live in NATS (see docs/eventing.md, "Several nodes over NATS").
     pub async fn bind(config: &Config) -> io::Result<Server> {
         let listener = TcpListener::bind(config.server.listen).await?;
         let local = listener.local_addr()?;
@@ -53,6 +54,7 @@ impl Server {
                 .await
                 .map_err(|e| io::Error::new(io::ErrorKind::ConnectionRefused, e.to_string()))?;
         }
+        crate::eventing_nats::share(config, &state).await?;
         Ok(Server {
             listener,
             state: Arc::new(state),

@@ -124,5 +124,8 @@ fn source_settings(config: &ServiceConfig) -> lather_eventing::SourceSettings {
     if let Some(action) = &config.event_action {
         settings.default_action = action.get_ref().clone();
     }
+    if let Some(min) = &config.compress_min_bytes {
+        settings.compress_min_bytes = usize::try_from(*min.get_ref()).unwrap_or(usize::MAX);
+    }
     settings
 }

@@ -25,7 +25,10 @@ impl State {
         config: &Config,
         listen: SocketAddr,
     ) -> Result<Self, lather_config::ConfigError> {
-        let lather_handlers::Services { plans, link } = lather_handlers::build_services(config)?;
+        // The plans' `publish` handlers find the event sources opened below here.
+        let sinks = lather_handlers::EventSinks::default();
+        let lather_handlers::Services { plans, link } =
+            lather_handlers::build_services_with(config, &sinks)?;
         let server = &config.server;
         let limits = Limits {
             max_message_bytes: server.max_message_bytes,
@@ -37,7 +40,11 @@ impl State {
             let service = Service::from_config(svc, plans, server)
                 .map_err(|e| config.error_at(svc.path.span(), format!("event source: {e}")))?;
             let service = Arc::new(service);
-            if matches!(service.behaviour, Behaviour::EventSource(_)) {
+            if let Behaviour::EventSource(source) = &service.behaviour {
+                sinks.register(
+                    &service.name,
+                    Arc::new(crate::event_sink::SourceSink(source.clone())),
+                );
                 let publish = format!("{}{PUBLISH_SUFFIX}", service.path);
                 services.entry(publish).or_insert_with(|| service.clone());
             }

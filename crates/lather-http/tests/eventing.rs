@@ -346,6 +346,9 @@ async fn submission_2004_with_wsa_2004_answers_every_operation_and_echoes_refere
         "{}",
         gone.text()
     );
+    // 2004/08 answers Unsubscribe with an empty Body: its schema has no UnsubscribeResponse
+    // element (schema-validating subscribers such as sdc11073 refuse one).
+    assert_eq!(gone.envelope().body_child_count(), 0, "{}", gone.text());
     assert_eq!(
         queued(&publish(&server, soap, "urn:ev/T", "", EVENT).await),
         0
@@ -557,7 +560,7 @@ async fn each_2004_fault_in_its_binding() {
                 WSA10,
                 sink_addr,
                 None,
-                "<wse:Filter>/s:Envelope</wse:Filter>",
+                r#"<wse:Filter Dialect="urn:example:sql">SELECT 1</wse:Filter>"#,
             ),
             FaultKind::FilteringRequestedUnavailable,
         ),
@@ -627,7 +630,7 @@ async fn each_2011_fault_in_its_binding() {
                 WSA10,
                 sink_addr,
                 None,
-                &format!(r#"<wse:Filter Dialect="{WSE11}/Dialects/XPath10">/a</wse:Filter>"#),
+                &format!(r#"<wse:Filter Dialect="{WSE11}/Dialects/XPath20">/a</wse:Filter>"#),
             ),
             FaultKind::FilteringRequestedUnavailable2011,
         ),

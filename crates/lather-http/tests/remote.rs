@@ -62,6 +62,21 @@ async fn a_remote_handler_answers_through_a_worker_and_shows_on_metrics() {
         "lather_remote_calls_total{service=\"echo\",handler=\"log\"}",
     );
     assert_eq!(calls, Some(f64::from(sent)), "{}", metrics.text());
+    // The answered call's time is split as equation 1: the NATS round trip always takes
+    // some microseconds; the three parts are reported per handler.
+    for part in ["handler", "transfer", "overhead"] {
+        let name = format!("lather_remote_{part}_micros_total{{service=\"echo\",handler=\"log\"}}");
+        assert!(
+            metric(metrics.text(), &name).is_some(),
+            "{name}: {}",
+            metrics.text()
+        );
+    }
+    let transfer = metric(
+        metrics.text(),
+        "lather_remote_transfer_micros_total{service=\"echo\",handler=\"log\"}",
+    );
+    assert!(transfer > Some(0.0), "{}", metrics.text());
 
     stop.send(()).unwrap();
     worker.await.unwrap().unwrap();

@@ -7,13 +7,24 @@
 //! queue group per handler (see [`worker`]), so several share the load and a retry may land
 //! on another one. When NATS or every worker is unavailable the handler follows its
 //! `fallback`: run the local instance, or fault.
+//!
+//! A oneway remote handler ([`OnewayRemoteHandler`]) is not waited on: its frame is
+//! published to the JetStream work-queue stream ([`oneway_stream`]) and workers pull it
+//! from a durable consumer per handler ([`oneway_worker`]), acknowledging after handling —
+//! delivery is at-least-once, and the message id is the idempotency key.
 
 pub mod frame;
 mod link;
+mod oneway_handler;
+pub mod oneway_stream;
+pub mod oneway_worker;
 mod remote_handler;
 mod shipping;
+mod trace;
 pub mod worker;
 
-pub use link::{Link, LinkError};
-pub use remote_handler::{RemoteCounters, RemoteHandler};
+pub use link::{Link, LinkError, OnewayLimits};
+pub use oneway_handler::{OnewayCounters, OnewayRemoteHandler};
+pub use remote_handler::{CallSplit, RemoteCounters, RemoteHandler};
 pub use shipping::{rebuild_message, request_for};
+pub use trace::{trace_id, traceparent};

@@ -15,7 +15,18 @@ pub struct Link {
     url: String,
     prefix: String,
     connect_timeout: Duration,
+    oneway_limits: OnewayLimits,
     client: OnceLock<async_nats::Client>,
+}
+
+/// The bounds of the JetStream work-queue stream oneway remote handlers go through
+/// (`[nats] oneway_max_bytes`, `oneway_max_messages`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OnewayLimits {
+    /// The most bytes the stream holds.
+    pub max_bytes: u64,
+    /// The most messages the stream holds.
+    pub max_messages: u64,
 }
 
 impl fmt::Debug for Link {
@@ -56,6 +67,10 @@ impl Link {
             url: config.url.get_ref().clone(),
             prefix: config.subject_prefix.clone(),
             connect_timeout: Duration::from_millis(config.connect_timeout_ms),
+            oneway_limits: OnewayLimits {
+                max_bytes: config.oneway_max_bytes,
+                max_messages: config.oneway_max_messages,
+            },
             client: OnceLock::new(),
         }
     }
@@ -115,5 +130,37 @@ impl Link {
     /// The queue group the workers hosting handler `name` answer in.
     pub fn queue_group(&self, name: &str) -> String {
         format!("{}.workers.{name}", self.prefix)
+    }
+
+    /// The JetStream subject oneway handler `name` is queued on: `{prefix}.oneway.{name}`.
+    pub fn oneway_subject(&self, name: &str) -> String {
+        format!("{}.oneway.{name}", self.prefix)
+    }
+
+    /// The subjects the oneway work-queue stream holds: `{prefix}.oneway.>`.
+    pub fn oneway_subjects(&self) -> String {
+        format!("{}.oneway.>", self.prefix)
+    }
+
+    /// The oneway work-queue stream's name: the prefix upper-cased, every character a
+    /// stream name may not hold made `_`, then `_ONEWAY` (`lather` → `LATHER_ONEWAY`).
+    pub fn oneway_stream(&self) -> String {
+        let prefix: String = self
+            .prefix
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        format!("{prefix}_ONEWAY")
+    }
+
+    /// The oneway stream's bounds.
+    pub fn oneway_limits(&self) -> OnewayLimits {
+        self.oneway_limits
     }
 }

@@ -1,6 +1,6 @@
 //! `RemoteHandler`: a handler stage that runs on a worker, reached through NATS.
 
-use crate::frame::{Answer, Outcome};
+use crate::frame::{Answer, Outcome, WorkerTiming};
 use crate::{Link, request_for};
 use lather_config::Fallback;
 use lather_envelope::{Envelope, Fault, FaultKind, Limits};
@@ -25,6 +25,33 @@ pub struct RemoteCounters {
     /// Calls that went to the fallback (local run or fault) because NATS or every worker
     /// was unavailable.
     pub fallbacks: AtomicU64,
+    /// Answered calls' handler time on the workers, in microseconds (equation 1's Tcomp).
+    pub handler_micros: AtomicU64,
+    /// Answered calls' time on the way to and from the workers, in microseconds (Tt).
+    pub transfer_micros: AtomicU64,
+    /// Answered calls' remaining time — framing, rebuilding, parsing — in microseconds (C).
+    pub overhead_micros: AtomicU64,
+}
+
+/// One answered remote call's time split as equation 1 of the distributed handler
+/// architecture, W = Tcomp + Tt + C.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallSplit {
+    /// Tcomp: the handler's own time on the worker.
+    pub handler: Duration,
+    /// Tt: the round trip through NATS less the worker's whole time — the bytes moving
+    /// from the service to the broker to the worker and back.
+    pub transfer: Duration,
+    /// C: everything else — encoding the request, decoding it and rebuilding the message on
+    /// the worker, encoding and decoding the answer, turning it into a verdict.
+    pub overhead: Duration,
+}
+
+impl CallSplit {
+    /// The whole call as the service saw it.
+    pub fn total(&self) -> Duration {
+        self.handler + self.transfer + self.overhead
+    }
 }
 
 /// Stands for the handler `name` in a plan and runs it on a `lather worker`: the request
@@ -87,6 +114,108 @@ impl RemoteHandler {
         &self.counters
     }
 
+    /// Calls the handler on a worker (or the fallback) and, when a worker answered, how the
+    /// call's time splits ([`CallSplit`]); the split is also added to the counters.
+    pub async fn call_split(&self, message: &Message) -> (Verdict, Option<CallSplit>) {
+        let Some(client) = self.link.available() else {
+            let verdict = self
+                .fall_back(message, "NATS is not connected".to_owned())
+                .await;
+            return (verdict, None);
+        };
+        let started = Instant::now();
+        let deadline_unix_ms = SystemTime::now()
+            .checked_add(self.timeout)
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(u64::MAX, |d| {
+                u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+            });
+        let request = request_for(
+            &self.name,
+            &self.access,
+            message,
+            current_attempt(),
+            deadline_unix_ms,
+        );
+        let frame = match request.encode() {
+            Ok(frame) => frame,
+            Err(e) => {
+                return (
+                    self.failed(format!("the message cannot be framed: {e}")),
+                    None,
+                );
+            }
+        };
+        self.counters.calls.fetch_add(1, Ordering::Relaxed);
+        let mut watch = TimeoutWatch {
+            counters: &self.counters,
+            deadline: started + self.timeout,
+            finished: false,
+        };
+        let nats_request = async_nats::Request::new()
+            .payload(frame)
+            .timeout(Some(self.timeout + REQUEST_GRACE));
+        let sent = Instant::now();
+        let result = client
+            .send_request(self.subject.clone(), nats_request)
+            .await;
+        let round_trip = sent.elapsed();
+        watch.finished = true;
+        use async_nats::RequestErrorKind as Kind;
+        match result {
+            Ok(reply) => {
+                let (verdict, timing) = self.verdict(request.id, reply.payload);
+                let split = timing.map(|t| {
+                    let handler = Duration::from_micros(u64::from(t.handler_us));
+                    let worker = Duration::from_micros(u64::from(t.worker_us));
+                    let transfer = round_trip.saturating_sub(worker);
+                    let overhead = started.elapsed().saturating_sub(transfer + handler);
+                    CallSplit {
+                        handler,
+                        transfer,
+                        overhead,
+                    }
+                });
+                if let Some(split) = split {
+                    let add = |counter: &AtomicU64, d: Duration| {
+                        counter.fetch_add(
+                            u64::try_from(d.as_micros()).unwrap_or(u64::MAX),
+                            Ordering::Relaxed,
+                        );
+                    };
+                    add(&self.counters.handler_micros, split.handler);
+                    add(&self.counters.transfer_micros, split.transfer);
+                    add(&self.counters.overhead_micros, split.overhead);
+                }
+                (verdict, split)
+            }
+            Err(e) => {
+                let verdict = match e.kind() {
+                    Kind::NoResponders => {
+                        self.fall_back(message, "no worker is serving it".to_owned())
+                            .await
+                    }
+                    Kind::TimedOut => {
+                        self.counters.timeouts.fetch_add(1, Ordering::Relaxed);
+                        Verdict::Fault(Fault::with_reason(
+                            FaultKind::HandlerTimeout,
+                            format!(
+                                "remote handler {} did not answer within {} ms",
+                                self.name,
+                                self.timeout.as_millis()
+                            ),
+                        ))
+                    }
+                    _ => {
+                        self.fall_back(message, format!("NATS request failed: {e}"))
+                            .await
+                    }
+                };
+                (verdict, None)
+            }
+        }
+    }
+
     /// NATS or the workers are unavailable (`why`): the configured fallback.
     async fn fall_back(&self, message: &Message, why: String) -> Verdict {
         self.counters.fallbacks.fetch_add(1, Ordering::Relaxed);
@@ -114,19 +243,24 @@ impl RemoteHandler {
         ))
     }
 
-    /// The verdict an answer frame gives.
-    fn verdict(&self, id: u128, payload: bytes::Bytes) -> Verdict {
+    /// The verdict an answer frame gives, and the worker's timing when the answer is
+    /// readable and for this message.
+    fn verdict(&self, id: u128, payload: bytes::Bytes) -> (Verdict, Option<WorkerTiming>) {
         let answer = match Answer::decode(payload) {
             Ok(answer) => answer,
-            Err(e) => return self.failed(format!("the worker's answer is unreadable: {e}")),
+            Err(e) => {
+                let why = format!("the worker's answer is unreadable: {e}");
+                return (self.failed(why), None);
+            }
         };
         if answer.id != id {
-            return self.failed(format!(
+            let why = format!(
                 "the worker answered message {:032x}, not {id:032x}",
                 answer.id
-            ));
+            );
+            return (self.failed(why), None);
         }
-        match answer.outcome {
+        let verdict = match answer.outcome {
             Outcome::Continue(patch) => Verdict::Continue(patch),
             Outcome::Fault(fault) => Verdict::Fault(fault),
             Outcome::Respond(bytes) => match Envelope::parse(bytes, &self.limits) {
@@ -136,7 +270,8 @@ impl RemoteHandler {
                     f.reason()
                 )),
             },
-        }
+        };
+        (verdict, Some(answer.timing))
     }
 }
 
@@ -162,69 +297,7 @@ impl Handler for RemoteHandler {
     }
 
     fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
-        Box::pin(async move {
-            let Some(client) = self.link.available() else {
-                return self
-                    .fall_back(message, "NATS is not connected".to_owned())
-                    .await;
-            };
-            let started = Instant::now();
-            let deadline_unix_ms = SystemTime::now()
-                .checked_add(self.timeout)
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map_or(u64::MAX, |d| {
-                    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
-                });
-            let request = request_for(
-                &self.name,
-                &self.access,
-                message,
-                current_attempt(),
-                deadline_unix_ms,
-            );
-            let frame = match request.encode() {
-                Ok(frame) => frame,
-                Err(e) => return self.failed(format!("the message cannot be framed: {e}")),
-            };
-            self.counters.calls.fetch_add(1, Ordering::Relaxed);
-            let mut watch = TimeoutWatch {
-                counters: &self.counters,
-                deadline: started + self.timeout,
-                finished: false,
-            };
-            let nats_request = async_nats::Request::new()
-                .payload(frame)
-                .timeout(Some(self.timeout + REQUEST_GRACE));
-            let result = client
-                .send_request(self.subject.clone(), nats_request)
-                .await;
-            watch.finished = true;
-            use async_nats::RequestErrorKind as Kind;
-            match result {
-                Ok(reply) => self.verdict(request.id, reply.payload),
-                Err(e) => match e.kind() {
-                    Kind::NoResponders => {
-                        self.fall_back(message, "no worker is serving it".to_owned())
-                            .await
-                    }
-                    Kind::TimedOut => {
-                        self.counters.timeouts.fetch_add(1, Ordering::Relaxed);
-                        Verdict::Fault(Fault::with_reason(
-                            FaultKind::HandlerTimeout,
-                            format!(
-                                "remote handler {} did not answer within {} ms",
-                                self.name,
-                                self.timeout.as_millis()
-                            ),
-                        ))
-                    }
-                    _ => {
-                        self.fall_back(message, format!("NATS request failed: {e}"))
-                            .await
-                    }
-                },
-            }
-        })
+        Box::pin(async move { self.call_split(message).await.0 })
     }
 
     fn observations(&self) -> Vec<Observation> {
@@ -244,6 +317,21 @@ impl Handler for RemoteHandler {
                 "remote_fallbacks",
                 "Remote handler calls that went to the fallback (NATS or workers unavailable)",
                 &self.counters.fallbacks,
+            ),
+            (
+                "remote_handler_micros",
+                "Answered remote calls' handler time on the workers, microseconds (Tcomp)",
+                &self.counters.handler_micros,
+            ),
+            (
+                "remote_transfer_micros",
+                "Answered remote calls' time to and from the workers, microseconds (Tt)",
+                &self.counters.transfer_micros,
+            ),
+            (
+                "remote_overhead_micros",
+                "Answered remote calls' framing and rebuilding time, microseconds (C)",
+                &self.counters.overhead_micros,
             ),
         ];
         out.extend(

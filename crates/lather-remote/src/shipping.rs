@@ -11,7 +11,8 @@ use lather_pipeline::{Access, Context, Message};
 /// Shipped: every header block the handler reads, standing alone with the namespace
 /// declarations in scope ([`Envelope::extract_header`]); the Body's content as it stands,
 /// with the declarations in scope for it, when the handler reads the Body; the whole
-/// envelope when it reads every header and the Body.
+/// envelope when it reads every header and the Body. The trace context is a W3C
+/// `traceparent` whose trace id is the message id ([`crate::traceparent`]).
 pub fn request_for(
     name: &str,
     access: &Access,
@@ -50,7 +51,7 @@ pub fn request_for(
         handler: name.to_owned(),
         attempt,
         deadline_unix_ms,
-        trace: None,
+        trace: Some(crate::traceparent(context.id, name, attempt)),
         service: context.service.clone(),
         action: context.action.clone(),
         client: context.client.clone(),

@@ -1,7 +1,7 @@
 //! The worker side: answer request frames for the hosted handlers, in a queue group per
 //! handler so several workers share the load.
 
-use crate::frame::{Answer, Outcome, Request};
+use crate::frame::{Answer, Outcome, Request, WorkerTiming};
 use crate::{Link, LinkError, rebuild_message};
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -9,8 +9,9 @@ use lather_envelope::{Fault, FaultKind, Limits};
 use lather_pipeline::{Handler, Options, Step, Verdict};
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::task::JoinSet;
+use tracing::Instrument;
 
 /// A handler a worker hosts: its configured name, the handler and its options (the timeout
 /// bounds each call together with the request's deadline; the caller does the retrying).
@@ -37,9 +38,11 @@ impl std::fmt::Debug for Hosted {
 /// an unreadable frame, a frame for another handler, parts that do not make an envelope, a
 /// timeout or a panic all become a fault answer.
 pub async fn answer(hosted: &Hosted, frame: Bytes, limits: &Limits) -> Bytes {
-    let (id, outcome) = match Request::decode(frame) {
+    let arrived = Instant::now();
+    let (id, handler_time, outcome) = match Request::decode(frame) {
         Err(e) => (
             0,
+            Duration::ZERO,
             Outcome::Fault(Fault::with_reason(
                 FaultKind::HandlerFailed,
                 format!(
@@ -48,9 +51,28 @@ pub async fn answer(hosted: &Hosted, frame: Bytes, limits: &Limits) -> Bytes {
                 ),
             )),
         ),
-        Ok(request) => (request.id, run(hosted, &request, limits).await),
+        Ok(request) => {
+            let trace = request
+                .trace
+                .as_deref()
+                .and_then(crate::trace_id)
+                .unwrap_or("");
+            let span = tracing::debug_span!("remote call", handler = %hosted.name, trace_id = %trace, attempt = request.attempt);
+            let (outcome, handler_time) = run(hosted, &request, limits).instrument(span).await;
+            (request.id, handler_time, outcome)
+        }
     };
-    let answer = Answer { id, outcome };
+    let micros = |d: Duration| u32::try_from(d.as_micros()).unwrap_or(u32::MAX);
+    let mut answer = Answer {
+        id,
+        timing: WorkerTiming {
+            handler_us: micros(handler_time),
+            worker_us: 0,
+        },
+        outcome,
+    };
+    // The encoding itself is the one part the worker time cannot include; it is a copy.
+    answer.timing.worker_us = micros(arrived.elapsed());
     answer.encode().unwrap_or_else(|e| {
         let fault = Fault::with_reason(
             FaultKind::HandlerFailed,
@@ -61,6 +83,7 @@ pub async fn answer(hosted: &Hosted, frame: Bytes, limits: &Limits) -> Bytes {
         );
         Answer {
             id,
+            timing: answer.timing,
             outcome: Outcome::Fault(fault),
         }
         .encode()
@@ -68,29 +91,32 @@ pub async fn answer(hosted: &Hosted, frame: Bytes, limits: &Limits) -> Bytes {
     })
 }
 
-async fn run(hosted: &Hosted, request: &Request, limits: &Limits) -> Outcome {
+/// Runs the request's handler; the outcome and the time the handler's stage took.
+async fn run(hosted: &Hosted, request: &Request, limits: &Limits) -> (Outcome, Duration) {
     if request.handler != hosted.name {
-        return Outcome::Fault(Fault::with_reason(
+        let fault = Outcome::Fault(Fault::with_reason(
             FaultKind::HandlerFailed,
             format!(
                 "worker for {} was sent a request for {}",
                 hosted.name, request.handler
             ),
         ));
+        return (fault, Duration::ZERO);
     }
     let now_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
     let left = Duration::from_millis(request.deadline_unix_ms.saturating_sub(now_ms));
     if left.is_zero() {
-        return Outcome::Fault(Fault::with_reason(
+        let fault = Fault::with_reason(
             FaultKind::HandlerTimeout,
             format!("handler {}: the request's deadline had passed", hosted.name),
-        ));
+        );
+        return (Outcome::Fault(fault), Duration::ZERO);
     }
     let message = match rebuild_message(request, limits) {
         Ok(message) => message,
-        Err(fault) => return Outcome::Fault(fault),
+        Err(fault) => return (Outcome::Fault(fault), Duration::ZERO),
     };
     let options = Options {
         retries: 0,
@@ -98,19 +124,26 @@ async fn run(hosted: &Hosted, request: &Request, limits: &Limits) -> Outcome {
         ..hosted.options.clone()
     };
     let step = Step::new(hosted.name.clone(), hosted.handler.clone(), options);
-    match step.perform(&message).await {
+    let started = Instant::now();
+    let verdict = step.perform(&message).await;
+    let handler_time = started.elapsed();
+    let outcome = match verdict {
         Verdict::Continue(patch) => Outcome::Continue(patch),
         Verdict::Respond(envelope) => Outcome::Respond(envelope.as_bytes().clone()),
         Verdict::Fault(fault) => Outcome::Fault(fault),
-    }
+    };
+    (outcome, handler_time)
 }
 
 /// Requests a worker handles at once unless told otherwise.
 pub const DEFAULT_CONCURRENCY: usize = 64;
 
 /// Serves `hosted` through the connected `link` until `shutdown` completes: one queue
-/// subscription per handler (group `{prefix}.workers.{name}`). On shutdown it stops taking
-/// requests, finishes those in hand, flushes their answers and returns.
+/// subscription per handler (group `{prefix}.workers.{name}`); a oneway handler instead
+/// pulls from its durable consumer on the JetStream work queue ([`crate::oneway_worker`];
+/// the stream and consumer are created if absent, and failing that, so does this). On
+/// shutdown it stops taking requests, finishes those in hand, flushes their answers (and
+/// acknowledgements) and returns.
 pub async fn serve(
     link: &Link,
     hosted: Vec<Hosted>,
@@ -137,6 +170,17 @@ pub async fn serve_bounded(
         why: "not connected".to_owned(),
     })?;
     let limits = Arc::new(limits);
+    // Oneway handlers are served from the JetStream work queue, not request/reply.
+    let (oneway, hosted): (Vec<Hosted>, Vec<Hosted>) =
+        hosted.into_iter().partition(|h| h.options.oneway);
+    let (stop_oneway, oneway_stopped) = tokio::sync::watch::channel(false);
+    let oneway = if oneway.is_empty() {
+        None
+    } else {
+        let pullers = crate::oneway_worker::prepare(link, oneway).await?;
+        let run = crate::oneway_worker::run(pullers, limits.clone(), concurrency, oneway_stopped);
+        Some(tokio::spawn(run))
+    };
     let mut subscriptions = Vec::new();
     for h in &hosted {
         let subscriber = client
@@ -164,7 +208,7 @@ pub async fn serve_bounded(
     loop {
         tokio::select! {
             () = &mut shutdown => break,
-            next = requests.next(), if in_hand.len() < concurrency => {
+            next = requests.next(), if in_hand.len() < concurrency && !requests.is_empty() => {
                 let Some((hosted, message)) = next else { break };
                 let Some(reply) = message.reply.clone() else { continue };
                 let client = client.clone();
@@ -190,8 +234,14 @@ pub async fn serve_bounded(
     if let Err(e) = client.flush().await {
         tracing::warn!(error = %e, "flushing the unsubscriptions failed");
     }
+    let _ = stop_oneway.send(true);
     tracing::info!(in_hand = in_hand.len(), "draining");
     while in_hand.join_next().await.is_some() {}
+    if let Some(oneway) = oneway
+        && let Err(e) = oneway.await
+    {
+        tracing::warn!(error = %e, "oneway handlers ended abnormally");
+    }
     if let Err(e) = client.flush().await {
         tracing::warn!(error = %e, "flushing the last answers failed");
     }

@@ -3,7 +3,7 @@
 use bytes::Bytes;
 use lather_envelope::{Fault, FaultKind, QName, SoapVersion};
 use lather_pipeline::{Direction, Patch, PatchOp};
-use lather_remote::frame::{Answer, FrameError, Outcome, Payload, Request};
+use lather_remote::frame::{Answer, FrameError, Outcome, Payload, Request, WorkerTiming};
 use proptest::prelude::*;
 
 fn text() -> impl Strategy<Value = String> {
@@ -87,7 +87,16 @@ fn answer() -> impl Strategy<Value = Answer> {
         blob().prop_map(Outcome::Respond),
         fault().prop_map(Outcome::Fault),
     ];
-    (any::<u128>(), outcome).prop_map(|(id, outcome)| Answer { id, outcome })
+    (any::<u128>(), any::<(u32, u32)>(), outcome).prop_map(
+        |(id, (handler_us, worker_us), outcome)| Answer {
+            id,
+            timing: WorkerTiming {
+                handler_us,
+                worker_us,
+            },
+            outcome,
+        },
+    )
 }
 
 proptest! {

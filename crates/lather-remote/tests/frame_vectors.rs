@@ -6,7 +6,7 @@
 use bytes::Bytes;
 use lather_envelope::{FaultKind, QName, SoapVersion};
 use lather_pipeline::{Direction, PatchOp};
-use lather_remote::frame::{Answer, FrameError, Outcome, Payload, Request};
+use lather_remote::frame::{Answer, FrameError, Outcome, Payload, Request, WorkerTiming};
 use std::path::PathBuf;
 
 fn corpus() -> PathBuf {
@@ -55,6 +55,13 @@ fn a_whole_envelope_request_decodes() {
 #[test]
 fn answers_decode_to_what_the_python_encoder_wrote() {
     let a = Answer::decode(read("answer_continue.bin")).unwrap();
+    assert_eq!(
+        a.timing,
+        WorkerTiming {
+            handler_us: 1234,
+            worker_us: 1500
+        }
+    );
     let Outcome::Continue(patch) = a.outcome else {
         panic!("expected Continue")
     };
@@ -73,8 +80,10 @@ fn answers_decode_to_what_the_python_encoder_wrote() {
     );
     let a = Answer::decode(read("answer_respond.bin")).unwrap();
     assert_eq!(a.id, 9);
+    assert_eq!(a.timing.worker_us, 7);
     assert!(matches!(a.outcome, Outcome::Respond(b) if b.ends_with(b"</e:Envelope>")));
     let a = Answer::decode(read("answer_fault.bin")).unwrap();
+    assert_eq!(a.timing.handler_us, u32::MAX);
     let Outcome::Fault(f) = a.outcome else {
         panic!("expected Fault")
     };

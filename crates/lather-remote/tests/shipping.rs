@@ -5,7 +5,7 @@ use bytes::Bytes;
 use lather_envelope::{Envelope, Limits, QName};
 use lather_pipeline::{Access, Context, Direction, Message, Parts};
 use lather_remote::frame::{Payload, Request};
-use lather_remote::{rebuild_message, request_for};
+use lather_remote::{rebuild_message, request_for, trace_id};
 
 const SEC: &str = "urn:example:sec";
 
@@ -74,6 +74,9 @@ fn a_body_reader_gets_the_same_body_bytes_and_namespaces() {
     let access = Access::read_only(Parts::none().body());
     let request = request_for("log", &access, &message, 3, 1);
     assert_eq!(request.attempt, 3);
+    // The trace context names the message (id 99) as the trace, so both sides' logs match.
+    let trace = request.trace.as_deref().expect("a traceparent");
+    assert_eq!(trace_id(trace), Some("00000000000000000000000000000063"));
     assert!(
         request
             .namespaces

@@ -56,6 +56,10 @@ pub struct Figure3Args {
     /// Worker processes to start with `--nats`
     #[arg(long, default_value_t = 2)]
     pub workers: usize,
+    /// Start each worker under this command, split at spaces, e.g. `ip netns exec w` to
+    /// put the workers in another network namespace
+    #[arg(long, value_name = "COMMAND")]
+    pub worker_wrap: Option<String>,
 }
 
 /// The six configurations, as stages of the letters a–e.
@@ -202,7 +206,12 @@ fn measure(
     let _workers = match &args.nats {
         Some(_) => {
             let path = scratch.write("figure3.toml", toml.as_bytes())?;
-            Some(Workers::start(&path, "a,b,c,d,e", args.workers)?)
+            Some(Workers::start(
+                &path,
+                "a,b,c,d,e",
+                args.workers,
+                args.worker_wrap.as_deref(),
+            )?)
         }
         None => None,
     };

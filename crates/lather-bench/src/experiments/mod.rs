@@ -15,6 +15,7 @@ mod figure10;
 mod figure3;
 mod files;
 mod real_set;
+mod remote_call;
 mod server;
 mod table1;
 mod workers;
@@ -26,6 +27,7 @@ pub use eventing::{
 };
 pub use figure3::{Figure3Args, HandlerSet, run as figure3};
 pub use figure10::{Figure10Args, Logger, run as figure10};
+pub use remote_call::{RemoteCallArgs, run as remote_call};
 pub use table1::{Table1Args, run as table1};
 
 use crate::{BenchError, LatencySummary};

@@ -11,17 +11,28 @@ pub(crate) struct Workers(Vec<Child>);
 
 impl Workers {
     /// Starts `count` workers for the configuration at `config`, hosting `handlers`
-    /// (comma-separated names, as `lather worker --handlers` takes them).
+    /// (comma-separated names, as `lather worker --handlers` takes them), each under
+    /// `wrap` when given: a command, split at spaces, that runs the worker's command line
+    /// (e.g. `ip netns exec w`, which execs it, so the PID stays the worker's).
     pub(crate) fn start(
         config: &Path,
         handlers: &str,
         count: usize,
+        wrap: Option<&str>,
     ) -> Result<Workers, BenchError> {
         let exe = std::env::current_exe()
             .map_err(|e| BenchError::Experiment(format!("cannot find this program: {e}")))?;
         let mut children = Vec::new();
         for _ in 0..count {
-            let child = Command::new(&exe)
+            let mut command = match wrap.map(|w| w.split_whitespace().collect::<Vec<_>>()) {
+                Some(words) if !words.is_empty() => {
+                    let mut c = Command::new(words[0]);
+                    c.args(&words[1..]).arg(&exe);
+                    c
+                }
+                _ => Command::new(&exe),
+            };
+            let child = command
                 .args(["--log-level", "warn", "worker", "--config"])
                 .arg(config)
                 .args(["--handlers", handlers])

@@ -15,6 +15,8 @@ pub(crate) struct NatsServer {
     child: Option<Child>,
     port: u16,
     dir: PathBuf,
+    /// Whether JetStream is enabled (its storage in `dir`, kept across restarts).
+    jetstream: bool,
 }
 
 /// A port nobody listens on right now.
@@ -29,6 +31,15 @@ pub(crate) fn free_port() -> u16 {
 impl NatsServer {
     /// Starts a server on a free loopback port and waits until it accepts connections.
     pub(crate) fn start(name: &str) -> NatsServer {
+        Self::start_with(name, false)
+    }
+
+    /// Starts a server with JetStream enabled (storage in its temporary directory).
+    pub(crate) fn start_jetstream(name: &str) -> NatsServer {
+        Self::start_with(name, true)
+    }
+
+    fn start_with(name: &str, jetstream: bool) -> NatsServer {
         let dir = std::env::temp_dir().join(format!(
             "lather-nats-{name}-{}-{}",
             std::process::id(),
@@ -39,6 +50,7 @@ impl NatsServer {
             child: None,
             port: free_port(),
             dir,
+            jetstream,
         };
         server.start_again();
         server
@@ -57,10 +69,18 @@ impl NatsServer {
     /// Starts the server again on the same port (after [`NatsServer::stop`]).
     pub(crate) fn start_again(&mut self) {
         assert!(self.child.is_none(), "already running");
-        let spawned = Command::new("nats-server")
+        let mut command = Command::new("nats-server");
+        command
             .args(["-a", "127.0.0.1", "-p", &self.port.to_string()])
             .arg("-l")
-            .arg(self.dir.join("nats.log"))
+            .arg(self.dir.join("nats.log"));
+        if self.jetstream {
+            command
+                .arg("-js")
+                .arg("-sd")
+                .arg(self.dir.join("jetstream"));
+        }
+        let spawned = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())

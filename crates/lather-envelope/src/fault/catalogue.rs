@@ -71,6 +71,9 @@ pub const WSE04_NS: &str = "http://schemas.xmlsoap.org/ws/2004/08/eventing";
 /// The WS-Eventing W3C Recommendation (2011) namespace, whose fault codes some kinds use.
 pub const WSE11_NS: &str = "http://www.w3.org/2011/03/ws-evt";
 
+/// The WS-BaseNotification 1.3 (OASIS) schema namespace, whose fault elements some kinds use.
+pub const WSN_B_NS: &str = "http://docs.oasis-open.org/wsn/b-2";
+
 impl FaultKind {
     /// The subcode QName `(namespace, preferred prefix, local name)`: lather's own
     /// (`lf:Name` in [`LATHER_FAULT_NS`]) unless a specification defines the code, as
@@ -122,6 +125,27 @@ impl FaultKind {
             FaultKind::UnknownSubscription => (WSE11_NS, "wse", "UnknownSubscription"),
             FaultKind::UnsupportedExpirationValue => {
                 (WSE11_NS, "wse", "UnsupportedExpirationValue")
+            }
+            FaultKind::TopicExpressionDialectUnknown => {
+                (WSN_B_NS, "wsnt", "TopicExpressionDialectUnknownFault")
+            }
+            FaultKind::InvalidTopicExpression => (WSN_B_NS, "wsnt", "InvalidTopicExpressionFault"),
+            FaultKind::TopicNotSupported => (WSN_B_NS, "wsnt", "TopicNotSupportedFault"),
+            FaultKind::InvalidFilter => (WSN_B_NS, "wsnt", "InvalidFilterFault"),
+            FaultKind::SubscribeCreationFailed => {
+                (WSN_B_NS, "wsnt", "SubscribeCreationFailedFault")
+            }
+            FaultKind::UnacceptableInitialTerminationTime => {
+                (WSN_B_NS, "wsnt", "UnacceptableInitialTerminationTimeFault")
+            }
+            FaultKind::UnacceptableTerminationTime => {
+                (WSN_B_NS, "wsnt", "UnacceptableTerminationTimeFault")
+            }
+            FaultKind::UnrecognizedPolicyRequest => {
+                (WSN_B_NS, "wsnt", "UnrecognizedPolicyRequestFault")
+            }
+            FaultKind::InvalidMessageContentExpression => {
+                (WSN_B_NS, "wsnt", "InvalidMessageContentExpressionFault")
             }
             other => (LATHER_FAULT_NS, "lf", other.spec().name),
         }
@@ -290,6 +314,51 @@ catalogue! {
     /// WS-Eventing 2011: the request is malformed in a way the specification gives no fault
     /// for (lather's own code).
     InvalidEventingRequest = 1068, Sender, true, 400, "The eventing request is invalid";
+    /// WS-BaseNotification: the TopicExpression's dialect is not Simple or Concrete
+    /// (`wsnt:TopicExpressionDialectUnknownFault`).
+    TopicExpressionDialectUnknown = 1070, Sender, true, 400, "The topic expression dialect is not supported";
+    /// WS-BaseNotification: the TopicExpression is not valid in its dialect
+    /// (`wsnt:InvalidTopicExpressionFault`).
+    InvalidTopicExpression = 1071, Sender, true, 400, "The topic expression is invalid";
+    /// WS-BaseNotification: the topic is not one the producer can have
+    /// (`wsnt:TopicNotSupportedFault`).
+    TopicNotSupported = 1072, Sender, true, 400, "The topic is not supported";
+    /// WS-BaseNotification: the Filter holds a component the producer does not support
+    /// (`wsnt:InvalidFilterFault`).
+    InvalidFilter = 1073, Sender, true, 400, "The filter is not supported";
+    /// WS-BaseNotification: the subscription could not be created, e.g. the consumer cannot
+    /// be reached or the producer is full (`wsnt:SubscribeCreationFailedFault`).
+    SubscribeCreationFailed = 1074, Receiver, true, 500, "The subscription could not be created";
+    /// WS-BaseNotification: the InitialTerminationTime is invalid, past or beyond the
+    /// producer's maximum (`wsnt:UnacceptableInitialTerminationTimeFault`).
+    UnacceptableInitialTerminationTime = 1075, Sender, true, 400, "The initial termination time is not acceptable";
+    /// WS-BaseNotification: a Renew's TerminationTime is missing, invalid, past or beyond the
+    /// maximum (`wsnt:UnacceptableTerminationTimeFault`).
+    UnacceptableTerminationTime = 1076, Sender, true, 400, "The termination time is not acceptable";
+    /// WS-BaseNotification: the SubscriptionPolicy holds a policy the producer does not
+    /// recognise (`wsnt:UnrecognizedPolicyRequestFault`).
+    UnrecognizedPolicyRequest = 1077, Sender, true, 400, "The subscription policy is not recognised";
+    /// WS-BaseNotification: the MessageContent filter expression cannot be used
+    /// (`wsnt:InvalidMessageContentExpressionFault`).
+    InvalidMessageContentExpression = 1078, Sender, true, 400, "The message content expression is invalid";
+    /// WS-BaseNotification: an optional operation the producer does not offer
+    /// (PauseSubscription, ResumeSubscription, GetCurrentMessage); the detail names the
+    /// specification's fault (`wsnt:PauseFailedFault`, `wsnt:ResumeFailedFault`,
+    /// `wsnt:NoCurrentMessageOnTopicFault`).
+    NotificationOperationUnavailable = 1079, Sender, true, 400, "The notification operation is not available";
+    /// WS-Eventing (both versions): the Subscribe's Delivery asks for a notification
+    /// compression lather does not offer (lather's own code; the detail lists the supported
+    /// ones).
+    UnsupportedCompression = 1080, Sender, true, 400, "The requested notification compression is not supported";
+    /// A `publish` handler got a message whose Body holds no element to publish as an
+    /// event (lather's own code).
+    NoEventToPublish = 1090, Sender, true, 400, "The message holds no event to publish";
+    /// A `publish` handler's event source is not running in this process, so the event
+    /// cannot be handed to it (lather's own code).
+    EventSourceNotRunning = 1091, Receiver, true, 503, "The event source to publish to is not running here";
+    /// An event source whose subscriptions live in NATS JetStream KV cannot reach NATS now:
+    /// Subscribe, Renew and Unsubscribe are refused until it is back (lather's own code).
+    SubscriptionsUnavailable = 1095, Receiver, true, 503, "The shared subscription store cannot be reached";
     /// The request's media type is not a SOAP media type.
     UnsupportedMediaType = 2001, Sender, true, 415, "The media type is not a SOAP media type";
     /// The request's `Content-Encoding` is not gzip, deflate or identity.

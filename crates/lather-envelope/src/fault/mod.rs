@@ -5,7 +5,7 @@ mod catalogue;
 
 pub use catalogue::{
     FaultCode, FaultKind, FaultSpec, LATHER_FAULT_NS, WSA04_NS, WSA10_NS, WSE04_NS, WSE11_NS,
-    WSSE_NS,
+    WSN_B_NS, WSSE_NS,
 };
 
 use crate::escape::{escape_attribute, escape_text};
@@ -23,6 +23,8 @@ pub struct Fault {
     reason: Cow<'static, str>,
     not_understood: Vec<QName>,
     addressing: Option<Box<AddressingDetail>>,
+    /// Serialised elements written into the detail after `lf:fault` (boxed: rare).
+    detail: Option<Box<str>>,
 }
 
 /// What an addressing fault says beyond its kind (boxed: most faults have none).
@@ -43,6 +45,7 @@ impl Fault {
             reason: Cow::Borrowed(kind.spec().reason),
             not_understood: Vec::new(),
             addressing: None,
+            detail: None,
         }
     }
 
@@ -53,6 +56,7 @@ impl Fault {
             reason: reason.into(),
             not_understood: Vec::new(),
             addressing: None,
+            detail: None,
         }
     }
 
@@ -75,6 +79,23 @@ impl Fault {
     pub fn relates_to(mut self, message_id: impl Into<String>) -> Self {
         self.addressing.get_or_insert_default().relates_to = Some(message_id.into());
         self
+    }
+
+    /// Adds `elements` — well-formed XML elements, each declaring the namespaces it uses —
+    /// to the fault's detail (`detail`/`env:Detail`), after `lf:fault`; e.g. the
+    /// `wse:SupportedDialect` list of WS-Eventing's FilteringRequestedUnavailable.
+    pub fn with_detail(mut self, elements: impl Into<String>) -> Self {
+        let elements: String = elements.into();
+        self.detail = Some(match self.detail.take() {
+            Some(before) => format!("{before}{elements}").into_boxed_str(),
+            None => elements.into_boxed_str(),
+        });
+        self
+    }
+
+    /// The elements added with [`Fault::with_detail`], if any.
+    pub fn extra_detail(&self) -> Option<&str> {
+        self.detail.as_deref()
     }
 
     /// The mandatory header blocks a `MustUnderstand` fault lists (empty for other faults).
@@ -239,6 +260,9 @@ impl Fault {
             r#"<lf:fault xmlns:lf="{LATHER_FAULT_NS}" code="{}" name="{}"/>"#,
             spec.id, spec.name
         ));
+        if let Some(detail) = &self.detail {
+            out.push_str(detail);
+        }
     }
 }
 

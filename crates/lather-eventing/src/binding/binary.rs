@@ -345,7 +345,7 @@ impl SubscriptionPart {
             event.seq,
             event.published_ns,
             &event.action,
-            &event.topic,
+            event.topics.first().map_or("", String::as_str),
             &fields,
             &event.payload,
         )

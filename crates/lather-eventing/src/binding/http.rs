@@ -9,7 +9,7 @@ use crate::delivery::{Outgoing, RetryPolicy};
 use crate::event::Stamped;
 use crate::reply::soap_of;
 use bytes::Bytes;
-use http::header::{CONTENT_TYPE, HeaderValue};
+use http::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderValue};
 use http::{Method, Request, Uri};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::client::legacy::Client;
@@ -47,6 +47,8 @@ pub(crate) struct HttpSink {
     /// The last action and its header lines (Content-Type, SOAPAction), reused while
     /// the action stays the same.
     action_lines: Option<(String, String)>,
+    /// Notifications of at least this many bytes go gzip-compressed (`None`: never).
+    gzip_from: Option<usize>,
 }
 
 /// The Content-Length field, its value right-aligned in 10 places (leading spaces are
@@ -55,7 +57,11 @@ const LENGTH_FIELD: &[u8] = b"Content-Length:           \r\n\r\n";
 const LENGTH_DIGITS: usize = 10;
 
 impl HttpSink {
-    pub(crate) fn new(sub: &Subscription, policy: RetryPolicy) -> HttpSink {
+    pub(crate) fn new(
+        sub: &Subscription,
+        policy: RetryPolicy,
+        gzip_from: Option<usize>,
+    ) -> HttpSink {
         let address = sub.notify_to.address.clone();
         let uri: Option<Uri> = address.parse().ok();
         let authority = uri
@@ -83,6 +89,7 @@ impl HttpSink {
             pipeline: Pipeline::new(authority),
             buffer: Vec::new(),
             action_lines: None,
+            gzip_from,
         }
     }
 
@@ -141,12 +148,9 @@ impl HttpSink {
         let Some(line) = &self.request_line else {
             return Err(format!("{} is not a usable URL", self.address));
         };
-        if self
-            .action_lines
-            .as_ref()
-            .is_none_or(|(a, _)| a != &event.action)
-        {
-            let h = headers(self.soap, &event.action)?;
+        let action = self.template.action(event);
+        if self.action_lines.as_ref().is_none_or(|(a, _)| a != action) {
+            let h = headers(self.soap, action)?;
             let mut lines = String::new();
             for (name, value) in [
                 ("SOAPAction", h.soap_action),
@@ -159,15 +163,32 @@ impl HttpSink {
                     lines.push_str("\r\n");
                 }
             }
-            self.action_lines = Some((event.action.clone(), lines));
+            self.action_lines = Some((action.to_owned(), lines));
         }
         let lines = self.action_lines.as_ref().map_or("", |(_, l)| l.as_str());
         self.buffer.extend_from_slice(line.as_bytes());
         self.buffer.extend_from_slice(lines.as_bytes());
-        let field = self.buffer.len() + "Content-Length: ".len();
+        let field_start = self.buffer.len();
+        let field = field_start + "Content-Length: ".len();
         self.buffer.extend_from_slice(LENGTH_FIELD);
         let body_start = self.buffer.len();
         self.template.render(event, &mut self.buffer);
+        if let Some(packed) = self
+            .gzip_from
+            .and_then(|min| crate::compression::gzip(&self.buffer[body_start..], min))
+        {
+            // Compressed: the fields are written again with the compressed length.
+            self.buffer.truncate(field_start);
+            self.buffer.extend_from_slice(
+                format!(
+                    "Content-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
+                    packed.len()
+                )
+                .as_bytes(),
+            );
+            self.buffer.extend_from_slice(&packed);
+            return Ok(());
+        }
         let digits = (self.buffer.len() - body_start).to_string();
         if digits.len() > LENGTH_DIGITS {
             return Err("notification too long".into());
@@ -248,5 +269,10 @@ pub(crate) async fn send_once(
     request
         .headers_mut()
         .insert(CONTENT_TYPE, headers.content_type);
+    if let Some(encoding) = out.content_encoding {
+        request
+            .headers_mut()
+            .insert(CONTENT_ENCODING, HeaderValue::from_static(encoding));
+    }
     exchange(client, request, timeout).await
 }

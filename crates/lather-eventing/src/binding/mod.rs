@@ -6,6 +6,10 @@
 //! - `lather.bin://host:port` — compact binary frames over one persistent TCP stream per
 //!   subscription ([`binary`]; layout in `docs/eventing-binary.md`).
 //!
+//! WS-BaseNotification subscriptions get the same notifications as over HTTP (the raw
+//! event or a `wsnt:Notify`) on `soap.tcp`; `lather.bin` frames carry the raw event.
+//! gzip (`lev:Compression`) applies to HTTP only.
+//!
 //! Every binding retries with backoff and then gives the sink up (the source sends
 //! SubscriptionEnd with DeliveryFailure).
 
@@ -68,8 +72,13 @@ pub(crate) enum Connection {
 }
 
 impl Connection {
-    /// The connection for `sub`'s NotifyTo (not yet connected).
-    pub(crate) fn open(sub: &Subscription, policy: RetryPolicy) -> Connection {
+    /// The connection for `sub`'s NotifyTo (not yet connected). HTTP notifications of at
+    /// least `gzip_from` bytes are sent gzip-compressed; the TCP bindings never compress.
+    pub(crate) fn open(
+        sub: &Subscription,
+        policy: RetryPolicy,
+        gzip_from: Option<usize>,
+    ) -> Connection {
         let address = &sub.notify_to.address;
         match Binding::of(address) {
             Some(Binding::SoapTcp) => Connection::Stream(Box::new(tcp::StreamSink::new(
@@ -83,7 +92,7 @@ impl Connection {
                 policy,
             ))),
             // Subscribe refuses other schemes; a stored one from before is tried as HTTP.
-            _ => Connection::Http(Box::new(http::HttpSink::new(sub, policy))),
+            _ => Connection::Http(Box::new(http::HttpSink::new(sub, policy, gzip_from))),
         }
     }
 

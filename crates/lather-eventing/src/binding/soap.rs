@@ -4,7 +4,7 @@
 
 use crate::event::Stamped;
 use crate::reply::{mark_reference_parameter, soap_of};
-use crate::{LATHER_EVENTING_NS, Subscription};
+use crate::{LATHER_EVENTING_NS, Subscription, WsnTerms};
 use lather_envelope::WSA10_NS;
 use lather_envelope::escape::escape_text;
 use std::io::Write as _;
@@ -20,6 +20,18 @@ pub(crate) struct Template {
     before_stamp: String,
     /// Random bits the per-notification message id is derived from.
     id_base: [u8; 16],
+    /// A WS-BaseNotification subscription's notifications are built whole by
+    /// `crate::wsn::outgoing` (raw event or `wsnt:Notify`) instead.
+    wsn: Option<Box<WsnParts>>,
+}
+
+/// What a WS-BaseNotification subscription's notifications are built from.
+#[derive(Debug, Clone)]
+struct WsnParts {
+    sub: Subscription,
+    terms: WsnTerms,
+    /// The Notify action, or `None` when the raw event goes with its own action.
+    action: Option<String>,
 }
 
 /// Closes the envelope after the event.
@@ -50,16 +62,43 @@ impl Template {
         ));
         let mut id_base = [0u8; 16];
         let _ = getrandom::fill(&mut id_base);
+        let wsn = sub.wsn.as_ref().map(|terms| {
+            Box::new(WsnParts {
+                sub: sub.clone(),
+                terms: terms.clone(),
+                action: (!terms.raw).then(crate::wsn::notify_action),
+            })
+        });
         Template {
             head,
             before_id,
             before_stamp,
             id_base,
+            wsn,
+        }
+    }
+
+    /// The `wsa:Action` of `event`'s notification.
+    pub(crate) fn action<'a>(&'a self, event: &'a Stamped) -> &'a str {
+        match self.wsn.as_ref().and_then(|w| w.action.as_deref()) {
+            Some(notify) => notify,
+            None => &event.action,
         }
     }
 
     /// Appends the notification of `event` to `out`.
     pub(crate) fn render(&self, event: &Stamped, out: &mut Vec<u8>) {
+        if let Some(w) = &self.wsn {
+            let built = crate::wsn::outgoing(
+                &w.sub,
+                &w.terms,
+                &event.action,
+                &event.payload,
+                &event.topics,
+            );
+            out.extend_from_slice(&built.envelope);
+            return;
+        }
         out.reserve(
             self.head.len()
                 + event.action_xml.len()

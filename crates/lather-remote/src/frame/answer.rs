@@ -11,8 +11,20 @@ use lather_pipeline::{Patch, PatchOp};
 pub struct Answer {
     /// The request's message id.
     pub id: u128,
+    /// Where the worker's time went, for the caller's split of the call.
+    pub timing: WorkerTiming,
     /// What the handler decided.
     pub outcome: Outcome,
+}
+
+/// The worker's side of one call, in microseconds (saturating at `u32::MAX`, ~71 minutes).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WorkerTiming {
+    /// Inside the handler: the stage's call, as the engine times it.
+    pub handler_us: u32,
+    /// From the request frame's arrival to the answer frame's bytes: decoding, rebuilding
+    /// the message, the handler and encoding.
+    pub worker_us: u32,
 }
 
 /// The handler's verdict as it travels back (a `Respond` envelope stays bytes until the
@@ -46,6 +58,8 @@ impl Answer {
         let mut w = Writer::with_capacity(64);
         write_start(&mut w, KIND_ANSWER);
         w.u128(self.id);
+        w.u32(self.timing.handler_us);
+        w.u32(self.timing.worker_us);
         match &self.outcome {
             Outcome::Continue(patch) => {
                 w.u8(OUTCOME_CONTINUE);
@@ -104,6 +118,10 @@ impl Answer {
         let mut r = Reader::new(bytes);
         read_start(&mut r, KIND_ANSWER)?;
         let id = r.u128("message id")?;
+        let timing = WorkerTiming {
+            handler_us: r.u32("handler time")?,
+            worker_us: r.u32("worker time")?,
+        };
         let outcome = match r.u8("outcome")? {
             OUTCOME_CONTINUE => {
                 let n = r.count(1, "patch")?;
@@ -153,7 +171,11 @@ impl Answer {
             _ => return Err(FrameError::BadValue("outcome")),
         };
         r.end()?;
-        Ok(Answer { id, outcome })
+        Ok(Answer {
+            id,
+            timing,
+            outcome,
+        })
     }
 }
 

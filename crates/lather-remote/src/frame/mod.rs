@@ -1,4 +1,4 @@
-//! The wire frame between a service and its workers, version 1 (see `docs/remote-frame.md`).
+//! The wire frame between a service and its workers, version 2 (see `docs/remote-frame.md`).
 //!
 //! A [`Request`] carries a message id, the properties a handler may look at and only the
 //! parts of the message the handler declared it reads; an [`Answer`] carries the handler's
@@ -11,7 +11,7 @@ mod answer;
 mod request;
 pub(crate) mod wire;
 
-pub use answer::{Answer, Outcome};
+pub use answer::{Answer, Outcome, WorkerTiming};
 pub use request::{Payload, Request};
 
 use std::fmt;
@@ -19,7 +19,7 @@ use std::fmt;
 /// The first four bytes of every frame.
 pub const MAGIC: [u8; 4] = *b"LTHR";
 /// The frame layout this crate writes and reads.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// Kind byte of a request frame.
 pub(crate) const KIND_REQUEST: u8 = 1;
 /// Kind byte of an answer frame.

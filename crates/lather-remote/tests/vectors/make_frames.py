@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes remote frames (docs/remote-frame.md, version 1) with an encoder independent of the
+"""Writes remote frames (docs/remote-frame.md, version 2) with an encoder independent of the
 Rust one, as test vectors and fuzz seeds.
 
 Run from the repository root:
@@ -31,7 +31,7 @@ def qname(ns, local):
 
 
 def start(kind):
-    return b"LTHR" + bytes([1, kind])
+    return b"LTHR" + bytes([2, kind])
 
 
 def request_parts():
@@ -57,8 +57,13 @@ def request_whole():
     return out
 
 
+def timing(handler_us, worker_us):
+    return struct.pack(">II", handler_us, worker_us)
+
+
 def answer_continue():
-    out = start(2) + (0x0123456789ABCDEF0011223344556677).to_bytes(16, "big") + b"\x00"
+    out = start(2) + (0x0123456789ABCDEF0011223344556677).to_bytes(16, "big")
+    out += timing(1234, 1500) + b"\x00"
     out += struct.pack(">H", 4)
     out += b"\x01" + qname("urn:t", "A") + blob32(b'<t:A xmlns:t="urn:t">1</t:A>')
     out += b"\x02" + qname("urn:t", "B") + blob32(b'<t:B xmlns:t="urn:t"/>')
@@ -69,11 +74,11 @@ def answer_continue():
 
 def answer_respond():
     env = b'<e:Envelope xmlns:e="http://www.w3.org/2003/05/soap-envelope"><e:Body/></e:Envelope>'
-    return start(2) + (9).to_bytes(16, "big") + b"\x01" + blob32(env)
+    return start(2) + (9).to_bytes(16, "big") + timing(0, 7) + b"\x01" + blob32(env)
 
 
 def answer_fault():
-    out = start(2) + (3).to_bytes(16, "big") + b"\x02"
+    out = start(2) + (3).to_bytes(16, "big") + timing(0xFFFFFFFF, 0xFFFFFFFF) + b"\x02"
     out += struct.pack(">H", 4004) + str16("handler auth failed: boom")
     out += struct.pack(">H", 0) + b"\x01" + qname("http://www.w3.org/2005/08/addressing", "To")
     out += opt("urn:uuid:1")

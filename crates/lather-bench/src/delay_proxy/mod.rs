@@ -1,0 +1,133 @@
+//! A TCP proxy that holds every chunk it forwards for a fixed time in each direction: the
+//! propagation delay of a network link, made in user space where the kernel has no
+//! `netem` qdisc (`lather bench delay-proxy`).
+//!
+//! Each accepted connection gets its own connection to the target and, per direction, a
+//! reader thread that stamps each chunk with the time it was read and a writer thread
+//! that sends it once `delay` has passed (a short busy wait makes the last microseconds
+//! precise). Bytes keep their order; an end of stream is passed on after the bytes before
+//! it. When a connection closes, how late its chunks left is written to stderr.
+
+mod direction;
+mod precise_sleep;
+
+use crate::BenchError;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::time::Duration;
+
+/// Arguments of `lather bench delay-proxy`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DelayProxyArgs {
+    /// Address to accept connections on, e.g. 127.0.0.1:4222
+    #[arg(long, value_name = "ADDR")]
+    pub listen: SocketAddr,
+    /// Where each accepted connection is forwarded to, e.g. 10.200.0.1:4222
+    #[arg(long, value_name = "ADDR")]
+    pub to: String,
+    /// How long each chunk is held, in each direction, in microseconds
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub delay_us: u64,
+    /// Do not report each closed connection on stderr
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Runs the proxy until the process is stopped.
+pub fn run(args: &DelayProxyArgs) -> Result<(), BenchError> {
+    let proxy = DelayProxy::bind(
+        args.listen,
+        args.to.clone(),
+        Duration::from_micros(args.delay_us),
+    )?;
+    eprintln!(
+        "delay-proxy: {} -> {}, {} µs each way",
+        proxy.local_addr(),
+        args.to,
+        args.delay_us
+    );
+    proxy.serve(!args.quiet)
+}
+
+/// A bound delaying proxy.
+#[derive(Debug)]
+pub struct DelayProxy {
+    listener: TcpListener,
+    to: String,
+    delay: Duration,
+}
+
+impl DelayProxy {
+    /// Binds `listen`; connections will be forwarded to `to` with `delay` each way.
+    pub fn bind(listen: SocketAddr, to: String, delay: Duration) -> Result<DelayProxy, BenchError> {
+        let listener = TcpListener::bind(listen)
+            .map_err(|e| BenchError::Experiment(format!("cannot listen on {listen}: {e}")))?;
+        Ok(DelayProxy {
+            listener,
+            to,
+            delay,
+        })
+    }
+
+    /// The address it accepts on (the real port when bound to port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.listener
+            .local_addr()
+            .unwrap_or_else(|_| SocketAddr::from(([0, 0, 0, 0], 0)))
+    }
+
+    /// Accepts connections and relays each on its own threads; returns only when
+    /// accepting fails. With `report`, each closed connection's figures go to stderr.
+    pub fn serve(self, report: bool) -> Result<(), BenchError> {
+        let mut id = 0u64;
+        loop {
+            let (client, peer) = self
+                .listener
+                .accept()
+                .map_err(|e| BenchError::Experiment(format!("accept failed: {e}")))?;
+            id += 1;
+            let to = self.to.clone();
+            let delay = self.delay;
+            let spawned = std::thread::Builder::new()
+                .name("delay-conn".into())
+                .spawn(move || match relay(client, &to, delay) {
+                    Ok(line) if report => {
+                        eprintln!("delay-proxy: connection {id} from {peer}: {line}")
+                    }
+                    Ok(_) => {}
+                    Err(e) => eprintln!("delay-proxy: connection {id} from {peer}: {e}"),
+                });
+            if let Err(e) = spawned {
+                eprintln!("delay-proxy: cannot start a thread for connection {id}: {e}");
+            }
+        }
+    }
+}
+
+/// Relays one connection until both directions have ended; describes what it forwarded.
+fn relay(client: TcpStream, to: &str, delay: Duration) -> std::io::Result<String> {
+    let server = TcpStream::connect(to)?;
+    client.set_nodelay(true)?;
+    server.set_nodelay(true)?;
+    let up = direction::forward(client.try_clone()?, server.try_clone()?, delay)?;
+    let down = direction::forward(server, client, delay)?;
+    let join = |h: std::thread::JoinHandle<direction::Summary>| {
+        h.join()
+            .map_err(|_| std::io::Error::other("a relay thread panicked"))
+    };
+    let (up, down) = (join(up)?, join(down)?);
+    let describe = |s: &direction::Summary| {
+        let l = &s.lateness_us;
+        format!(
+            "{} chunks, {} bytes, late by p50 {} / p99 {} / max {} µs",
+            s.chunks,
+            s.bytes,
+            l.value_at_quantile(0.5),
+            l.value_at_quantile(0.99),
+            l.max()
+        )
+    };
+    Ok(format!("up {}; down {}", describe(&up), describe(&down)))
+}
+
+#[cfg(test)]
+mod tests;

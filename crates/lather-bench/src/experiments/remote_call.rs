@@ -1,0 +1,272 @@
+//! The cost of one remote handler call, split as equation 1 (W = Tcomp + Tt + C): a
+//! handler run in this process and the same handler run on a `lather worker` process
+//! through NATS, called one at a time and interleaved on the same message, so both see the
+//! same machine state.
+
+use super::files::{Scratch, out_dir};
+use super::workers::Workers;
+use crate::BenchError;
+use crate::http::SoapVersion;
+use crate::request::soap_echo_body;
+use lather_config::Config;
+use lather_envelope::Envelope;
+use lather_pipeline::{Context, Direction, Message};
+use lather_remote::{CallSplit, Link, RemoteHandler};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Arguments of `lather bench remote-call`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RemoteCallArgs {
+    /// The NATS server the worker and the caller meet at
+    #[arg(long, value_name = "URL")]
+    pub nats: String,
+    /// The handler's `[handlers.h]` body, e.g. `kind = "logging"`
+    #[arg(long, default_value = "kind = \"logging\"")]
+    pub handler: String,
+    /// Measured calls of each placement
+    #[arg(long, default_value_t = 5000)]
+    pub calls: usize,
+    /// Calls of each placement made before measuring
+    #[arg(long, default_value_t = 500)]
+    pub warmup: usize,
+    /// Size of the text inside the request (the message is ~this + 200 bytes)
+    #[arg(long, value_name = "N", default_value_t = 1800)]
+    pub payload_bytes: usize,
+    /// Where the Markdown table goes
+    #[arg(long, default_value = "docs/bench")]
+    pub out: PathBuf,
+    /// Start each worker under this command, split at spaces, e.g. `ip netns exec w` to
+    /// put the workers in another network namespace
+    #[arg(long, value_name = "COMMAND")]
+    pub worker_wrap: Option<String>,
+}
+
+/// Runs the measurement and writes `remote-call.md`.
+pub fn run(args: &RemoteCallArgs) -> Result<(), BenchError> {
+    if args.calls == 0 {
+        return Err(BenchError::InvalidArgument(
+            "--calls must be positive".into(),
+        ));
+    }
+    out_dir(&args.out)?;
+    let scratch = Scratch::new("remote-call")?;
+    let toml = format!(
+        "[nats]\nurl = \"{}\"\n\n[handlers.h]\n{}\nplacement = \"remote\"\nfallback = \"fault\"\n",
+        args.nats, args.handler
+    );
+    let path = scratch.write("remote-call.toml", toml.as_bytes())?;
+    let config = Config::load(&path).map_err(|e| BenchError::Experiment(e.to_string()))?;
+    let _workers = Workers::start(&path, "h", 1, args.worker_wrap.as_deref())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| BenchError::Experiment(format!("cannot start a runtime: {e}")))?;
+    let body = soap_echo_body(SoapVersion::V11, args.payload_bytes);
+    let size = body.len();
+    let samples = runtime.block_on(measure(args, &config, body))?;
+    let markdown = table(args, size, &samples);
+    super::publish(&args.out, "remote-call", &markdown)
+}
+
+/// What one run gathered, in microseconds.
+struct Samples {
+    local: Vec<f64>,
+    remote: Vec<f64>,
+    handler: Vec<f64>,
+    transfer: Vec<f64>,
+    overhead: Vec<f64>,
+    /// A bare NATS request/reply of the same frame size, answered at once in this process:
+    /// the floor under Tt.
+    floor: Vec<f64>,
+}
+
+async fn measure(
+    args: &RemoteCallArgs,
+    config: &Config,
+    body: bytes::Bytes,
+) -> Result<Samples, BenchError> {
+    let cfg = config
+        .handlers
+        .get("h")
+        .ok_or_else(|| BenchError::Experiment("no [handlers.h]".into()))?;
+    let (local, options) = lather_handlers::build_handler("h", cfg, config)
+        .map_err(|e| BenchError::Experiment(e.to_string()))?;
+    let nats = config
+        .nats
+        .as_ref()
+        .ok_or_else(|| BenchError::Experiment("no [nats]".into()))?;
+    let link = Arc::new(Link::new(nats));
+    link.connect()
+        .await
+        .map_err(|e| BenchError::Experiment(e.to_string()))?;
+    let remote = RemoteHandler::new(
+        "h",
+        local.clone(),
+        link,
+        lather_config::Fallback::Fault,
+        options.timeout,
+        lather_handlers::limits(config),
+    );
+    let limits = lather_handlers::limits(config);
+    let envelope = Envelope::parse(body, &limits)
+        .map_err(|f| BenchError::Experiment(format!("request: {}", f.reason())))?;
+    let context = Context {
+        id: 1,
+        service: "bench".into(),
+        action: None,
+        client: Some("127.0.0.1".into()),
+        direction: Direction::Request,
+        request: None,
+    };
+    let size = envelope.as_bytes().len();
+    let message = Message::new(envelope, context);
+    let mut samples = Samples {
+        local: Vec::with_capacity(args.calls),
+        remote: Vec::with_capacity(args.calls),
+        handler: Vec::with_capacity(args.calls),
+        transfer: Vec::with_capacity(args.calls),
+        overhead: Vec::with_capacity(args.calls),
+        floor: Vec::with_capacity(args.calls),
+    };
+    let floor = Floor::start(nats).await?;
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    for i in 0..args.warmup + args.calls {
+        let started = Instant::now();
+        let _ = local.call(&message).await;
+        let local_time = started.elapsed();
+        let (verdict, split) = remote.call_split(&message).await;
+        let floor_time = floor.round_trip(size).await?;
+        let Some(CallSplit {
+            handler,
+            transfer,
+            overhead,
+        }) = split
+        else {
+            return Err(BenchError::Experiment(format!(
+                "the remote call was not answered by a worker: {verdict:?}"
+            )));
+        };
+        if i >= args.warmup {
+            samples.local.push(us(local_time));
+            samples.remote.push(us(handler + transfer + overhead));
+            samples.handler.push(us(handler));
+            samples.transfer.push(us(transfer));
+            samples.overhead.push(us(overhead));
+            samples.floor.push(us(floor_time));
+        }
+    }
+    Ok(samples)
+}
+
+/// A responder on its own NATS connection that answers every request at once with its
+/// payload: NATS's own round trip, nothing of lather's in it.
+struct Floor {
+    client: async_nats::Client,
+    subject: String,
+    _task: tokio::task::JoinHandle<()>,
+}
+
+impl Floor {
+    async fn start(nats: &lather_config::NatsConfig) -> Result<Floor, BenchError> {
+        let url = nats.url.get_ref().as_str();
+        let connect = |url: &str| {
+            let url = url.to_owned();
+            async move {
+                async_nats::connect(&url)
+                    .await
+                    .map_err(|e| BenchError::Experiment(format!("NATS at {url}: {e}")))
+            }
+        };
+        let responder = connect(url).await?;
+        let subject = format!("{}.bench.floor", nats.subject_prefix);
+        let mut sub = responder
+            .subscribe(subject.clone())
+            .await
+            .map_err(|e| BenchError::Experiment(format!("cannot subscribe: {e}")))?;
+        responder
+            .flush()
+            .await
+            .map_err(|e| BenchError::Experiment(format!("cannot subscribe: {e}")))?;
+        let task = tokio::spawn(async move {
+            use futures_util::StreamExt as _;
+            while let Some(m) = sub.next().await {
+                if let Some(reply) = m.reply {
+                    let _ = responder.publish(reply, m.payload).await;
+                }
+            }
+        });
+        Ok(Floor {
+            client: connect(url).await?,
+            subject,
+            _task: task,
+        })
+    }
+
+    async fn round_trip(&self, size: usize) -> Result<Duration, BenchError> {
+        let payload = bytes::Bytes::from(vec![b'x'; size]);
+        let started = Instant::now();
+        self.client
+            .request(self.subject.clone(), payload)
+            .await
+            .map_err(|e| BenchError::Experiment(format!("NATS floor request: {e}")))?;
+        Ok(started.elapsed())
+    }
+}
+
+/// The `q`-quantile (0..=1) of `values` (sorted here), nearest rank.
+fn quantile(values: &mut [f64], q: f64) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let rank = ((q * values.len() as f64).ceil() as usize).clamp(1, values.len());
+    values[rank - 1]
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+fn table(args: &RemoteCallArgs, size: usize, s: &Samples) -> String {
+    let mut md = format!(
+        "### One remote handler call (`{}`, {size}-byte SOAP 1.1 message, {} calls each, {} cores)\n\n\
+         | | p50 µs | p99 µs | mean µs |\n| --- | ---: | ---: | ---: |\n",
+        args.handler.replace('"', "'"),
+        args.calls,
+        super::cores()
+    );
+    let mut row = |name: &str, values: &[f64]| {
+        let mut v = values.to_vec();
+        let _ = writeln!(
+            md,
+            "| {name} | {:.1} | {:.1} | {:.1} |",
+            quantile(&mut v, 0.5),
+            quantile(&mut v, 0.99),
+            mean(&v)
+        );
+    };
+    row("in process", &s.local);
+    row("on a worker, W", &s.remote);
+    row("— Tcomp: the handler on the worker", &s.handler);
+    row("— Tt: to the worker and back through NATS", &s.transfer);
+    row("— C: framing, rebuilding, verdict", &s.overhead);
+    row("bare NATS request/reply, same size (floor of Tt)", &s.floor);
+    let extra: Vec<f64> = s.remote.iter().zip(&s.local).map(|(r, l)| r - l).collect();
+    row("remote overhead, W − in process (per pair)", &extra);
+    md
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_are_nearest_rank() {
+        let mut v: Vec<f64> = (1..=100).map(f64::from).collect();
+        v.reverse();
+        assert_eq!(quantile(&mut v, 0.5), 50.0);
+        assert_eq!(quantile(&mut v, 0.99), 99.0);
+        assert_eq!(quantile(&mut v, 1.0), 100.0);
+        assert_eq!(quantile(&mut [7.0], 0.5), 7.0);
+    }
+}

@@ -1,0 +1,198 @@
+//! A notification sink: an HTTP listener that takes notifications and SubscriptionEnd
+//! messages and hands them out in arrival order.
+
+use super::ClientError;
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use lather_envelope::{Element, Envelope, Limits, QName, WSA04_NS, WSA10_NS, WSE04_NS, WSE11_NS};
+use std::net::SocketAddr;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// Most bytes of one message taken.
+const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
+
+/// Messages waiting to be taken; beyond it the sink holds senders back.
+const QUEUE: usize = 1024;
+
+/// One notification as it arrived.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notification {
+    /// Its `wsa:Action` (either addressing version), if any.
+    pub action: Option<String>,
+    /// The Body's content (the event), as sent.
+    pub body: String,
+    /// The header blocks outside WS-Addressing — the NotifyTo EPR's reference parameters
+    /// echoed by the source — each standalone (lather's own `lev:EventStamp` left out).
+    pub reference_parameters: Vec<String>,
+}
+
+/// A SubscriptionEnd as it arrived.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubscriptionEnded {
+    /// The `Status` URI (e.g. `…/SourceShuttingDown`).
+    pub status: String,
+    /// The first `Reason` text.
+    pub reason: String,
+}
+
+/// What the sink received.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SinkMessage {
+    /// An event.
+    Notification(Notification),
+    /// The source ended the subscription.
+    End(SubscriptionEnded),
+}
+
+/// An HTTP listener for notifications (at `/notify`) and SubscriptionEnd (at `/end`; both
+/// paths take both kinds). It stops when dropped.
+#[derive(Debug)]
+pub struct Sink {
+    address: SocketAddr,
+    messages: mpsc::Receiver<SinkMessage>,
+    task: JoinHandle<()>,
+}
+
+impl Sink {
+    /// Listens on `address` (port 0 = any free port). Call within a tokio runtime.
+    pub async fn bind(address: SocketAddr) -> Result<Sink, ClientError> {
+        let listener = TcpListener::bind(address)
+            .await
+            .map_err(|e| ClientError::Sink(format!("cannot listen on {address}: {e}")))?;
+        let address = listener
+            .local_addr()
+            .map_err(|e| ClientError::Sink(e.to_string()))?;
+        let (tx, messages) = mpsc::channel(QUEUE);
+        let task = tokio::spawn(accept(listener, tx));
+        Ok(Sink {
+            address,
+            messages,
+            task,
+        })
+    }
+
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// The URL to give as NotifyTo.
+    pub fn notify_url(&self) -> String {
+        format!("http://{}/notify", self.address)
+    }
+
+    /// The URL to give as EndTo.
+    pub fn end_url(&self) -> String {
+        format!("http://{}/end", self.address)
+    }
+
+    /// The next message, waiting for it; `None` once the listener has stopped.
+    pub async fn next(&mut self) -> Option<SinkMessage> {
+        self.messages.recv().await
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+async fn accept(listener: TcpListener, tx: mpsc::Sender<SinkMessage>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            let service = service_fn(move |request| take(request, tx.clone()));
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        });
+    }
+}
+
+fn answer(status: StatusCode, text: &str) -> Response<Full<Bytes>> {
+    let mut response = Response::new(Full::new(Bytes::from(text.to_owned())));
+    *response.status_mut() = status;
+    response
+}
+
+async fn take(
+    request: Request<Incoming>,
+    tx: mpsc::Sender<SinkMessage>,
+) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
+    let body = match Limited::new(request.into_body(), MAX_MESSAGE_BYTES)
+        .collect()
+        .await
+    {
+        Ok(b) => b.to_bytes(),
+        Err(e) => return Ok(answer(StatusCode::BAD_REQUEST, &e.to_string())),
+    };
+    match read(body) {
+        Ok(message) => {
+            if tx.send(message).await.is_err() {
+                return Ok(answer(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the sink is closed",
+                ));
+            }
+            Ok(answer(StatusCode::ACCEPTED, ""))
+        }
+        Err(why) => Ok(answer(StatusCode::BAD_REQUEST, &why)),
+    }
+}
+
+/// A received envelope as a sink message.
+pub(crate) fn read(bytes: Bytes) -> Result<SinkMessage, String> {
+    let limits = Limits {
+        max_message_bytes: MAX_MESSAGE_BYTES,
+        max_depth: 256,
+        max_attributes: 256,
+    };
+    let envelope = Envelope::parse(bytes, &limits).map_err(|f| f.reason().to_owned())?;
+    let is_end = envelope.operation().is_some_and(|op| {
+        op.local() == "SubscriptionEnd" && matches!(op.namespace(), WSE04_NS | WSE11_NS)
+    });
+    if is_end {
+        let payload = envelope.extract_payload().unwrap_or_default();
+        let element = Element::parse(&payload, &limits).map_err(|f| f.reason().to_owned())?;
+        let ns = element.name().namespace().to_owned();
+        let text = |local: &str| {
+            element
+                .child(&QName::new(&ns, local))
+                .map(|e| e.text().trim().to_owned())
+                .unwrap_or_default()
+        };
+        return Ok(SinkMessage::End(SubscriptionEnded {
+            status: text("Status"),
+            reason: text("Reason"),
+        }));
+    }
+    let action = [WSA10_NS, WSA04_NS].into_iter().find_map(|ns| {
+        let block = envelope.header(&QName::new(ns, "Action"))?;
+        envelope.header_text(block)
+    });
+    let reference_parameters = envelope
+        .headers()
+        .iter()
+        .filter(|h| !matches!(h.name().namespace(), WSA10_NS | WSA04_NS))
+        .filter(|h| {
+            !(h.name().namespace() == crate::LATHER_EVENTING_NS && h.name().local() == "EventStamp")
+        })
+        .map(|h| String::from_utf8_lossy(&envelope.extract_header(h)).into_owned())
+        .collect();
+    let body = envelope.extract_payload().unwrap_or_default();
+    Ok(SinkMessage::Notification(Notification {
+        action,
+        body: String::from_utf8_lossy(&body).into_owned(),
+        reference_parameters,
+    }))
+}

@@ -1,0 +1,211 @@
+//! `lather_eventing::client` and its `Sink` against lather's own event source over real
+//! HTTP: every operation in the three version pairs, reference parameters both ways, topic
+//! filters, SubscriptionEnd, faults and an unreachable source as clear errors.
+
+mod support;
+
+use lather_envelope::SoapVersion;
+use lather_eventing::client::{
+    ClientError, EventingClient, Filter, Sink, SinkMessage, SubscribeOptions,
+};
+use lather_eventing::{Endpoint, Version};
+use std::time::Duration;
+use support::{TestServer, closed_port, envelope, post};
+
+const EVENT: &str = r#"<ev:Temperature xmlns:ev="urn:ev"><c>21.5</c></ev:Temperature>"#;
+const OTHER: &str = r#"<ev:Pressure xmlns:ev="urn:ev"><hpa>1013</hpa></ev:Pressure>"#;
+
+async fn source() -> TestServer {
+    TestServer::start(
+        "[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\nmax_expires_s = 900\n",
+    )
+    .await
+}
+
+/// Publishes `event`; returns the answer's text (with the queued count).
+async fn publish(server: &TestServer, event: &str) -> String {
+    let answer = post(
+        server.addr,
+        "/events/publish",
+        SoapVersion::V12,
+        envelope(SoapVersion::V12, "", event),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    answer.text().to_owned()
+}
+
+async fn next(sink: &mut Sink) -> SinkMessage {
+    tokio::time::timeout(Duration::from_secs(10), sink.next())
+        .await
+        .expect("a message in time")
+        .expect("the sink is open")
+}
+
+#[tokio::test]
+async fn every_operation_in_each_version_with_reference_parameters_both_ways() {
+    let server = source().await;
+    let cases = [
+        (
+            Version::Submission04Wsa10,
+            SoapVersion::V12,
+            "urn:lather:eventing",
+        ),
+        (Version::Rec2011, SoapVersion::V12, "urn:lather:eventing"),
+        (
+            Version::Submission04Wsa04,
+            SoapVersion::V11,
+            "http://schemas.xmlsoap.org/ws/2004/08/eventing",
+        ),
+    ];
+    for (version, soap, id_ns) in cases {
+        let mut sink = Sink::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+        let client = EventingClient::default();
+        let mut options = SubscribeOptions::new(version, sink.notify_url());
+        options.soap = soap;
+        options.notify_to.params = vec![r#"<app:Key xmlns:app="urn:app">k-1</app:Key>"#.into()];
+        options.end_to = Some(Endpoint {
+            address: sink.end_url(),
+            params: Vec::new(),
+        });
+        options.expires = Some("PT5M".into());
+        options.filter = Some(Filter::topics(["{urn:ev}Temperature"]));
+        let mut sub = client
+            .subscribe(&server.url("/events"), &options)
+            .await
+            .unwrap_or_else(|e| panic!("{version:?}: {e}"));
+        assert_eq!(sub.manager.address, server.url("/events"));
+        assert_eq!(sub.expires.as_deref(), Some("PT300S"), "{version:?}");
+        assert_eq!(sub.manager.params.len(), 1, "{sub:?}");
+        assert!(
+            sub.manager.params[0].contains(&format!(r#"xmlns:i="{id_ns}""#)),
+            "{version:?}: {sub:?}"
+        );
+
+        let status = client.get_status(&sub).await.unwrap();
+        let left: f64 = status
+            .as_deref()
+            .and_then(|s| s.strip_prefix("PT")?.strip_suffix('S')?.parse().ok())
+            .unwrap_or_else(|| panic!("{status:?}"));
+        assert!((290.0..=300.0).contains(&left), "{status:?}");
+        let granted = client.renew(&mut sub, Some("PT2M")).await.unwrap();
+        assert_eq!(granted.as_deref(), Some("PT120S"));
+        assert_eq!(sub.expires.as_deref(), Some("PT120S"));
+
+        assert!(publish(&server, OTHER).await.contains(r#"queued="0""#));
+        assert!(publish(&server, EVENT).await.contains(r#"queued="1""#));
+        let SinkMessage::Notification(n) = next(&mut sink).await else {
+            panic!("not a notification")
+        };
+        assert!(n.body.contains("<c>21.5</c>"), "{n:?}");
+        assert_eq!(n.reference_parameters.len(), 1, "{n:?}");
+        assert!(
+            n.reference_parameters[0].contains(">k-1</app:Key>"),
+            "{n:?}"
+        );
+
+        client.unsubscribe(&sub).await.unwrap();
+        assert!(publish(&server, EVENT).await.contains(r#"queued="0""#));
+        // The manager no longer knows it: the fault comes back as a clear error.
+        let err = client.get_status(&sub).await.unwrap_err();
+        let ClientError::Fault { subcode, .. } = &err else {
+            panic!("{err:?}")
+        };
+        let expected = if version.is_2004() {
+            "InvalidMessage"
+        } else {
+            "UnknownSubscription"
+        };
+        assert!(
+            subcode.as_deref().unwrap_or("").ends_with(expected)
+                || err.to_string().contains(expected),
+            "{version:?}: {err}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_sink_hands_out_a_subscription_end() {
+    let mut sink = Sink::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let wse = "http://schemas.xmlsoap.org/ws/2004/08/eventing";
+    let body = format!(
+        r#"<wse:SubscriptionEnd xmlns:wse="{wse}"><wse:Status>{wse}/SourceShuttingDown</wse:Status><wse:Reason xml:lang="en">going away</wse:Reason></wse:SubscriptionEnd>"#
+    );
+    let header = format!(
+        r#"<wsa:Action xmlns:wsa="http://www.w3.org/2005/08/addressing">{wse}/SubscriptionEnd</wsa:Action>"#
+    );
+    let answer = post(
+        sink.local_addr(),
+        "/end",
+        SoapVersion::V12,
+        envelope(SoapVersion::V12, &header, &body),
+    )
+    .await;
+    assert_eq!(answer.status, 202, "{}", answer.text());
+    let SinkMessage::End(end) = next(&mut sink).await else {
+        panic!("not a SubscriptionEnd")
+    };
+    assert_eq!(end.status, format!("{wse}/SourceShuttingDown"));
+    assert_eq!(end.reason, "going away");
+    // Not an envelope: refused, nothing handed out.
+    let answer = post(sink.local_addr(), "/notify", SoapVersion::V12, "<x/>").await;
+    assert_eq!(answer.status, 400, "{}", answer.text());
+}
+
+#[tokio::test]
+async fn faults_and_an_unreachable_source_are_errors_that_name_the_problem() {
+    let server = source().await;
+    let client = EventingClient::new(Duration::from_secs(5));
+    let mut options = SubscribeOptions::new(Version::Submission04Wsa10, "http://127.0.0.1:9/n");
+    options.expires = Some("tomorrow".into());
+    let err = client
+        .subscribe(&server.url("/events"), &options)
+        .await
+        .unwrap_err();
+    let ClientError::Fault {
+        status,
+        code,
+        subcode,
+        reason,
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!(*status, 400);
+    assert!(code.ends_with("Sender"), "{err}");
+    assert!(
+        subcode
+            .as_deref()
+            .is_some_and(|s| s.ends_with("InvalidExpirationTime")),
+        "{err}"
+    );
+    assert!(reason.contains("tomorrow"), "{err}");
+    assert!(err.to_string().contains("InvalidExpirationTime"), "{err}");
+
+    let mut options = SubscribeOptions::new(Version::Rec2011, "http://127.0.0.1:9/n");
+    options.filter = Some(Filter {
+        dialect: "urn:no-such-dialect".into(),
+        text: "x".into(),
+        namespaces: Vec::new(),
+    });
+    let err = client
+        .subscribe(&server.url("/events"), &options)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("FilteringRequestedUnavailable"),
+        "{err}"
+    );
+
+    let dead = closed_port().await;
+    let url = format!("http://{dead}/events");
+    let err = client.subscribe(&url, &options).await.unwrap_err();
+    assert!(matches!(err, ClientError::Unreachable { .. }), "{err:?}");
+    assert!(err.to_string().contains(&url), "{err}");
+
+    let err = client
+        .subscribe("https://example.org/events", &options)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::BadUrl { .. }), "{err:?}");
+}

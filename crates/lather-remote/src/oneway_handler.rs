@@ -1,0 +1,212 @@
+//! `OnewayRemoteHandler`: a oneway handler stage handed to workers through a JetStream
+//! work-queue stream instead of waited on.
+
+use crate::oneway_stream::{ensure_stream, oneway_message_id};
+use crate::{Link, request_for};
+use async_nats::jetstream::{self, context::PublishErrorKind};
+use lather_config::Fallback;
+use lather_envelope::{Fault, FaultKind};
+use lather_pipeline::{
+    Access, Handler, HandlerFuture, Message, Observation, ObservationKind, Patch, Verdict,
+    current_attempt,
+};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+/// What a oneway remote handler counted since start (shown on `/metrics`).
+#[derive(Debug, Default)]
+pub struct OnewayCounters {
+    /// Messages JetStream acknowledged (stored in the work-queue stream, or recognised as a
+    /// duplicate of one stored).
+    pub published: AtomicU64,
+    /// Messages that could not be handed over (NATS down, stream full, no acknowledgement
+    /// in time) and went to the fallback.
+    pub failed: AtomicU64,
+}
+
+/// Stands for the oneway handler `name` and hands each message to the workers: the request
+/// frame (the same frame as request/reply, with no deadline: the worker's own timeout bounds
+/// the handler) is published to `{prefix}.oneway.{name}` in the work-queue stream with the
+/// header `Nats-Msg-Id: {message id hex}.{name}`, and the call ends when JetStream
+/// acknowledges it. A worker acknowledges the message after handling it, so delivery is
+/// at-least-once; the id lets a handler drop repeats.
+///
+/// A publish that fails follows the `fallback`: run the local instance, or a
+/// `HandlerFailed` fault (which the engine counts as a oneway failure).
+pub struct OnewayRemoteHandler {
+    name: String,
+    local: Arc<dyn Handler>,
+    access: Access,
+    link: Arc<Link>,
+    subject: String,
+    fallback: Fallback,
+    timeout: Duration,
+    jetstream: OnceLock<jetstream::Context>,
+    stream_ready: AtomicBool,
+    counters: OnewayCounters,
+}
+
+impl std::fmt::Debug for OnewayRemoteHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OnewayRemoteHandler")
+            .field("name", &self.name)
+            .field("subject", &self.subject)
+            .field("fallback", &self.fallback)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OnewayRemoteHandler {
+    /// The oneway remote stand-in for `local`, configured as `name`, through `link`;
+    /// `timeout` bounds each hand-over (publish and acknowledgement).
+    pub fn new(
+        name: &str,
+        local: Arc<dyn Handler>,
+        link: Arc<Link>,
+        fallback: Fallback,
+        timeout: Duration,
+    ) -> Self {
+        OnewayRemoteHandler {
+            name: name.to_owned(),
+            access: local.access(),
+            local,
+            subject: link.oneway_subject(name),
+            link,
+            fallback,
+            timeout,
+            jetstream: OnceLock::new(),
+            stream_ready: AtomicBool::new(false),
+            counters: OnewayCounters::default(),
+        }
+    }
+
+    /// The counters.
+    pub fn counters(&self) -> &OnewayCounters {
+        &self.counters
+    }
+
+    /// Hands `message` over to the work queue, or runs the fallback.
+    async fn hand_over(&self, message: &Message) -> Verdict {
+        match self.publish(message).await {
+            Ok(()) => {
+                self.counters.published.fetch_add(1, Ordering::Relaxed);
+                Verdict::Continue(Patch::new())
+            }
+            Err(why) => {
+                self.counters.failed.fetch_add(1, Ordering::Relaxed);
+                self.fall_back(message, why).await
+            }
+        }
+    }
+
+    async fn publish(&self, message: &Message) -> Result<(), String> {
+        let Some(client) = self.link.available() else {
+            return Err("NATS is not connected".to_owned());
+        };
+        let js = self.jetstream.get_or_init(|| {
+            jetstream::ContextBuilder::new()
+                .timeout(self.timeout)
+                .build(client.clone())
+        });
+        if !self.stream_ready.load(Ordering::Acquire) {
+            ensure_stream(&self.link, js).await?;
+            self.stream_ready.store(true, Ordering::Release);
+        }
+        // No deadline: the message may wait in the stream for a worker.
+        let request = request_for(
+            &self.name,
+            &self.access,
+            message,
+            current_attempt(),
+            u64::MAX,
+        );
+        let frame = request
+            .encode()
+            .map_err(|e| format!("the message cannot be framed: {e}"))?;
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert(
+            async_nats::header::NATS_MESSAGE_ID,
+            oneway_message_id(request.id, &self.name).as_str(),
+        );
+        let sent = js
+            .publish_with_headers(self.subject.clone(), headers, frame)
+            .await;
+        let acked = match sent {
+            Ok(ack) => ack.await,
+            Err(e) => Err(e),
+        };
+        match acked {
+            Ok(ack) => {
+                if ack.duplicate {
+                    tracing::debug!(handler = %self.name, id = %format!("{:032x}", request.id), "already queued");
+                }
+                Ok(())
+            }
+            Err(e) => {
+                if e.kind() == PublishErrorKind::StreamNotFound {
+                    // Deleted meanwhile: create it again on the next message.
+                    self.stream_ready.store(false, Ordering::Release);
+                }
+                Err(format!("JetStream publish failed: {e}"))
+            }
+        }
+    }
+
+    /// The message could not be handed over (`why`): the configured fallback.
+    async fn fall_back(&self, message: &Message, why: String) -> Verdict {
+        match self.fallback {
+            Fallback::Local => {
+                tracing::debug!(handler = %self.name, %why, "running the oneway handler locally");
+                self.local.call(message).await
+            }
+            Fallback::Fault => Verdict::Fault(Fault::with_reason(
+                FaultKind::HandlerFailed,
+                format!(
+                    "oneway remote handler {}: {why} (subject {} at {})",
+                    self.name,
+                    self.subject,
+                    self.link.url()
+                ),
+            )),
+        }
+    }
+}
+
+impl Handler for OnewayRemoteHandler {
+    fn access(&self) -> Access {
+        self.access.clone()
+    }
+
+    fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
+        Box::pin(self.hand_over(message))
+    }
+
+    fn observations(&self) -> Vec<Observation> {
+        let mut out = self.local.observations();
+        let figures = [
+            (
+                "remote_oneway_published",
+                "Oneway messages a remote handler handed to the JetStream work queue",
+                &self.counters.published,
+            ),
+            (
+                "remote_oneway_failed",
+                "Oneway messages that could not be handed over and went to the fallback",
+                &self.counters.failed,
+            ),
+        ];
+        out.extend(
+            figures
+                .into_iter()
+                .map(|(name, help, counter)| Observation {
+                    name,
+                    help,
+                    kind: ObservationKind::Counter,
+                    labels: Vec::new(),
+                    value: counter.load(Ordering::Relaxed),
+                }),
+        );
+        out
+    }
+}
