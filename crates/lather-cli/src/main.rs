@@ -71,6 +71,11 @@ enum BenchCommand {
     Figure10(experiments::Figure10Args),
     /// The request rate SHA-256 alone allows for N digest handlers on these cores.
     DigestBound(experiments::DigestBoundArgs),
+    /// Eventing: seed 001's tables for three bindings, a rate sweep, max throughput.
+    Eventing(experiments::EventingArgs),
+    /// One subscriber process of `bench eventing` (started by it).
+    #[command(hide = true)]
+    EventingSink(experiments::EventingSinkArgs),
     /// One remote handler call against the same handler in process, split as equation 1.
     RemoteCall(experiments::RemoteCallArgs),
     /// A TCP proxy holding each chunk N µs in each direction (a link delay without netem).
@@ -89,6 +94,8 @@ fn bench(which: BenchCommand) -> Result<(), lather_bench::BenchError> {
         BenchCommand::Table1(args) => experiments::table1(&args),
         BenchCommand::Figure10(args) => experiments::figure10(&args),
         BenchCommand::DigestBound(args) => experiments::digest_bound(&args),
+        BenchCommand::Eventing(args) => experiments::eventing(&args),
+        BenchCommand::EventingSink(args) => experiments::eventing_sink(&args),
         BenchCommand::RemoteCall(args) => experiments::remote_call(&args),
         BenchCommand::DelayProxy(args) => lather_bench::delay_proxy::run(&args),
         BenchCommand::NatsRtt(args) => lather_bench::nats_rtt::run(&args),

@@ -2,7 +2,7 @@
 //! of both versions) — and what it asks for.
 
 use crate::Subscription;
-use crate::delivery::Outgoing;
+use crate::event::Stamped;
 use crate::problem::{Problem, Refusal, refuse};
 use crate::request;
 use crate::version::{TOPIC_DIALECT, Version};
@@ -10,6 +10,7 @@ use crate::xpath::{XPATH_DIALECT_2004, XPATH_DIALECT_2011, XPathFilter};
 use lather_envelope::escape::escape_text;
 use lather_envelope::{Element, QName};
 use std::collections::HashMap;
+use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// The dialects a Filter may name.
@@ -96,23 +97,20 @@ pub(crate) fn supported_dialects(version: Version) -> String {
         .collect()
 }
 
-/// Queues a notification of `event` for each subscription whose XPath filter takes it;
-/// each distinct filter is evaluated once. Returns how many were queued.
+/// Queues `event` for each subscription (id, queue) whose XPath filter takes it; each
+/// distinct filter is evaluated once. Returns how many were queued.
 pub(crate) fn offer(
-    candidates: Vec<(XPathFilter, Subscription, mpsc::Sender<Outgoing>)>,
-    action: &str,
-    event: &[u8],
-    topics: &[String],
+    candidates: Vec<(XPathFilter, String, mpsc::Sender<Arc<Stamped>>)>,
+    event: &Arc<Stamped>,
 ) -> usize {
     let mut verdicts: HashMap<XPathFilter, bool> = HashMap::new();
     let mut queued = 0;
-    for (xpath, sub, queue) in candidates {
+    for (xpath, id, queue) in candidates {
         let taken = *verdicts
             .entry(xpath)
-            .or_insert_with_key(|xpath| xpath.matches(event));
+            .or_insert_with_key(|xpath| xpath.matches(&event.payload));
         if taken {
-            let out = crate::source::outgoing(&sub, action, event, topics);
-            queued += usize::from(crate::source::enqueue(&sub, &queue, out));
+            queued += usize::from(crate::source::enqueue(&id, &queue, event));
         }
     }
     queued

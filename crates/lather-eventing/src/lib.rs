@@ -1,23 +1,26 @@
 //! lather's WS-Eventing event source: Subscribe, Renew, GetStatus, Unsubscribe and
 //! SubscriptionEnd in WS-Eventing 2004/08 (with WS-Addressing 2004/08 or 1.0) and the W3C
 //! Recommendation of 2011, answered in the version each request speaks; push delivery over
-//! SOAP/HTTP with a bounded queue and a keep-alive connection per sink; subscriptions kept
+//! SOAP/HTTP, SOAP over TCP or lather's binary frame (by the NotifyTo scheme, see
+//! [`binding`]) with a bounded queue and a connection per sink; subscriptions kept
 //! in a redb file across restarts, or shared by several nodes in a NATS JetStream KV bucket
 //! with events taken from a NATS subject ([`EventSource::share_over_nats`]).
 //! WS-BaseNotification 1.3 is answered beside it (module `wsn`, dispatched on the Body's
 //! namespace). See `docs/eventing.md`.
 //!
 //! Filters: lather's topic dialect and XPath 1.0 ([`xpath`]); notifications may be
-//! gzip-compressed on the subscriber's request.
+//! gzip-compressed on the subscriber's request (HTTP deliveries).
 //!
 //! Extension points: [`Version`] for further eventing versions (e.g. WS-BaseNotification
 //! would answer beside it), `filter::read` for filter dialects, and
 //! `delivery::send_once` for other bindings (TCP framing, binary).
 
 mod action_filter;
+pub mod binding;
 pub mod client;
 mod compression;
 mod delivery;
+mod event;
 mod expires;
 mod filter;
 mod keeping;
@@ -36,8 +39,10 @@ mod wsn;
 pub mod xpath;
 
 pub use action_filter::{DPWS_ACTION_DIALECT, DPWS06_ACTION_DIALECT};
+pub use binding::Binding;
 pub use compression::{COMPRESSIONS, DEFAULT_COMPRESS_MIN_BYTES};
-pub use delivery::RetryPolicy;
+pub use delivery::{DeliveryProbe, ProbeFn, RetryPolicy};
+pub use event::{Event, EventHeader, unix_ns};
 pub use reply::EndStatus;
 pub use shared::SharedSettings;
 pub use source::{DEFAULT_EVENT_ACTION, EventSource, SourceSettings};

@@ -145,7 +145,8 @@ pub(crate) fn subscription_end(
     envelope(soap_of(sub), &headers, &body)
 }
 
-/// A notification carrying `event` (a standalone element) for `sub`.
+/// A notification carrying `event` (a standalone element) for `sub`, built whole (the
+/// WS-BaseNotification raw form; WS-Eventing sinks render theirs from `binding::soap`).
 pub(crate) fn notification(sub: &Subscription, action: &str, event: &[u8]) -> Bytes {
     let headers = outbound_headers(
         sub.version,

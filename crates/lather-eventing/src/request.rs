@@ -1,5 +1,6 @@
 //! The eventing requests read from their Body element.
 
+use crate::binding::{Binding, SUPPORTED_SCHEMES};
 use crate::filter::Filter;
 use crate::problem::{Problem, Refusal, refuse};
 use crate::version::{PUSH_MODE, UNWRAP_FORMAT};
@@ -143,14 +144,17 @@ fn endpoint(
         return refuse(Problem::Malformed, format!("{what} has no wsa:Address"));
     };
     let address = address.text().trim().to_owned();
-    let usable = address
-        .strip_prefix("http://")
-        .is_some_and(|rest| !rest.is_empty())
-        && address.parse::<http::Uri>().is_ok();
+    // Notifications go by any binding; SubscriptionEnd only over HTTP.
+    let binding = Binding::of(&address);
+    let (usable, supported) = if what == "NotifyTo" {
+        (binding.is_some(), SUPPORTED_SCHEMES)
+    } else {
+        (binding == Some(Binding::Http), "http://")
+    };
     if !usable {
         return refuse(
             Problem::UnusableEpr,
-            format!("{what} address {address:?} is not an http:// URL"),
+            format!("{what} address {address:?} is not usable; supported: {supported}"),
         );
     }
     let mut params = Vec::new();

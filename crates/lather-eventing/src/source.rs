@@ -1,6 +1,7 @@
 //! The event source and its subscription manager.
 
-use crate::delivery::{self, Outgoing, RetryPolicy};
+use crate::delivery::{self, DeliveryProbe, Outgoing, RetryPolicy};
+use crate::event::{Event, Stamped};
 use crate::expires::{self, Requested};
 use crate::keeping::Change;
 use crate::kv_store::KvStore;
@@ -40,6 +41,8 @@ pub struct SourceSettings {
     pub sweep_every: Duration,
     /// The notifications' `wsa:Action` when the publish request names none.
     pub default_action: String,
+    /// Told of each notification a sink took (for benchmarks); `None` normally.
+    pub delivered: Option<DeliveryProbe>,
     /// Notifications to subscribers that asked for gzip are compressed from this size (in
     /// bytes) on; smaller ones are sent plain.
     pub compress_min_bytes: usize,
@@ -55,6 +58,7 @@ impl Default for SourceSettings {
             retry: RetryPolicy::default(),
             sweep_every: Duration::from_millis(100),
             default_action: DEFAULT_EVENT_ACTION.to_owned(),
+            delivered: None,
             compress_min_bytes: crate::DEFAULT_COMPRESS_MIN_BYTES,
         }
     }
@@ -81,35 +85,18 @@ pub(crate) struct Inner {
 #[derive(Debug)]
 pub(crate) struct Active {
     pub(crate) sub: Subscription,
-    queue: mpsc::Sender<Outgoing>,
+    queue: mpsc::Sender<Arc<Stamped>>,
     /// `sub.xpath` compiled.
     xpath: Option<XPathFilter>,
 }
 
-/// The notification of `event` for `sub`: a WS-Eventing notification, or a
-/// WS-BaseNotification Notify (or raw event).
-pub(crate) fn outgoing(
-    sub: &Subscription,
-    action: &str,
-    event: &[u8],
-    topics: &[String],
-) -> Outgoing {
-    match &sub.wsn {
-        Some(terms) => crate::wsn::outgoing(sub, terms, action, event, topics),
-        None => Outgoing {
-            action: action.to_owned(),
-            envelope: reply::notification(sub, action, event),
-            content_encoding: None,
-        },
-    }
-}
-
-/// Queues `out` for `sub`'s sink; a full queue drops it with a warning. Whether it was queued.
-pub(crate) fn enqueue(sub: &Subscription, queue: &mpsc::Sender<Outgoing>, out: Outgoing) -> bool {
-    match queue.try_send(out) {
+/// Queues `event` for the subscription `id`'s sink; a full queue drops it with a warning.
+/// Whether it was queued.
+pub(crate) fn enqueue(id: &str, queue: &mpsc::Sender<Arc<Stamped>>, event: &Arc<Stamped>) -> bool {
+    match queue.try_send(event.clone()) {
         Ok(()) => true,
         Err(_) => {
-            tracing::warn!(subscription = %sub.id, "sink queue full: event dropped");
+            tracing::warn!(subscription = %id, "sink queue full: event dropped");
             false
         }
     }
@@ -216,18 +203,22 @@ impl EventSource {
         {
             topics.extend(text.split_whitespace().map(str::to_owned));
         }
-        let action = action.unwrap_or(&self.inner.settings.default_action);
-        Ok(self.inner.deliver(&event, &topics, action))
+        Ok(self.publish_event(Event {
+            payload: event,
+            action: action.map(str::to_owned),
+            topics,
+            headers: Vec::new(),
+        }))
     }
 
-    /// Publishes `event` (one standalone XML element, e.g. a Body's payload) with `topics`
-    /// (by convention its root element's `{namespace}local` first, then named topics) to
-    /// every subscription whose filter takes it, with no envelope to parse: for publishers
-    /// in the same process. `action` is the notifications' `wsa:Action` (the default if
-    /// `None`). Returns how many notifications were queued.
-    pub fn publish_event(&self, event: &[u8], topics: &[String], action: Option<&str>) -> usize {
-        let action = action.unwrap_or(&self.inner.settings.default_action);
-        self.inner.deliver(event, topics, action)
+    /// Publishes `event` (its payload one standalone XML element; its topics by convention
+    /// the root element's `{namespace}local` first, then named topics) to every
+    /// subscription whose filters take it, with no envelope to parse: for publishers in the
+    /// same process. Returns how many notifications were queued. The event is stamped with
+    /// a sequence number and the time now, and shared by every queue: each sink's task
+    /// renders its own notification in its binding.
+    pub fn publish_event(&self, event: Event) -> usize {
+        self.inner.deliver(event)
     }
 
     /// Ends the subscription `id` as the source's own decision, sending SubscriptionEnd
@@ -248,29 +239,33 @@ impl EventSource {
 }
 
 impl Inner {
-    /// Queues `event` (a standalone element) with `topics` (its root element's name first,
-    /// then the topics its publisher named) for every subscription that wants it, with
-    /// `wsa:Action` = `action`. Returns how many notifications were queued.
-    pub(crate) fn deliver(&self, event: &[u8], topics: &[String], action: &str) -> usize {
+    /// Stamps `event` and queues it for every subscription whose topic and action filters
+    /// take it; XPath filters are evaluated after the lock is released, each distinct one
+    /// once ([`crate::filter::offer`]). The notifications' `wsa:Action` is the event's, else
+    /// the source's default. Returns how many notifications were queued.
+    pub(crate) fn deliver(&self, event: Event) -> usize {
+        let action = event
+            .action
+            .clone()
+            .unwrap_or_else(|| self.settings.default_action.clone());
+        let stamped = Stamped::new(event, action);
         let now = now_ms();
         let mut queued = 0;
-        // Subscriptions with an XPath filter are evaluated after the lock is released.
         let mut filtered = Vec::new();
         for active in self.lock().values() {
             if active.sub.expires_ms <= now
-                || !active.sub.wants(topics)
-                || !active.sub.wants_action(action)
+                || !active.sub.wants(&stamped.topics)
+                || !active.sub.wants_action(&stamped.action)
             {
                 continue;
             }
             if let Some(xpath) = &active.xpath {
-                filtered.push((xpath.clone(), active.sub.clone(), active.queue.clone()));
+                filtered.push((xpath.clone(), active.sub.id.clone(), active.queue.clone()));
                 continue;
             }
-            let out = outgoing(&active.sub, action, event, topics);
-            queued += usize::from(enqueue(&active.sub, &active.queue, out));
+            queued += usize::from(enqueue(&active.sub.id, &active.queue, &stamped));
         }
-        queued + crate::filter::offer(filtered, action, event, topics)
+        queued + crate::filter::offer(filtered, &stamped)
     }
 
     /// The held subscriptions.
@@ -291,6 +286,7 @@ impl Inner {
             &sub,
             self.settings.queue_capacity,
             self.settings.retry,
+            self.settings.delivered.clone(),
             sub.gzip.then_some(self.settings.compress_min_bytes),
             Arc::downgrade(self),
         );

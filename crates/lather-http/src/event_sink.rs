@@ -1,7 +1,8 @@
 //! Each event source of the process as an [`EventSink`] for the `publish` handlers.
 
+use bytes::Bytes;
 use lather_envelope::Fault;
-use lather_eventing::EventSource;
+use lather_eventing::{Event, EventSource};
 use lather_handlers::EventSink;
 
 /// An event source taking events from `publish` handlers in process.
@@ -15,6 +16,11 @@ impl EventSink for SourceSink {
         topics: &[String],
         action: Option<&str>,
     ) -> Result<usize, Fault> {
-        Ok(self.0.publish_event(event, topics, action))
+        Ok(self.0.publish_event(Event {
+            payload: Bytes::copy_from_slice(event),
+            action: action.map(str::to_owned),
+            topics: topics.to_vec(),
+            headers: Vec::new(),
+        }))
     }
 }

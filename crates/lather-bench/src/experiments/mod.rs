@@ -10,6 +10,7 @@
 mod chart;
 mod digest_bound;
 mod drive;
+mod eventing;
 mod figure10;
 mod figure3;
 mod files;
@@ -20,6 +21,10 @@ mod table1;
 mod workers;
 
 pub use digest_bound::{DigestBoundArgs, run as digest_bound};
+pub use eventing::{
+    BindingArg, EventingArgs, EventingSinkArgs, Part as EventingPart, Shape as EventShape,
+    run as eventing, sink as eventing_sink,
+};
 pub use figure3::{Figure3Args, HandlerSet, run as figure3};
 pub use figure10::{Figure10Args, Logger, run as figure10};
 pub use remote_call::{RemoteCallArgs, run as remote_call};

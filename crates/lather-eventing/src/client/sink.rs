@@ -28,7 +28,7 @@ pub struct Notification {
     /// The Body's content (the event), as sent.
     pub body: String,
     /// The header blocks outside WS-Addressing — the NotifyTo EPR's reference parameters
-    /// echoed by the source — each standalone.
+    /// echoed by the source — each standalone (lather's own `lev:EventStamp` left out).
     pub reference_parameters: Vec<String>,
 }
 
@@ -184,6 +184,9 @@ pub(crate) fn read(bytes: Bytes) -> Result<SinkMessage, String> {
         .headers()
         .iter()
         .filter(|h| !matches!(h.name().namespace(), WSA10_NS | WSA04_NS))
+        .filter(|h| {
+            !(h.name().namespace() == crate::LATHER_EVENTING_NS && h.name().local() == "EventStamp")
+        })
         .map(|h| String::from_utf8_lossy(&envelope.extract_header(h)).into_owned())
         .collect();
     let body = envelope.extract_payload().unwrap_or_default();

@@ -40,7 +40,7 @@ fn action(port_type: &str, message: &str) -> String {
 }
 
 /// The action of a wrapped notification (`wsnt:Notify`).
-fn notify_action() -> String {
+pub(crate) fn notify_action() -> String {
     action("NotificationConsumer", "Notify")
 }
 

@@ -86,10 +86,15 @@ async fn answer(
             )
         }
         "Notify" => {
-            let action = inner.settings.default_action.clone();
             for message in request::notify(&element, &payload)? {
-                let queued = inner.deliver(&message.event, &message.topics, &action);
-                tracing::debug!(queued, topics = ?message.topics, "Notify published");
+                let topics = message.topics.clone();
+                let queued = inner.deliver(crate::Event {
+                    payload: message.event.into(),
+                    action: None,
+                    topics: message.topics,
+                    headers: Vec::new(),
+                });
+                tracing::debug!(queued, ?topics, "Notify published");
             }
             Ok(None)
         }

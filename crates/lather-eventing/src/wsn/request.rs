@@ -129,8 +129,9 @@ fn read_filter(filter: &Element, terms: &mut WsnTerms) -> Result<(), WsnRefusal>
     .with_extra(qname_list("UnknownFilter", &unknown)))
 }
 
-/// The consumer's endpoint reference: its `wsa:Address` (an `http://` URL) and its
-/// reference parameters, each as a standalone element.
+/// The consumer's endpoint reference: its `wsa:Address` (an `http://` URL, or a
+/// `soap.tcp://` / `lather.bin://` address: see `crate::binding`) and its reference
+/// parameters, each as a standalone element.
 fn endpoint(element: &Element, source: &[u8]) -> Result<Endpoint, WsnRefusal> {
     let Some(address) = element.child(&QName::new(WSA10_NS, "Address")) else {
         return refuse(
@@ -139,14 +140,13 @@ fn endpoint(element: &Element, source: &[u8]) -> Result<Endpoint, WsnRefusal> {
         );
     };
     let address = address.text().trim().to_owned();
-    let usable = address
-        .strip_prefix("http://")
-        .is_some_and(|rest| !rest.is_empty())
-        && address.parse::<http::Uri>().is_ok();
-    if !usable {
+    if crate::binding::Binding::of(&address).is_none() {
         return refuse(
             WsnFault::CreationFailed,
-            format!("consumer address {address:?} is not an http:// URL lather can deliver to"),
+            format!(
+                "consumer address {address:?} is not one lather can deliver to; supported: {}",
+                crate::binding::SUPPORTED_SCHEMES
+            ),
         );
     }
     let mut params = Vec::new();

@@ -1,0 +1,241 @@
+//! One run: start the sink processes, subscribe them to an in-process event source, publish
+//! at a rate (or as fast as delivery keeps up), collect and summarise.
+
+use super::BindingArg;
+use super::epe::{self, Shape};
+use super::sinks::Sinks;
+use super::stats::Summary;
+use crate::BenchError;
+use bytes::Bytes;
+use lather_envelope::{Envelope, Limits};
+use lather_eventing::{DeliveryProbe, EventSource, SourceSettings, unix_ns};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::runtime::Runtime;
+
+/// How events are offered.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Load {
+    /// `events` events at `per_s` events per second (open loop, 1 ms timer resolution).
+    Rate { per_s: f64, events: u64 },
+    /// For `secs` seconds, as fast as delivery takes them (at most `WINDOW` events per
+    /// subscriber waiting).
+    Max { secs: f64 },
+}
+
+/// One configuration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct RunSpec {
+    pub(crate) binding: BindingArg,
+    pub(crate) subscribers: usize,
+    pub(crate) shape: Shape,
+    pub(crate) auth: bool,
+    pub(crate) refs: bool,
+    pub(crate) load: Load,
+}
+
+impl RunSpec {
+    /// The EPEs as table text.
+    pub(crate) fn epes(&self) -> &'static str {
+        match (self.auth, self.refs) {
+            (false, false) => "none",
+            (true, false) => "auth",
+            (false, true) => "ref",
+            (true, true) => "auth+ref",
+        }
+    }
+}
+
+/// What a run measured (times in µs).
+#[derive(Debug, Clone)]
+pub(crate) struct RunResult {
+    pub(crate) spec: RunSpec,
+    pub(crate) expected: u64,
+    pub(crate) received: u64,
+    pub(crate) dropped: u64,
+    pub(crate) failures: u64,
+    /// Publish to bytes ready and handed to the connection, per notification.
+    pub(crate) publisher: Summary,
+    /// Publish to arrival at the sink.
+    pub(crate) to_sink: Summary,
+    /// `to_sink`, sorted, for percentiles.
+    pub(crate) to_sink_sorted: Vec<f64>,
+    /// Consuming at the sink.
+    pub(crate) client: Summary,
+    /// Publish to consumed: `to_sink` + `client` per notification.
+    pub(crate) total: Summary,
+    /// Notifications received per second, first publish to last arrival.
+    pub(crate) throughput: f64,
+    /// Events offered per second, as achieved.
+    pub(crate) offered: f64,
+}
+
+/// Events per subscriber that may wait undelivered in a max-throughput run.
+const WINDOW: u64 = 2000;
+
+/// The Subscribe for a sink at `address` (`host:port`) in `binding`.
+fn subscribe(binding: BindingArg, address: &str, index: usize) -> Result<Envelope, BenchError> {
+    let notify = match binding {
+        BindingArg::Http => format!("http://{address}/sink"),
+        BindingArg::SoapTcp => format!("soap.tcp://{address}"),
+        BindingArg::Binary => format!("lather.bin://{address}"),
+    };
+    let text = format!(
+        r#"<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope"><s:Body><wse:Subscribe xmlns:wse="http://www.w3.org/2011/03/ws-evt" xmlns:wsa="http://www.w3.org/2005/08/addressing"><wse:Delivery><wse:NotifyTo><wsa:Address>{notify}</wsa:Address><wsa:ReferenceParameters><b:Sink xmlns:b="{}">{index}</b:Sink></wsa:ReferenceParameters></wse:NotifyTo></wse:Delivery></wse:Subscribe></s:Body></s:Envelope>"#,
+        epe::NS
+    );
+    Envelope::parse(Bytes::from(text), &Limits::default())
+        .map_err(|e| BenchError::Experiment(format!("subscribe envelope: {e}")))
+}
+
+/// Runs `spec` against fresh sinks; `reference` is the reference server's base URL.
+pub(crate) fn run(
+    runtime: &Runtime,
+    spec: RunSpec,
+    reference: &str,
+    auth_key: &str,
+) -> Result<RunResult, BenchError> {
+    let expect = match spec.load {
+        Load::Rate { events, .. } => events,
+        Load::Max { .. } => 0,
+    };
+    let sinks = Sinks::start(
+        spec.subscribers,
+        spec.binding,
+        expect,
+        spec.auth.then_some(auth_key),
+        spec.refs,
+        90,
+    )?;
+    let publisher_us: Arc<Mutex<Vec<u32>>> = Arc::new(Mutex::new(Vec::new()));
+    let delivered = Arc::new(AtomicU64::new(0));
+    let probe = {
+        let publisher_us = publisher_us.clone();
+        let delivered = delivered.clone();
+        DeliveryProbe(Arc::new(move |_, _, published, written| {
+            delivered.fetch_add(1, Ordering::Relaxed);
+            let us = written.saturating_sub(published) / 1000;
+            publisher_us
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(u32::try_from(us).unwrap_or(u32::MAX));
+        }))
+    };
+    let key = spec.auth.then(|| auth_key.as_bytes().to_vec());
+    let reference = spec.refs.then(|| reference.to_owned());
+    let (source, start_ns, offered, queued, events) = runtime.block_on(async {
+        let source = EventSource::open(SourceSettings {
+            queue_capacity: 200_000,
+            delivered: Some(probe),
+            ..SourceSettings::default()
+        })
+        .map_err(BenchError::Experiment)?;
+        for (i, address) in sinks.addresses.iter().enumerate() {
+            source
+                .handle(
+                    &subscribe(spec.binding, address, i)?,
+                    "http://127.0.0.1/bench",
+                )
+                .await
+                .map_err(|f| BenchError::Experiment(format!("subscribe: {f}")))?;
+        }
+        let subs = spec.subscribers as u64;
+        let start_ns = unix_ns();
+        let t0 = Instant::now();
+        let mut queued = 0u64;
+        let mut n = 0u64;
+        match spec.load {
+            Load::Rate { per_s, events } => {
+                while n < events {
+                    let due = t0 + Duration::from_secs_f64(n as f64 / per_s);
+                    if due > Instant::now() {
+                        tokio::time::sleep_until(due.into()).await;
+                    }
+                    queued += source.publish_event(epe::event(
+                        spec.shape,
+                        n,
+                        key.as_deref(),
+                        reference.as_deref(),
+                    )) as u64;
+                    n += 1;
+                }
+            }
+            Load::Max { secs } => {
+                let until = t0 + Duration::from_secs_f64(secs);
+                while Instant::now() < until {
+                    if queued.saturating_sub(delivered.load(Ordering::Relaxed)) > WINDOW * subs {
+                        tokio::time::sleep(Duration::from_millis(1)).await;
+                        continue;
+                    }
+                    for _ in 0..64 {
+                        queued += source.publish_event(epe::event(
+                            spec.shape,
+                            n,
+                            key.as_deref(),
+                            reference.as_deref(),
+                        )) as u64;
+                        n += 1;
+                    }
+                    tokio::task::yield_now().await;
+                }
+            }
+        }
+        let offered = n as f64 / t0.elapsed().as_secs_f64();
+        // Let delivery drain (bounded).
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while delivered.load(Ordering::Relaxed) < queued && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        Ok::<_, BenchError>((source, start_ns, offered, queued, n))
+    })?;
+    let records = sinks.finish()?;
+    {
+        let _in_runtime = runtime.enter();
+        drop(source);
+    }
+    let subs = spec.subscribers as u64;
+    let mut to_sink = Vec::new();
+    let mut totals = Vec::new();
+    let mut client = Vec::new();
+    let mut last_arrival = start_ns;
+    let mut failures = 0;
+    for r in &records {
+        failures += r.auth_failed + r.ref_failed + r.unreadable;
+        last_arrival = last_arrival.max(r.last_arrival_ns);
+        for (t, c) in r.to_sink_us.iter().zip(&r.client_us) {
+            to_sink.push(f64::from(*t));
+            client.push(f64::from(*c));
+            totals.push(f64::from(*t) + f64::from(*c));
+        }
+    }
+    let received = to_sink.len() as u64;
+    let publisher = Summary::of(
+        publisher_us
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .map(|&u| f64::from(u)),
+    );
+    let span = (last_arrival.saturating_sub(start_ns)) as f64 / 1e9;
+    let mut sorted = to_sink.clone();
+    sorted.sort_by(f64::total_cmp);
+    Ok(RunResult {
+        spec,
+        expected: events * subs,
+        received,
+        dropped: events * subs - queued,
+        failures,
+        publisher,
+        to_sink: Summary::of(to_sink),
+        to_sink_sorted: sorted,
+        client: Summary::of(client),
+        total: Summary::of(totals),
+        throughput: if span > 0.0 {
+            received as f64 / span
+        } else {
+            0.0
+        },
+        offered,
+    })
+}

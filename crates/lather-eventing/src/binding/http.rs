@@ -1,0 +1,278 @@
+//! SOAP over HTTP/1.1: one POST per notification, pipelined on the sink's one keep-alive
+//! connection (so notifications arrive in order), retried with backoff; SubscriptionEnd
+//! goes with hyper's client ([`send_once`]).
+
+use super::pipeline::{MAX_WRITE, Pipeline};
+use super::soap::Template;
+use crate::Subscription;
+use crate::delivery::{Outgoing, RetryPolicy};
+use crate::event::Stamped;
+use crate::reply::soap_of;
+use bytes::Bytes;
+use http::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderValue};
+use http::{Method, Request, Uri};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use lather_envelope::SoapVersion;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Most bytes of a sink's answer read (so its connection stays reusable).
+const MAX_ANSWER_BYTES: usize = 64 * 1024;
+
+pub(crate) type HttpClient = Client<HttpConnector, Full<Bytes>>;
+
+/// A keep-alive HTTP client with a pool of its own.
+pub(crate) fn client() -> HttpClient {
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(Duration::from_secs(90))
+        .build(connector)
+}
+
+/// One HTTP sink: pipelined POSTs on one keep-alive connection ([`Pipeline`]).
+#[derive(Debug)]
+pub(crate) struct HttpSink {
+    address: String,
+    /// `POST {path} HTTP/1.1\r\nHost: {authority}\r\n`, if the address is usable.
+    request_line: Option<String>,
+    soap: SoapVersion,
+    template: Template,
+    policy: RetryPolicy,
+    pipeline: Pipeline,
+    buffer: Vec<u8>,
+    /// The last action and its header lines (Content-Type, SOAPAction), reused while
+    /// the action stays the same.
+    action_lines: Option<(String, String)>,
+    /// Notifications of at least this many bytes go gzip-compressed (`None`: never).
+    gzip_from: Option<usize>,
+}
+
+/// The Content-Length field, its value right-aligned in 10 places (leading spaces are
+/// optional whitespace) so it can be written after the body.
+const LENGTH_FIELD: &[u8] = b"Content-Length:           \r\n\r\n";
+const LENGTH_DIGITS: usize = 10;
+
+impl HttpSink {
+    pub(crate) fn new(
+        sub: &Subscription,
+        policy: RetryPolicy,
+        gzip_from: Option<usize>,
+    ) -> HttpSink {
+        let address = sub.notify_to.address.clone();
+        let uri: Option<Uri> = address.parse().ok();
+        let authority = uri
+            .as_ref()
+            .and_then(|u| u.authority())
+            .map(|a| {
+                if a.port().is_some() {
+                    a.to_string()
+                } else {
+                    format!("{a}:80")
+                }
+            })
+            .unwrap_or_default();
+        let request_line = uri.as_ref().and_then(|u| {
+            let host = u.authority()?.as_str();
+            let path = u.path_and_query().map_or("/", |p| p.as_str());
+            Some(format!("POST {path} HTTP/1.1\r\nHost: {host}\r\n"))
+        });
+        HttpSink {
+            address,
+            request_line,
+            soap: soap_of(sub),
+            template: Template::new(sub),
+            policy,
+            pipeline: Pipeline::new(authority),
+            buffer: Vec::new(),
+            action_lines: None,
+            gzip_from,
+        }
+    }
+
+    pub(crate) async fn deliver(
+        &mut self,
+        batch: &[Arc<Stamped>],
+        ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
+    ) -> Result<(), String> {
+        let policy = self.policy;
+        let mut start = 0;
+        let mut announced = 0;
+        let mut failures = 0;
+        let mut backoff = policy.first_backoff;
+        while start < batch.len() {
+            self.buffer.clear();
+            let mut end = start;
+            while end < batch.len() && (end == start || self.buffer.len() < MAX_WRITE) {
+                self.request(&batch[end])?;
+                end += 1;
+            }
+            if end > announced {
+                ready(&batch[announced.max(start)..end]);
+                announced = end;
+            }
+            let reused = self.pipeline.connected();
+            let (done, failed) = self
+                .pipeline
+                .exchange(&self.buffer, end - start, policy.timeout)
+                .await;
+            start += done;
+            let Some(why) = failed else {
+                continue;
+            };
+            // Progress, or a kept-alive connection the sink closed meanwhile: the rest goes
+            // again at once on a new connection.
+            if done > 0 || (reused && failures == 0) {
+                failures = 0;
+                backoff = policy.first_backoff;
+                continue;
+            }
+            failures += 1;
+            if failures >= policy.attempts.max(1) {
+                return Err(why);
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = backoff.saturating_mul(2);
+        }
+        if self.buffer.capacity() > 4 * MAX_WRITE {
+            self.buffer = Vec::new();
+        }
+        Ok(())
+    }
+
+    /// Appends the POST of `event` to the buffer.
+    fn request(&mut self, event: &Stamped) -> Result<(), String> {
+        let Some(line) = &self.request_line else {
+            return Err(format!("{} is not a usable URL", self.address));
+        };
+        let action = self.template.action(event);
+        if self.action_lines.as_ref().is_none_or(|(a, _)| a != action) {
+            let h = headers(self.soap, action)?;
+            let mut lines = String::new();
+            for (name, value) in [
+                ("SOAPAction", h.soap_action),
+                ("Content-Type", Some(h.content_type)),
+            ] {
+                if let Some(value) = value {
+                    lines.push_str(name);
+                    lines.push_str(": ");
+                    lines.push_str(value.to_str().map_err(|e| e.to_string())?);
+                    lines.push_str("\r\n");
+                }
+            }
+            self.action_lines = Some((action.to_owned(), lines));
+        }
+        let lines = self.action_lines.as_ref().map_or("", |(_, l)| l.as_str());
+        self.buffer.extend_from_slice(line.as_bytes());
+        self.buffer.extend_from_slice(lines.as_bytes());
+        let field_start = self.buffer.len();
+        let field = field_start + "Content-Length: ".len();
+        self.buffer.extend_from_slice(LENGTH_FIELD);
+        let body_start = self.buffer.len();
+        self.template.render(event, &mut self.buffer);
+        if let Some(packed) = self
+            .gzip_from
+            .and_then(|min| crate::compression::gzip(&self.buffer[body_start..], min))
+        {
+            // Compressed: the fields are written again with the compressed length.
+            self.buffer.truncate(field_start);
+            self.buffer.extend_from_slice(
+                format!(
+                    "Content-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
+                    packed.len()
+                )
+                .as_bytes(),
+            );
+            self.buffer.extend_from_slice(&packed);
+            return Ok(());
+        }
+        let digits = (self.buffer.len() - body_start).to_string();
+        if digits.len() > LENGTH_DIGITS {
+            return Err("notification too long".into());
+        }
+        let at = field + LENGTH_DIGITS - digits.len();
+        self.buffer[at..at + digits.len()].copy_from_slice(digits.as_bytes());
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Headers {
+    soap_action: Option<HeaderValue>,
+    content_type: HeaderValue,
+}
+
+/// The SOAPAction (1.1) and Content-Type of a message with `action`.
+fn headers(soap: SoapVersion, action: &str) -> Result<Headers, String> {
+    let action = action.replace('"', "%22");
+    Ok(match soap {
+        SoapVersion::V11 => Headers {
+            soap_action: Some(
+                HeaderValue::from_str(&format!("\"{action}\"")).map_err(|e| e.to_string())?,
+            ),
+            content_type: HeaderValue::from_static("text/xml; charset=utf-8"),
+        },
+        SoapVersion::V12 => Headers {
+            soap_action: None,
+            content_type: HeaderValue::from_str(&format!(
+                "application/soap+xml; charset=utf-8; action=\"{action}\""
+            ))
+            .map_err(|e| e.to_string())?,
+        },
+    })
+}
+
+/// Sends `request`; success is a 2xx answer within `timeout`.
+async fn exchange(
+    client: &HttpClient,
+    request: Request<Full<Bytes>>,
+    timeout: Duration,
+) -> Result<(), String> {
+    let answer = tokio::time::timeout(timeout, async {
+        let response = client.request(request).await.map_err(|e| e.to_string())?;
+        let status = response.status();
+        // Read (a bounded part of) the answer so the connection can be reused.
+        let _ = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
+            .collect()
+            .await;
+        Ok::<_, String>(status)
+    })
+    .await
+    .map_err(|_| format!("no answer within {timeout:?}"))??;
+    if answer.is_success() {
+        Ok(())
+    } else {
+        Err(format!("the sink answered {answer}"))
+    }
+}
+
+/// POSTs `out` to `address` once; success is a 2xx answer.
+pub(crate) async fn send_once(
+    client: &HttpClient,
+    address: &str,
+    soap: SoapVersion,
+    out: &Outgoing,
+    timeout: Duration,
+) -> Result<(), String> {
+    let headers = headers(soap, &out.action)?;
+    let mut request = Request::builder()
+        .method(Method::POST)
+        .uri(address)
+        .body(Full::new(out.envelope.clone()))
+        .map_err(|e| e.to_string())?;
+    if let Some(soap_action) = headers.soap_action {
+        request.headers_mut().insert("soapaction", soap_action);
+    }
+    request
+        .headers_mut()
+        .insert(CONTENT_TYPE, headers.content_type);
+    if let Some(encoding) = out.content_encoding {
+        request
+            .headers_mut()
+            .insert(CONTENT_ENCODING, HeaderValue::from_static(encoding));
+    }
+    exchange(client, request, timeout).await
+}

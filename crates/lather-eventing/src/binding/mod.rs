@@ -1,0 +1,135 @@
+//! Delivery bindings, chosen by the NotifyTo address scheme:
+//!
+//! - `http://…` — SOAP over HTTP/1.1 (the standard), one keep-alive connection per sink;
+//! - `soap.tcp://host:port` — the same SOAP envelopes over one persistent TCP stream per
+//!   subscription, each framed by a 4-byte big-endian length ([`tcp`]);
+//! - `lather.bin://host:port` — compact binary frames over one persistent TCP stream per
+//!   subscription ([`binary`]; layout in `docs/eventing-binary.md`).
+//!
+//! WS-BaseNotification subscriptions get the same notifications as over HTTP (the raw
+//! event or a `wsnt:Notify`) on `soap.tcp`; `lather.bin` frames carry the raw event.
+//! gzip (`lev:Compression`) applies to HTTP only.
+//!
+//! Every binding retries with backoff and then gives the sink up (the source sends
+//! SubscriptionEnd with DeliveryFailure).
+
+pub mod binary;
+pub(crate) mod http;
+mod pipeline;
+pub(crate) mod soap;
+pub mod tcp;
+
+use crate::Subscription;
+use crate::delivery::RetryPolicy;
+use crate::event::Stamped;
+use std::sync::Arc;
+
+/// How notifications reach a sink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Binding {
+    /// SOAP over HTTP (`http://`).
+    Http,
+    /// SOAP envelopes over TCP, length-prefixed (`soap.tcp://host:port`).
+    SoapTcp,
+    /// lather's binary frame over TCP (`lather.bin://host:port`).
+    Binary,
+}
+
+/// The schemes a NotifyTo address may use, for fault reasons.
+pub const SUPPORTED_SCHEMES: &str = "http://, soap.tcp://host:port, lather.bin://host:port";
+
+impl Binding {
+    /// The binding of a NotifyTo `address`, if its scheme is one lather delivers to and
+    /// the rest is usable (a URL for HTTP, `host:port` for the TCP bindings).
+    pub fn of(address: &str) -> Option<Binding> {
+        if let Some(rest) = address.strip_prefix("http://") {
+            return (!rest.is_empty() && address.parse::<::http::Uri>().is_ok())
+                .then_some(Binding::Http);
+        }
+        let (binding, rest) = if let Some(rest) = address.strip_prefix("soap.tcp://") {
+            (Binding::SoapTcp, rest)
+        } else if let Some(rest) = address.strip_prefix("lather.bin://") {
+            (Binding::Binary, rest)
+        } else {
+            return None;
+        };
+        host_port(rest).map(|_| binding)
+    }
+}
+
+/// `host:port` of a TCP binding's address rest (anything after a `/` is ignored).
+pub(crate) fn host_port(rest: &str) -> Option<&str> {
+    let authority = rest.split('/').next().unwrap_or("");
+    let (host, port) = authority.rsplit_once(':')?;
+    (!host.is_empty() && port.parse::<u16>().is_ok_and(|p| p != 0)).then_some(authority)
+}
+
+/// A sink's connection in its binding.
+#[derive(Debug)]
+pub(crate) enum Connection {
+    Http(Box<http::HttpSink>),
+    Stream(Box<tcp::StreamSink>),
+}
+
+impl Connection {
+    /// The connection for `sub`'s NotifyTo (not yet connected). HTTP notifications of at
+    /// least `gzip_from` bytes are sent gzip-compressed; the TCP bindings never compress.
+    pub(crate) fn open(
+        sub: &Subscription,
+        policy: RetryPolicy,
+        gzip_from: Option<usize>,
+    ) -> Connection {
+        let address = &sub.notify_to.address;
+        match Binding::of(address) {
+            Some(Binding::SoapTcp) => Connection::Stream(Box::new(tcp::StreamSink::new(
+                sub,
+                tcp::Encoding::SoapLengthPrefixed(soap::Template::new(sub)),
+                policy,
+            ))),
+            Some(Binding::Binary) => Connection::Stream(Box::new(tcp::StreamSink::new(
+                sub,
+                tcp::Encoding::Binary(binary::SubscriptionPart::new(sub)),
+                policy,
+            ))),
+            // Subscribe refuses other schemes; a stored one from before is tried as HTTP.
+            _ => Connection::Http(Box::new(http::HttpSink::new(sub, policy, gzip_from))),
+        }
+    }
+
+    /// Delivers `batch` in order, calling `ready` with the notifications whose bytes are
+    /// about to go out (once each); an error means every retry failed.
+    pub(crate) async fn deliver(
+        &mut self,
+        batch: &[Arc<Stamped>],
+        ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
+    ) -> Result<(), String> {
+        match self {
+            Connection::Http(sink) => sink.deliver(batch, ready).await,
+            Connection::Stream(sink) => sink.deliver(batch, ready).await,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schemes_choose_the_binding() {
+        assert_eq!(Binding::of("http://127.0.0.1:9/n"), Some(Binding::Http));
+        assert_eq!(
+            Binding::of("soap.tcp://127.0.0.1:9"),
+            Some(Binding::SoapTcp)
+        );
+        assert_eq!(
+            Binding::of("lather.bin://sink.example:7000/x"),
+            Some(Binding::Binary)
+        );
+        assert_eq!(Binding::of("lather.bin://sink.example"), None);
+        assert_eq!(Binding::of("soap.tcp://:80"), None);
+        assert_eq!(Binding::of("soap.tcp://h:0"), None);
+        assert_eq!(Binding::of("https://h/x"), None);
+        assert_eq!(Binding::of("mailto:x@y"), None);
+        assert_eq!(Binding::of("http://"), None);
+    }
+}

@@ -1,0 +1,184 @@
+//! The TCP bindings: one persistent connection per subscription; every notification
+//! queued when the task wakes is encoded into one buffer and written with one write. A
+//! failed write closes the connection; the batch is then written again on a new one (so
+//! a sink may see a notification twice after a reconnect), with backoff, and after the
+//! last attempt the sink is given up.
+//!
+//! `soap.tcp://` frames each envelope with a 4-byte big-endian length (of the envelope's
+//! bytes, at most [`MAX_SOAP_FRAME`]) followed by the envelope; [`split_length_prefixed`]
+//! reads them. `lather.bin://` frames are self-delimiting ([`super::binary`]).
+
+use super::binary::SubscriptionPart;
+use super::soap::Template;
+use crate::Subscription;
+use crate::delivery::RetryPolicy;
+use crate::event::Stamped;
+use std::sync::Arc;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+/// Largest envelope a `soap.tcp://` frame carries (16 MiB).
+pub const MAX_SOAP_FRAME: usize = 16 * 1024 * 1024;
+
+/// Why bytes on a `soap.tcp://` stream are not a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameTooLong(pub usize);
+
+impl std::fmt::Display for FrameTooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "soap.tcp frame of {} bytes exceeds {MAX_SOAP_FRAME}",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for FrameTooLong {}
+
+/// Reads the `soap.tcp://` frame at the start of `buf`: `Ok(None)` if more bytes are
+/// needed, else the envelope's bytes and how many bytes the frame took.
+pub fn split_length_prefixed(buf: &[u8]) -> Result<Option<(&[u8], usize)>, FrameTooLong> {
+    let Some(prefix) = buf.get(..4) else {
+        return Ok(None);
+    };
+    let len = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
+    if len > MAX_SOAP_FRAME {
+        return Err(FrameTooLong(len));
+    }
+    Ok(buf.get(4..4 + len).map(|frame| (frame, 4 + len)))
+}
+
+/// How a stream sink writes notifications.
+#[derive(Debug)]
+pub(crate) enum Encoding {
+    SoapLengthPrefixed(Template),
+    Binary(SubscriptionPart),
+}
+
+/// Most bytes gathered for one write.
+const MAX_WRITE: usize = 256 * 1024;
+
+/// A `soap.tcp://` or `lather.bin://` sink.
+#[derive(Debug)]
+pub(crate) struct StreamSink {
+    authority: String,
+    encoding: Encoding,
+    policy: RetryPolicy,
+    stream: Option<TcpStream>,
+    buffer: Vec<u8>,
+}
+
+impl StreamSink {
+    pub(crate) fn new(sub: &Subscription, encoding: Encoding, policy: RetryPolicy) -> StreamSink {
+        let address = &sub.notify_to.address;
+        let rest = address.split_once("://").map_or("", |(_, rest)| rest);
+        StreamSink {
+            authority: super::host_port(rest).unwrap_or(rest).to_owned(),
+            encoding,
+            policy,
+            stream: None,
+            buffer: Vec::new(),
+        }
+    }
+
+    pub(crate) async fn deliver(
+        &mut self,
+        batch: &[Arc<Stamped>],
+        ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
+    ) -> Result<(), String> {
+        let mut start = 0;
+        while start < batch.len() {
+            self.buffer.clear();
+            let mut end = start;
+            while end < batch.len() && (end == start || self.buffer.len() < MAX_WRITE) {
+                self.encode(&batch[end])?;
+                end += 1;
+            }
+            ready(&batch[start..end]);
+            self.write_with_retries().await?;
+            start = end;
+        }
+        // Keep a big buffer from one burst from living on.
+        if self.buffer.capacity() > 4 * MAX_WRITE {
+            self.buffer = Vec::new();
+        }
+        Ok(())
+    }
+
+    fn encode(&mut self, event: &Stamped) -> Result<(), String> {
+        match &self.encoding {
+            Encoding::SoapLengthPrefixed(template) => {
+                let at = self.buffer.len();
+                self.buffer.extend_from_slice(&[0; 4]);
+                template.render(event, &mut self.buffer);
+                let len = self.buffer.len() - at - 4;
+                if len > MAX_SOAP_FRAME {
+                    self.buffer.truncate(at);
+                    return Err(FrameTooLong(len).to_string());
+                }
+                self.buffer[at..at + 4].copy_from_slice(&(len as u32).to_be_bytes());
+                Ok(())
+            }
+            Encoding::Binary(part) => part
+                .render(event, &mut self.buffer)
+                .map_err(|e| e.to_string()),
+        }
+    }
+
+    async fn write_with_retries(&mut self) -> Result<(), String> {
+        let policy = self.policy;
+        let mut backoff = policy.first_backoff;
+        let mut last = String::new();
+        for attempt in 0..policy.attempts.max(1) {
+            if attempt > 0 {
+                tokio::time::sleep(backoff).await;
+                backoff = backoff.saturating_mul(2);
+            }
+            match self.write_once().await {
+                Ok(()) => return Ok(()),
+                Err(why) => {
+                    self.stream = None;
+                    last = why;
+                }
+            }
+        }
+        Err(last)
+    }
+
+    async fn write_once(&mut self) -> Result<(), String> {
+        let timeout = self.policy.timeout;
+        if self.stream.is_none() {
+            let stream = tokio::time::timeout(timeout, TcpStream::connect(&self.authority))
+                .await
+                .map_err(|_| format!("no connection to {} within {timeout:?}", self.authority))?
+                .map_err(|e| format!("cannot connect to {}: {e}", self.authority))?;
+            let _ = stream.set_nodelay(true);
+            self.stream = Some(stream);
+        }
+        let Some(stream) = self.stream.as_mut() else {
+            return Err("no connection".into());
+        };
+        tokio::time::timeout(timeout, stream.write_all(&self.buffer))
+            .await
+            .map_err(|_| format!("{} took no bytes within {timeout:?}", self.authority))?
+            .map_err(|e| format!("writing to {}: {e}", self.authority))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn length_prefixed_frames_split() {
+        let bytes = [0, 0, 0, 3, b'a', b'b', b'c', 0, 0];
+        assert_eq!(split_length_prefixed(&bytes), Ok(Some((&b"abc"[..], 7))));
+        assert_eq!(split_length_prefixed(&bytes[7..]), Ok(None));
+        assert_eq!(split_length_prefixed(&bytes[..6]), Ok(None));
+        assert_eq!(
+            split_length_prefixed(&[0x7f, 0, 0, 0]),
+            Err(FrameTooLong(0x7f00_0000))
+        );
+    }
+}
