@@ -91,6 +91,27 @@ pub struct Observation {
     pub value: u64,
 }
 
+impl Observation {
+    /// A counter with no labels beyond the host's.
+    pub fn counter(name: &'static str, help: &'static str, value: u64) -> Self {
+        Observation {
+            name,
+            help,
+            kind: ObservationKind::Counter,
+            labels: Vec::new(),
+            value,
+        }
+    }
+
+    /// A gauge with no labels beyond the host's.
+    pub fn gauge(name: &'static str, help: &'static str, value: u64) -> Self {
+        Observation {
+            kind: ObservationKind::Gauge,
+            ..Observation::counter(name, help, value)
+        }
+    }
+}
+
 /// Whether an [`Observation`] is a counter or a gauge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ObservationKind {

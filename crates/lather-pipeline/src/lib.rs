@@ -29,7 +29,7 @@ mod verdict;
 pub use access::{Access, Clash, Part, Parts};
 pub use attempt::current_attempt;
 pub use auto::Order;
-pub use cost::CPU_INLINE_VAR;
+pub use cost::{CPU_INLINE_VAR, Cost};
 pub use cpu_pool::{CPU_THREADS_VAR, run_cpu_bound};
 pub use gate::{Busy, Gate, GateStats, LimitPolicy, Permit, Priority};
 pub use handler::{Handler, HandlerFuture, Observation, ObservationKind, Options, Work};

@@ -1,11 +1,9 @@
 //! `AutoPlaced`: a handler that runs each call where the message finishes sooner — in the
 //! serving process or on a worker — by the time both sides have been measured to take.
 
-use crate::estimate::Estimate;
 use crate::remote_handler::RemoteHandler;
 use lather_pipeline::{
-    Access, Handler, HandlerFuture, Message, Observation, ObservationKind, Verdict, Work,
-    run_cpu_bound,
+    Access, Cost, Handler, HandlerFuture, Message, Observation, Verdict, Work, run_cpu_bound,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -79,7 +77,7 @@ pub struct AutoCounters {
 /// The local estimate is the call as the message sees it: for a CPU-bound handler that
 /// includes waiting for a thread of the CPU pool, so a busy server looks slower. The remote
 /// one is the whole remote call, W = Tcomp + Tt + C. Both are moving averages
-/// ([`crate::estimate::WEIGHT_INVERSE`]); a call the engine drops at its timeout counts with
+/// ([`lather_pipeline::Cost`]); a call the engine drops at its timeout counts with
 /// the time it had taken. NATS not connected or no worker listening: the call runs locally
 /// (not a remote sample), and the next [`EXPLORE_EVERY`] calls stay local before a worker
 /// is tried again.
@@ -87,8 +85,8 @@ pub struct AutoPlaced {
     local: Arc<dyn Handler>,
     work: Work,
     remote: RemoteHandler,
-    local_time: Estimate,
-    remote_time: Estimate,
+    local_time: Cost,
+    remote_time: Cost,
     decisions: AtomicU64,
     /// The decision number before which the remote side is not tried (after it was found
     /// unavailable).
@@ -101,8 +99,8 @@ impl std::fmt::Debug for AutoPlaced {
         f.debug_struct("AutoPlaced")
             .field("remote", &self.remote)
             .field("work", &self.work)
-            .field("local_time", &self.local_time.get())
-            .field("remote_time", &self.remote_time.get())
+            .field("local_time", &self.local_time.average())
+            .field("remote_time", &self.remote_time.average())
             .finish_non_exhaustive()
     }
 }
@@ -115,8 +113,8 @@ impl AutoPlaced {
             local,
             work,
             remote,
-            local_time: Estimate::default(),
-            remote_time: Estimate::default(),
+            local_time: Cost::default(),
+            remote_time: Cost::default(),
             decisions: AtomicU64::new(0),
             remote_paused_until: AtomicU64::new(0),
             counters: AutoCounters::default(),
@@ -130,7 +128,7 @@ impl AutoPlaced {
 
     /// The current estimates of a local and a remote call (`None`: not measured yet).
     pub fn estimates(&self) -> (Option<std::time::Duration>, Option<std::time::Duration>) {
-        (self.local_time.get(), self.remote_time.get())
+        (self.local_time.average(), self.remote_time.average())
     }
 
     /// The wrapped remote stand-in (its counters are the remote calls' figures).
@@ -140,7 +138,7 @@ impl AutoPlaced {
 
     async fn place(&self, message: &Message) -> Verdict {
         let call = self.decisions.fetch_add(1, Ordering::Relaxed);
-        let mut side = choose(self.local_time.get(), self.remote_time.get(), call);
+        let mut side = choose(self.local_time.average(), self.remote_time.average(), call);
         if side == Side::Remote && call < self.remote_paused_until.load(Ordering::Relaxed) {
             side = Side::Local;
         }
@@ -171,10 +169,9 @@ impl AutoPlaced {
             Work::Cpu => {
                 let local = self.local.clone();
                 let message = message.clone();
-                run_cpu_bound(
-                    self.local_time.get(),
-                    async move { local.call(&message).await },
-                )
+                run_cpu_bound(self.local_time.average(), async move {
+                    local.call(&message).await
+                })
                 .await
             }
         };
@@ -186,13 +183,13 @@ impl AutoPlaced {
 /// Times one call into an estimate: when finished, or when dropped unfinished (the engine's
 /// timeout, a panic), with the time taken so far; not at all when discarded.
 struct Sample<'a> {
-    estimate: &'a Estimate,
+    estimate: &'a Cost,
     started: Instant,
     pending: bool,
 }
 
 impl<'a> Sample<'a> {
-    fn start(estimate: &'a Estimate) -> Self {
+    fn start(estimate: &'a Cost) -> Self {
         Sample {
             estimate,
             started: Instant::now(),
@@ -229,20 +226,10 @@ impl Handler for AutoPlaced {
 
     fn observations(&self) -> Vec<Observation> {
         let mut out = self.remote.observations();
-        let counter = |name, help, value: &AtomicU64| Observation {
-            name,
-            help,
-            kind: ObservationKind::Counter,
-            labels: Vec::new(),
-            value: value.load(Ordering::Relaxed),
+        let counter = |name, help, value: &AtomicU64| {
+            Observation::counter(name, help, value.load(Ordering::Relaxed))
         };
-        let gauge = |name, help, value| Observation {
-            name,
-            help,
-            kind: ObservationKind::Gauge,
-            labels: Vec::new(),
-            value,
-        };
+        let gauge = Observation::gauge;
         out.extend([
             counter(
                 "auto_local_calls",

@@ -18,7 +18,6 @@
 //! sooner.
 
 mod auto_placed;
-pub mod estimate;
 pub mod frame;
 mod link;
 mod oneway_handler;
@@ -26,6 +25,7 @@ pub mod oneway_stream;
 pub mod oneway_worker;
 mod remote_handler;
 mod shipping;
+mod stand_in;
 mod trace;
 pub mod worker;
 

@@ -2,13 +2,12 @@
 //! work-queue stream instead of waited on.
 
 use crate::oneway_stream::{ensure_stream, oneway_message_id};
+use crate::stand_in::StandIn;
 use crate::{Link, request_for};
 use async_nats::jetstream::{self, context::PublishErrorKind};
 use lather_config::Fallback;
-use lather_envelope::{Fault, FaultKind};
 use lather_pipeline::{
-    Access, Handler, HandlerFuture, Message, Observation, ObservationKind, Patch, Verdict,
-    current_attempt,
+    Access, Handler, HandlerFuture, Message, Observation, Patch, Verdict, current_attempt,
 };
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -35,12 +34,7 @@ pub struct OnewayCounters {
 /// A publish that fails follows the `fallback`: run the local instance, or a
 /// `HandlerFailed` fault (which the engine counts as a oneway failure).
 pub struct OnewayRemoteHandler {
-    name: String,
-    local: Arc<dyn Handler>,
-    access: Access,
-    link: Arc<Link>,
-    subject: String,
-    fallback: Fallback,
+    stand: StandIn,
     timeout: Duration,
     jetstream: OnceLock<jetstream::Context>,
     stream_ready: AtomicBool,
@@ -50,9 +44,7 @@ pub struct OnewayRemoteHandler {
 impl std::fmt::Debug for OnewayRemoteHandler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OnewayRemoteHandler")
-            .field("name", &self.name)
-            .field("subject", &self.subject)
-            .field("fallback", &self.fallback)
+            .field("stand_in", &self.stand)
             .finish_non_exhaustive()
     }
 }
@@ -68,12 +60,13 @@ impl OnewayRemoteHandler {
         timeout: Duration,
     ) -> Self {
         OnewayRemoteHandler {
-            name: name.to_owned(),
-            access: local.access(),
-            local,
-            subject: link.oneway_subject(name),
-            link,
-            fallback,
+            stand: StandIn::new(
+                name,
+                local,
+                link.clone(),
+                link.oneway_subject(name),
+                fallback,
+            ),
             timeout,
             jetstream: OnceLock::new(),
             stream_ready: AtomicBool::new(false),
@@ -95,13 +88,15 @@ impl OnewayRemoteHandler {
             }
             Err(why) => {
                 self.counters.failed.fetch_add(1, Ordering::Relaxed);
-                self.fall_back(message, why).await
+                self.stand
+                    .fall_back(message, "oneway remote handler", why)
+                    .await
             }
         }
     }
 
     async fn publish(&self, message: &Message) -> Result<(), String> {
-        let Some(client) = self.link.available() else {
+        let Some(client) = self.stand.link.available() else {
             return Err("NATS is not connected".to_owned());
         };
         let js = self.jetstream.get_or_init(|| {
@@ -110,13 +105,13 @@ impl OnewayRemoteHandler {
                 .build(client.clone())
         });
         if !self.stream_ready.load(Ordering::Acquire) {
-            ensure_stream(&self.link, js).await?;
+            ensure_stream(&self.stand.link, js).await?;
             self.stream_ready.store(true, Ordering::Release);
         }
         // No deadline: the message may wait in the stream for a worker.
         let request = request_for(
-            &self.name,
-            &self.access,
+            &self.stand.name,
+            &self.stand.access,
             message,
             current_attempt(),
             u64::MAX,
@@ -127,10 +122,10 @@ impl OnewayRemoteHandler {
         let mut headers = async_nats::HeaderMap::new();
         headers.insert(
             async_nats::header::NATS_MESSAGE_ID,
-            oneway_message_id(request.id, &self.name).as_str(),
+            oneway_message_id(request.id, &self.stand.name).as_str(),
         );
         let sent = js
-            .publish_with_headers(self.subject.clone(), headers, frame)
+            .publish_with_headers(self.stand.subject.clone(), headers, frame)
             .await;
         let acked = match sent {
             Ok(ack) => ack.await,
@@ -139,7 +134,7 @@ impl OnewayRemoteHandler {
         match acked {
             Ok(ack) => {
                 if ack.duplicate {
-                    tracing::debug!(handler = %self.name, id = %format!("{:032x}", request.id), "already queued");
+                    tracing::debug!(handler = %self.stand.name, id = %format!("{:032x}", request.id), "already queued");
                 }
                 Ok(())
             }
@@ -152,30 +147,11 @@ impl OnewayRemoteHandler {
             }
         }
     }
-
-    /// The message could not be handed over (`why`): the configured fallback.
-    async fn fall_back(&self, message: &Message, why: String) -> Verdict {
-        match self.fallback {
-            Fallback::Local => {
-                tracing::debug!(handler = %self.name, %why, "running the oneway handler locally");
-                self.local.call(message).await
-            }
-            Fallback::Fault => Verdict::Fault(Fault::with_reason(
-                FaultKind::HandlerFailed,
-                format!(
-                    "oneway remote handler {}: {why} (subject {} at {})",
-                    self.name,
-                    self.subject,
-                    self.link.url()
-                ),
-            )),
-        }
-    }
 }
 
 impl Handler for OnewayRemoteHandler {
     fn access(&self) -> Access {
-        self.access.clone()
+        self.stand.access.clone()
     }
 
     fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
@@ -183,7 +159,7 @@ impl Handler for OnewayRemoteHandler {
     }
 
     fn observations(&self) -> Vec<Observation> {
-        let mut out = self.local.observations();
+        let mut out = self.stand.local.observations();
         let figures = [
             (
                 "remote_oneway_published",
@@ -196,17 +172,9 @@ impl Handler for OnewayRemoteHandler {
                 &self.counters.failed,
             ),
         ];
-        out.extend(
-            figures
-                .into_iter()
-                .map(|(name, help, counter)| Observation {
-                    name,
-                    help,
-                    kind: ObservationKind::Counter,
-                    labels: Vec::new(),
-                    value: counter.load(Ordering::Relaxed),
-                }),
-        );
+        out.extend(figures.into_iter().map(|(name, help, counter)| {
+            Observation::counter(name, help, counter.load(Ordering::Relaxed))
+        }));
         out
     }
 }

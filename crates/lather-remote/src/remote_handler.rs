@@ -1,11 +1,12 @@
 //! `RemoteHandler`: a handler stage that runs on a worker, reached through NATS.
 
 use crate::frame::{Answer, Outcome, WorkerTiming};
+use crate::stand_in::StandIn;
 use crate::{Link, request_for};
 use lather_config::Fallback;
 use lather_envelope::{Envelope, Fault, FaultKind, Limits};
 use lather_pipeline::{
-    Access, Handler, HandlerFuture, Message, Observation, ObservationKind, Verdict, current_attempt,
+    Access, Handler, HandlerFuture, Message, Observation, Verdict, current_attempt,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -63,12 +64,7 @@ impl CallSplit {
 /// is a timeout of the stage, which the engine retries for stateless handlers (the queue
 /// group gives the retry to any worker).
 pub struct RemoteHandler {
-    name: String,
-    local: Arc<dyn Handler>,
-    access: Access,
-    link: Arc<Link>,
-    subject: String,
-    fallback: Fallback,
+    stand: StandIn,
     timeout: Duration,
     limits: Limits,
     counters: RemoteCounters,
@@ -77,9 +73,7 @@ pub struct RemoteHandler {
 impl std::fmt::Debug for RemoteHandler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RemoteHandler")
-            .field("name", &self.name)
-            .field("subject", &self.subject)
-            .field("fallback", &self.fallback)
+            .field("stand_in", &self.stand)
             .finish_non_exhaustive()
     }
 }
@@ -97,12 +91,7 @@ impl RemoteHandler {
         limits: Limits,
     ) -> Self {
         RemoteHandler {
-            name: name.to_owned(),
-            access: local.access(),
-            local,
-            subject: link.subject(name),
-            link,
-            fallback,
+            stand: StandIn::new(name, local, link.clone(), link.subject(name), fallback),
             timeout,
             limits,
             counters: RemoteCounters::default(),
@@ -129,7 +118,7 @@ impl RemoteHandler {
         &self,
         message: &Message,
     ) -> Result<(Verdict, Option<CallSplit>), String> {
-        let Some(client) = self.link.available() else {
+        let Some(client) = self.stand.link.available() else {
             return Err("NATS is not connected".to_owned());
         };
         let started = Instant::now();
@@ -140,8 +129,8 @@ impl RemoteHandler {
                 u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
             });
         let request = request_for(
-            &self.name,
-            &self.access,
+            &self.stand.name,
+            &self.stand.access,
             message,
             current_attempt(),
             deadline_unix_ms,
@@ -166,7 +155,7 @@ impl RemoteHandler {
             .timeout(Some(self.timeout + REQUEST_GRACE));
         let sent = Instant::now();
         let result = client
-            .send_request(self.subject.clone(), nats_request)
+            .send_request(self.stand.subject.clone(), nats_request)
             .await;
         let round_trip = sent.elapsed();
         watch.finished = true;
@@ -207,7 +196,7 @@ impl RemoteHandler {
                             FaultKind::HandlerTimeout,
                             format!(
                                 "remote handler {} did not answer within {} ms",
-                                self.name,
+                                self.stand.name,
                                 self.timeout.as_millis()
                             ),
                         ))
@@ -222,27 +211,13 @@ impl RemoteHandler {
     /// NATS or the workers are unavailable (`why`): the configured fallback.
     async fn fall_back(&self, message: &Message, why: String) -> Verdict {
         self.counters.fallbacks.fetch_add(1, Ordering::Relaxed);
-        match self.fallback {
-            Fallback::Local => {
-                tracing::debug!(handler = %self.name, %why, "running the handler locally");
-                self.local.call(message).await
-            }
-            Fallback::Fault => Verdict::Fault(Fault::with_reason(
-                FaultKind::HandlerFailed,
-                format!(
-                    "remote handler {}: {why} (subject {} at {})",
-                    self.name,
-                    self.subject,
-                    self.link.url()
-                ),
-            )),
-        }
+        self.stand.fall_back(message, "remote handler", why).await
     }
 
     fn failed(&self, why: String) -> Verdict {
         Verdict::Fault(Fault::with_reason(
             FaultKind::HandlerFailed,
-            format!("remote handler {}: {why}", self.name),
+            format!("remote handler {}: {why}", self.stand.name),
         ))
     }
 
@@ -296,7 +271,7 @@ impl Drop for TimeoutWatch<'_> {
 
 impl Handler for RemoteHandler {
     fn access(&self) -> Access {
-        self.access.clone()
+        self.stand.access.clone()
     }
 
     fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
@@ -304,7 +279,7 @@ impl Handler for RemoteHandler {
     }
 
     fn observations(&self) -> Vec<Observation> {
-        let mut out = self.local.observations();
+        let mut out = self.stand.local.observations();
         let figures = [
             (
                 "remote_calls",
@@ -337,17 +312,9 @@ impl Handler for RemoteHandler {
                 &self.counters.overhead_micros,
             ),
         ];
-        out.extend(
-            figures
-                .into_iter()
-                .map(|(name, help, counter)| Observation {
-                    name,
-                    help,
-                    kind: ObservationKind::Counter,
-                    labels: Vec::new(),
-                    value: counter.load(Ordering::Relaxed),
-                }),
-        );
+        out.extend(figures.into_iter().map(|(name, help, counter)| {
+            Observation::counter(name, help, counter.load(Ordering::Relaxed))
+        }));
         out
     }
 }
