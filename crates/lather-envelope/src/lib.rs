@@ -35,6 +35,7 @@ mod namespace;
 mod parse;
 mod qname;
 mod scan;
+pub mod uuid;
 mod version;
 
 pub use builder::EnvelopeBuilder;

@@ -170,3 +170,21 @@ fn endpoint(
     }
     Ok(Endpoint { address, params })
 }
+
+/// The request's Body element as a tree, with the payload bytes it was read from. The
+/// envelope was checked against the server's limits already; these only bound the tree.
+/// `Err` says why there is none (an empty Body, or a payload that does not parse).
+pub(crate) fn body_element(
+    envelope: &lather_envelope::Envelope,
+) -> Result<(bytes::Bytes, Element), String> {
+    let Some(payload) = envelope.extract_payload() else {
+        return Err("empty Body".to_owned());
+    };
+    let limits = lather_envelope::Limits {
+        max_message_bytes: usize::MAX,
+        max_depth: 256,
+        max_attributes: 256,
+    };
+    let element = Element::parse(&payload, &limits).map_err(|f| f.reason().to_owned())?;
+    Ok((payload, element))
+}

@@ -14,7 +14,7 @@ use crate::version::LATHER_EVENTING_NS;
 use crate::xpath::XPathFilter;
 use crate::{Subscription, Version};
 use bytes::Bytes;
-use lather_envelope::{Element, Envelope, Fault, FaultKind, Limits, QName, SoapVersion};
+use lather_envelope::{Envelope, Fault, FaultKind, QName, SoapVersion};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -302,17 +302,9 @@ impl Inner {
         version: Version,
         manager: &str,
     ) -> Result<(String, String), Refusal> {
-        let Some(payload) = envelope.extract_payload() else {
-            return refuse(Problem::Malformed, "empty Body");
-        };
-        let limits = Limits {
-            max_message_bytes: usize::MAX,
-            max_depth: 256,
-            max_attributes: 256,
-        };
-        let element = match Element::parse(&payload, &limits) {
-            Ok(e) => e,
-            Err(f) => return refuse(Problem::Malformed, f.reason().to_owned()),
+        let (payload, element) = match request::body_element(envelope) {
+            Ok(read) => read,
+            Err(why) => return refuse(Problem::Malformed, why),
         };
         if element.name().local() != "GetStatus" {
             self.check_shared()?;

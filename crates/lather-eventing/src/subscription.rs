@@ -78,17 +78,7 @@ pub(crate) fn new_uuid() -> String {
         static COUNTER: AtomicU64 = AtomicU64::new(1);
         b[..8].copy_from_slice(&COUNTER.fetch_add(1, Ordering::Relaxed).to_be_bytes());
     }
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "urn:uuid:{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
+    lather_envelope::uuid::urn_uuid_v4(b)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use crate::subscription::new_uuid;
 use crate::version::LATHER_EVENTING_NS;
 use bytes::Bytes;
 use lather_envelope::datetime::format_utc_millis;
-use lather_envelope::{Element, Envelope, Fault, Limits, QName, SoapVersion, WSA04_NS, WSA10_NS};
+use lather_envelope::{Element, Envelope, Fault, QName, SoapVersion, WSA04_NS, WSA10_NS};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,17 +46,9 @@ async fn answer(
     envelope: &Envelope,
     manager: &str,
 ) -> Result<Option<(String, String)>, WsnRefusal> {
-    let Some(payload) = envelope.extract_payload() else {
-        return refuse(WsnFault::Malformed, "empty Body");
-    };
-    let limits = Limits {
-        max_message_bytes: usize::MAX,
-        max_depth: 256,
-        max_attributes: 256,
-    };
-    let element = match Element::parse(&payload, &limits) {
-        Ok(e) => e,
-        Err(f) => return refuse(WsnFault::Malformed, f.reason().to_owned()),
+    let (payload, element) = match crate::request::body_element(envelope) {
+        Ok(read) => read,
+        Err(why) => return refuse(WsnFault::Malformed, why),
     };
     let reply = |port: &str, name: &str, body: String| Ok(Some((action(port, name), body)));
     match element.name().local() {
