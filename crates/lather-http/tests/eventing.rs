@@ -4,16 +4,11 @@
 
 mod support;
 
-use bytes::Bytes;
-use http::Request;
-use http_body_util::{BodyExt, Full};
-use hyper_util::rt::{TokioExecutor, TokioIo};
-use lather_envelope::{Envelope, FaultKind, Limits, QName, SoapVersion};
+use lather_envelope::{Envelope, FaultKind, QName, SoapVersion};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use support::{Answer, TestServer, closed_port, send};
-use tokio::net::TcpListener;
-use tokio::sync::mpsc;
+use support::sink::{next, sink};
+use support::{Answer, TestServer, closed_port, event_source as source, post_with_action as post};
 
 const WSE04: &str = "http://schemas.xmlsoap.org/ws/2004/08/eventing";
 const WSE11: &str = "http://www.w3.org/2011/03/ws-evt";
@@ -21,98 +16,6 @@ const WSA04: &str = "http://schemas.xmlsoap.org/ws/2004/08/addressing";
 const WSA10: &str = "http://www.w3.org/2005/08/addressing";
 const LEV: &str = "urn:lather:eventing";
 const TOPIC: &str = "urn:lather:eventing:topic";
-
-/// What a sink received.
-#[derive(Debug)]
-struct Received {
-    at: Instant,
-    soap_action: Option<String>,
-    content_type: String,
-    body: String,
-}
-
-impl Received {
-    fn envelope(&self) -> Envelope {
-        Envelope::parse(Bytes::from(self.body.clone()), &Limits::default()).unwrap()
-    }
-}
-
-/// A sink answering 202 after `delay` and reporting every message on the channel.
-async fn sink(delay: Duration) -> (SocketAddr, mpsc::UnboundedReceiver<Received>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                return;
-            };
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                    let tx = tx.clone();
-                    async move {
-                        let at = Instant::now();
-                        let header =
-                            |n: &str| req.headers().get(n).map(|v| v.to_str().unwrap().to_owned());
-                        let soap_action = header("soapaction");
-                        let content_type = header("content-type").unwrap_or_default();
-                        let body = req.into_body().collect().await.unwrap().to_bytes();
-                        tokio::time::sleep(delay).await;
-                        let _ = tx.send(Received {
-                            at,
-                            soap_action,
-                            content_type,
-                            body: String::from_utf8(body.to_vec()).unwrap(),
-                        });
-                        let mut r = http::Response::new(Full::new(Bytes::new()));
-                        *r.status_mut() = http::StatusCode::ACCEPTED;
-                        Ok::<_, std::convert::Infallible>(r)
-                    }
-                });
-                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(stream), svc)
-                    .await;
-            });
-        }
-    });
-    (addr, rx)
-}
-
-async fn next(rx: &mut mpsc::UnboundedReceiver<Received>, within: Duration) -> Received {
-    tokio::time::timeout(within, rx.recv())
-        .await
-        .expect("a message in time")
-        .expect("sink alive")
-}
-
-async fn source(extra: &str) -> TestServer {
-    TestServer::start(&format!(
-        "[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\n{extra}"
-    ))
-    .await
-}
-
-/// POSTs `body` with `action` as SOAPAction (1.1) or the `action` parameter (1.2).
-async fn post(
-    addr: SocketAddr,
-    path: &str,
-    soap: SoapVersion,
-    action: &str,
-    body: String,
-) -> Answer {
-    let builder = Request::post(format!("http://{addr}{path}")).header("host", addr.to_string());
-    let builder = match soap {
-        SoapVersion::V11 => builder
-            .header("content-type", "text/xml; charset=utf-8")
-            .header("soapaction", format!("\"{action}\"")),
-        SoapVersion::V12 => builder.header(
-            "content-type",
-            format!("application/soap+xml; charset=utf-8; action=\"{action}\""),
-        ),
-    };
-    send(addr, builder.body(Full::new(Bytes::from(body))).unwrap()).await
-}
 
 /// An eventing request of `operation` in version (`wse`, `wsa`) with `headers` and `body`.
 fn request(

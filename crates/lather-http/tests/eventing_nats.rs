@@ -17,7 +17,7 @@ use lather_envelope::{FaultKind, SoapVersion};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use support::{Answer, TestServer, send};
+use support::{Answer, TestServer};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
@@ -86,15 +86,7 @@ async fn node(url: &str) -> TestServer {
 }
 
 async fn post(addr: SocketAddr, path: &str, action: &str, body: String) -> Answer {
-    let request = Request::post(format!("http://{addr}{path}"))
-        .header("host", addr.to_string())
-        .header(
-            "content-type",
-            format!("application/soap+xml; charset=utf-8; action=\"{action}\""),
-        )
-        .body(Full::new(Bytes::from(body)))
-        .unwrap();
-    send(addr, request).await
+    support::post_with_action(addr, path, SOAP, action, body).await
 }
 
 fn request(operation: &str, headers: &str, body: &str) -> String {

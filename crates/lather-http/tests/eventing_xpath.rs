@@ -4,16 +4,13 @@
 mod support;
 
 use bytes::Bytes;
-use http::Request;
-use http_body_util::{BodyExt, Full};
-use hyper_util::rt::{TokioExecutor, TokioIo};
 use lather_envelope::{Envelope, FaultKind, Limits, QName, SoapVersion};
 use std::io::Write;
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::time::Duration;
-use support::{Answer, TestServer, closed_port, send};
-use tokio::net::TcpListener;
+use support::sink::Received;
+use support::{Answer, TestServer, closed_port, event_source as source};
 use tokio::sync::mpsc;
 
 const WSE04: &str = "http://schemas.xmlsoap.org/ws/2004/08/eventing";
@@ -25,88 +22,23 @@ const XPATH11: &str = "http://www.w3.org/2011/03/ws-evt/Dialects/XPath10";
 const TOPIC: &str = "urn:lather:eventing:topic";
 const SOAP: SoapVersion = SoapVersion::V12;
 
-/// What a sink received: the `Content-Encoding` header and the raw body.
-#[derive(Debug)]
-struct Received {
-    encoding: Option<String>,
-    body: Bytes,
-}
-
-impl Received {
-    /// The body as text; it must be plain.
-    fn plain(&self) -> String {
-        assert_eq!(self.encoding, None, "expected a plain body");
-        String::from_utf8(self.body.to_vec()).unwrap()
-    }
-}
-
-/// A sink answering 202 and reporting every message on the channel.
+/// A sink answering at once.
 async fn sink() -> (SocketAddr, mpsc::UnboundedReceiver<Received>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                return;
-            };
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                    let tx = tx.clone();
-                    async move {
-                        let encoding = req
-                            .headers()
-                            .get("content-encoding")
-                            .map(|v| v.to_str().unwrap().to_owned());
-                        let body = req.into_body().collect().await.unwrap().to_bytes();
-                        let _ = tx.send(Received { encoding, body });
-                        let mut r = http::Response::new(Full::new(Bytes::new()));
-                        *r.status_mut() = http::StatusCode::ACCEPTED;
-                        Ok::<_, std::convert::Infallible>(r)
-                    }
-                });
-                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(stream), svc)
-                    .await;
-            });
-        }
-    });
-    (addr, rx)
+    support::sink::sink(Duration::ZERO).await
 }
 
 async fn next(rx: &mut mpsc::UnboundedReceiver<Received>) -> Received {
-    tokio::time::timeout(Duration::from_secs(5), rx.recv())
-        .await
-        .expect("a message in time")
-        .expect("sink alive")
+    support::sink::next(rx, Duration::from_secs(5)).await
 }
 
 /// Asserts nothing more arrives at the sink (published events are queued before the
 /// publish answer, and delivered within milliseconds).
 async fn nothing_more(rx: &mut mpsc::UnboundedReceiver<Received>) {
-    if let Ok(Some(r)) = tokio::time::timeout(Duration::from_millis(300), rx.recv()).await {
-        panic!("unexpected notification: {:?}", r.body);
-    }
-}
-
-async fn source(extra: &str) -> TestServer {
-    TestServer::start(&format!(
-        "[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\n{extra}"
-    ))
-    .await
+    support::sink::nothing(rx, Duration::from_millis(300)).await;
 }
 
 async fn post(addr: SocketAddr, path: &str, action: &str, body: String) -> Answer {
-    let request = Request::post(format!("http://{addr}{path}"))
-        .header("host", addr.to_string())
-        .header(
-            "content-type",
-            format!("application/soap+xml; charset=utf-8; action=\"{action}\""),
-        )
-        .body(Full::new(Bytes::from(body)))
-        .unwrap();
-    send(addr, request).await
+    support::post_with_action(addr, path, SOAP, action, body).await
 }
 
 /// A Subscribe in `wse` to `notify` with `delivery_extra` in its Delivery and `extra` after
@@ -431,10 +363,10 @@ async fn sinks_asking_for_gzip_get_large_notifications_gzipped() {
     let large = reading(&site, "5", 10);
     assert_eq!(publish(&server, &large).await, 3);
     let got = next(&mut zipped_rx).await;
-    assert_eq!(got.encoding.as_deref(), Some("gzip"));
-    assert_eq!(&got.body[..2], &[0x1f, 0x8b], "gzip magic");
-    assert!(got.body.len() < large.len() / 4, "{} bytes", got.body.len());
-    let notification = gunzip(&got.body);
+    assert_eq!(got.content_encoding.as_deref(), Some("gzip"));
+    assert_eq!(&got.raw[..2], &[0x1f, 0x8b], "gzip magic");
+    assert!(got.raw.len() < large.len() / 4, "{} bytes", got.raw.len());
+    let notification = gunzip(&got.raw);
     let env = Envelope::parse(Bytes::from(notification.clone()), &Limits::default()).unwrap();
     assert_eq!(env.operation(), Some(&QName::new("urn:ev", "Reading")));
     assert!(notification.contains(&site), "the whole event");

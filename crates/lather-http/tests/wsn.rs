@@ -4,15 +4,11 @@
 
 mod support;
 
-use bytes::Bytes;
-use http::Request;
-use http_body_util::Full;
 use lather_envelope::datetime;
 use lather_envelope::{Envelope, FaultKind, QName, SoapVersion};
-use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use support::sink::{next, nothing, sink};
-use support::{Answer, TestServer, closed_port, send};
+use support::{Answer, TestServer, closed_port, event_source as source, post_with_action as post};
 
 const WSNT: &str = "http://docs.oasis-open.org/wsn/b-2";
 const BW: &str = "http://docs.oasis-open.org/wsn/bw-2";
@@ -25,34 +21,6 @@ const FAULT_ACTION: &str = "http://docs.oasis-open.org/wsn/fault";
 const TEMPERATURE: &str = r#"<ev:Temperature xmlns:ev="urn:ev"><ev:c>21.5</ev:c></ev:Temperature>"#;
 const PRESSURE: &str = r#"<ev:Pressure xmlns:ev="urn:ev"><ev:hpa>1013</ev:hpa></ev:Pressure>"#;
 const ALARM: &str = r#"<ev:Alarm xmlns:ev="urn:ev"><ev:room>12</ev:room></ev:Alarm>"#;
-
-async fn source(extra: &str) -> TestServer {
-    TestServer::start(&format!(
-        "[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\n{extra}"
-    ))
-    .await
-}
-
-/// POSTs `body` with `action` as SOAPAction (1.1) or the `action` parameter (1.2).
-async fn post(
-    addr: SocketAddr,
-    path: &str,
-    soap: SoapVersion,
-    action: &str,
-    body: String,
-) -> Answer {
-    let builder = Request::post(format!("http://{addr}{path}")).header("host", addr.to_string());
-    let builder = match soap {
-        SoapVersion::V11 => builder
-            .header("content-type", "text/xml; charset=utf-8")
-            .header("soapaction", format!("\"{action}\"")),
-        SoapVersion::V12 => builder.header(
-            "content-type",
-            format!("application/soap+xml; charset=utf-8; action=\"{action}\""),
-        ),
-    };
-    send(addr, builder.body(Full::new(Bytes::from(body))).unwrap()).await
-}
 
 /// A WSN request to `/events` with `wsa:Action` = `action`, `headers` and `body`.
 async fn call(

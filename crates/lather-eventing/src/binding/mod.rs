@@ -64,6 +64,20 @@ pub(crate) fn host_port(rest: &str) -> Option<&str> {
     (!host.is_empty() && port.parse::<u16>().is_ok_and(|p| p != 0)).then_some(authority)
 }
 
+/// A TCP connection to a sink's `authority` (`host:port`) within `timeout`, with Nagle off
+/// (notifications are small and go out as soon as they are ready).
+pub(crate) async fn connect(
+    authority: &str,
+    timeout: std::time::Duration,
+) -> Result<tokio::net::TcpStream, String> {
+    let stream = tokio::time::timeout(timeout, tokio::net::TcpStream::connect(authority))
+        .await
+        .map_err(|_| format!("no connection to {authority} within {timeout:?}"))?
+        .map_err(|e| format!("cannot connect to {authority}: {e}"))?;
+    let _ = stream.set_nodelay(true);
+    Ok(stream)
+}
+
 /// A sink's connection in its binding.
 #[derive(Debug)]
 pub(crate) enum Connection {

@@ -98,12 +98,7 @@ impl Pipeline {
         if self.stream.is_some() {
             return Ok(());
         }
-        let stream = tokio::time::timeout(timeout, TcpStream::connect(&self.authority))
-            .await
-            .map_err(|_| format!("no connection to {} within {timeout:?}", self.authority))?
-            .map_err(|e| format!("cannot connect to {}: {e}", self.authority))?;
-        let _ = stream.set_nodelay(true);
-        self.stream = Some(stream);
+        self.stream = Some(super::connect(&self.authority, timeout).await?);
         self.read.clear();
         Ok(())
     }

@@ -149,12 +149,7 @@ impl StreamSink {
     async fn write_once(&mut self) -> Result<(), String> {
         let timeout = self.policy.timeout;
         if self.stream.is_none() {
-            let stream = tokio::time::timeout(timeout, TcpStream::connect(&self.authority))
-                .await
-                .map_err(|_| format!("no connection to {} within {timeout:?}", self.authority))?
-                .map_err(|e| format!("cannot connect to {}: {e}", self.authority))?;
-            let _ = stream.set_nodelay(true);
-            self.stream = Some(stream);
+            self.stream = Some(super::connect(&self.authority, timeout).await?);
         }
         let Some(stream) = self.stream.as_mut() else {
             return Err("no connection".into());

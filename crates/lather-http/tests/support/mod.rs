@@ -135,14 +135,26 @@ pub fn soap_request(
     version: SoapVersion,
     body: impl Into<Bytes>,
 ) -> Request<Full<Bytes>> {
+    soap_request_with_action(addr, path, version, "urn:lather:echo#echo", body)
+}
+
+/// A SOAP POST in `version` with `action` as SOAPAction (1.1) or the `action` parameter
+/// (1.2).
+pub fn soap_request_with_action(
+    addr: SocketAddr,
+    path: &str,
+    version: SoapVersion,
+    action: &str,
+    body: impl Into<Bytes>,
+) -> Request<Full<Bytes>> {
     let builder = Request::post(format!("http://{addr}{path}")).header("host", addr.to_string());
     let builder = match version {
         SoapVersion::V11 => builder
             .header("content-type", "text/xml; charset=utf-8")
-            .header("soapaction", "\"urn:lather:echo#echo\""),
+            .header("soapaction", format!("\"{action}\"")),
         SoapVersion::V12 => builder.header(
             "content-type",
-            "application/soap+xml; charset=utf-8; action=\"urn:lather:echo#echo\"",
+            format!("application/soap+xml; charset=utf-8; action=\"{action}\""),
         ),
     };
     builder.body(Full::new(body.into())).unwrap()
@@ -155,6 +167,29 @@ pub async fn post(
     body: impl Into<Bytes>,
 ) -> Answer {
     send(addr, soap_request(addr, path, version, body)).await
+}
+
+/// [`post`] with `action`.
+pub async fn post_with_action(
+    addr: SocketAddr,
+    path: &str,
+    version: SoapVersion,
+    action: &str,
+    body: impl Into<Bytes>,
+) -> Answer {
+    send(
+        addr,
+        soap_request_with_action(addr, path, version, action, body),
+    )
+    .await
+}
+
+/// A server with one event source, `events` at `/events`, and `extra` keys for it.
+pub async fn event_source(extra: &str) -> TestServer {
+    TestServer::start(&format!(
+        "[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\n{extra}"
+    ))
+    .await
 }
 
 pub async fn get(addr: SocketAddr, path: &str) -> Answer {

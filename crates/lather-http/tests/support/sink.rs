@@ -18,10 +18,21 @@ pub struct Received {
     pub path: String,
     pub soap_action: Option<String>,
     pub content_type: String,
+    /// The `Content-Encoding` header, if any.
+    pub content_encoding: Option<String>,
+    /// The body as it came (compressed if `content_encoding` says so).
+    pub raw: Bytes,
+    /// The body as text (lossy for a compressed body).
     pub body: String,
 }
 
 impl Received {
+    /// The body as text; it must have come uncompressed.
+    pub fn plain(&self) -> String {
+        assert_eq!(self.content_encoding, None, "expected a plain body");
+        self.body.clone()
+    }
+
     pub fn envelope(&self) -> Envelope {
         Envelope::parse(Bytes::from(self.body.clone()), &Limits::default()).unwrap()
     }
@@ -47,15 +58,18 @@ pub async fn sink(delay: Duration) -> (SocketAddr, mpsc::UnboundedReceiver<Recei
                             |n: &str| req.headers().get(n).map(|v| v.to_str().unwrap().to_owned());
                         let soap_action = header("soapaction");
                         let content_type = header("content-type").unwrap_or_default();
+                        let content_encoding = header("content-encoding");
                         let path = req.uri().path().to_owned();
-                        let body = req.into_body().collect().await.unwrap().to_bytes();
+                        let raw = req.into_body().collect().await.unwrap().to_bytes();
                         tokio::time::sleep(delay).await;
                         let _ = tx.send(Received {
                             at,
                             path,
                             soap_action,
                             content_type,
-                            body: String::from_utf8(body.to_vec()).unwrap(),
+                            content_encoding,
+                            body: String::from_utf8_lossy(&raw).into_owned(),
+                            raw,
                         });
                         let mut r = http::Response::new(Full::new(Bytes::new()));
                         *r.status_mut() = http::StatusCode::ACCEPTED;
