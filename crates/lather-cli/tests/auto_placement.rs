@@ -4,26 +4,22 @@
 //! cost) goes remote.
 
 mod nats;
+mod workers;
 
 use bytes::Bytes;
 use lather_config::Config;
 use lather_envelope::{Envelope, Limits};
 use lather_pipeline::{Context, Direction, Message, Outcome, Plan, Step, run};
-use lather_remote::{EXPLORE_EVERY, Link};
-use nats::{NatsServer, free_port};
-use std::path::{Path, PathBuf};
+use lather_remote::EXPLORE_EVERY;
+use nats::NatsServer;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use workers::{check, figure, wait_for_worker};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "lather-auto-{name}-{}-{}",
-        std::process::id(),
-        free_port()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    workers::scratch("auto", name)
 }
 
 /// Two auto-placed handlers, `cheap` (logging) and `slow` (sleep `slow_millis`), and a
@@ -52,33 +48,6 @@ fn message(id: u128) -> Message {
             request: None,
         },
     )
-}
-
-/// A handler's own figure by name (from `Handler::observations`, as `/metrics` reads it).
-fn figure(step: &Step, name: &str) -> u64 {
-    step.observations()
-        .into_iter()
-        .find(|o| o.name == name)
-        .map_or_else(|| panic!("no figure {name}"), |o| o.value)
-}
-
-/// Waits until a worker answers on handler `name`'s subject (a probe frame it refuses).
-async fn wait_for_worker(config: &Config, name: &str) {
-    let link = Link::new(config.nats.as_ref().unwrap());
-    link.connect().await.unwrap();
-    let client = link.client().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let probe = client.request(link.subject(name), Bytes::from_static(b"probe"));
-        if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_millis(500), probe).await {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no worker answered for {name} within 20 s"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 /// Runs `count` messages through `plan`, `at_once` at a time; each must pass.
@@ -138,8 +107,8 @@ async fn the_cheap_handler_stays_local_and_the_slow_one_goes_to_the_bigger_worke
             .expect("start lather worker"),
     );
     let config = Config::from_toml(&config_text(&server.url(), 100), "server.toml").unwrap();
-    wait_for_worker(&config, "cheap").await;
-    wait_for_worker(&config, "slow").await;
+    wait_for_worker(&config, "cheap", Duration::from_secs(20)).await;
+    wait_for_worker(&config, "slow", Duration::from_secs(20)).await;
     let services = lather_handlers::build_services(&config).unwrap();
     services.link.as_ref().unwrap().connect().await.unwrap();
     let plan = Arc::new(services.plans[0].request.clone());
@@ -186,14 +155,6 @@ async fn the_cheap_handler_stays_local_and_the_slow_one_goes_to_the_bigger_worke
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-fn lather(args: &[&str], config: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_lather"))
-        .args(args)
-        .arg(config)
-        .output()
-        .unwrap()
-}
-
 #[test]
 fn check_shows_auto_placement_and_refuses_it_without_nats() {
     let dir = scratch("check");
@@ -203,7 +164,7 @@ fn check_shows_auto_placement_and_refuses_it_without_nats() {
         "[nats]\nurl = \"nats://127.0.0.1:4222\"\n[handlers.log]\nkind = \"logging\"\nplacement = \"auto\"\n",
     )
     .unwrap();
-    let out = lather(&["check", "--config"], &path);
+    let out = check(&path);
     assert_eq!(out.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -215,7 +176,7 @@ fn check_shows_auto_placement_and_refuses_it_without_nats() {
         "[handlers.log]\nkind = \"logging\"\nplacement = \"auto\"\n",
     )
     .unwrap();
-    let out = lather(&["check", "--config"], &path);
+    let out = check(&path);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("auto.toml:3:"), "{stderr}");

@@ -4,6 +4,7 @@
 //! fallback when NATS is down or the stream is full.
 
 mod nats;
+mod workers;
 
 use bytes::Bytes;
 use lather_config::Config;
@@ -11,7 +12,7 @@ use lather_envelope::{Envelope, Limits};
 use lather_pipeline::{Context, Direction, Message, Outcome, Plan, Step, run};
 use lather_remote::Link;
 use lather_remote::worker::Hosted;
-use nats::{NatsServer, free_port};
+use nats::NatsServer;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -21,15 +22,10 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
+use workers::{check, figure};
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "lather-oneway-{name}-{}-{}",
-        std::process::id(),
-        free_port()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    workers::scratch("oneway", name)
 }
 
 /// An HTTP sink on 127.0.0.1 for `notify`: it counts the notifications per message id
@@ -143,14 +139,6 @@ async fn client_plan(config: &Config) -> Plan {
 
 fn step_of(plan: &Plan) -> &Arc<Step> {
     &plan.stages()[0][0]
-}
-
-/// A handler's own figure by name (as `/metrics` reads it).
-fn figure(step: &Step, name: &str) -> u64 {
-    step.observations()
-        .into_iter()
-        .find(|o| o.name == name)
-        .map_or_else(|| panic!("no figure {name}"), |o| o.value)
 }
 
 /// Sends message `id` through `plan`: the oneway stage does not hold it up.
@@ -494,11 +482,7 @@ fn check_shows_a_oneway_remote_handler_on_its_work_queue_subject() {
         "[nats]\nurl = \"nats://127.0.0.1:4222\"\nsubject_prefix = \"edge\"\n[handlers.log]\nkind = \"logging\"\noneway = true\nplacement = \"remote\"\n",
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_lather"))
-        .args(["check", "--config"])
-        .arg(&path)
-        .output()
-        .unwrap();
+    let out = check(&path);
     assert_eq!(out.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

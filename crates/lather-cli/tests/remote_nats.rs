@@ -3,6 +3,7 @@
 //! and the CLI's behaviour when NATS is unreachable.
 
 mod nats;
+mod workers;
 
 use bytes::Bytes;
 use lather_config::Config;
@@ -16,18 +17,13 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
+use workers::{check, figure, wait_for_worker};
 
 const WSSE: &str =
     "http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd";
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "lather-remote-{name}-{}-{}",
-        std::process::id(),
-        free_port()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    workers::scratch("remote", name)
 }
 
 /// Every built-in kind that can run on a worker, with its parameters. `notify` (it needs an
@@ -142,14 +138,6 @@ fn step_of(plan: &Plan) -> &Arc<Step> {
     &plan.stages()[0][0]
 }
 
-/// A handler's own figure by name (from `Handler::observations`, as `/metrics` reads it).
-fn figure(step: &Step, name: &str) -> u64 {
-    step.observations()
-        .into_iter()
-        .find(|o| o.name == name)
-        .map_or_else(|| panic!("no figure {name}"), |o| o.value)
-}
-
 /// An in-process worker hosting every remote handler of `config`.
 struct Worker {
     stop: Option<oneshot::Sender<()>>,
@@ -183,7 +171,7 @@ impl Worker {
                 .await
                 .unwrap();
         });
-        wait_for_worker(config, &first).await;
+        wait_for_worker(config, &first, Duration::from_secs(10)).await;
         Worker {
             stop: Some(stop),
             task,
@@ -196,25 +184,6 @@ impl Worker {
             .await
             .expect("the worker drains within 10 s")
             .unwrap();
-    }
-}
-
-/// Waits until a worker answers on handler `name`'s subject (a probe frame it refuses).
-async fn wait_for_worker(config: &Config, name: &str) {
-    let link = Link::new(config.nats.as_ref().unwrap());
-    link.connect().await.unwrap();
-    let client = link.client().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let probe = client.request(link.subject(name), Bytes::from_static(b"probe"));
-        if let Ok(Ok(_)) = tokio::time::timeout(Duration::from_millis(500), probe).await {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no worker answered for {name} within 10 s"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
 
@@ -435,7 +404,7 @@ async fn a_worker_killed_under_load_loses_no_request() {
     let config = Config::from_toml(&text, "workers.toml").unwrap();
     let mut doomed = lather_worker(&path);
     let mut survivor = lather_worker(&path);
-    wait_for_worker(&config, "slow").await;
+    wait_for_worker(&config, "slow", Duration::from_secs(10)).await;
     let plan = Arc::new(client_plan(&config).await);
     let limits = Arc::new(Limits::default());
     const TOTAL: u128 = 400;
@@ -530,11 +499,7 @@ fn check_shows_where_a_remote_handler_runs() {
         "[nats]\nurl = \"nats://127.0.0.1:4222\"\nsubject_prefix = \"edge\"\n[handlers.log]\nkind = \"logging\"\nplacement = \"remote\"\nfallback = \"local\"\n",
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_lather"))
-        .args(["check", "--config"])
-        .arg(&path)
-        .output()
-        .unwrap();
+    let out = check(&path);
     assert_eq!(out.status.code(), Some(0));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -553,11 +518,7 @@ fn a_remote_handler_without_nats_is_a_config_error_naming_the_line() {
         "[handlers.log]\nkind = \"logging\"\nplacement = \"remote\"\n",
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_lather"))
-        .args(["check", "--config"])
-        .arg(&path)
-        .output()
-        .unwrap();
+    let out = check(&path);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("nonats.toml:3:"), "{stderr}");
