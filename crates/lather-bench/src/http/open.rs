@@ -298,6 +298,33 @@ mod tests {
     }
 
     #[test]
+    fn the_pacer_schedules_requests_at_sub_millisecond_spacing_and_never_early() {
+        // 1250 req/s puts requests 800 µs apart, at every phase of a millisecond: a
+        // millisecond timer would have to round them.
+        let (tx, mut rx) = mpsc::channel(64);
+        let p = pacing(1250.0, Duration::from_millis(40));
+        let schedule = p.run(&tx);
+        let returned = StdInstant::now();
+        drop(tx);
+        let mut tickets = Vec::new();
+        while let Ok(ticket) = rx.try_recv() {
+            tickets.push(ticket);
+        }
+        assert_eq!(schedule.scheduled, 50);
+        assert_eq!(tickets.len(), 50);
+        for (k, pair) in tickets.windows(2).enumerate() {
+            let gap = pair[1].scheduled - pair[0].scheduled;
+            assert!(
+                gap.abs_diff(Duration::from_micros(800)) <= Duration::from_micros(1),
+                "gap {k}: {gap:?}"
+            );
+        }
+        assert_eq!(tickets[0].scheduled, p.start);
+        // Each ticket is released once its time has come, so the last one not before.
+        assert!(returned >= tickets[49].scheduled);
+    }
+
+    #[test]
     fn the_pacer_counts_what_the_full_queue_drops() {
         // 16 slots, nobody reading: 100 requests at once, 84 dropped.
         let (tx, _rx) = mpsc::channel(16);

@@ -4,6 +4,7 @@
 
 #![allow(dead_code, reason = "each test file uses its own part of the harness")]
 
+use std::io::Read;
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -52,7 +53,7 @@ impl NatsServer {
             dir,
             jetstream,
         };
-        server.start_again();
+        server.start_first();
         server
     }
 
@@ -66,9 +67,40 @@ impl NatsServer {
         &self.dir
     }
 
-    /// Starts the server again on the same port (after [`NatsServer::stop`]).
+    /// Starts the server again on the same port (after [`NatsServer::stop`]), trying a
+    /// few times should the port be held for a moment by another socket.
     pub(crate) fn start_again(&mut self) {
         assert!(self.child.is_none(), "already running");
+        let mut last = String::new();
+        for _ in 0..5 {
+            match self.spawn_and_wait() {
+                Ok(()) => return,
+                Err(why) => last = why,
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("{last}");
+    }
+
+    /// Starts the server on a fresh free port until one start succeeds: a port found free
+    /// may be taken by another test before `nats-server` binds it.
+    fn start_first(&mut self) {
+        let mut last = String::new();
+        for _ in 0..5 {
+            match self.spawn_and_wait() {
+                Ok(()) => return,
+                Err(why) => {
+                    last = why;
+                    self.port = free_port();
+                }
+            }
+        }
+        panic!("{last}");
+    }
+
+    /// Spawns `nats-server` on `self.port` and waits until it greets a client with its
+    /// `INFO` line. A server that exits (its port taken) or stays silent is an error.
+    fn spawn_and_wait(&mut self) -> Result<(), String> {
         let mut command = Command::new("nats-server");
         command
             .args(["-a", "127.0.0.1", "-p", &self.port.to_string()])
@@ -85,7 +117,7 @@ impl NatsServer {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn();
-        let child = match spawned {
+        let mut child = match spawned {
             Ok(child) => child,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
                 "nats-server is not installed; these tests need a real NATS server: \
@@ -93,14 +125,27 @@ impl NatsServer {
             ),
             Err(e) => panic!("cannot start nats-server: {e}"),
         };
-        self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
-        while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "nats-server did not listen on port {} within 10 s",
-                self.port
-            );
+        loop {
+            if let Ok(Some(status)) = child.try_wait() {
+                return Err(format!(
+                    "nats-server on port {} exited ({status}); its log is in {}",
+                    self.port,
+                    self.dir.display()
+                ));
+            }
+            if greets(self.port) {
+                self.child = Some(child);
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "nats-server did not greet on port {} within 10 s",
+                    self.port
+                ));
+            }
             std::thread::sleep(Duration::from_millis(20));
         }
     }
@@ -112,6 +157,22 @@ impl NatsServer {
             let _ = child.wait();
         }
     }
+}
+
+/// Whether a NATS server on `port` answers a new connection with its `INFO` greeting
+/// (which a socket connected to itself, or to another kind of listener, does not).
+fn greets(port: u16) -> bool {
+    let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    if stream
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .is_err()
+    {
+        return false;
+    }
+    let mut first = [0_u8; 4];
+    stream.read_exact(&mut first).is_ok() && &first == b"INFO"
 }
 
 impl Drop for NatsServer {
