@@ -107,7 +107,8 @@ async fn all_backends_down_is_a_503_naming_them() {
 
 #[tokio::test]
 async fn a_backend_slower_than_the_timeout_is_a_504() {
-    let slow = fixed_backend(200, "text/xml", "<late/>", 2_000).await;
+    // The backend answers after 10 s; the gateway gives up after 200 ms, well before.
+    let slow = fixed_backend(200, "text/xml", "<late/>", 10_000).await;
     let gw = TestServer::start(&gateway_toml(&[format!("http://{slow}/")], 200)).await;
     let started = std::time::Instant::now();
     let answer = post(
@@ -119,7 +120,7 @@ async fn a_backend_slower_than_the_timeout_is_a_504() {
     .await;
     answer.assert_fault(FaultKind::UpstreamTimeout, SoapVersion::V12);
     assert!(answer.text().contains("200 ms"), "{}", answer.text());
-    assert!(started.elapsed() < std::time::Duration::from_millis(1_500));
+    assert!(started.elapsed() < std::time::Duration::from_secs(8));
 }
 
 #[tokio::test]
