@@ -101,6 +101,34 @@ impl Envelope {
         Some(trim_xml(&unescape(raw)?).to_owned())
     }
 
+    /// The value of the attribute `name` on a header block's start tag, unescaped, read
+    /// without parsing the block into a tree (e.g. `wsu:Id`, or a stamp's `seq`). Prefixes
+    /// resolve against the block's own declarations, then the Header's and the Envelope's;
+    /// an unprefixed attribute has no namespace.
+    pub fn header_attribute(&self, block: &HeaderBlock, name: &QName) -> Option<String> {
+        let buf = &self.bytes[..];
+        let mut scope = self.envelope_decls.clone();
+        if let Some(header) = &self.header {
+            scope.extend_from_slice(&header.decls);
+        }
+        crate::namespace::collect_decls(buf, block.attrs.clone(), &mut scope);
+        for attr in attributes(buf, block.attrs.clone()) {
+            if NsDecl::from_attribute(buf, &attr).is_some() {
+                continue;
+            }
+            let (prefix, local) = crate::namespace::split_name(buf, attr.name.clone());
+            if &buf[local] != name.local().as_bytes() {
+                continue;
+            }
+            let ns = crate::namespace::resolve_prefix(buf, &scope, &buf[prefix], false).ok()?;
+            if ns == name.namespace() {
+                let raw = std::str::from_utf8(&buf[attr.value.clone()]).ok()?;
+                return Some(unescape(raw)?.into_owned());
+            }
+        }
+        None
+    }
+
     /// The Body's content (between `<Body>` and `</Body>`), zero-copy.
     pub fn body(&self) -> Bytes {
         self.bytes.slice(self.body.content.clone())

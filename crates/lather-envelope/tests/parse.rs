@@ -708,3 +708,26 @@ fn body_namespaces_from_single_quoted_declarations_stay_well_formed() {
         Some(&QName::new("urn:q\"quoted\"", "Op"))
     );
 }
+
+#[test]
+fn header_attributes_are_read_by_namespace_without_a_tree() {
+    // `u` is declared on the Envelope, `h` on the Header, `v` on the block itself.
+    let xml = r#"<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope" xmlns:u="urn:u"><s:Header xmlns:h="urn:h"><x:Stamp xmlns:x="urn:x" xmlns:v="urn:v" seq="7" u:Id="a&amp;b" h:Id="h1" v:Id="v1" s:mustUnderstand="true"/></s:Header><s:Body/></s:Envelope>"#;
+    let env = Envelope::parse(bytes::Bytes::from(xml), &Limits::default()).unwrap();
+    let block = env.header(&QName::new("urn:x", "Stamp")).unwrap();
+    let get = |ns: &str, local: &str| env.header_attribute(block, &QName::new(ns, local));
+    assert_eq!(get("", "seq").as_deref(), Some("7"));
+    assert_eq!(get("urn:u", "Id").as_deref(), Some("a&b"));
+    assert_eq!(get("urn:h", "Id").as_deref(), Some("h1"));
+    assert_eq!(get("urn:v", "Id").as_deref(), Some("v1"));
+    assert_eq!(
+        get("http://www.w3.org/2003/05/soap-envelope", "mustUnderstand").as_deref(),
+        Some("true")
+    );
+    // Names that are not there: wrong namespace, an unprefixed name asked with one, and
+    // a namespace declaration is not an attribute.
+    assert_eq!(get("urn:other", "Id"), None);
+    assert_eq!(get("urn:x", "seq"), None);
+    assert_eq!(get("", "Id"), None);
+    assert_eq!(get("http://www.w3.org/2000/xmlns/", "x"), None);
+}

@@ -6,6 +6,7 @@
 //! the paper's table shape, plus a rate sweep and a max-throughput run.
 
 mod epe;
+mod http_receiver;
 mod report;
 mod run;
 mod sink;

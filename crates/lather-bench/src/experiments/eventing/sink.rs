@@ -10,10 +10,10 @@ use super::BindingArg;
 use super::epe::{self, AUTH, NS, REF};
 use crate::BenchError;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Empty, Full};
+use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioExecutor;
 use lather_envelope::{Element, Envelope, Limits, QName};
 use lather_eventing::binding::{binary, tcp};
 use lather_eventing::{LATHER_EVENTING_NS, unix_ns};
@@ -139,24 +139,11 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 async fn serve_http(stream: tokio::net::TcpStream, shared: Arc<Shared>) {
-    let svc = hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+    super::http_receiver::serve(stream, |bytes, arrival| {
         let shared = shared.clone();
-        async move {
-            let body = req.into_body().collect().await.map(|b| b.to_bytes());
-            let arrival = unix_ns();
-            match body {
-                Ok(bytes) => consume_soap(&shared, bytes, arrival).await,
-                Err(_) => lock(&shared.record).unreadable += 1,
-            }
-            let mut answer = http::Response::new(Full::new(Bytes::new()));
-            *answer.status_mut() = http::StatusCode::ACCEPTED;
-            Ok::<_, std::convert::Infallible>(answer)
-        }
-    });
-    let _ = hyper::server::conn::http1::Builder::new()
-        .pipeline_flush(true)
-        .serve_connection(TokioIo::new(stream), svc)
-        .await;
+        async move { consume_soap(&shared, bytes, arrival).await }
+    })
+    .await;
 }
 
 async fn read_stream(mut stream: tokio::net::TcpStream, binding: BindingArg, shared: Arc<Shared>) {
@@ -220,12 +207,8 @@ async fn consume_soap(shared: &Shared, bytes: Bytes, arrival: u64) {
     };
     let published = envelope
         .header(&QName::new(LATHER_EVENTING_NS, "EventStamp"))
-        .and_then(|block| Element::parse(&envelope.header_bytes(block), &limits()).ok())
-        .and_then(|stamp| {
-            stamp
-                .attribute(&QName::new("", "published"))
-                .and_then(|p| p.parse::<u64>().ok())
-        });
+        .and_then(|block| envelope.header_attribute(block, &QName::new("", "published")))
+        .and_then(|p| p.parse::<u64>().ok());
     let text = |local: &str| {
         envelope
             .header(&QName::new(NS, local))
