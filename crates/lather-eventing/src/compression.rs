@@ -1,15 +1,18 @@
 //! Compressed notifications: a subscriber asks for gzip with
 //! `<lev:Compression xmlns:lev="urn:lather:eventing">gzip</lev:Compression>` in its
 //! Subscribe's Delivery; notifications of at least the source's `compress_min_bytes` are
-//! then sent with `Content-Encoding: gzip`, smaller ones plain.
+//! then sent gzip-compressed, smaller ones plain: over HTTP with `Content-Encoding: gzip`,
+//! on `soap.tcp` and `lather.bin` with a flag in the frame (`crate::binding`). [`gunzip`]
+//! is the sinks' bounded inflate.
 
 use crate::problem::{Problem, Refusal, refuse};
 use crate::version::LATHER_EVENTING_NS;
 use bytes::Bytes;
 use flate2::Compression;
+use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
 use lather_envelope::{Element, QName};
-use std::io::Write;
+use std::io::{Read, Write};
 
 /// The compressions a Delivery may ask for (`identity` = none).
 pub const COMPRESSIONS: [&str; 2] = ["gzip", "identity"];
@@ -47,6 +50,23 @@ pub(crate) fn supported() -> String {
         .collect()
 }
 
+/// `data` gunzipped, refusing more than `limit` bytes of output (so a small compressed
+/// frame cannot expand without bound: the same bounded read as lather-http's request
+/// bodies, which cannot be called from here — lather-http depends on this crate).
+pub(crate) fn gunzip(data: &[u8], limit: usize) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    match MultiGzDecoder::new(data)
+        .take(limit as u64 + 1)
+        .read_to_end(&mut out)
+    {
+        Ok(n) if n > limit => Err(format!(
+            "decompressed frame exceeds the limit of {limit} bytes"
+        )),
+        Ok(_) => Ok(out),
+        Err(e) => Err(format!("the gzip data could not be decoded: {e}")),
+    }
+}
+
 /// `envelope` gzip-compressed if it has at least `min_bytes`; `None` if it stays plain.
 pub(crate) fn gzip(envelope: &[u8], min_bytes: usize) -> Option<Bytes> {
     if envelope.len() < min_bytes {
@@ -64,7 +84,6 @@ pub(crate) fn gzip(envelope: &[u8], min_bytes: usize) -> Option<Bytes> {
 mod tests {
     use super::*;
     use flate2::read::GzDecoder;
-    use std::io::Read;
 
     #[test]
     fn gzip_only_from_the_threshold_on_and_it_round_trips() {
@@ -77,5 +96,19 @@ mod tests {
             .read_to_string(&mut back)
             .unwrap();
         assert_eq!(back, body);
+        assert_eq!(gunzip(&packed, body.len()).unwrap(), body.as_bytes());
+    }
+
+    #[test]
+    fn gunzip_stops_at_its_limit() {
+        let bomb = gzip(&vec![0u8; 10 * 1024 * 1024], 0).unwrap();
+        assert!(bomb.len() < 20_000);
+        let err = gunzip(&bomb, 1024 * 1024).unwrap_err();
+        assert!(err.contains("exceeds the limit of 1048576"), "{err}");
+        assert!(
+            gunzip(b"not gzip", 100)
+                .unwrap_err()
+                .contains("could not be decoded")
+        );
     }
 }

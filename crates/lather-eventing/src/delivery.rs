@@ -3,6 +3,7 @@
 //! delays itself.
 
 use crate::binding::Connection;
+use crate::binding::end::{Farewell, FarewellSender};
 use crate::event::Stamped;
 use crate::{EndStatus, Subscription};
 use bytes::Bytes;
@@ -61,9 +62,11 @@ pub(crate) use crate::binding::http::{client, send_once};
 /// Most notifications taken from a queue for one delivery (one write on TCP bindings).
 const MAX_BATCH: usize = 64;
 
-/// Starts `sub`'s delivery task in its binding and returns its queue. HTTP notifications
-/// of at least `gzip_from` bytes are gzip-compressed (none if `None`). When every attempt
-/// fails the task asks `source` to end the subscription with DeliveryFailure.
+/// Starts `sub`'s delivery task in its binding and returns its queue, and the way to hand
+/// it a last frame (a SubscriptionEnd on a TCP binding's stream, written once the queue is
+/// dropped and drained: `crate::binding::end`). Notifications of at least `gzip_from`
+/// bytes are gzip-compressed (none if `None`). When every attempt fails the task asks
+/// `source` to end the subscription with DeliveryFailure.
 pub(crate) fn spawn_sink(
     sub: &Subscription,
     capacity: usize,
@@ -71,8 +74,9 @@ pub(crate) fn spawn_sink(
     probe: Option<DeliveryProbe>,
     gzip_from: Option<usize>,
     source: Weak<crate::source::Inner>,
-) -> mpsc::Sender<Arc<Stamped>> {
+) -> (mpsc::Sender<Arc<Stamped>>, FarewellSender) {
     let (tx, mut rx) = mpsc::channel::<Arc<Stamped>>(capacity.max(1));
+    let (farewell_tx, farewell) = tokio::sync::oneshot::channel::<Farewell>();
     let id = sub.id.clone();
     let address = sub.notify_to.address.clone();
     let mut connection = Connection::open(sub, policy, gzip_from);
@@ -103,6 +107,10 @@ pub(crate) fn spawn_sink(
                 return;
             }
         }
+        // The queue is closed and drained: the subscription has ended.
+        if let Ok(last) = farewell.await {
+            let _ = last.done.send(connection.finish(&last.bytes).await);
+        }
     });
-    tx
+    (tx, farewell_tx)
 }

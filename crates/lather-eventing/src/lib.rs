@@ -9,7 +9,8 @@
 //! namespace). See `docs/eventing.md`.
 //!
 //! Filters: lather's topic dialect and XPath 1.0 ([`xpath`]); notifications may be
-//! gzip-compressed on the subscriber's request (HTTP deliveries).
+//! gzip-compressed on the subscriber's request (every binding); 2011 subscribers may ask
+//! for the Wrap format ([`WRAP_FORMAT`]). SubscriptionEnd goes in the EndTo's binding.
 //!
 //! Extension points: [`Version`] for further eventing versions (e.g. WS-BaseNotification
 //! would answer beside it), `filter::read` for filter dialects, and
@@ -23,6 +24,7 @@ mod delivery;
 mod event;
 mod expires;
 mod filter;
+mod format;
 mod keeping;
 mod kv_store;
 mod kv_sync;
@@ -43,6 +45,7 @@ pub use binding::Binding;
 pub use compression::{COMPRESSIONS, DEFAULT_COMPRESS_MIN_BYTES};
 pub use delivery::{DeliveryProbe, ProbeFn, RetryPolicy};
 pub use event::{Event, EventHeader, unix_ns};
+pub use format::{NOTIFY_EVENT_ACTION, WRAP_FORMAT};
 pub use reply::EndStatus;
 pub use shared::SharedSettings;
 pub use source::{DEFAULT_EVENT_ACTION, EventSource, SourceSettings};

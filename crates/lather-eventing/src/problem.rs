@@ -12,9 +12,9 @@ pub(crate) enum Problem {
     DeliveryMode,
     /// No NotifyTo.
     NoNotifyTo,
-    /// 2011: a delivery format other than Unwrap.
+    /// 2011: a delivery format other than Unwrap and Wrap.
     Format,
-    /// NotifyTo or EndTo cannot be reached (not an `http://` address).
+    /// NotifyTo or EndTo cannot be reached (not an address of a delivery binding).
     UnusableEpr,
     /// Expires is neither a duration nor a dateTime, is negative or lies in the past.
     BadExpires,
@@ -80,7 +80,7 @@ impl Problem {
 
     /// The fault in `version`'s binding: its kind, `reason`, the version's fault action,
     /// `wsa:RelatesTo` = `message_id`, and the detail the problem lists (the supported
-    /// filter dialects or compressions).
+    /// filter dialects, compressions or delivery formats).
     pub(crate) fn fault(
         self,
         version: Version,
@@ -94,6 +94,7 @@ impl Problem {
                 fault = fault.with_detail(crate::filter::supported_dialects(version))
             }
             Problem::Compression => fault = fault.with_detail(crate::compression::supported()),
+            Problem::Format => fault = fault.with_detail(crate::format::supported(version)),
             _ => {}
         }
         match message_id {

@@ -108,7 +108,8 @@ pub enum EndStatus {
 }
 
 impl EndStatus {
-    fn name(self) -> &'static str {
+    /// The `Status` URI's last segment.
+    pub(crate) fn name(self) -> &'static str {
         match self {
             EndStatus::DeliveryFailure => "DeliveryFailure",
             EndStatus::SourceShuttingDown => "SourceShuttingDown",

@@ -3,7 +3,7 @@
 use crate::binding::{Binding, SUPPORTED_SCHEMES};
 use crate::filter::Filter;
 use crate::problem::{Problem, Refusal, refuse};
-use crate::version::{PUSH_MODE, UNWRAP_FORMAT};
+use crate::version::PUSH_MODE;
 use crate::xpath::XPathFilter;
 use crate::{Endpoint, Version};
 use lather_envelope::{Element, QName};
@@ -22,6 +22,8 @@ pub(crate) struct SubscribeRequest {
     pub(crate) xpath: Option<XPathFilter>,
     /// Whether notifications are to be gzip-compressed (`lev:Compression`).
     pub(crate) gzip: bool,
+    /// 2011: whether notifications go in the Wrap format (`wse:Notify`).
+    pub(crate) wrapped: bool,
 }
 
 /// An `Expires` element: its text and whether the source may grant another value.
@@ -61,19 +63,7 @@ pub(crate) fn subscribe(
     };
     let notify_to = endpoint(notify, source, version, "NotifyTo")?;
     let gzip = crate::compression::requested(delivery)?;
-    if !version.is_2004()
-        && let Some(format) = element.child(&QName::new(ns, "Format"))
-    {
-        let name = format
-            .attribute(&QName::new("", "Name"))
-            .unwrap_or(UNWRAP_FORMAT);
-        if name.trim() != UNWRAP_FORMAT {
-            return refuse(
-                Problem::Format,
-                format!("delivery format {name:?} is not supported; only {UNWRAP_FORMAT}"),
-            );
-        }
-    }
+    let wrapped = crate::format::wrapped(element, version)?;
     let expires = element.child(&QName::new(ns, "Expires")).map(expires);
     let (topics, actions, xpath) = match element.child(&QName::new(ns, "Filter")) {
         Some(filter) => match crate::filter::read(filter)? {
@@ -91,6 +81,7 @@ pub(crate) fn subscribe(
         actions,
         xpath,
         gzip,
+        wrapped,
     })
 }
 
@@ -144,17 +135,11 @@ fn endpoint(
         return refuse(Problem::Malformed, format!("{what} has no wsa:Address"));
     };
     let address = address.text().trim().to_owned();
-    // Notifications go by any binding; SubscriptionEnd only over HTTP.
-    let binding = Binding::of(&address);
-    let (usable, supported) = if what == "NotifyTo" {
-        (binding.is_some(), SUPPORTED_SCHEMES)
-    } else {
-        (binding == Some(Binding::Http), "http://")
-    };
-    if !usable {
+    // Notifications and SubscriptionEnd go by any binding (`crate::binding::end`).
+    if Binding::of(&address).is_none() {
         return refuse(
             Problem::UnusableEpr,
-            format!("{what} address {address:?} is not usable; supported: {supported}"),
+            format!("{what} address {address:?} is not usable; supported: {SUPPORTED_SCHEMES}"),
         );
     }
     let mut params = Vec::new();

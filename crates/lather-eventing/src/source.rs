@@ -1,6 +1,6 @@
 //! The event source and its subscription manager.
 
-use crate::delivery::{self, DeliveryProbe, Outgoing, RetryPolicy};
+use crate::delivery::{self, DeliveryProbe, RetryPolicy};
 use crate::event::{Event, Stamped};
 use crate::expires::{self, Requested};
 use crate::keeping::Change;
@@ -88,6 +88,8 @@ pub(crate) struct Active {
     queue: mpsc::Sender<Arc<Stamped>>,
     /// `sub.xpath` compiled.
     xpath: Option<XPathFilter>,
+    /// Hands the delivery task the SubscriptionEnd to write last on its stream.
+    farewell: crate::binding::end::FarewellSender,
 }
 
 /// Queues `event` for the subscription `id`'s sink; a full queue drops it with a warning.
@@ -282,7 +284,7 @@ impl Inner {
             active.sub = sub;
             return;
         }
-        let queue = delivery::spawn_sink(
+        let (queue, farewell) = delivery::spawn_sink(
             &sub,
             self.settings.queue_capacity,
             self.settings.retry,
@@ -291,8 +293,15 @@ impl Inner {
             Arc::downgrade(self),
         );
         let xpath = crate::filter::xpath_of(&sub).ok().flatten();
-        self.lock()
-            .insert(sub.id.clone(), Active { sub, queue, xpath });
+        self.lock().insert(
+            sub.id.clone(),
+            Active {
+                sub,
+                queue,
+                xpath,
+                farewell,
+            },
+        );
     }
 
     /// The response's action name and body for a request in `version`.
@@ -418,6 +427,7 @@ impl Inner {
                 .unwrap_or_default(),
             gzip: request.gzip,
             wsn: None,
+            wrapped: request.wrapped,
         };
         self.keep(Change::Put(Box::new(sub.clone()))).await?;
         let body = reply::subscribe_response(version, &sub, &expires::format_duration(granted));
@@ -500,27 +510,20 @@ pub(crate) async fn end(inner: &Arc<Inner>, id: &str, status: EndStatus, reason:
         // Another node ended it first (and sent SubscriptionEnd), or it changed meanwhile.
         return true;
     }
-    let sub = active.sub;
+    let Active {
+        sub,
+        queue,
+        farewell,
+        ..
+    } = active;
     if sub.end_to.is_none() {
         // WS-BaseNotification has no SubscriptionEnd; WS-Eventing ones may lack an EndTo.
         tracing::info!(subscription = id, ?status, "subscription removed: {reason}");
     }
     if let Some(end_to) = &sub.end_to {
-        let out = Outgoing {
-            action: sub.version.action("SubscriptionEnd"),
-            envelope: reply::subscription_end(&sub, end_to, status, reason),
-            content_encoding: None,
-        };
-        let client = delivery::client();
         let timeout = inner.settings.retry.timeout;
-        if let Err(e) = delivery::send_once(
-            &client,
-            &end_to.address,
-            reply::soap_of(&sub),
-            &out,
-            timeout,
-        )
-        .await
+        if let Err(e) =
+            crate::binding::end::send(&sub, end_to, status, reason, queue, farewell, timeout).await
         {
             tracing::warn!(subscription = id, "SubscriptionEnd not delivered: {e}");
         }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 /// An endpoint reference the source sends to: its address and reference parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Endpoint {
-    /// The `wsa:Address` (an `http://` URL).
+    /// The `wsa:Address` (`http://…`, `soap.tcp://host:port` or `lather.bin://host:port`).
     pub address: String,
     /// Each reference parameter as a standalone element; echoed as header blocks.
     pub params: Vec<String>,
@@ -48,6 +48,10 @@ pub struct Subscription {
     /// What a WS-BaseNotification subscription asked for; `None` for WS-Eventing ones.
     #[serde(default)]
     pub wsn: Option<crate::wsn::WsnTerms>,
+    /// 2011: whether its notifications go in the Wrap format (`wse:Notify@actionURI`, see
+    /// [`crate::WRAP_FORMAT`]); else Unwrap.
+    #[serde(default)]
+    pub wrapped: bool,
 }
 
 impl Subscription {
@@ -92,6 +96,7 @@ mod tests {
         assert_eq!(sub.xpath, None);
         assert!(sub.xpath_namespaces.is_empty());
         assert!(!sub.gzip);
+        assert!(!sub.wrapped);
         assert_eq!(sub.topics, ["a"]);
     }
 }

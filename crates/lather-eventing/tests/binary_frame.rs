@@ -1,5 +1,6 @@
-//! The binary frame decoder: every encodable frame round-trips, and no byte string makes
-//! the decoder panic (it answers a frame, "need more" or an error).
+//! The binary frame decoder: every encodable frame (notification or SubscriptionEnd)
+//! round-trips, and no byte string makes the decoder panic under any flags (it answers a
+//! frame, "need more" or an error).
 
 use lather_eventing::binding::binary::{self, Field, FieldKind, Frame};
 use proptest::prelude::*;
@@ -65,9 +66,28 @@ proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
         let _ = binary::decode(&bytes);
-        let mut framed = b"LB\x01\x00".to_vec();
-        framed.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
-        framed.extend_from_slice(&bytes);
-        let _ = binary::decode(&framed);
+        let _ = binary::decode_message(&bytes);
+        // Under every flag combination: plain, compressed, with a kind byte, both.
+        for flags in 0..4u8 {
+            let mut framed = vec![b'L', b'B', 1, flags];
+            framed.extend_from_slice(&(bytes.len() as u32).to_be_bytes());
+            framed.extend_from_slice(&bytes);
+            let _ = binary::decode_message(&framed);
+        }
+    }
+
+    #[test]
+    fn end_frames_round_trip(
+        subscription in "[ -~]{0,80}",
+        status in ".{0,60}",
+        reason in ".{0,200}",
+    ) {
+        let end = binary::EndFrame { subscription, status, reason };
+        let mut out = Vec::new();
+        binary::encode_end(&end, &mut out).unwrap();
+        let (got, used) = binary::decode_message(&out).unwrap().unwrap();
+        prop_assert_eq!(got, binary::Message::End(end));
+        prop_assert_eq!(used, out.len());
+        prop_assert_eq!(binary::decode_message(&out[..used - 1]).unwrap(), None);
     }
 }

@@ -567,7 +567,8 @@ async fn each_2011_fault_in_its_binding() {
                 WSA10,
                 sink_addr,
                 None,
-                &format!(r#"<wse:Format Name="{WSE11}/DeliveryFormats/Wrap"/>"#),
+                // Unwrap and Wrap are supported; any other format is not.
+                &format!(r#"<wse:Format Name="{WSE11}/DeliveryFormats/Other"/>"#),
             ),
             FaultKind::DeliveryFormatRequestedUnavailable,
         ),

@@ -5,7 +5,8 @@
 //! offset size  field
 //! 0      2     magic "LB" (0x4C 0x42)
 //! 2      1     version (1)
-//! 3      1     flags (0; reserved)
+//! 3      1     flags: bit 0 FLAG_GZIP (the body is gzip-compressed), bit 1 FLAG_KIND
+//!              (the body starts with a kind byte); other bits 0
 //! 4      4     body length N: bytes after this field (at most MAX_BODY)
 //! 8      8     event sequence number
 //! 16     8     publish time, Unix nanoseconds
@@ -18,6 +19,13 @@
 //!              value: length (u16) + UTF-8 (text content; the element for kind 2)
 //! …      rest  event payload (the event element's bytes)
 //! ```
+//!
+//! A frame with `FLAG_KIND` starts its body with a kind byte: 0 a notification (the layout
+//! above from offset 8 on), 1 a SubscriptionEnd ([`EndFrame`]: subscription id as above,
+//! then status and reason, each a u16 length and UTF-8). Frames without it are
+//! notifications, byte for byte as before either flag existed. With `FLAG_GZIP` the N body
+//! bytes are the gzip (RFC 1952) of the body as described; decoders inflate at most
+//! [`MAX_BODY`] bytes of it.
 
 use crate::Subscription;
 use crate::event::Stamped;
@@ -29,8 +37,16 @@ pub const MAGIC: [u8; 2] = *b"LB";
 pub const VERSION: u8 = 1;
 /// Bytes before the body: magic, version, flags, body length.
 pub const PREFIX_LEN: usize = 8;
-/// Largest body accepted (16 MiB).
+/// Largest body accepted (16 MiB), compressed or inflated.
 pub const MAX_BODY: usize = 16 * 1024 * 1024;
+/// Flag bit: the body is gzip-compressed.
+pub const FLAG_GZIP: u8 = 0x01;
+/// Flag bit: the body starts with a frame kind byte.
+pub const FLAG_KIND: u8 = 0x02;
+/// The kind byte of a notification frame (the only kind without [`FLAG_KIND`]).
+pub const KIND_NOTIFICATION: u8 = 0;
+/// The kind byte of a SubscriptionEnd frame.
+pub const KIND_SUBSCRIPTION_END: u8 = 1;
 
 /// What a field carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,6 +108,26 @@ pub struct Frame {
     pub payload: Vec<u8>,
 }
 
+/// A decoded SubscriptionEnd frame: the source ended the subscription.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndFrame {
+    /// The subscription identifier (`urn:uuid:…`), at most 255 bytes.
+    pub subscription: String,
+    /// The WS-Eventing `Status` URI, e.g. `http://www.w3.org/2011/03/ws-evt/SourceShuttingDown`.
+    pub status: String,
+    /// Why, in English (the SubscriptionEnd's `Reason`).
+    pub reason: String,
+}
+
+/// A decoded frame of either kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Message {
+    /// A notification.
+    Notification(Frame),
+    /// The subscription ended.
+    End(EndFrame),
+}
+
 /// Why bytes are not a frame (or a frame cannot be written).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FrameError {
@@ -109,6 +145,14 @@ pub enum FrameError {
     NotUtf8,
     /// A value too long for its length field.
     FieldTooLong(&'static str),
+    /// Flag bits this decoder does not know.
+    UnknownFlags(u8),
+    /// A frame kind this decoder does not know.
+    UnknownKind(u8),
+    /// A frame of another kind where a notification was expected ([`decode`]).
+    NotANotification(u8),
+    /// A compressed body that is not gzip or inflates beyond [`MAX_BODY`].
+    Gzip(String),
 }
 
 impl std::fmt::Display for FrameError {
@@ -123,6 +167,12 @@ impl std::fmt::Display for FrameError {
             FrameError::UnknownField(k) => write!(f, "binary frame field kind {k} is not known"),
             FrameError::NotUtf8 => write!(f, "binary frame text is not UTF-8"),
             FrameError::FieldTooLong(what) => write!(f, "binary frame {what} is too long"),
+            FrameError::UnknownFlags(b) => write!(f, "binary frame flags {b:#04x} are not known"),
+            FrameError::UnknownKind(k) => write!(f, "binary frame kind {k} is not known"),
+            FrameError::NotANotification(k) => {
+                write!(f, "binary frame of kind {k} is not a notification")
+            }
+            FrameError::Gzip(why) => write!(f, "compressed binary frame: {why}"),
         }
     }
 }
@@ -211,9 +261,22 @@ fn write(
     Ok(())
 }
 
-/// Reads the frame at the start of `buf`: `Ok(None)` if more bytes are needed, else the
-/// frame and how many bytes it took. Never panics, whatever the bytes.
+/// Reads the notification frame at the start of `buf`: `Ok(None)` if more bytes are
+/// needed, else the frame and how many bytes it took; a SubscriptionEnd frame is
+/// [`FrameError::NotANotification`] ([`decode_message`] reads both). Never panics,
+/// whatever the bytes.
 pub fn decode(buf: &[u8]) -> Result<Option<(Frame, usize)>, FrameError> {
+    match decode_message(buf)? {
+        None => Ok(None),
+        Some((Message::Notification(frame), used)) => Ok(Some((frame, used))),
+        Some((Message::End(_), _)) => Err(FrameError::NotANotification(KIND_SUBSCRIPTION_END)),
+    }
+}
+
+/// Reads the frame at the start of `buf`, a notification or a SubscriptionEnd, plain or
+/// compressed: `Ok(None)` if more bytes are needed, else the message and how many bytes
+/// the frame took. Never panics, whatever the bytes; inflates at most [`MAX_BODY`] bytes.
+pub fn decode_message(buf: &[u8]) -> Result<Option<(Message, usize)>, FrameError> {
     if buf.len() < PREFIX_LEN {
         if buf.iter().zip(MAGIC).any(|(a, b)| *a != b) {
             return Err(FrameError::BadMagic);
@@ -226,6 +289,10 @@ pub fn decode(buf: &[u8]) -> Result<Option<(Frame, usize)>, FrameError> {
     if buf[2] != VERSION {
         return Err(FrameError::UnknownVersion(buf[2]));
     }
+    let flags = buf[3];
+    if flags & !(FLAG_GZIP | FLAG_KIND) != 0 {
+        return Err(FrameError::UnknownFlags(flags));
+    }
     let body_len = u32::from_be_bytes([buf[4], buf[5], buf[6], buf[7]]) as usize;
     if body_len > MAX_BODY {
         return Err(FrameError::TooLong(body_len));
@@ -233,7 +300,41 @@ pub fn decode(buf: &[u8]) -> Result<Option<(Frame, usize)>, FrameError> {
     let Some(body) = buf.get(PREFIX_LEN..PREFIX_LEN + body_len) else {
         return Ok(None);
     };
+    let inflated;
+    let body = if flags & FLAG_GZIP != 0 {
+        inflated = crate::compression::gunzip(body, MAX_BODY).map_err(FrameError::Gzip)?;
+        &inflated[..]
+    } else {
+        body
+    };
     let mut r = Reader(body);
+    let kind = if flags & FLAG_KIND != 0 {
+        r.u8()?
+    } else {
+        KIND_NOTIFICATION
+    };
+    let message = match kind {
+        KIND_NOTIFICATION => Message::Notification(notification(r)?),
+        KIND_SUBSCRIPTION_END => {
+            let n = usize::from(r.u8()?);
+            let subscription = r.text(n)?;
+            let n = usize::from(r.u16()?);
+            let status = r.text(n)?;
+            let n = usize::from(r.u16()?);
+            let reason = r.text(n)?;
+            Message::End(EndFrame {
+                subscription,
+                status,
+                reason,
+            })
+        }
+        other => return Err(FrameError::UnknownKind(other)),
+    };
+    Ok(Some((message, PREFIX_LEN + body_len)))
+}
+
+/// A notification's body from the sequence number on.
+fn notification(mut r: Reader<'_>) -> Result<Frame, FrameError> {
     let seq = r.u64()?;
     let published_ns = r.u64()?;
     let n = usize::from(r.u8()?);
@@ -253,7 +354,7 @@ pub fn decode(buf: &[u8]) -> Result<Option<(Frame, usize)>, FrameError> {
         let value = r.text(n)?;
         fields.push(Field { kind, name, value });
     }
-    let frame = Frame {
+    Ok(Frame {
         subscription,
         seq,
         published_ns,
@@ -261,8 +362,51 @@ pub fn decode(buf: &[u8]) -> Result<Option<(Frame, usize)>, FrameError> {
         topic,
         fields,
         payload: r.0.to_vec(),
+    })
+}
+
+/// Appends the SubscriptionEnd frame `end` to `out` (never compressed); on error `out` is
+/// left as it was.
+pub fn encode_end(end: &EndFrame, out: &mut Vec<u8>) -> Result<(), FrameError> {
+    let sub_len = u8::try_from(end.subscription.len())
+        .map_err(|_| FrameError::FieldTooLong("subscription id"))?;
+    let status_len =
+        u16::try_from(end.status.len()).map_err(|_| FrameError::FieldTooLong("status"))?;
+    let reason_len =
+        u16::try_from(end.reason.len()).map_err(|_| FrameError::FieldTooLong("reason"))?;
+    let body = 1 + 1 + end.subscription.len() + 2 + end.status.len() + 2 + end.reason.len();
+    out.reserve(PREFIX_LEN + body);
+    out.extend_from_slice(&MAGIC);
+    out.push(VERSION);
+    out.push(FLAG_KIND);
+    // body < 2 + 255 + 2 × (2 + 65 535)
+    out.extend_from_slice(&(body as u32).to_be_bytes());
+    out.push(KIND_SUBSCRIPTION_END);
+    out.push(sub_len);
+    out.extend_from_slice(end.subscription.as_bytes());
+    out.extend_from_slice(&status_len.to_be_bytes());
+    out.extend_from_slice(end.status.as_bytes());
+    out.extend_from_slice(&reason_len.to_be_bytes());
+    out.extend_from_slice(end.reason.as_bytes());
+    Ok(())
+}
+
+/// Compresses the body of the frame that starts at `buf[at]` (the last in `buf`) in place
+/// if it has at least `min_bytes`, setting [`FLAG_GZIP`] and the compressed length.
+pub(crate) fn compress_in_place(buf: &mut Vec<u8>, at: usize, min_bytes: usize) {
+    let start = at + PREFIX_LEN;
+    let Some(packed) = buf
+        .get(start..)
+        .and_then(|body| crate::compression::gzip(body, min_bytes))
+        .filter(|p| p.len() <= MAX_BODY)
+    else {
+        return;
     };
-    Ok(Some((frame, PREFIX_LEN + body_len)))
+    buf.truncate(start);
+    buf.extend_from_slice(&packed);
+    buf[at + 3] |= FLAG_GZIP;
+    // ≤ MAX_BODY < u32::MAX
+    buf[at + 4..start].copy_from_slice(&(packed.len() as u32).to_be_bytes());
 }
 
 /// A cursor over a frame body.
@@ -401,5 +545,51 @@ mod tests {
         b.extend_from_slice(&[0; 16]);
         b.push(5);
         assert_eq!(decode(&b).unwrap_err(), FrameError::Truncated);
+        assert_eq!(
+            decode(&[b'L', b'B', 1, 4, 0, 0, 0, 0]).unwrap_err(),
+            FrameError::UnknownFlags(4)
+        );
+        assert_eq!(
+            decode(&[b'L', b'B', 1, FLAG_KIND, 0, 0, 0, 1, 9]).unwrap_err(),
+            FrameError::UnknownKind(9)
+        );
+    }
+
+    #[test]
+    fn end_frames_and_compressed_frames_decode() {
+        let end = EndFrame {
+            subscription: "s".into(),
+            status: "st".into(),
+            reason: "r".into(),
+        };
+        let mut out = Vec::new();
+        encode_end(&end, &mut out).unwrap();
+        let want = [
+            b'L', b'B', 1, 2, 0, 0, 0, 10, 1, 1, b's', 0, 2, b's', b't', 0, 1, b'r',
+        ];
+        assert_eq!(out, want);
+        assert_eq!(
+            decode_message(&out).unwrap(),
+            Some((Message::End(end), out.len()))
+        );
+        assert_eq!(decode(&out).unwrap_err(), FrameError::NotANotification(1));
+        let frame = Frame {
+            subscription: "s".into(),
+            seq: 1,
+            published_ns: 2,
+            action: "a".into(),
+            topic: String::new(),
+            fields: Vec::new(),
+            payload: b"<e>".repeat(500),
+        };
+        let mut plain = Vec::new();
+        encode(&frame, &mut plain).unwrap();
+        let mut packed = plain.clone();
+        compress_in_place(&mut packed, 0, plain.len() + 1);
+        assert_eq!(packed, plain, "below the threshold the frame stays plain");
+        compress_in_place(&mut packed, 0, 100);
+        assert_eq!(packed[3], FLAG_GZIP);
+        assert!(packed.len() < plain.len() / 4);
+        assert_eq!(decode(&packed).unwrap(), Some((frame, packed.len())));
     }
 }

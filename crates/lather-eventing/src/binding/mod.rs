@@ -7,13 +7,18 @@
 //!   subscription ([`binary`]; layout in `docs/eventing-binary.md`).
 //!
 //! WS-BaseNotification subscriptions get the same notifications as over HTTP (the raw
-//! event or a `wsnt:Notify`) on `soap.tcp`; `lather.bin` frames carry the raw event.
-//! gzip (`lev:Compression`) applies to HTTP only.
+//! event or a `wsnt:Notify`) on `soap.tcp`, and so do WS-Eventing 2011 subscriptions in
+//! the Wrap format (`wse:Notify`); `lather.bin` frames carry the raw event.
+//! gzip (`lev:Compression`) applies to every binding: HTTP's `Content-Encoding`, a flag in
+//! the `soap.tcp` length prefix ([`tcp::GZIP_FLAG`]), a flag in the `lather.bin` frame
+//! header ([`binary::FLAG_GZIP`]).
 //!
 //! Every binding retries with backoff and then gives the sink up (the source sends
-//! SubscriptionEnd with DeliveryFailure).
+//! SubscriptionEnd with DeliveryFailure). SubscriptionEnd goes in the binding of the EndTo
+//! address ([`end`]).
 
 pub mod binary;
+pub(crate) mod end;
 pub(crate) mod http;
 mod pipeline;
 pub(crate) mod soap;
@@ -86,8 +91,8 @@ pub(crate) enum Connection {
 }
 
 impl Connection {
-    /// The connection for `sub`'s NotifyTo (not yet connected). HTTP notifications of at
-    /// least `gzip_from` bytes are sent gzip-compressed; the TCP bindings never compress.
+    /// The connection for `sub`'s NotifyTo (not yet connected). Notifications of at least
+    /// `gzip_from` bytes are sent gzip-compressed, in every binding.
     pub(crate) fn open(
         sub: &Subscription,
         policy: RetryPolicy,
@@ -99,11 +104,13 @@ impl Connection {
                 sub,
                 tcp::Encoding::SoapLengthPrefixed(soap::Template::new(sub)),
                 policy,
+                gzip_from,
             ))),
             Some(Binding::Binary) => Connection::Stream(Box::new(tcp::StreamSink::new(
                 sub,
                 tcp::Encoding::Binary(binary::SubscriptionPart::new(sub)),
                 policy,
+                gzip_from,
             ))),
             // Subscribe refuses other schemes; a stored one from before is tried as HTTP.
             _ => Connection::Http(Box::new(http::HttpSink::new(sub, policy, gzip_from))),
@@ -120,6 +127,17 @@ impl Connection {
         match self {
             Connection::Http(sink) => sink.deliver(batch, ready).await,
             Connection::Stream(sink) => sink.deliver(batch, ready).await,
+        }
+    }
+
+    /// Writes `bytes` (the subscription's SubscriptionEnd frame) as the last thing on a TCP
+    /// binding's stream and closes it; an HTTP connection carries no such frame.
+    pub(crate) async fn finish(&mut self, bytes: &[u8]) -> Result<(), String> {
+        match self {
+            Connection::Http(_) => {
+                Err("SubscriptionEnd goes by HTTP POST, not on the sink's connection".into())
+            }
+            Connection::Stream(sink) => sink.write_last(bytes).await,
         }
     }
 }

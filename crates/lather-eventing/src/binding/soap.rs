@@ -1,6 +1,7 @@
 //! A subscription's notification envelope, built from parts made once per subscription:
 //! per notification only the action, the message id, the stamp, the event's headers and
-//! the event itself are copied in, into one buffer of the right size.
+//! the event itself are copied in, into one buffer of the right size. A 2011 subscription
+//! in the Wrap format gets the event inside `wse:Notify@actionURI` ([`crate::format`]).
 
 use crate::event::Stamped;
 use crate::reply::{mark_reference_parameter, soap_of};
@@ -23,7 +24,14 @@ pub(crate) struct Template {
     /// A WS-BaseNotification subscription's notifications are built whole by
     /// `crate::wsn::outgoing` (raw event or `wsnt:Notify`) instead.
     wsn: Option<Box<WsnParts>>,
+    /// The Wrap format: the Body is `wse:Notify` with the event's action as `actionURI`.
+    wrapped: bool,
 }
+
+/// Opens a wrapped notification's `wse:Notify` up to its `actionURI` value.
+const NOTIFY_OPEN: &str = r#"<wse:Notify xmlns:wse="http://www.w3.org/2011/03/ws-evt" actionURI=""#;
+/// Closes a wrapped notification.
+const NOTIFY_CLOSE: &str = "</wse:Notify>";
 
 /// What a WS-BaseNotification subscription's notifications are built from.
 #[derive(Debug, Clone)]
@@ -75,11 +83,15 @@ impl Template {
             before_stamp,
             id_base,
             wsn,
+            wrapped: sub.wrapped,
         }
     }
 
     /// The `wsa:Action` of `event`'s notification.
     pub(crate) fn action<'a>(&'a self, event: &'a Stamped) -> &'a str {
+        if self.wrapped {
+            return crate::NOTIFY_EVENT_ACTION;
+        }
         match self.wsn.as_ref().and_then(|w| w.action.as_deref()) {
             Some(notify) => notify,
             None => &event.action,
@@ -99,9 +111,13 @@ impl Template {
             out.extend_from_slice(&built.envelope);
             return;
         }
+        let action_uri = self
+            .wrapped
+            .then(|| lather_envelope::escape::escape_attribute(&event.action));
         out.reserve(
             self.head.len()
                 + event.action_xml.len()
+                + action_uri.as_ref().map_or(0, |a| a.len() + 80)
                 + self.before_id.len()
                 + 36
                 + self.before_stamp.len()
@@ -112,7 +128,11 @@ impl Template {
                 + TAIL.len(),
         );
         out.extend_from_slice(self.head.as_bytes());
-        out.extend_from_slice(event.action_xml.as_bytes());
+        if action_uri.is_some() {
+            out.extend_from_slice(crate::NOTIFY_EVENT_ACTION.as_bytes());
+        } else {
+            out.extend_from_slice(event.action_xml.as_bytes());
+        }
         out.extend_from_slice(self.before_id.as_bytes());
         write_uuid(&self.id_base, event.seq, out);
         out.extend_from_slice(self.before_stamp.as_bytes());
@@ -123,7 +143,15 @@ impl Template {
         );
         out.extend_from_slice(event.headers_xml.as_bytes());
         out.extend_from_slice(b"</s:Header><s:Body>");
-        out.extend_from_slice(&event.payload);
+        if let Some(uri) = &action_uri {
+            out.extend_from_slice(NOTIFY_OPEN.as_bytes());
+            out.extend_from_slice(uri.as_bytes());
+            out.extend_from_slice(b"\">");
+            out.extend_from_slice(&event.payload);
+            out.extend_from_slice(NOTIFY_CLOSE.as_bytes());
+        } else {
+            out.extend_from_slice(&event.payload);
+        }
         out.extend_from_slice(TAIL.as_bytes());
     }
 }

@@ -24,6 +24,7 @@ mod error;
 mod message;
 mod response;
 mod sink;
+mod stream_sink;
 mod transport;
 
 pub use error::ClientError;

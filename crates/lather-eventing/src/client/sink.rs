@@ -1,7 +1,9 @@
-//! A notification sink: an HTTP listener that takes notifications and SubscriptionEnd
-//! messages and hands them out in arrival order.
+//! A notification sink: a listener in one delivery binding (HTTP, `soap.tcp`, `lather.bin`)
+//! that takes notifications and SubscriptionEnd messages, gzip-compressed or not (inflated
+//! within a bound), and hands them out in arrival order.
 
 use super::ClientError;
+use crate::Binding;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
@@ -50,18 +52,25 @@ pub enum SinkMessage {
     End(SubscriptionEnded),
 }
 
-/// An HTTP listener for notifications (at `/notify`) and SubscriptionEnd (at `/end`; both
-/// paths take both kinds). It stops when dropped.
+/// A listener for notifications and SubscriptionEnd: over HTTP at `/notify` and `/end`
+/// (both paths take both kinds), or on one TCP port in a TCP binding (EndTo may then be
+/// the NotifyTo address itself). It stops when dropped.
 #[derive(Debug)]
 pub struct Sink {
     address: SocketAddr,
+    binding: Binding,
     messages: mpsc::Receiver<SinkMessage>,
     task: JoinHandle<()>,
 }
 
 impl Sink {
-    /// Listens on `address` (port 0 = any free port). Call within a tokio runtime.
+    /// Listens for HTTP on `address` (port 0 = any free port). Call within a tokio runtime.
     pub async fn bind(address: SocketAddr) -> Result<Sink, ClientError> {
+        Sink::bind_in(address, Binding::Http).await
+    }
+
+    /// Listens on `address` in `binding`. Call within a tokio runtime.
+    pub async fn bind_in(address: SocketAddr, binding: Binding) -> Result<Sink, ClientError> {
         let listener = TcpListener::bind(address)
             .await
             .map_err(|e| ClientError::Sink(format!("cannot listen on {address}: {e}")))?;
@@ -69,9 +78,13 @@ impl Sink {
             .local_addr()
             .map_err(|e| ClientError::Sink(e.to_string()))?;
         let (tx, messages) = mpsc::channel(QUEUE);
-        let task = tokio::spawn(accept(listener, tx));
+        let task = match binding {
+            Binding::Http => tokio::spawn(accept(listener, tx)),
+            _ => tokio::spawn(super::stream_sink::accept(listener, binding, tx)),
+        };
         Ok(Sink {
             address,
+            binding,
             messages,
             task,
         })
@@ -82,14 +95,23 @@ impl Sink {
         self.address
     }
 
-    /// The URL to give as NotifyTo.
+    /// The address to give as NotifyTo (`http://…/notify`, `soap.tcp://host:port` or
+    /// `lather.bin://host:port`).
     pub fn notify_url(&self) -> String {
-        format!("http://{}/notify", self.address)
+        match self.binding {
+            Binding::Http => format!("http://{}/notify", self.address),
+            Binding::SoapTcp => format!("soap.tcp://{}", self.address),
+            Binding::Binary => format!("lather.bin://{}", self.address),
+        }
     }
 
-    /// The URL to give as EndTo.
+    /// The address to give as EndTo (on a TCP binding the NotifyTo address: the
+    /// SubscriptionEnd then comes last on the notifications' stream).
     pub fn end_url(&self) -> String {
-        format!("http://{}/end", self.address)
+        match self.binding {
+            Binding::Http => format!("http://{}/end", self.address),
+            _ => self.notify_url(),
+        }
     }
 
     /// The next message, waiting for it; `None` once the listener has stopped.
@@ -129,12 +151,24 @@ async fn take(
     request: Request<Incoming>,
     tx: mpsc::Sender<SinkMessage>,
 ) -> Result<Response<Full<Bytes>>, std::convert::Infallible> {
+    let gzip = request
+        .headers()
+        .get(http::header::CONTENT_ENCODING)
+        .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"gzip"));
     let body = match Limited::new(request.into_body(), MAX_MESSAGE_BYTES)
         .collect()
         .await
     {
         Ok(b) => b.to_bytes(),
         Err(e) => return Ok(answer(StatusCode::BAD_REQUEST, &e.to_string())),
+    };
+    let body = if gzip {
+        match crate::compression::gunzip(&body, MAX_MESSAGE_BYTES) {
+            Ok(inflated) => Bytes::from(inflated),
+            Err(why) => return Ok(answer(StatusCode::BAD_REQUEST, &why)),
+        }
+    } else {
+        body
     };
     match read(body) {
         Ok(message) => {

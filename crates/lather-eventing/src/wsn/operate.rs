@@ -153,6 +153,7 @@ async fn subscribe(
         xpath_namespaces: Vec::new(),
         gzip: false,
         wsn: Some(request.terms),
+        wrapped: false,
     };
     inner
         .keep(Change::Put(Box::new(sub.clone())))

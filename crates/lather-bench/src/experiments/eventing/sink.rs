@@ -160,20 +160,23 @@ async fn read_stream(mut stream: tokio::net::TcpStream, binding: BindingArg, sha
         loop {
             let rest = &buf[at..];
             let used = match binding {
-                BindingArg::Binary => match binary::decode(rest) {
-                    Ok(Some((frame, used))) => {
+                BindingArg::Binary => match binary::decode_message(rest) {
+                    Ok(Some((binary::Message::Notification(frame), used))) => {
                         consume_frame(&shared, frame, arrival).await;
                         used
                     }
+                    // A SubscriptionEnd frame: nothing to measure.
+                    Ok(Some((binary::Message::End(_), used))) => used,
                     Ok(None) => break,
                     Err(_) => {
                         lock(&shared.record).unreadable += 1;
                         return;
                     }
                 },
-                _ => match tcp::split_length_prefixed(rest) {
+                // Plain or gzip-compressed envelopes (inflated within the frame maximum).
+                _ => match tcp::decode_soap_frame(rest) {
                     Ok(Some((envelope, used))) => {
-                        let bytes = Bytes::copy_from_slice(envelope);
+                        let bytes = Bytes::copy_from_slice(&envelope);
                         consume_soap(&shared, bytes, arrival).await;
                         used
                     }

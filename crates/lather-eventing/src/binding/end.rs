@@ -1,0 +1,162 @@
+//! SubscriptionEnd in the binding of the EndTo address:
+//!
+//! - `http://…` — a SOAP POST with hyper's client, as always;
+//! - `soap.tcp://host:port` — the SubscriptionEnd envelope framed like a notification (a
+//!   4-byte length, never compressed);
+//! - `lather.bin://host:port` — a SubscriptionEnd frame ([`super::binary::EndFrame`]).
+//!
+//! On a TCP binding, when EndTo names the same binding and `host:port` as NotifyTo, the
+//! SubscriptionEnd goes on the subscription's own stream: its delivery task writes every
+//! notification still queued, then the SubscriptionEnd, then closes the stream (so a
+//! subscriber reading one stream sees it last, after every notification). Otherwise —
+//! another address, or DeliveryFailure (the stream has just failed) — a new connection is
+//! opened to EndTo, the frame written once, and the connection closed. Best effort, once,
+//! like the HTTP SubscriptionEnd.
+
+use super::binary::{self, EndFrame};
+use super::{Binding, host_port};
+use crate::delivery::{self, Outgoing};
+use crate::event::Stamped;
+use crate::reply::{self, EndStatus};
+use crate::{Endpoint, Subscription};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::{mpsc, oneshot};
+
+/// A subscription's last frame, handed to its delivery task to write after the queue.
+#[derive(Debug)]
+pub(crate) struct Farewell {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) done: oneshot::Sender<Result<(), String>>,
+}
+
+/// How the delivery task is told its last frame.
+pub(crate) type FarewellSender = oneshot::Sender<Farewell>;
+
+/// Sends `sub`'s SubscriptionEnd with `status` and `reason` to `end_to`, in its binding;
+/// `queue` and `farewell` are the subscription's (its delivery task ends once `queue` is
+/// dropped). Waits at most `timeout` for the bytes to go out.
+pub(crate) async fn send(
+    sub: &Subscription,
+    end_to: &Endpoint,
+    status: EndStatus,
+    reason: &str,
+    queue: mpsc::Sender<Arc<Stamped>>,
+    farewell: FarewellSender,
+    timeout: Duration,
+) -> Result<(), String> {
+    let binding = Binding::of(&end_to.address);
+    if binding == Some(Binding::Http) || binding.is_none() {
+        drop(queue);
+        let out = Outgoing {
+            action: sub.version.action("SubscriptionEnd"),
+            envelope: reply::subscription_end(sub, end_to, status, reason),
+            content_encoding: None,
+        };
+        let client = delivery::client();
+        return delivery::send_once(&client, &end_to.address, reply::soap_of(sub), &out, timeout)
+            .await;
+    }
+    let bytes = frame(sub, end_to, status, reason)?;
+    if status != EndStatus::DeliveryFailure && same_stream(&sub.notify_to.address, &end_to.address)
+    {
+        let (done, written) = oneshot::channel();
+        farewell
+            .send(Farewell { bytes, done })
+            .map_err(|_| "the subscription's delivery task has ended".to_owned())?;
+        drop(queue);
+        // The task first writes what is still queued (each write bounded by the retry
+        // policy's timeout), so allow it some writes' worth.
+        return match tokio::time::timeout(timeout.saturating_mul(4), written).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err("the subscription's delivery task ended first".into()),
+            Err(_) => Err(format!(
+                "not written within {:?}",
+                timeout.saturating_mul(4)
+            )),
+        };
+    }
+    drop(queue);
+    let authority = authority(&end_to.address).ok_or("EndTo has no host:port")?;
+    let mut stream = super::connect(authority, timeout).await?;
+    tokio::time::timeout(timeout, async {
+        stream.write_all(&bytes).await?;
+        stream.shutdown().await
+    })
+    .await
+    .map_err(|_| format!("{authority} took no bytes within {timeout:?}"))?
+    .map_err(|e| format!("writing to {authority}: {e}"))
+}
+
+/// The SubscriptionEnd for `end_to`'s TCP binding: a length-prefixed envelope
+/// (`soap.tcp`) or an end frame (`lather.bin`).
+pub(crate) fn frame(
+    sub: &Subscription,
+    end_to: &Endpoint,
+    status: EndStatus,
+    reason: &str,
+) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    if Binding::of(&end_to.address) == Some(Binding::Binary) {
+        let end = EndFrame {
+            subscription: sub.id.clone(),
+            status: format!("{}/{}", sub.version.eventing_ns(), status.name()),
+            reason: clip(reason, usize::from(u16::MAX)).to_owned(),
+        };
+        binary::encode_end(&end, &mut out).map_err(|e| e.to_string())?;
+        return Ok(out);
+    }
+    let envelope = reply::subscription_end(sub, end_to, status, reason);
+    let len = u32::try_from(envelope.len())
+        .ok()
+        .filter(|n| *n as usize <= super::tcp::MAX_SOAP_FRAME)
+        .ok_or("SubscriptionEnd too long")?;
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(&envelope);
+    Ok(out)
+}
+
+/// Whether two TCP binding addresses name the same binding and `host:port`.
+fn same_stream(notify_to: &str, end_to: &str) -> bool {
+    matches!(
+        Binding::of(end_to),
+        Some(Binding::SoapTcp | Binding::Binary)
+    ) && Binding::of(notify_to) == Binding::of(end_to)
+        && authority(notify_to).is_some()
+        && authority(notify_to) == authority(end_to)
+}
+
+/// `host:port` of a TCP binding address.
+fn authority(address: &str) -> Option<&str> {
+    address
+        .split_once("://")
+        .and_then(|(_, rest)| host_port(rest))
+}
+
+/// `text` cut to at most `max` bytes, on a character boundary.
+fn clip(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_stream_is_the_same_binding_and_authority() {
+        assert!(same_stream("soap.tcp://h:1", "soap.tcp://h:1/x"));
+        assert!(!same_stream("soap.tcp://h:1", "lather.bin://h:1"));
+        assert!(!same_stream("soap.tcp://h:1", "soap.tcp://h:2"));
+        assert!(!same_stream("http://h:1/", "http://h:1/"));
+        assert_eq!(clip("aé", 2), "a");
+        assert_eq!(clip("ab", 5), "ab");
+    }
+}
