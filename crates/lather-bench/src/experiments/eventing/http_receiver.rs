@@ -5,7 +5,7 @@
 //! its SubscriptionEnd both send one); anything else is answered `411` or `400` and the
 //! connection closed. Heads are bounded to [`MAX_HEAD`] bytes, bodies to [`MAX_BODY`].
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use std::future::Future;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -14,6 +14,8 @@ use tokio::net::TcpStream;
 pub(crate) const MAX_HEAD: usize = 16 * 1024;
 /// Largest request body accepted.
 pub(crate) const MAX_BODY: usize = 16 * 1024 * 1024;
+/// Bytes asked for per read.
+const READ_SIZE: usize = 64 * 1024;
 
 const ACCEPTED: &[u8] = b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n";
 const LENGTH_REQUIRED: &[u8] =
@@ -89,25 +91,25 @@ where
     F: FnMut(Bytes, u64) -> Fut,
     Fut: Future<Output = ()>,
 {
-    let mut buf: Vec<u8> = Vec::with_capacity(64 * 1024);
+    // Read straight into `buf`; each body is split off it without a copy.
+    let mut buf = BytesMut::with_capacity(READ_SIZE);
     let mut answers: Vec<u8> = Vec::with_capacity(4 * 1024);
-    let mut chunk = vec![0u8; 64 * 1024];
     loop {
-        let n = match stream.read(&mut chunk).await {
+        if buf.capacity() - buf.len() < READ_SIZE / 4 {
+            buf.reserve(READ_SIZE);
+        }
+        match stream.read_buf(&mut buf).await {
             Ok(0) | Err(_) => return,
-            Ok(n) => n,
-        };
+            Ok(_) => {}
+        }
         let arrival = lather_eventing::unix_ns();
-        buf.extend_from_slice(&chunk[..n]);
-        let mut at = 0;
         let mut closing = None;
         loop {
-            match parse(&buf[at..]) {
+            match parse(&buf) {
                 Parsed::Request { body, used, close } => {
-                    let bytes = Bytes::copy_from_slice(&buf[at + body.start..at + body.end]);
-                    consume(bytes, arrival).await;
+                    let request = buf.split_to(used).freeze();
+                    consume(request.slice(body), arrival).await;
                     answers.extend_from_slice(ACCEPTED);
-                    at += used;
                     if close {
                         closing = Some(&[][..]);
                         break;
@@ -120,7 +122,6 @@ where
                 }
             }
         }
-        buf.drain(..at);
         if let Some(last) = closing {
             answers.extend_from_slice(last);
         }
