@@ -263,6 +263,13 @@ fn the_cxf_consumer_subscribes_to_lather_and_receives_every_event() {
     let fault = done["fault_after_unsubscribe"].as_str().unwrap_or_default();
     assert!(fault.contains("UnknownSubscription"), "{done}");
     assert!(done["late_event"].is_null(), "{done}");
+    // CXF's request for a subscription that does not expire (PT0S, as CXF writes it, with
+    // BestEffort) is granted lather's maximum.
+    assert_eq!(
+        done["non_expiring_granted"].as_str(),
+        Some("PT900S"),
+        "{done}"
+    );
     // lather forgot the subscription on CXF's Unsubscribe.
     assert_eq!(publish(port, ACTION, &temperature(EVENTS + 1)), 0);
 }

@@ -31,6 +31,7 @@ import org.apache.cxf.ws.eventing.eventsource.EventSourceEndpoint;
 import org.apache.cxf.ws.eventing.manager.SubscriptionManagerEndpoint;
 import org.apache.cxf.ws.eventing.shared.EventingConstants;
 import org.apache.cxf.ws.eventing.shared.handlers.ReferenceParametersAddingHandler;
+import org.apache.cxf.ws.eventing.shared.utils.DurationAndDateUtil;
 import org.w3c.dom.Document;
 import org.w3c.dom.Element;
 
@@ -40,7 +41,8 @@ import org.w3c.dom.Element;
  * (and, with --filter, an XPath 1.0 filter);
  * the sink takes N notifications; then GetStatus, Renew and Unsubscribe go to the
  * subscription manager the source named (its reference parameters added as header blocks
- * by CXF's ReferenceParametersAddingHandler), and a last GetStatus must fault.
+ * by CXF's ReferenceParametersAddingHandler), and a last GetStatus must fault. Last, a
+ * Subscribe for a subscription that does not expire (PT0S, BestEffort) and its Unsubscribe.
  */
 final class Consumer {
     static final String KEY_NS = "urn:lather:interop:cxf:sink";
@@ -121,11 +123,7 @@ final class Consumer {
             Json.emit(Map.of("event", event));
         }
 
-        JaxWsProxyFactoryBean managerFactory = new JaxWsProxyFactoryBean();
-        managerFactory.setServiceClass(SubscriptionManagerEndpoint.class);
-        managerFactory.setAddress(manager.getAddress().getValue());
-        managerFactory.getHandlers().add(new ReferenceParametersAddingHandler(manager.getReferenceParameters()));
-        SubscriptionManagerEndpoint managerClient = (SubscriptionManagerEndpoint) managerFactory.create();
+        SubscriptionManagerEndpoint managerClient = managerFor(manager);
 
         GetStatusResponse status = managerClient.getStatusOp(new GetStatus());
         Renew renew = new Renew();
@@ -143,6 +141,24 @@ final class Consumer {
             faultAfter = fault.getFault().getFaultCodeAsQName() + " "
                     + subcodes(fault) + " " + fault.getFault().getFaultString();
         }
+        // A subscription that does not expire, asked as CXF asks for one: PT0S (written by
+        // CXF's own duration formatting) with BestEffort; then ended again.
+        Subscribe forever = new Subscribe();
+        forever.setDelivery(subscribe.getDelivery());
+        ExpirationType noExpiry = new ExpirationType();
+        noExpiry.setValue(DurationAndDateUtil.convertToXMLString(
+                DurationAndDateUtil.parseDurationOrTimestamp("PT0S")));
+        noExpiry.setBestEffort(true);
+        forever.setExpires(noExpiry);
+        String nonExpiring;
+        try {
+            SubscribeResponse foreverResponse = eventSource.subscribeOp(forever);
+            nonExpiring = foreverResponse.getGrantedExpires().getValue();
+            managerFor(foreverResponse.getSubscriptionManager()).unsubscribeOp(new Unsubscribe());
+        } catch (SOAPFaultException fault) {
+            nonExpiring = "fault: " + fault.getFault().getFaultCodeAsQName() + " "
+                    + fault.getFault().getFaultString();
+        }
         // Nothing may arrive once unsubscribed; give a late notification a moment to show.
         Map<String, Object> late = sink.received.poll(300, TimeUnit.MILLISECONDS);
         server.destroy();
@@ -157,7 +173,17 @@ final class Consumer {
         result.put("unsubscribed", true);
         result.put("fault_after_unsubscribe", faultAfter);
         result.put("late_event", late);
+        result.put("non_expiring_granted", nonExpiring);
         Json.emit(result);
+    }
+
+    /** A JAX-WS client of the subscription manager {@code manager}, its reference parameters added. */
+    private static SubscriptionManagerEndpoint managerFor(EndpointReferenceType manager) {
+        JaxWsProxyFactoryBean factory = new JaxWsProxyFactoryBean();
+        factory.setServiceClass(SubscriptionManagerEndpoint.class);
+        factory.setAddress(manager.getAddress().getValue());
+        factory.getHandlers().add(new ReferenceParametersAddingHandler(manager.getReferenceParameters()));
+        return (SubscriptionManagerEndpoint) factory.create();
     }
 
     private static String subcodes(SOAPFaultException fault) {
