@@ -125,7 +125,8 @@ fn serve_event_source() -> (Running, u16) {
     let port = free_port();
     let dir = std::env::temp_dir().join(format!("lather-interop-cxf-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("events.toml");
+    // One file per server: two tests start one at the same time.
+    let config = dir.join(format!("events-{port}.toml"));
     std::fs::write(
         &config,
         format!(
