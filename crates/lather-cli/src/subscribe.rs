@@ -3,6 +3,7 @@
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
+use lather_envelope::SoapVersion;
 use lather_eventing::client::{
     EventingClient, Filter, Notification, Sink, SinkMessage, SubscribeOptions,
 };
@@ -21,6 +22,17 @@ pub(crate) enum EventingVersion {
     V2011,
 }
 
+/// The SOAP version of the requests (and so of the notifications the source sends back).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Soap {
+    /// SOAP 1.1 (`text/xml`; e.g. JAX-WS endpoints such as Apache CXF's by default).
+    #[value(name = "1.1")]
+    V11,
+    /// SOAP 1.2 (`application/soap+xml`).
+    #[value(name = "1.2")]
+    V12,
+}
+
 /// `lather subscribe` arguments.
 #[derive(Debug, Args)]
 pub(crate) struct SubscribeArgs {
@@ -30,6 +42,9 @@ pub(crate) struct SubscribeArgs {
     /// The WS-Eventing version.
     #[arg(long, value_enum, default_value = "2004")]
     version: EventingVersion,
+    /// The SOAP version spoken.
+    #[arg(long, value_enum, default_value = "1.2")]
+    soap: Soap,
     /// Where the notification sink listens (port 0 = any free port).
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
     listen: SocketAddr,
@@ -68,6 +83,10 @@ fn options(args: &SubscribeArgs, sink: &Sink) -> SubscribeOptions {
         EventingVersion::V2011 => Version::Rec2011,
     };
     let mut options = SubscribeOptions::new(version, sink.notify_url());
+    options.soap = match args.soap {
+        Soap::V11 => SoapVersion::V11,
+        Soap::V12 => SoapVersion::V12,
+    };
     options.end_to = Some(Endpoint {
         address: sink.end_url(),
         params: Vec::new(),

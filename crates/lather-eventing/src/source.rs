@@ -457,6 +457,22 @@ impl Inner {
                 Problem::BadExpires,
                 format!("Expires {:?} is negative or in the past", wanted.text),
             ),
+            // 2011 (its schema allows a zero duration; CXF asks so for a subscription that
+            // does not expire): PT0S asks for an indefinite expiration, beyond any maximum.
+            Some(Requested::In(d)) if d.is_zero() && !version.is_2004() => {
+                if wanted.best_effort {
+                    Ok(max)
+                } else {
+                    refuse(
+                        Problem::ExpiresTooLong,
+                        format!(
+                            "Expires {:?} asks for an indefinite expiration; the maximum is {}; set BestEffort=\"true\" to accept it",
+                            wanted.text,
+                            expires::format_duration(max)
+                        ),
+                    )
+                }
+            }
             Some(Requested::In(d)) if d.is_zero() => refuse(Problem::BadExpires, "Expires is zero"),
             Some(Requested::In(d)) if d > max => {
                 if version.is_2004() || wanted.best_effort {

@@ -152,6 +152,49 @@ async fn the_sink_hands_out_a_subscription_end() {
     assert_eq!(answer.status, 400, "{}", answer.text());
 }
 
+/// A SubscriptionEnd as Apache CXF 4.1.5 sends it (`SubscriptionEndNotificationTask`): the
+/// 2011 action, but a Body element JAX-WS named after the Java method of CXF's
+/// `EndToEndpoint`. Body captured verbatim from the CXF peer (`interop/cxf`, `source` mode,
+/// `end` command) at lather's sink.
+const CXF_SUBSCRIPTION_END_BODY: &str = r#"<ns3:subscriptionEnd xmlns="http://www.w3.org/2011/03/ws-evt" xmlns:ns2="http://www.w3.org/2005/08/addressing" xmlns:ns3="http://client.eventing.ws.cxf.apache.org/"><Status>http://www.w3.org/2011/03/ws-evt/SourceShuttingDown</Status><Reason xml:lang="en-US">the CXF peer is shutting down</Reason></ns3:subscriptionEnd>"#;
+
+#[tokio::test]
+async fn the_sink_knows_a_subscription_end_by_its_action() {
+    let mut sink = Sink::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let header = r#"<Action xmlns="http://www.w3.org/2005/08/addressing">http://www.w3.org/2011/03/ws-evt/SubscriptionEnd</Action>"#;
+    let answer = post(
+        sink.local_addr(),
+        "/end",
+        SoapVersion::V11,
+        envelope(SoapVersion::V11, header, CXF_SUBSCRIPTION_END_BODY),
+    )
+    .await;
+    assert_eq!(answer.status, 202, "{}", answer.text());
+    let message = next(&mut sink).await;
+    let SinkMessage::End(end) = message else {
+        panic!("not a SubscriptionEnd: {message:?}")
+    };
+    assert_eq!(
+        end.status,
+        "http://www.w3.org/2011/03/ws-evt/SourceShuttingDown"
+    );
+    assert_eq!(end.reason, "the CXF peer is shutting down");
+    // The same Body under a notification's action stays a notification.
+    let header =
+        r#"<Action xmlns="http://www.w3.org/2005/08/addressing">urn:ev/Temperature</Action>"#;
+    post(
+        sink.local_addr(),
+        "/notify",
+        SoapVersion::V11,
+        envelope(SoapVersion::V11, header, CXF_SUBSCRIPTION_END_BODY),
+    )
+    .await;
+    assert!(matches!(
+        next(&mut sink).await,
+        SinkMessage::Notification(_)
+    ));
+}
+
 #[tokio::test]
 async fn faults_and_an_unreachable_source_are_errors_that_name_the_problem() {
     let server = source().await;

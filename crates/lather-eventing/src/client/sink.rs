@@ -192,16 +192,16 @@ pub(crate) fn read(bytes: Bytes) -> Result<SinkMessage, String> {
         max_attributes: 256,
     };
     let envelope = Envelope::parse(bytes, &limits).map_err(|f| f.reason().to_owned())?;
-    let is_end = envelope.operation().is_some_and(|op| {
-        op.local() == "SubscriptionEnd" && matches!(op.namespace(), WSE04_NS | WSE11_NS)
+    let action = [WSA10_NS, WSA04_NS].into_iter().find_map(|ns| {
+        let block = envelope.header(&QName::new(ns, "Action"))?;
+        envelope.header_text(block)
     });
-    if is_end {
+    if let Some(ns) = end_namespace(&envelope, action.as_deref()) {
         let payload = envelope.extract_payload().unwrap_or_default();
         let element = Element::parse(&payload, &limits).map_err(|f| f.reason().to_owned())?;
-        let ns = element.name().namespace().to_owned();
         let text = |local: &str| {
             element
-                .child(&QName::new(&ns, local))
+                .child(&QName::new(ns, local))
                 .map(|e| e.text().trim().to_owned())
                 .unwrap_or_default()
         };
@@ -210,10 +210,6 @@ pub(crate) fn read(bytes: Bytes) -> Result<SinkMessage, String> {
             reason: text("Reason"),
         }));
     }
-    let action = [WSA10_NS, WSA04_NS].into_iter().find_map(|ns| {
-        let block = envelope.header(&QName::new(ns, "Action"))?;
-        envelope.header_text(block)
-    });
     let reference_parameters = envelope
         .headers()
         .iter()
@@ -229,4 +225,29 @@ pub(crate) fn read(bytes: Bytes) -> Result<SinkMessage, String> {
         body: String::from_utf8_lossy(&body).into_owned(),
         reference_parameters,
     }))
+}
+
+/// The eventing namespace of a SubscriptionEnd, or `None` if `envelope` is not one: its
+/// Body element is `wse:SubscriptionEnd`, or its `wsa:Action` is the SubscriptionEnd action
+/// (Apache CXF 4.1 sends the right action around a Body element JAX-WS named after its
+/// Java method, `{http://client.eventing.ws.cxf.apache.org/}subscriptionEnd`, whose
+/// `Status` and `Reason` are still in the eventing namespace).
+fn end_namespace(envelope: &Envelope, action: Option<&str>) -> Option<&'static str> {
+    let by_body = envelope.operation().and_then(|op| {
+        (op.local() == "SubscriptionEnd")
+            .then(|| {
+                [WSE04_NS, WSE11_NS]
+                    .into_iter()
+                    .find(|ns| op.namespace() == *ns)
+            })
+            .flatten()
+    });
+    by_body.or_else(|| {
+        let action = action?.trim();
+        [WSE04_NS, WSE11_NS].into_iter().find(|ns| {
+            action
+                .strip_prefix(ns)
+                .is_some_and(|rest| rest == "/SubscriptionEnd")
+        })
+    })
 }
