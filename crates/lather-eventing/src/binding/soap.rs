@@ -50,11 +50,13 @@ impl Template {
     pub(crate) fn new(sub: &Subscription) -> Template {
         let ns = soap_of(sub).namespace();
         let wsa = sub.version.addressing_ns();
+        // The addressing and stamp namespaces are declared once, on the Envelope: ~100
+        // bytes less per notification than declaring them on each header block.
         let head = format!(
-            r#"<?xml version="1.0" encoding="UTF-8"?><s:Envelope xmlns:s="{ns}"><s:Header><wsa:Action xmlns:wsa="{wsa}">"#
+            r#"<?xml version="1.0" encoding="UTF-8"?><s:Envelope xmlns:s="{ns}" xmlns:wsa="{wsa}" xmlns:lev="{LATHER_EVENTING_NS}"><s:Header><wsa:Action>"#
         );
         let before_id = format!(
-            r#"</wsa:Action><wsa:To xmlns:wsa="{wsa}">{}</wsa:To><wsa:MessageID xmlns:wsa="{wsa}">urn:uuid:"#,
+            r#"</wsa:Action><wsa:To>{}</wsa:To><wsa:MessageID>urn:uuid:"#,
             escape_text(&sub.notify_to.address)
         );
         let mut before_stamp = String::from("</wsa:MessageID>");
@@ -65,9 +67,7 @@ impl Template {
                 before_stamp.push_str(param);
             }
         }
-        before_stamp.push_str(&format!(
-            r#"<lev:EventStamp xmlns:lev="{LATHER_EVENTING_NS}" seq=""#
-        ));
+        before_stamp.push_str(r#"<lev:EventStamp seq=""#);
         let mut id_base = [0u8; 16];
         let _ = getrandom::fill(&mut id_base);
         let wsn = sub.wsn.as_ref().map(|terms| {
