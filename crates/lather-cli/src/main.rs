@@ -11,12 +11,6 @@ use lather_bench::experiments;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// mimalloc instead of the system allocator: parsing and building messages allocate many
-/// small, short-lived strings and vectors, and glibc's malloc/free took about an eighth
-/// of a notification sink's time in `lather bench eventing` (docs/benchmarks.md).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// lather — SOAP/XML web-services engine and gateway.
 #[derive(Debug, Parser)]
 #[command(name = "lather", version, about, long_about = None)]
