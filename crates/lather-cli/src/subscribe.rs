@@ -66,10 +66,20 @@ pub(crate) struct SubscribeArgs {
     /// Print each notification as a JSON object (action, body, reference_parameters).
     #[arg(long)]
     json: bool,
+    /// Ask for the Wrap format (2011 only): each event inside wse:Notify, printed
+    /// unwrapped with the action it names.
+    #[arg(long)]
+    wrap: bool,
+    /// Ask for gzip-compressed notifications (lather's lev:Compression extension).
+    #[arg(long)]
+    gzip: bool,
 }
 
 /// Runs `lather subscribe`.
 pub(crate) fn run(args: &SubscribeArgs) -> anyhow::Result<()> {
+    if args.wrap && matches!(args.version, EventingVersion::V2004) {
+        anyhow::bail!("--wrap needs --version 2011: WS-Eventing 2004/08 has no delivery formats");
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -92,6 +102,8 @@ fn options(args: &SubscribeArgs, sink: &Sink) -> SubscribeOptions {
         params: Vec::new(),
     });
     options.expires = Some(args.expires.clone());
+    options.wrap = args.wrap;
+    options.gzip = args.gzip;
     options.filter = if !args.filter_topic.is_empty() {
         Some(Filter::topics(args.filter_topic.iter().cloned()))
     } else if !args.filter_action.is_empty() {

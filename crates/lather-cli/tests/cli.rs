@@ -241,4 +241,9 @@ fn subscribe_names_an_unreachable_source_and_a_bad_url() {
         stderr.contains("only http:// URLs are supported"),
         "{stderr}"
     );
+    // 2004/08 has no delivery formats: asking it for Wrap is refused before anything is sent.
+    let out = run(&["subscribe", "--source", &url, "--wrap"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--wrap needs --version 2011"), "{stderr}");
 }

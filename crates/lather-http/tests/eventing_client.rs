@@ -125,6 +125,63 @@ async fn every_operation_in_each_version_with_reference_parameters_both_ways() {
 }
 
 #[tokio::test]
+async fn wrap_and_gzip_are_asked_for_and_the_sink_hands_the_event_out_unwrapped() {
+    let server = TestServer::start(
+        "[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\ncompress_min_bytes = 1\n",
+    )
+    .await;
+    let client = EventingClient::default();
+    // On the wire, at a plain HTTP sink: gzip, and the event inside wse:Notify.
+    let (raw_addr, mut raw) = support::sink::sink(Duration::ZERO).await;
+    let mut options = SubscribeOptions::new(Version::Rec2011, format!("http://{raw_addr}/n"));
+    options.wrap = true;
+    options.gzip = true;
+    let on_wire = client
+        .subscribe(&server.url("/events"), &options)
+        .await
+        .unwrap();
+    assert!(publish(&server, EVENT).await.contains(r#"queued="1""#));
+    let got = tokio::time::timeout(Duration::from_secs(10), raw.recv())
+        .await
+        .expect("a notification in time")
+        .expect("the sink is open");
+    assert_eq!(got.content_encoding.as_deref(), Some("gzip"));
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&got.raw[..]), &mut text)
+        .unwrap();
+    assert!(
+        text.contains(lather_eventing::NOTIFY_EVENT_ACTION),
+        "{text}"
+    );
+    // The event's own action (what the publish request named) is the wrapper's actionURI.
+    let event_action = text
+        .split(r#"actionURI=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no actionURI: {text}"))
+        .to_owned();
+    assert!(!event_action.is_empty() && event_action != lather_eventing::NOTIFY_EVENT_ACTION);
+    client.unsubscribe(&on_wire).await.unwrap();
+    // At the client's own sink: inflated, unwrapped, with the event's own action.
+    let mut sink = Sink::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
+    let mut options = SubscribeOptions::new(Version::Rec2011, sink.notify_url());
+    options.wrap = true;
+    options.gzip = true;
+    let sub = client
+        .subscribe(&server.url("/events"), &options)
+        .await
+        .unwrap();
+    assert!(publish(&server, EVENT).await.contains(r#"queued="1""#));
+    let SinkMessage::Notification(n) = next(&mut sink).await else {
+        panic!("not a notification")
+    };
+    assert_eq!(n.action.as_deref(), Some(event_action.as_str()));
+    assert!(n.body.starts_with("<ev:Temperature"), "{n:?}");
+    assert!(n.body.contains("<c>21.5</c>"), "{n:?}");
+    client.unsubscribe(&sub).await.unwrap();
+}
+
+#[tokio::test]
 async fn the_sink_hands_out_a_subscription_end() {
     let mut sink = Sink::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
     let wse = "http://schemas.xmlsoap.org/ws/2004/08/eventing";

@@ -1,9 +1,10 @@
 //! The request envelopes the client sends: Subscribe, Renew, GetStatus, Unsubscribe.
 
 use super::{Filter, SubscribeOptions};
+use crate::format::WRAP_FORMAT;
 use crate::reply::{addressing, envelope, mark_reference_parameter};
 use crate::subscription::new_uuid;
-use crate::version::PUSH_MODE;
+use crate::version::{LATHER_EVENTING_NS, PUSH_MODE};
 use crate::{Endpoint, Version};
 use bytes::Bytes;
 use lather_envelope::escape::{escape_attribute, escape_text};
@@ -84,10 +85,18 @@ pub(crate) fn subscribe(source: &str, options: &SubscribeOptions) -> Outbound {
     } else {
         String::new()
     };
+    let compression = if options.gzip {
+        format!(r#"<lev:Compression xmlns:lev="{LATHER_EVENTING_NS}">gzip</lev:Compression>"#)
+    } else {
+        String::new()
+    };
     body.push_str(&format!(
-        "<wse:Delivery{mode}><wse:NotifyTo>{}</wse:NotifyTo></wse:Delivery>",
+        "<wse:Delivery{mode}><wse:NotifyTo>{}</wse:NotifyTo>{compression}</wse:Delivery>",
         epr(&options.notify_to)
     ));
+    if options.wrap && !version.is_2004() {
+        body.push_str(&format!(r#"<wse:Format Name="{WRAP_FORMAT}"/>"#));
+    }
     if let Some(expires) = &options.expires {
         body.push_str(&expires_element(version, expires, options.best_effort));
     }

@@ -91,11 +91,18 @@ pub struct SubscribeOptions {
     pub best_effort: bool,
     /// The filter, if any.
     pub filter: Option<Filter>,
+    /// 2011: ask for the Wrap format (each event inside `wse:Notify@actionURI`; the
+    /// [`Sink`] hands the event out unwrapped). 2004/08 has no formats: the option is not
+    /// sent there.
+    pub wrap: bool,
+    /// Ask for gzip-compressed notifications (`lev:Compression`, a lather extension; the
+    /// [`Sink`] inflates them). A source that does not know it may refuse the Subscribe.
+    pub gzip: bool,
 }
 
 impl SubscribeOptions {
     /// Push delivery to `notify_to` (no reference parameters), SOAP 1.2, no EndTo, no
-    /// expiration asked, no filter.
+    /// expiration asked, no filter, the events unwrapped and uncompressed.
     pub fn new(version: Version, notify_to: impl Into<String>) -> SubscribeOptions {
         SubscribeOptions {
             version,
@@ -108,6 +115,8 @@ impl SubscribeOptions {
             expires: None,
             best_effort: true,
             filter: None,
+            wrap: false,
+            gzip: false,
         }
     }
 }

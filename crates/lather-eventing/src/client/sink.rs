@@ -27,8 +27,11 @@ const QUEUE: usize = 1024;
 pub struct Notification {
     /// Its `wsa:Action` (either addressing version), if any.
     pub action: Option<String>,
-    /// The Body's content (the event), as sent.
+    /// The event: the Body's content as sent or, for a 2011 notification in the Wrap
+    /// format, the event inside `wse:Notify` (and `action` is then its `actionURI`).
     pub body: String,
+    /// Whether it came in the 2011 Wrap format (inside `wse:Notify`), unwrapped here.
+    pub wrapped: bool,
     /// The header blocks outside WS-Addressing — the NotifyTo EPR's reference parameters
     /// echoed by the source — each standalone (lather's own `lev:EventStamp` left out).
     pub reference_parameters: Vec<String>,
@@ -220,11 +223,35 @@ pub(crate) fn read(bytes: Bytes) -> Result<SinkMessage, String> {
         .map(|h| String::from_utf8_lossy(&envelope.extract_header(h)).into_owned())
         .collect();
     let body = envelope.extract_payload().unwrap_or_default();
+    let (action, body, wrapped) = match unwrap(&body) {
+        Some((inner_action, event)) => (inner_action.or(action), event, true),
+        None => (action, body, false),
+    };
     Ok(SinkMessage::Notification(Notification {
         action,
         body: String::from_utf8_lossy(&body).into_owned(),
+        wrapped,
         reference_parameters,
     }))
+}
+
+/// A 2011 wrapped notification's event and the action it names: `payload` is
+/// `<wse:Notify actionURI="…">event</wse:Notify>` (the Wrap format). `None` for anything
+/// else, which is the event itself.
+fn unwrap(payload: &[u8]) -> Option<(Option<String>, Bytes)> {
+    let notify = Element::parse(payload, &Limits::default()).ok()?;
+    if notify.name() != &QName::new(WSE11_NS, "Notify") {
+        return None;
+    }
+    let action = notify
+        .attribute(&QName::new("", "actionURI"))
+        .map(|a| a.trim().to_owned());
+    let event = notify
+        .elements()
+        .next()
+        .and_then(|e| e.standalone(payload))
+        .unwrap_or_default();
+    Some((action, event))
 }
 
 /// The eventing namespace of a SubscriptionEnd, or `None` if `envelope` is not one: its

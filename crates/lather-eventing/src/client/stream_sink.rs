@@ -85,6 +85,8 @@ fn message_of(message: Message) -> SinkMessage {
             SinkMessage::Notification(Notification {
                 action: Some(frame.action),
                 body: String::from_utf8_lossy(&frame.payload).into_owned(),
+                // A binary frame always carries the raw event.
+                wrapped: false,
                 reference_parameters,
             })
         }
