@@ -27,11 +27,12 @@ pub(super) struct Summary {
 
 /// Forwards what arrives on `from` to `to`, each chunk `delay` after it was read; at the
 /// end of `from` the writing side of `to` is shut down. The handle yields the summary
-/// once both threads are done.
+/// once both threads are done. The last `spin` of each wait is a busy wait.
 pub(super) fn forward(
     from: TcpStream,
     to: TcpStream,
     delay: Duration,
+    spin: Duration,
 ) -> std::io::Result<JoinHandle<Summary>> {
     let (queue, held) = sync_channel(QUEUE_CHUNKS);
     let stop_reading = from.try_clone()?;
@@ -41,7 +42,7 @@ pub(super) fn forward(
     std::thread::Builder::new()
         .name("delay-write".into())
         .spawn(move || {
-            let summary = write_side(held, to, delay, &stop_reading);
+            let summary = write_side(held, to, (delay, spin), &stop_reading);
             let _ = reader.join();
             summary
         })
@@ -66,7 +67,7 @@ fn read_side(mut from: TcpStream, queue: SyncSender<(Instant, Vec<u8>)>) {
 fn write_side(
     held: Receiver<(Instant, Vec<u8>)>,
     mut to: TcpStream,
-    delay: Duration,
+    (delay, spin): (Duration, Duration),
     from: &TcpStream,
 ) -> Summary {
     let mut summary = Summary {
@@ -76,7 +77,7 @@ fn write_side(
     };
     for (read_at, chunk) in held {
         let due = read_at + delay;
-        precise_sleep::until(due);
+        precise_sleep::until(due, spin);
         let late = Instant::now().saturating_duration_since(due);
         if to.write_all(&chunk).is_err() {
             // The far end is gone: stop reading the near end too, so its reader ends.

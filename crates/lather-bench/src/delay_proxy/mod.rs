@@ -30,15 +30,23 @@ pub struct DelayProxyArgs {
     /// Do not report each closed connection on stderr
     #[arg(long)]
     pub quiet: bool,
+    /// Sleep only, without the busy wait that makes the last microseconds precise: late by
+    /// the kernel's timer slack (~50–100 µs), which matters little for millisecond delays,
+    /// and cheap enough for many connections
+    #[arg(long)]
+    pub coarse: bool,
 }
 
 /// Runs the proxy until the process is stopped.
 pub fn run(args: &DelayProxyArgs) -> Result<(), BenchError> {
-    let proxy = DelayProxy::bind(
+    let mut proxy = DelayProxy::bind(
         args.listen,
         args.to.clone(),
         Duration::from_micros(args.delay_us),
     )?;
+    if args.coarse {
+        proxy = proxy.coarse();
+    }
     eprintln!(
         "delay-proxy: {} -> {}, {} µs each way",
         proxy.local_addr(),
@@ -54,6 +62,8 @@ pub struct DelayProxy {
     listener: TcpListener,
     to: String,
     delay: Duration,
+    /// The busy-waited end of each wait.
+    spin: Duration,
 }
 
 impl DelayProxy {
@@ -65,7 +75,14 @@ impl DelayProxy {
             listener,
             to,
             delay,
+            spin: precise_sleep::SPIN,
         })
+    }
+
+    /// Sleeps without the final busy wait (see `--coarse`).
+    pub fn coarse(mut self) -> DelayProxy {
+        self.spin = Duration::ZERO;
+        self
     }
 
     /// The address it accepts on (the real port when bound to port 0).
@@ -87,9 +104,10 @@ impl DelayProxy {
             id += 1;
             let to = self.to.clone();
             let delay = self.delay;
+            let spin = self.spin;
             let spawned = std::thread::Builder::new()
                 .name("delay-conn".into())
-                .spawn(move || match relay(client, &to, delay) {
+                .spawn(move || match relay(client, &to, delay, spin) {
                     Ok(line) if report => {
                         eprintln!("delay-proxy: connection {id} from {peer}: {line}")
                     }
@@ -104,12 +122,17 @@ impl DelayProxy {
 }
 
 /// Relays one connection until both directions have ended; describes what it forwarded.
-fn relay(client: TcpStream, to: &str, delay: Duration) -> std::io::Result<String> {
+fn relay(
+    client: TcpStream,
+    to: &str,
+    delay: Duration,
+    spin: Duration,
+) -> std::io::Result<String> {
     let server = TcpStream::connect(to)?;
     client.set_nodelay(true)?;
     server.set_nodelay(true)?;
-    let up = direction::forward(client.try_clone()?, server.try_clone()?, delay)?;
-    let down = direction::forward(server, client, delay)?;
+    let up = direction::forward(client.try_clone()?, server.try_clone()?, delay, spin)?;
+    let down = direction::forward(server, client, delay, spin)?;
     let join = |h: std::thread::JoinHandle<direction::Summary>| {
         h.join()
             .map_err(|_| std::io::Error::other("a relay thread panicked"))

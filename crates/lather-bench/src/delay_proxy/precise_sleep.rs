@@ -5,18 +5,19 @@
 use std::time::{Duration, Instant};
 
 /// The tail of a wait spent busy-waiting instead of sleeping.
-const SPIN: Duration = Duration::from_micros(120);
+pub(super) const SPIN: Duration = Duration::from_micros(120);
 
-/// Returns at `due` or just after it; at once when `due` has passed.
-pub(super) fn until(due: Instant) {
+/// Returns at `due` or just after it; at once when `due` has passed. The last `spin` of
+/// the wait is a busy wait (zero: the kernel's sleep alone, late by its timer slack).
+pub(super) fn until(due: Instant, spin: Duration) {
     loop {
         let now = Instant::now();
         if now >= due {
             return;
         }
         let left = due - now;
-        if left > SPIN {
-            std::thread::sleep(left - SPIN);
+        if left > spin {
+            std::thread::sleep(left - spin);
         } else {
             std::hint::spin_loop();
         }
@@ -29,9 +30,9 @@ mod tests {
 
     #[test]
     fn never_returns_early() {
-        for micros in [0, 30, 150, 900] {
+        for (micros, spin) in [(0, SPIN), (30, SPIN), (150, SPIN), (900, SPIN), (900, Duration::ZERO)] {
             let due = Instant::now() + Duration::from_micros(micros);
-            until(due);
+            until(due, spin);
             assert!(
                 Instant::now() >= due,
                 "returned before a {micros} µs deadline"

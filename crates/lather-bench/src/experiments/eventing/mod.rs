@@ -22,6 +22,7 @@ use http_body_util::Full;
 use hyper_util::rt::TokioIo;
 use run::{Load, RunSpec};
 use std::path::PathBuf;
+use std::time::Duration;
 use tokio::net::TcpListener;
 
 /// A delivery binding, as the sink and the NotifyTo address name it.
@@ -57,6 +58,9 @@ pub enum Part {
     Sweep,
     /// Notifications per second when publishing as fast as delivery takes them.
     Max,
+    /// The baseline (10 subscribers) with every sink behind a delaying proxy: a wide-area
+    /// link of `--wan-delay-ms` each way.
+    Wan,
 }
 
 /// Arguments of `lather bench eventing`.
@@ -86,6 +90,9 @@ pub struct EventingArgs {
     /// Seconds per max-throughput run
     #[arg(long, default_value_t = 3.0)]
     pub max_secs: f64,
+    /// The wide-area part's delay, each way, in milliseconds
+    #[arg(long, default_value_t = 5.0)]
+    pub wan_delay_ms: f64,
     /// The key of the authentication header (shared with the sinks)
     #[arg(long, default_value = "lather-bench-shared-key")]
     pub auth_key: String,
@@ -101,7 +108,7 @@ pub struct EventingArgs {
 pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
     out_dir(&args.out)?;
     let parts = if args.parts.is_empty() {
-        vec![Part::Tables, Part::Sweep, Part::Max]
+        vec![Part::Tables, Part::Sweep, Part::Max, Part::Wan]
     } else {
         args.parts.clone()
     };
@@ -138,6 +145,7 @@ pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
             per_s: args.rate,
             events: args.events,
         },
+        wan: None,
     };
     for part in parts {
         match part {
@@ -204,6 +212,23 @@ pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
                     })
                     .collect::<Result<Vec<_>, _>>()?;
                 report::max(&args.out, args, &runs)?;
+            }
+            Part::Wan => {
+                let delay = Duration::from_secs_f64(args.wan_delay_ms.max(0.0) / 1000.0);
+                let runs = bindings
+                    .iter()
+                    .map(|&b| {
+                        one(RunSpec {
+                            wan: Some(delay),
+                            ..base(b, 10)
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                let title = format!(
+                    "Wide area: every sink behind a proxy delaying {} ms each way, 10 subscribers",
+                    args.wan_delay_ms
+                );
+                report::tables_named(&args.out, "eventing-wan", args, &[(title, runs)])?;
             }
         }
     }

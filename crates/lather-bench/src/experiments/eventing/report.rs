@@ -69,6 +69,16 @@ pub(crate) fn tables(
     args: &EventingArgs,
     groups: &[(String, Vec<RunResult>)],
 ) -> Result<(), BenchError> {
+    tables_named(out, "eventing", args, groups)
+}
+
+/// [`tables`] into `{name}-tables.md`, `{name}-times.svg` and `{name}-tolerance.svg`.
+pub(crate) fn tables_named(
+    out: &Path,
+    name: &str,
+    args: &EventingArgs,
+    groups: &[(String, Vec<RunResult>)],
+) -> Result<(), BenchError> {
     let mut md = String::new();
     header(
         &mut md,
@@ -121,14 +131,14 @@ pub(crate) fn tables(
         }
     }
     chart::bars(
-        &out.join("eventing-times.svg"),
+        &out.join(format!("{name}-times.svg")),
         "Eventing — mean publisher, network and client time",
         "ms",
         &["publisher", "network", "client"],
         &split,
     )?;
     chart::bars(
-        &out.join("eventing-tolerance.svg"),
+        &out.join(format!("{name}-tolerance.svg")),
         "Eventing — total time and its 99%/90% tolerance bound",
         "ms",
         &["mean total (± sd)", "tolerance bound"],
@@ -136,9 +146,9 @@ pub(crate) fn tables(
     )?;
     let _ = writeln!(
         md,
-        "![eventing-times](bench/eventing-times.svg)\n\n![eventing-tolerance](bench/eventing-tolerance.svg)\n"
+        "![{name}-times](bench/{name}-times.svg)\n\n![{name}-tolerance](bench/{name}-tolerance.svg)\n"
     );
-    publish(out, "eventing-tables", &md)
+    publish(out, &format!("{name}-tables"), &md)
 }
 
 /// The rate sweep: one row per (binding, rate), a chart of p99 against offered rate.

@@ -6,6 +6,7 @@ use super::epe::{self, Shape};
 use super::sinks::Sinks;
 use super::stats::Summary;
 use crate::BenchError;
+use crate::delay_proxy::DelayProxy;
 use bytes::Bytes;
 use lather_envelope::{Envelope, Limits};
 use lather_eventing::{DeliveryProbe, EventSource, SourceSettings, unix_ns};
@@ -33,6 +34,8 @@ pub(crate) struct RunSpec {
     pub(crate) auth: bool,
     pub(crate) refs: bool,
     pub(crate) load: Load,
+    /// Each sink behind a delaying proxy (this delay each way), as over a wide-area link.
+    pub(crate) wan: Option<Duration>,
 }
 
 impl RunSpec {
@@ -89,6 +92,23 @@ fn subscribe(binding: BindingArg, address: &str, index: usize) -> Result<Envelop
         .map_err(|e| BenchError::Experiment(format!("subscribe envelope: {e}")))
 }
 
+/// Puts a delaying proxy (`delay` each way, no busy wait) in front of each of `sinks`
+/// (`host:port`); returns the proxies' addresses. The proxies' threads wait in `accept`
+/// until the process ends.
+fn behind_proxies(sinks: &[String], delay: Duration) -> Result<Vec<String>, BenchError> {
+    let mut out = Vec::with_capacity(sinks.len());
+    for sink in sinks {
+        let listen = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        let proxy = DelayProxy::bind(listen, sink.clone(), delay)?.coarse();
+        out.push(proxy.local_addr().to_string());
+        std::thread::Builder::new()
+            .name("eventing-wan".into())
+            .spawn(move || proxy.serve(false))
+            .map_err(|e| BenchError::Experiment(format!("delay proxy thread: {e}")))?;
+    }
+    Ok(out)
+}
+
 /// Runs `spec` against fresh sinks; `reference` is the reference server's base URL.
 pub(crate) fn run(
     runtime: &Runtime,
@@ -131,7 +151,11 @@ pub(crate) fn run(
             ..SourceSettings::default()
         })
         .map_err(BenchError::Experiment)?;
-        for (i, address) in sinks.addresses.iter().enumerate() {
+        let addresses = match spec.wan {
+            Some(delay) => behind_proxies(&sinks.addresses, delay)?,
+            None => sinks.addresses.clone(),
+        };
+        for (i, address) in addresses.iter().enumerate() {
             source
                 .handle(
                     &subscribe(spec.binding, address, i)?,
