@@ -79,33 +79,30 @@ pub(crate) fn spawn_sink(
     let (farewell_tx, farewell) = tokio::sync::oneshot::channel::<Farewell>();
     let id = sub.id.clone();
     let address = sub.notify_to.address.clone();
-    let mut connection = Connection::open(sub, policy, gzip_from);
+    let mut connection = Connection::open(sub, policy, gzip_from, capacity);
+    let timeout = policy.timeout;
     tokio::spawn(async move {
-        let mut batch = Vec::with_capacity(MAX_BATCH);
-        while rx.recv_many(&mut batch, MAX_BATCH).await > 0 {
-            let ready = |events: &[Arc<Stamped>]| {
-                if let Some(probe) = &probe {
-                    let now = crate::event::unix_ns();
-                    for event in events {
-                        (probe.0)(&id, event.seq, event.published_ns, now);
-                    }
+        let ready = |events: &[Arc<Stamped>]| {
+            if let Some(probe) = &probe {
+                let now = crate::event::unix_ns();
+                for event in events {
+                    (probe.0)(&id, event.seq, event.published_ns, now);
                 }
-            };
-            let result = connection.deliver(&batch, &ready).await;
-            batch.clear();
-            if let Err(why) = result {
-                tracing::warn!(subscription = %id, %address, "delivery failed: {why}");
-                if let Some(source) = source.upgrade() {
-                    crate::source::end(
-                        &source,
-                        &id,
-                        EndStatus::DeliveryFailure,
-                        &format!("notifications to {address} failed: {why}"),
-                    )
-                    .await;
-                }
-                return;
             }
+        };
+        let result = run(&mut connection, &mut rx, &ready, timeout).await;
+        if let Err(why) = result {
+            tracing::warn!(subscription = %id, %address, "delivery failed: {why}");
+            if let Some(source) = source.upgrade() {
+                crate::source::end(
+                    &source,
+                    &id,
+                    EndStatus::DeliveryFailure,
+                    &format!("notifications to {address} failed: {why}"),
+                )
+                .await;
+            }
+            return;
         }
         // The queue is closed and drained: the subscription has ended.
         if let Ok(last) = farewell.await {
@@ -113,4 +110,50 @@ pub(crate) fn spawn_sink(
         }
     });
     (tx, farewell_tx)
+}
+
+/// What the delivery loop does next.
+enum Step {
+    Answer(Result<bool, String>),
+    Overdue,
+    Batch(usize),
+}
+
+/// Delivers what `rx` holds until it is closed and every notification is answered:
+/// batches go out as they are taken while earlier ones wait for their answers (HTTP, up to
+/// the connection's window), answers are taken as they come. An error means every retry
+/// failed.
+async fn run(
+    connection: &mut Connection,
+    rx: &mut mpsc::Receiver<Arc<Stamped>>,
+    ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
+    timeout: Duration,
+) -> Result<(), String> {
+    let mut batch = Vec::with_capacity(MAX_BATCH);
+    let mut open = true;
+    loop {
+        let unsettled = connection.unsettled();
+        let take = open && !connection.window_full();
+        let deadline = connection.deadline();
+        let step = tokio::select! {
+            answer = connection.answer(), if unsettled => Step::Answer(answer),
+            () = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)),
+                if unsettled && deadline.is_some() => Step::Overdue,
+            n = rx.recv_many(&mut batch, MAX_BATCH), if take => Step::Batch(n),
+            else => return Ok(()),
+        };
+        match step {
+            Step::Answer(answer) => connection.on_answer(answer, ready).await?,
+            Step::Overdue => {
+                let why = format!("no answer within {timeout:?}");
+                connection.on_answer(Err(why), ready).await?;
+            }
+            Step::Batch(0) => open = false,
+            Step::Batch(_) => {
+                let delivered = connection.deliver(&batch, ready).await;
+                batch.clear();
+                delivered?;
+            }
+        }
+    }
 }

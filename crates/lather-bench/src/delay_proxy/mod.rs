@@ -122,12 +122,7 @@ impl DelayProxy {
 }
 
 /// Relays one connection until both directions have ended; describes what it forwarded.
-fn relay(
-    client: TcpStream,
-    to: &str,
-    delay: Duration,
-    spin: Duration,
-) -> std::io::Result<String> {
+fn relay(client: TcpStream, to: &str, delay: Duration, spin: Duration) -> std::io::Result<String> {
     let server = TcpStream::connect(to)?;
     client.set_nodelay(true)?;
     server.set_nodelay(true)?;

@@ -30,7 +30,13 @@ mod tests {
 
     #[test]
     fn never_returns_early() {
-        for (micros, spin) in [(0, SPIN), (30, SPIN), (150, SPIN), (900, SPIN), (900, Duration::ZERO)] {
+        for (micros, spin) in [
+            (0, SPIN),
+            (30, SPIN),
+            (150, SPIN),
+            (900, SPIN),
+            (900, Duration::ZERO),
+        ] {
             let due = Instant::now() + Duration::from_micros(micros);
             until(due, spin);
             assert!(

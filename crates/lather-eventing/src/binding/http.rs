@@ -1,6 +1,9 @@
 //! SOAP over HTTP/1.1: one POST per notification, pipelined on the sink's one keep-alive
-//! connection (so notifications arrive in order), retried with backoff; SubscriptionEnd
-//! goes with hyper's client ([`send_once`]).
+//! connection (so notifications arrive in order): each batch is written as it is taken
+//! from the queue while the answers to earlier ones are still on their way, up to a window
+//! of unanswered ones ([`MAX_WINDOW`] at most); a failed connection is replaced and what it left unanswered sent
+//! again, with backoff when that makes no progress. SubscriptionEnd goes with hyper's
+//! client ([`send_once`]).
 
 use super::pipeline::{MAX_WRITE, Pipeline};
 use super::soap::Template;
@@ -16,8 +19,14 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use lather_envelope::SoapVersion;
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::time::Instant;
+
+/// Most notifications written and not yet answered on a sink's connection (less when
+/// the sink's queue is smaller: the window is at most the queue's capacity).
+pub(crate) const MAX_WINDOW: usize = 1024;
 
 /// Most bytes of a sink's answer read (so its connection stays reusable).
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
@@ -43,6 +52,21 @@ pub(crate) struct HttpSink {
     template: Template,
     policy: RetryPolicy,
     pipeline: Pipeline,
+    /// Notifications handed over and not yet answered, oldest first.
+    unanswered: VecDeque<Arc<Stamped>>,
+    /// Most notifications in `unanswered`.
+    window: usize,
+    /// How many of `unanswered` (from the front) are written on the current connection.
+    written: usize,
+    /// How many of `unanswered` (from the front) were announced to `ready` already.
+    announced: usize,
+    /// When the oldest unanswered notification's answer is overdue.
+    deadline: Option<Instant>,
+    /// Failed connections in a row without an answer in between, and the next backoff.
+    failures: u32,
+    backoff: Duration,
+    /// Whether an answer came since the last failure.
+    progress: bool,
     buffer: Vec<u8>,
     /// The last action and its header lines (Content-Type, SOAPAction), reused while
     /// the action stays the same.
@@ -61,6 +85,7 @@ impl HttpSink {
         sub: &Subscription,
         policy: RetryPolicy,
         gzip_from: Option<usize>,
+        window: usize,
     ) -> HttpSink {
         let address = sub.notify_to.address.clone();
         let uri: Option<Uri> = address.parse().ok();
@@ -87,55 +112,140 @@ impl HttpSink {
             template: Template::new(sub),
             policy,
             pipeline: Pipeline::new(authority),
+            unanswered: VecDeque::new(),
+            window: window.clamp(1, MAX_WINDOW),
+            written: 0,
+            announced: 0,
+            deadline: None,
+            failures: 0,
+            backoff: policy.first_backoff,
+            progress: false,
             buffer: Vec::new(),
             action_lines: None,
             gzip_from,
         }
     }
 
-    pub(crate) async fn deliver(
+    /// Writes `batch` behind the notifications still unanswered, without waiting for
+    /// answers; `ready` is told of each notification once, as its bytes first go out. An
+    /// error means every retry failed.
+    pub(crate) async fn send(
         &mut self,
         batch: &[Arc<Stamped>],
         ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
     ) -> Result<(), String> {
-        let policy = self.policy;
-        let mut start = 0;
-        let mut announced = 0;
-        let mut failures = 0;
-        let mut backoff = policy.first_backoff;
-        while start < batch.len() {
+        if self.unanswered.is_empty() {
+            self.deadline = Some(Instant::now() + self.policy.timeout);
+        }
+        self.unanswered.extend(batch.iter().cloned());
+        self.flush(ready).await
+    }
+
+    /// Whether notifications are written and not yet answered.
+    pub(crate) fn unsettled(&self) -> bool {
+        !self.unanswered.is_empty()
+    }
+
+    /// Whether the window is full: take no more until answers come.
+    pub(crate) fn window_full(&self) -> bool {
+        self.unanswered.len() >= self.window
+    }
+
+    /// When the oldest unanswered notification's answer is overdue.
+    pub(crate) fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// The next answer. Cancel-safe.
+    pub(crate) async fn answer(&mut self) -> Result<bool, String> {
+        self.pipeline.next().await
+    }
+
+    /// Takes an answer (or a failure: an error answer, a lost connection, a missed
+    /// deadline); after a failure the unanswered notifications go again on a new
+    /// connection. An error means every retry failed.
+    pub(crate) async fn on_answer(
+        &mut self,
+        answer: Result<bool, String>,
+        ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
+    ) -> Result<(), String> {
+        match answer {
+            Ok(open) => {
+                self.unanswered.pop_front();
+                self.written = self.written.saturating_sub(1);
+                self.announced = self.announced.saturating_sub(1);
+                self.progress = true;
+                self.deadline = self
+                    .unsettled()
+                    .then(|| Instant::now() + self.policy.timeout);
+                if !open {
+                    // The sink closed the connection: the rest goes on a new one.
+                    self.written = 0;
+                    if self.unsettled() {
+                        return self.flush(ready).await;
+                    }
+                }
+                Ok(())
+            }
+            Err(why) => {
+                self.pipeline.drop_connection(String::new());
+                self.written = 0;
+                self.after_failure(why).await?;
+                self.flush(ready).await
+            }
+        }
+    }
+
+    /// Counts a failed connection: at once again after progress (or the first time a
+    /// kept-alive connection turned out closed), else after a backoff that doubles; an
+    /// error once `policy.attempts` failed in a row.
+    async fn after_failure(&mut self, why: String) -> Result<(), String> {
+        if std::mem::take(&mut self.progress) {
+            self.failures = 0;
+            self.backoff = self.policy.first_backoff;
+            return Ok(());
+        }
+        self.failures += 1;
+        if self.failures >= self.policy.attempts.max(1) {
+            return Err(why);
+        }
+        tokio::time::sleep(self.backoff).await;
+        self.backoff = self.backoff.saturating_mul(2);
+        Ok(())
+    }
+
+    /// Writes the notifications of `unanswered` not yet on the current connection, in
+    /// writes of about [`MAX_WRITE`] bytes, replacing a connection that fails.
+    async fn flush(
+        &mut self,
+        ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
+    ) -> Result<(), String> {
+        while self.written < self.unanswered.len() {
+            let reused = self.pipeline.connected();
             self.buffer.clear();
+            let start = self.written;
             let mut end = start;
-            while end < batch.len() && (end == start || self.buffer.len() < MAX_WRITE) {
-                self.request(&batch[end])?;
+            while end < self.unanswered.len() && (end == start || self.buffer.len() < MAX_WRITE) {
+                let event = Arc::clone(&self.unanswered[end]);
+                self.request(&event)?;
                 end += 1;
             }
-            if end > announced {
-                ready(&batch[announced.max(start)..end]);
-                announced = end;
+            if end > self.announced {
+                let from = self.announced.max(start);
+                ready(&self.unanswered.make_contiguous()[from..end]);
+                self.announced = end;
             }
-            let reused = self.pipeline.connected();
-            let (done, failed) = self
-                .pipeline
-                .exchange(&self.buffer, end - start, policy.timeout)
-                .await;
-            start += done;
-            let Some(why) = failed else {
-                continue;
-            };
-            // Progress, or a kept-alive connection the sink closed meanwhile: the rest goes
-            // again at once on a new connection.
-            if done > 0 || (reused && failures == 0) {
-                failures = 0;
-                backoff = policy.first_backoff;
-                continue;
+            match self.pipeline.send(&self.buffer, self.policy.timeout).await {
+                Ok(()) => self.written = end,
+                Err(why) => {
+                    self.written = 0;
+                    // A kept-alive connection the sink closed meanwhile: once more at once.
+                    if reused && self.failures == 0 {
+                        self.progress = true;
+                    }
+                    self.after_failure(why).await?;
+                }
             }
-            failures += 1;
-            if failures >= policy.attempts.max(1) {
-                return Err(why);
-            }
-            tokio::time::sleep(backoff).await;
-            backoff = backoff.saturating_mul(2);
         }
         if self.buffer.capacity() > 4 * MAX_WRITE {
             self.buffer = Vec::new();

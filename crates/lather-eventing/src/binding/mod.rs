@@ -93,10 +93,12 @@ pub(crate) enum Connection {
 impl Connection {
     /// The connection for `sub`'s NotifyTo (not yet connected). Notifications of at least
     /// `gzip_from` bytes are sent gzip-compressed, in every binding.
+    /// An HTTP sink has at most `window` notifications written and unanswered.
     pub(crate) fn open(
         sub: &Subscription,
         policy: RetryPolicy,
         gzip_from: Option<usize>,
+        window: usize,
     ) -> Connection {
         let address = &sub.notify_to.address;
         match Binding::of(address) {
@@ -113,20 +115,68 @@ impl Connection {
                 gzip_from,
             ))),
             // Subscribe refuses other schemes; a stored one from before is tried as HTTP.
-            _ => Connection::Http(Box::new(http::HttpSink::new(sub, policy, gzip_from))),
+            _ => Connection::Http(Box::new(http::HttpSink::new(
+                sub, policy, gzip_from, window,
+            ))),
         }
     }
 
-    /// Delivers `batch` in order, calling `ready` with the notifications whose bytes are
-    /// about to go out (once each); an error means every retry failed.
+    /// Hands `batch` over in order, calling `ready` with the notifications whose bytes are
+    /// about to go out (once each): written on a TCP binding's stream; written on an HTTP
+    /// sink's connection, with the answers to come ([`Connection::answer`]). An error means
+    /// every retry failed.
     pub(crate) async fn deliver(
         &mut self,
         batch: &[Arc<Stamped>],
         ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
     ) -> Result<(), String> {
         match self {
-            Connection::Http(sink) => sink.deliver(batch, ready).await,
+            Connection::Http(sink) => sink.send(batch, ready).await,
             Connection::Stream(sink) => sink.deliver(batch, ready).await,
+        }
+    }
+
+    /// Whether notifications wait for their answers (HTTP).
+    pub(crate) fn unsettled(&self) -> bool {
+        match self {
+            Connection::Http(sink) => sink.unsettled(),
+            Connection::Stream(_) => false,
+        }
+    }
+
+    /// Whether so many notifications wait for answers that no more should be taken.
+    pub(crate) fn window_full(&self) -> bool {
+        match self {
+            Connection::Http(sink) => sink.window_full(),
+            Connection::Stream(_) => false,
+        }
+    }
+
+    /// When the oldest unanswered notification's answer is overdue.
+    pub(crate) fn deadline(&self) -> Option<tokio::time::Instant> {
+        match self {
+            Connection::Http(sink) => sink.deadline(),
+            Connection::Stream(_) => None,
+        }
+    }
+
+    /// The next answer (HTTP; never on a TCP binding). Cancel-safe.
+    pub(crate) async fn answer(&mut self) -> Result<bool, String> {
+        match self {
+            Connection::Http(sink) => sink.answer().await,
+            Connection::Stream(_) => std::future::pending().await,
+        }
+    }
+
+    /// Takes an answer or a failure (see [`http::HttpSink::on_answer`]).
+    pub(crate) async fn on_answer(
+        &mut self,
+        answer: Result<bool, String>,
+        ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
+    ) -> Result<(), String> {
+        match self {
+            Connection::Http(sink) => sink.on_answer(answer, ready).await,
+            Connection::Stream(_) => Ok(()),
         }
     }
 

@@ -1,12 +1,15 @@
-//! A pipelined HTTP/1.1 POST client for one sink: every notification taken from the queue
-//! (up to [`MAX_WRITE`] bytes) is written as back-to-back requests in one write on one
-//! keep-alive connection, then the answers are read in order (RFC 9112 §9.3.2). Order is
-//! kept, one connection per sink; a connection that fails or closes mid-batch is replaced
-//! and the requests not yet answered are sent again.
+//! A pipelined HTTP/1.1 POST client for one sink (RFC 9112 §9.3.2): requests are written
+//! back to back on one keep-alive connection as they come, without waiting for the answers
+//! to earlier ones, and a reader task reads the answers in order and hands them over a
+//! channel ([`Pipeline::next`], which is cancel-safe). So a sink far away gets a steady
+//! stream instead of one batch per round trip. Order is kept, one connection per sink; the
+//! caller replaces a connection that fails and sends the unanswered requests again.
 
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
 
 /// Most request bytes gathered for one write.
 pub(crate) const MAX_WRITE: usize = 256 * 1024;
@@ -15,12 +18,13 @@ const MAX_HEAD: usize = 16 * 1024;
 /// Largest answer body skipped (a sink's answer to a notification is normally empty).
 const MAX_BODY: u64 = 1024 * 1024;
 
-/// The connection and what was read ahead of the next answer.
+/// The connection: its writing half here, its reading half in a reader task.
 #[derive(Debug)]
 pub(crate) struct Pipeline {
     authority: String,
-    stream: Option<TcpStream>,
-    read: Vec<u8>,
+    writer: Option<OwnedWriteHalf>,
+    answers: Option<mpsc::UnboundedReceiver<Result<bool, String>>>,
+    reader: Option<JoinHandle<()>>,
 }
 
 /// One answer's fate.
@@ -33,83 +37,115 @@ impl Pipeline {
     pub(crate) fn new(authority: String) -> Pipeline {
         Pipeline {
             authority,
-            stream: None,
-            read: Vec::new(),
+            writer: None,
+            answers: None,
+            reader: None,
         }
     }
 
     /// Whether a connection is open (from an earlier exchange).
     pub(crate) fn connected(&self) -> bool {
-        self.stream.is_some()
+        self.writer.is_some()
     }
 
-    /// Writes `requests` (already serialised, `count` of them) and reads their answers.
-    /// Returns how many were answered 2xx before the first failure, and the failure.
-    pub(crate) async fn exchange(
-        &mut self,
-        requests: &[u8],
-        count: usize,
-        timeout: Duration,
-    ) -> (usize, Option<String>) {
-        if let Err(why) = self.connect(timeout).await {
-            return (0, Some(why));
+    /// Writes `requests` (already serialised) on the connection, opening one if there is
+    /// none; their answers come later from [`Pipeline::next`]. A failure drops the
+    /// connection.
+    pub(crate) async fn send(&mut self, requests: &[u8], timeout: Duration) -> Result<(), String> {
+        if self.writer.is_none() {
+            let stream = super::connect(&self.authority, timeout).await?;
+            let (read, write) = stream.into_split();
+            let (tx, rx) = mpsc::unbounded_channel();
+            let reader = Reader {
+                authority: self.authority.clone(),
+                half: read,
+                read: Vec::new(),
+            };
+            self.reader = Some(tokio::spawn(reader.run(tx)));
+            self.answers = Some(rx);
+            self.writer = Some(write);
         }
-        let Some(stream) = self.stream.as_mut() else {
-            return (0, Some("no connection".into()));
+        let Some(writer) = self.writer.as_mut() else {
+            return Err("no connection".into());
         };
-        match tokio::time::timeout(timeout, stream.write_all(requests)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return self.fail(0, format!("writing to {}: {e}", self.authority)),
-            Err(_) => {
-                return self.fail(
-                    0,
-                    format!("{} took no bytes within {timeout:?}", self.authority),
-                );
-            }
+        match tokio::time::timeout(timeout, writer.write_all(requests)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(self.drop_connection(format!("writing to {}: {e}", self.authority))),
+            Err(_) => Err(self.drop_connection(format!(
+                "{} took no bytes within {timeout:?}",
+                self.authority
+            ))),
         }
-        for done in 0..count {
-            match tokio::time::timeout(timeout, self.answer()).await {
-                Ok(Ok(Answer::Status(status, keep))) => {
-                    if !(200..300).contains(&status) {
-                        return self.fail(done, format!("the sink answered {status}"));
-                    }
-                    if !keep {
-                        self.stream = None;
-                        self.read.clear();
-                        if done + 1 < count {
-                            return (done + 1, Some("the sink closed the connection".into()));
-                        }
-                    }
+    }
+
+    /// The next answer, in request order. `Ok(true)`: a 2xx and the connection stays
+    /// usable; `Ok(false)`: a 2xx after which the sink closes it (dropped here). Any other
+    /// status, an unreadable answer or the end of the connection is an error and drops
+    /// it. Cancel-safe: an answer not yet taken stays for the next call.
+    pub(crate) async fn next(&mut self) -> Result<bool, String> {
+        let answer = match self.answers.as_mut() {
+            Some(answers) => answers.recv().await,
+            None => return Err("no connection".into()),
+        };
+        match answer {
+            Some(Ok(true)) => Ok(true),
+            Some(Ok(false)) => {
+                self.drop_connection(String::new());
+                Ok(false)
+            }
+            Some(Err(why)) => Err(self.drop_connection(why)),
+            None => Err(self.drop_connection(format!("{} closed the connection", self.authority))),
+        }
+    }
+
+    /// Closes the connection (the next [`Pipeline::send`] opens a new one); returns `why`.
+    pub(crate) fn drop_connection(&mut self, why: String) -> String {
+        if let Some(reader) = self.reader.take() {
+            reader.abort();
+        }
+        self.writer = None;
+        self.answers = None;
+        why
+    }
+}
+
+impl Drop for Pipeline {
+    fn drop(&mut self) {
+        if let Some(reader) = self.reader.take() {
+            reader.abort();
+        }
+    }
+}
+
+/// The reading half of a connection and what was read ahead of the next answer.
+struct Reader {
+    authority: String,
+    half: OwnedReadHalf,
+    read: Vec<u8>,
+}
+
+impl Reader {
+    /// Reads answers and hands each over until the connection ends, fails, or is closed
+    /// after an answer; the last thing sent is then the error (or `Ok(false)`).
+    async fn run(mut self, answers: mpsc::UnboundedSender<Result<bool, String>>) {
+        loop {
+            let (outcome, last) = match self.answer().await {
+                Ok(Answer::Status(status, keep)) if (200..300).contains(&status) => {
+                    (Ok(keep), !keep)
                 }
-                Ok(Err(why)) => return self.fail(done, why),
-                Err(_) => return self.fail(done, format!("no answer within {timeout:?}")),
+                Ok(Answer::Status(status, _)) => (Err(format!("the sink answered {status}")), true),
+                Err(why) => (Err(why), true),
+            };
+            if answers.send(outcome).is_err() || last {
+                return;
             }
         }
-        (count, None)
-    }
-
-    fn fail(&mut self, done: usize, why: String) -> (usize, Option<String>) {
-        self.stream = None;
-        self.read.clear();
-        (done, Some(why))
-    }
-
-    async fn connect(&mut self, timeout: Duration) -> Result<(), String> {
-        if self.stream.is_some() {
-            return Ok(());
-        }
-        self.stream = Some(super::connect(&self.authority, timeout).await?);
-        self.read.clear();
-        Ok(())
     }
 
     /// Reads more bytes into `read`; an error at end of stream.
     async fn fill(&mut self) -> Result<(), String> {
-        let Some(stream) = self.stream.as_mut() else {
-            return Err("no connection".into());
-        };
         let mut chunk = [0u8; 8192];
-        match stream.read(&mut chunk).await {
+        match self.half.read(&mut chunk).await {
             Ok(0) => Err(format!("{} closed the connection", self.authority)),
             Ok(n) => {
                 self.read.extend_from_slice(&chunk[..n]);
@@ -276,24 +312,58 @@ mod tests {
         )
         .await;
         let mut p = Pipeline::new(addr);
-        let (done, why) = p.exchange(b"x", 5, Duration::from_secs(2)).await;
-        assert_eq!(done, 3);
-        assert_eq!(why.as_deref(), Some("the sink answered 500"));
+        p.send(b"x", Duration::from_secs(2)).await.unwrap();
+        for _ in 0..3 {
+            assert_eq!(p.next().await, Ok(true));
+        }
+        assert_eq!(p.next().await, Err("the sink answered 500".into()));
+        assert!(!p.connected());
     }
 
     #[tokio::test]
-    async fn a_close_mid_batch_reports_what_was_answered() {
+    async fn a_close_after_an_answer_ends_the_connection() {
         let addr = scripted(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").await;
         let mut p = Pipeline::new(addr);
-        let (done, why) = p.exchange(b"x", 3, Duration::from_secs(2)).await;
-        assert_eq!(done, 1);
-        assert!(why.unwrap().contains("closed"));
+        p.send(b"x", Duration::from_secs(2)).await.unwrap();
+        assert_eq!(p.next().await, Ok(true));
+        assert!(p.next().await.unwrap_err().contains("closed"));
+        assert!(!p.connected());
         let addr =
             scripted(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n").await;
         let mut p = Pipeline::new(addr);
-        assert_eq!(
-            p.exchange(b"x", 2, Duration::from_secs(2)).await,
-            (1, Some("the sink closed the connection".into()))
-        );
+        p.send(b"x", Duration::from_secs(2)).await.unwrap();
+        assert_eq!(p.next().await, Ok(false));
+        assert!(!p.connected());
+    }
+
+    #[tokio::test]
+    async fn later_requests_go_out_before_earlier_answers_come() {
+        // The sink answers nothing until it has both requests: a client that waited for
+        // the first answer before writing the second would never get one.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !got.ends_with(b"second") {
+                let n = s.read(&mut buf).await.unwrap();
+                assert!(n > 0, "closed before the second request");
+                got.extend_from_slice(&buf[..n]);
+            }
+            let ok = b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n";
+            s.write_all(&[&ok[..], &ok[..]].concat()).await.unwrap();
+            let _ = s.read(&mut buf).await;
+        });
+        let mut p = Pipeline::new(addr);
+        let t = Duration::from_secs(2);
+        p.send(b"first", t).await.unwrap();
+        p.send(b"second", t).await.unwrap();
+        let answered = tokio::time::timeout(Duration::from_secs(5), async {
+            (p.next().await, p.next().await)
+        })
+        .await
+        .expect("both answered");
+        assert_eq!(answered, (Ok(true), Ok(true)));
     }
 }
