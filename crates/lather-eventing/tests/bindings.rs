@@ -435,3 +435,92 @@ async fn wsn_subscriptions_get_notify_on_soap_tcp_and_the_raw_event_in_binary_fr
     assert_eq!(frame.topic, "{urn:q}Quote");
     assert!(String::from_utf8_lossy(&frame.payload).contains(r#"n="7""#));
 }
+
+/// An HTTP sink whose first connection takes requests and never answers; later
+/// connections answer each request with 202. Reports every request line's arrival.
+async fn http_sink_mute_at_first() -> (SocketAddr, mpsc::UnboundedReceiver<usize>) {
+    use tokio::io::AsyncWriteExt;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut connection = 0usize;
+        while let Ok((mut stream, _)) = listener.accept().await {
+            connection += 1;
+            let tx = tx.clone();
+            let mute = connection == 1;
+            tokio::spawn(async move {
+                let mut buf = vec![0u8; 64 * 1024];
+                let mut seen = Vec::new();
+                while let Ok(n) = stream.read(&mut buf).await {
+                    if n == 0 {
+                        break;
+                    }
+                    seen.extend_from_slice(&buf[..n]);
+                    // Requests complete in what was read (bodies end with the envelope).
+                    while let Some(end) = seen
+                        .windows(13)
+                        .position(|w| w == b"</s:Envelope>")
+                        .map(|i| i + 13)
+                    {
+                        seen.drain(..end);
+                        let _ = tx.send(connection);
+                        if !mute {
+                            let ok = b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n";
+                            if stream.write_all(ok).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (addr, rx)
+}
+
+async fn next_arrival(arrivals: &mut mpsc::UnboundedReceiver<usize>) -> usize {
+    tokio::time::timeout(Duration::from_secs(5), arrivals.recv())
+        .await
+        .expect("in time")
+        .expect("the sink is up")
+}
+
+#[tokio::test]
+async fn an_http_sink_that_stops_answering_gets_the_notification_again_on_a_new_connection() {
+    let source = EventSource::open(SourceSettings {
+        retry: RetryPolicy {
+            attempts: 3,
+            first_backoff: Duration::from_millis(20),
+            timeout: Duration::from_millis(300),
+        },
+        ..SourceSettings::default()
+    })
+    .unwrap();
+    let (addr, mut arrivals) = http_sink_mute_at_first().await;
+    source
+        .handle(
+            &subscribe(WSE11, &format!("http://{addr}/n"), None),
+            "http://h/e",
+        )
+        .await
+        .unwrap();
+    assert_eq!(source.publish_event(event(1, 10)), 1);
+    // Taken on the first connection and never answered; after the timeout it goes again
+    // on a second connection, which answers.
+    assert_eq!(next_arrival(&mut arrivals).await, 1);
+    assert_eq!(next_arrival(&mut arrivals).await, 2);
+    // The subscription lives on: later events go out on the answering connection, each
+    // once, with the timeout running afresh for them.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert_eq!(
+        source.subscriptions().len(),
+        1,
+        "the subscription was ended"
+    );
+    assert_eq!(source.publish_event(event(2, 10)), 1);
+    assert_eq!(next_arrival(&mut arrivals).await, 2);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(arrivals.try_recv().is_err(), "a notification went twice");
+    assert_eq!(source.subscriptions().len(), 1);
+}

@@ -191,7 +191,12 @@ impl HttpSink {
                 self.pipeline.drop_connection(String::new());
                 self.written = 0;
                 self.after_failure(why).await?;
-                self.flush(ready).await
+                self.flush(ready).await?;
+                // What was sent again has its own time to be answered.
+                self.deadline = self
+                    .unsettled()
+                    .then(|| Instant::now() + self.policy.timeout);
+                Ok(())
             }
         }
     }
