@@ -80,7 +80,6 @@ pub(crate) fn spawn_sink(
     let id = sub.id.clone();
     let address = sub.notify_to.address.clone();
     let mut connection = Connection::open(sub, policy, gzip_from, capacity);
-    let timeout = policy.timeout;
     tokio::spawn(async move {
         let ready = |events: &[Arc<Stamped>]| {
             if let Some(probe) = &probe {
@@ -90,7 +89,7 @@ pub(crate) fn spawn_sink(
                 }
             }
         };
-        let result = run(&mut connection, &mut rx, &ready, timeout).await;
+        let result = run(&mut connection, &mut rx, &ready).await;
         if let Err(why) = result {
             tracing::warn!(subscription = %id, %address, "delivery failed: {why}");
             if let Some(source) = source.upgrade() {
@@ -115,39 +114,30 @@ pub(crate) fn spawn_sink(
 /// What the delivery loop does next.
 enum Step {
     Answer(Result<bool, String>),
-    Overdue,
     Batch(usize),
 }
 
 /// Delivers what `rx` holds until it is closed and every notification is answered:
 /// batches go out as they are taken while earlier ones wait for their answers (HTTP, up to
-/// the connection's window), answers are taken as they come. An error means every retry
-/// failed.
+/// the connection's window), answers (or an overdue one's error) are taken as they come.
+/// An error means every retry failed.
 async fn run(
     connection: &mut Connection,
     rx: &mut mpsc::Receiver<Arc<Stamped>>,
     ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
-    timeout: Duration,
 ) -> Result<(), String> {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let mut open = true;
     loop {
         let unsettled = connection.unsettled();
         let take = open && !connection.window_full();
-        let deadline = connection.deadline();
         let step = tokio::select! {
             answer = connection.answer(), if unsettled => Step::Answer(answer),
-            () = tokio::time::sleep_until(deadline.unwrap_or_else(tokio::time::Instant::now)),
-                if unsettled && deadline.is_some() => Step::Overdue,
             n = rx.recv_many(&mut batch, MAX_BATCH), if take => Step::Batch(n),
             else => return Ok(()),
         };
         match step {
             Step::Answer(answer) => connection.on_answer(answer, ready).await?,
-            Step::Overdue => {
-                let why = format!("no answer within {timeout:?}");
-                connection.on_answer(Err(why), ready).await?;
-            }
             Step::Batch(0) => open = false,
             Step::Batch(_) => {
                 let delivered = connection.deliver(&batch, ready).await;

@@ -1,8 +1,8 @@
 //! SOAP over HTTP/1.1: one POST per notification, pipelined on the sink's one keep-alive
 //! connection (so notifications arrive in order): each batch is written as it is taken
 //! from the queue while the answers to earlier ones are still on their way, up to a window
-//! of unanswered ones ([`MAX_WINDOW`] at most); a failed connection is replaced and what it left unanswered sent
-//! again, with backoff when that makes no progress. SubscriptionEnd goes with hyper's
+//! of unanswered ones ([`MAX_WINDOW`] at most); a failed connection is replaced and what
+//! it left unanswered sent again, with backoff when that makes no progress. SubscriptionEnd goes with hyper's
 //! client ([`send_once`]).
 
 use super::pipeline::{MAX_WRITE, Pipeline};
@@ -134,11 +134,19 @@ impl HttpSink {
         batch: &[Arc<Stamped>],
         ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
     ) -> Result<(), String> {
-        if self.unanswered.is_empty() {
-            self.deadline = Some(Instant::now() + self.policy.timeout);
-        }
+        let was_settled = self.unanswered.is_empty();
         self.unanswered.extend(batch.iter().cloned());
+        if was_settled {
+            self.rearm();
+        }
         self.flush(ready).await
+    }
+
+    /// Gives the oldest unanswered notification (if any) `policy.timeout` from now.
+    fn rearm(&mut self) {
+        self.deadline = self
+            .unsettled()
+            .then(|| Instant::now() + self.policy.timeout);
     }
 
     /// Whether notifications are written and not yet answered.
@@ -151,14 +159,14 @@ impl HttpSink {
         self.unanswered.len() >= self.window
     }
 
-    /// When the oldest unanswered notification's answer is overdue.
-    pub(crate) fn deadline(&self) -> Option<Instant> {
-        self.deadline
-    }
-
-    /// The next answer. Cancel-safe.
+    /// The next answer, or an error once the oldest unanswered notification's deadline
+    /// has passed. Cancel-safe.
     pub(crate) async fn answer(&mut self) -> Result<bool, String> {
-        self.pipeline.next().await
+        let timeout = self.policy.timeout;
+        let deadline = self.deadline.unwrap_or_else(|| Instant::now() + timeout);
+        tokio::time::timeout_at(deadline, self.pipeline.next())
+            .await
+            .unwrap_or_else(|_| Err(format!("no answer within {timeout:?}")))
     }
 
     /// Takes an answer (or a failure: an error answer, a lost connection, a missed
@@ -175,9 +183,7 @@ impl HttpSink {
                 self.written = self.written.saturating_sub(1);
                 self.announced = self.announced.saturating_sub(1);
                 self.progress = true;
-                self.deadline = self
-                    .unsettled()
-                    .then(|| Instant::now() + self.policy.timeout);
+                self.rearm();
                 if !open {
                     // The sink closed the connection: the rest goes on a new one.
                     self.written = 0;
@@ -188,14 +194,12 @@ impl HttpSink {
                 Ok(())
             }
             Err(why) => {
-                self.pipeline.drop_connection(String::new());
+                self.pipeline.close();
                 self.written = 0;
                 self.after_failure(why).await?;
                 self.flush(ready).await?;
                 // What was sent again has its own time to be answered.
-                self.deadline = self
-                    .unsettled()
-                    .then(|| Instant::now() + self.policy.timeout);
+                self.rearm();
                 Ok(())
             }
         }

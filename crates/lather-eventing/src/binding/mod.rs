@@ -152,15 +152,8 @@ impl Connection {
         }
     }
 
-    /// When the oldest unanswered notification's answer is overdue.
-    pub(crate) fn deadline(&self) -> Option<tokio::time::Instant> {
-        match self {
-            Connection::Http(sink) => sink.deadline(),
-            Connection::Stream(_) => None,
-        }
-    }
-
-    /// The next answer (HTTP; never on a TCP binding). Cancel-safe.
+    /// The next answer, or an error once one is overdue (HTTP; never on a TCP binding).
+    /// Cancel-safe.
     pub(crate) async fn answer(&mut self) -> Result<bool, String> {
         match self {
             Connection::Http(sink) => sink.answer().await,
@@ -168,7 +161,7 @@ impl Connection {
         }
     }
 
-    /// Takes an answer or a failure (see [`http::HttpSink::on_answer`]).
+    /// Takes an answer or a failure (see `http::HttpSink::on_answer`).
     pub(crate) async fn on_answer(
         &mut self,
         answer: Result<bool, String>,

@@ -70,8 +70,8 @@ impl Pipeline {
         };
         match tokio::time::timeout(timeout, writer.write_all(requests)).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(self.drop_connection(format!("writing to {}: {e}", self.authority))),
-            Err(_) => Err(self.drop_connection(format!(
+            Ok(Err(e)) => Err(self.fail(format!("writing to {}: {e}", self.authority))),
+            Err(_) => Err(self.fail(format!(
                 "{} took no bytes within {timeout:?}",
                 self.authority
             ))),
@@ -90,30 +90,33 @@ impl Pipeline {
         match answer {
             Some(Ok(true)) => Ok(true),
             Some(Ok(false)) => {
-                self.drop_connection(String::new());
+                self.close();
                 Ok(false)
             }
-            Some(Err(why)) => Err(self.drop_connection(why)),
-            None => Err(self.drop_connection(format!("{} closed the connection", self.authority))),
+            Some(Err(why)) => Err(self.fail(why)),
+            None => Err(self.fail(format!("{} closed the connection", self.authority))),
         }
     }
 
-    /// Closes the connection (the next [`Pipeline::send`] opens a new one); returns `why`.
-    pub(crate) fn drop_connection(&mut self, why: String) -> String {
+    /// Closes the connection (the next [`Pipeline::send`] opens a new one).
+    pub(crate) fn close(&mut self) {
         if let Some(reader) = self.reader.take() {
             reader.abort();
         }
         self.writer = None;
         self.answers = None;
+    }
+
+    /// Closes the connection after a failure; returns `why`.
+    fn fail(&mut self, why: String) -> String {
+        self.close();
         why
     }
 }
 
 impl Drop for Pipeline {
     fn drop(&mut self) {
-        if let Some(reader) = self.reader.take() {
-            reader.abort();
-        }
+        self.close();
     }
 }
 
