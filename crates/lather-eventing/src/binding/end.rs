@@ -102,7 +102,7 @@ pub(crate) fn frame(
         let end = EndFrame {
             subscription: sub.id.clone(),
             status: format!("{}/{}", sub.version.eventing_ns(), status.name()),
-            reason: clip(reason, usize::from(u16::MAX)).to_owned(),
+            reason: reason[..reason.floor_char_boundary(usize::from(u16::MAX))].to_owned(),
         };
         binary::encode_end(&end, &mut out).map_err(|e| e.to_string())?;
         return Ok(out);
@@ -134,18 +134,6 @@ fn authority(address: &str) -> Option<&str> {
         .and_then(|(_, rest)| host_port(rest))
 }
 
-/// `text` cut to at most `max` bytes, on a character boundary.
-fn clip(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,7 +144,27 @@ mod tests {
         assert!(!same_stream("soap.tcp://h:1", "lather.bin://h:1"));
         assert!(!same_stream("soap.tcp://h:1", "soap.tcp://h:2"));
         assert!(!same_stream("http://h:1/", "http://h:1/"));
-        assert_eq!(clip("aé", 2), "a");
-        assert_eq!(clip("ab", 5), "ab");
+    }
+
+    #[test]
+    fn an_end_frame_reason_is_cut_to_its_16_bit_length_on_a_character_boundary() {
+        let sub: Subscription = serde_json::from_str(
+            r#"{"id":"urn:uuid:00000000-0000-4000-8000-000000000001","version":"Rec2011",
+            "soap12":true,"notify_to":{"address":"lather.bin://127.0.0.1:9","params":[]},
+            "end_to":null,"manager":"http://127.0.0.1:8/events","expires_ms":4102444800000,
+            "topics":[]}"#,
+        )
+        .unwrap();
+        let end_to = Endpoint {
+            address: "lather.bin://127.0.0.1:9".into(),
+            params: Vec::new(),
+        };
+        // 40 000 two-byte characters: 80 000 bytes, more than a 16-bit length holds.
+        let reason = "é".repeat(40_000);
+        let bytes = frame(&sub, &end_to, EndStatus::DeliveryFailure, &reason).unwrap();
+        let Some((binary::Message::End(end), _)) = binary::decode_message(&bytes).unwrap() else {
+            panic!("not an end frame");
+        };
+        assert_eq!(end.reason, "é".repeat(32_767));
     }
 }

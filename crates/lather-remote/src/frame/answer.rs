@@ -95,7 +95,11 @@ impl Answer {
             Outcome::Fault(fault) => {
                 w.u8(OUTCOME_FAULT);
                 w.u16(fault.kind().spec().id);
-                w.str16(cut(fault.reason(), MAX_REASON), "fault reason")?;
+                let reason = fault.reason();
+                w.str16(
+                    &reason[..reason.floor_char_boundary(MAX_REASON)],
+                    "fault reason",
+                )?;
                 w.count(fault.not_understood_names().len(), "not-understood list")?;
                 for name in fault.not_understood_names() {
                     w.qname(name)?;
@@ -177,16 +181,4 @@ impl Answer {
             outcome,
         })
     }
-}
-
-/// `text` cut to at most `max` bytes at a character boundary.
-fn cut(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
