@@ -107,11 +107,8 @@ impl Envelope {
     /// an unprefixed attribute has no namespace.
     pub fn header_attribute(&self, block: &HeaderBlock, name: &QName) -> Option<String> {
         let buf = &self.bytes[..];
-        let mut scope = self.envelope_decls.clone();
-        if let Some(header) = &self.header {
-            scope.extend_from_slice(&header.decls);
-        }
-        crate::namespace::collect_decls(buf, block.attrs.clone(), &mut scope);
+        // The declarations in scope, gathered only for a prefixed name.
+        let mut scope: Option<Vec<NsDecl>> = None;
         for attr in attributes(buf, block.attrs.clone()) {
             if NsDecl::from_attribute(buf, &attr).is_some() {
                 continue;
@@ -120,7 +117,20 @@ impl Envelope {
             if &buf[local] != name.local().as_bytes() {
                 continue;
             }
-            let ns = crate::namespace::resolve_prefix(buf, &scope, &buf[prefix], false).ok()?;
+            let scope: &[NsDecl] = if prefix.is_empty() {
+                // An unprefixed attribute has no namespace, whatever is declared.
+                &[]
+            } else {
+                scope.get_or_insert_with(|| {
+                    let mut decls = self.envelope_decls.clone();
+                    if let Some(header) = &self.header {
+                        decls.extend_from_slice(&header.decls);
+                    }
+                    crate::namespace::collect_decls(buf, block.attrs.clone(), &mut decls);
+                    decls
+                })
+            };
+            let ns = crate::namespace::resolve_prefix(buf, scope, &buf[prefix], false).ok()?;
             if ns == name.namespace() {
                 let raw = std::str::from_utf8(&buf[attr.value.clone()]).ok()?;
                 return Some(unescape(raw)?.into_owned());
