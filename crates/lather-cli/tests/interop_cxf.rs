@@ -17,11 +17,13 @@
 use lather_envelope::SoapVersion;
 use lather_eventing::client::{EventingClient, Sink, SinkMessage, SubscribeOptions};
 use lather_eventing::{Endpoint, LATHER_EVENTING_NS, Version};
+mod interop;
+
+use interop::{Running, publish, serve_event_source};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{Read, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -56,16 +58,6 @@ fn peer_jar() -> PathBuf {
     jar
 }
 
-/// A child process killed (by its own handle) when dropped.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// The CXF peer with `args`: the process, its stdin and the JSON lines it prints.
 fn peer(args: &[&str]) -> (Running, ChildStdin, mpsc::Receiver<Value>) {
     let mut child = Command::new("java")
@@ -78,31 +70,13 @@ fn peer(args: &[&str]) -> (Running, ChildStdin, mpsc::Receiver<Value>) {
         .spawn()
         .expect("start the CXF peer");
     let stdin = child.stdin.take().unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { return };
-            match serde_json::from_str(&line) {
-                Ok(v) => {
-                    if tx.send(v).is_err() {
-                        return;
-                    }
-                }
-                Err(e) => eprintln!("peer printed a non-JSON line ({e}): {line}"),
-            }
-        }
-    });
+    let rx = interop::json_lines(child.stdout.take().unwrap());
     (Running(child), stdin, rx)
 }
 
 /// The peer's next line (the JVM and CXF start slowly on a loaded machine: 60 s).
 fn line(rx: &mpsc::Receiver<Value>, what: &str) -> Value {
-    let v = rx
-        .recv_timeout(Duration::from_secs(60))
-        .unwrap_or_else(|e| panic!("no {what} line from the CXF peer: {e}"));
-    assert!(v.get("error").is_none(), "the CXF peer failed: {v}");
-    v
+    interop::next_line(rx, "CXF", what, Duration::from_secs(60))
 }
 
 /// Sends `command` to the source peer and returns its answer.
@@ -110,46 +84,6 @@ fn command(stdin: &mut ChildStdin, rx: &mpsc::Receiver<Value>, command: &str) ->
     writeln!(stdin, "{command}").unwrap();
     stdin.flush().unwrap();
     line(rx, command)
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// `lather serve` with one event source at /events; returns it and its port.
-fn serve_event_source() -> (Running, u16) {
-    let port = free_port();
-    let dir = std::env::temp_dir().join(format!("lather-interop-cxf-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    // One file per server: two tests start one at the same time.
-    let config = dir.join(format!("events-{port}.toml"));
-    std::fs::write(
-        &config,
-        format!(
-            "[server]\nlisten = \"127.0.0.1:{port}\"\n[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\nmax_expires_s = 900\n"
-        ),
-    )
-    .unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_lather"))
-        .args(["serve", "--config"])
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start lather serve");
-    let running = Running(child);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return (running, port);
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    panic!("lather serve did not listen on {port}");
 }
 
 /// The i-th event, as the peer's JAXB class `TemperatureEvent` reads it.
@@ -160,31 +94,9 @@ fn temperature(i: usize) -> String {
     )
 }
 
-/// Publishes `event` with `action` at lather's `/events/publish`; returns how many
-/// notifications were queued.
-fn publish(port: u16, action: &str, event: &str) -> usize {
-    let body = format!(
-        r#"<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope" xmlns:wsa="http://www.w3.org/2005/08/addressing"><s:Header><wsa:Action>{action}</wsa:Action></s:Header><s:Body>{event}</s:Body></s:Envelope>"#
-    );
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        stream,
-        "POST /events/publish HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/soap+xml; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-    let at = answer.find("queued=\"").expect("a queued count") + 8;
-    answer[at..at + answer[at..].find('"').unwrap()]
-        .parse()
-        .unwrap()
-}
-
 #[test]
 fn the_cxf_consumer_subscribes_to_lather_and_receives_every_event() {
-    let (_lather, port) = serve_event_source();
+    let (_lather, port) = serve_event_source("interop-cxf");
     let source = format!("http://127.0.0.1:{port}/events");
     let (_peer, _stdin, rx) = peer(&[
         "consumer",
@@ -277,7 +189,7 @@ fn the_cxf_consumer_subscribes_to_lather_and_receives_every_event() {
 
 #[test]
 fn the_xpath_filter_cxf_writes_selects_the_events_lather_sends() {
-    let (_lather, port) = serve_event_source();
+    let (_lather, port) = serve_event_source("interop-cxf");
     let source = format!("http://127.0.0.1:{port}/events");
     // No prefixes: CXF's JAXB declares none for the expression on the Filter element.
     let filter = "*[local-name()='celsius'] > 25";

@@ -13,11 +13,12 @@
 
 use lather_eventing::Version;
 use lather_eventing::client::{EventingClient, Filter, Sink, SinkMessage, SubscribeOptions};
+mod interop;
+
+use interop::{Running, publish, serve_event_source};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdout, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -51,16 +52,6 @@ fn python() -> PathBuf {
     );
 }
 
-/// A child process killed when dropped.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// The peer in `role`, with a channel of the JSON lines it prints.
 fn peer(args: &[&str]) -> (Running, mpsc::Receiver<Value>) {
     let mut child = Command::new(python())
@@ -70,68 +61,12 @@ fn peer(args: &[&str]) -> (Running, mpsc::Receiver<Value>) {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("start the sdc11073 peer");
-    let stdout: ChildStdout = child.stdout.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { return };
-            match serde_json::from_str(&line) {
-                Ok(v) => {
-                    if tx.send(v).is_err() {
-                        return;
-                    }
-                }
-                Err(e) => eprintln!("peer printed a non-JSON line ({e}): {line}"),
-            }
-        }
-    });
+    let rx = interop::json_lines(child.stdout.take().unwrap());
     (Running(child), rx)
 }
 
 fn line(rx: &mpsc::Receiver<Value>, what: &str) -> Value {
-    let v = rx
-        .recv_timeout(Duration::from_secs(30))
-        .unwrap_or_else(|e| panic!("no {what} line from the peer: {e}"));
-    assert!(v.get("error").is_none(), "the peer failed: {v}");
-    v
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// `lather serve` with one event source at /events; returns it and its port.
-fn serve_event_source() -> (Running, u16) {
-    let port = free_port();
-    let dir = std::env::temp_dir().join(format!("lather-interop-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let config = dir.join("events.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "[server]\nlisten = \"127.0.0.1:{port}\"\n[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\nmax_expires_s = 900\n"
-        ),
-    )
-    .unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_lather"))
-        .args(["serve", "--config"])
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start lather serve");
-    let running = Running(child);
-    for _ in 0..200 {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return (running, port);
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
-    panic!("lather serve did not listen on {port}");
+    interop::next_line(rx, "sdc11073", what, Duration::from_secs(30))
 }
 
 /// The i-th event: a BICEPS EpisodicMetricReport (the peer validates it against the SDC
@@ -142,31 +77,9 @@ fn report(i: usize) -> String {
     )
 }
 
-/// Publishes `event` with `action` at lather's `/events/publish`; returns how many
-/// notifications were queued.
-fn publish(port: u16, action: &str, event: &str) -> usize {
-    let body = format!(
-        r#"<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope" xmlns:wsa="http://www.w3.org/2005/08/addressing"><s:Header><wsa:Action>{action}</wsa:Action></s:Header><s:Body>{event}</s:Body></s:Envelope>"#
-    );
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        stream,
-        "POST /events/publish HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/soap+xml; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-    let at = answer.find("queued=\"").expect("a queued count") + 8;
-    answer[at..at + answer[at..].find('"').unwrap()]
-        .parse()
-        .unwrap()
-}
-
 #[test]
 fn the_sdc11073_consumer_subscribes_to_lather_and_receives_every_event() {
-    let (_lather, port) = serve_event_source();
+    let (_lather, port) = serve_event_source("interop-sdc");
     let source = format!("http://127.0.0.1:{port}/events");
     let (_peer, rx) = peer(&[
         "consumer",

@@ -488,15 +488,7 @@ async fn next_arrival(arrivals: &mut mpsc::UnboundedReceiver<usize>) -> usize {
 
 #[tokio::test]
 async fn an_http_sink_that_stops_answering_gets_the_notification_again_on_a_new_connection() {
-    let source = EventSource::open(SourceSettings {
-        retry: RetryPolicy {
-            attempts: 3,
-            first_backoff: Duration::from_millis(20),
-            timeout: Duration::from_millis(300),
-        },
-        ..SourceSettings::default()
-    })
-    .unwrap();
+    let source = EventSource::open(fast_retries()).unwrap();
     let (addr, mut arrivals) = http_sink_mute_at_first().await;
     source
         .handle(

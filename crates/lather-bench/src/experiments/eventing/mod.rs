@@ -182,7 +182,7 @@ pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
                     })
                     .collect::<Result<Vec<_>, _>>()?;
                 groups.push(("Full record, 10 subscribers".to_owned(), runs));
-                report::tables(&args.out, args, &groups)?;
+                report::tables(&args.out, "eventing", args, &groups)?;
             }
             Part::Sweep => {
                 let mut runs = Vec::new();
@@ -228,7 +228,7 @@ pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
                     "Wide area: every sink behind a proxy delaying {} ms each way, 10 subscribers",
                     args.wan_delay_ms
                 );
-                report::tables_named(&args.out, "eventing-wan", args, &[(title, runs)])?;
+                report::tables(&args.out, "eventing-wan", args, &[(title, runs)])?;
             }
         }
     }

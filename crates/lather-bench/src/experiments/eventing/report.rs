@@ -63,17 +63,9 @@ fn paper_table(md: &mut String, runs: &[RunResult]) {
 }
 
 /// The table experiments: one table per group, one chart of the time split and one of the
-/// tolerance bounds.
+/// tolerance bounds, into `{name}-tables.md`, `{name}-times.svg` and
+/// `{name}-tolerance.svg`.
 pub(crate) fn tables(
-    out: &Path,
-    args: &EventingArgs,
-    groups: &[(String, Vec<RunResult>)],
-) -> Result<(), BenchError> {
-    tables_named(out, "eventing", args, groups)
-}
-
-/// [`tables`] into `{name}-tables.md`, `{name}-times.svg` and `{name}-tolerance.svg`.
-pub(crate) fn tables_named(
     out: &Path,
     name: &str,
     args: &EventingArgs,
