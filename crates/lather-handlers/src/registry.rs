@@ -539,3 +539,23 @@ fn load_key(
     let contents = std::fs::read(file.get_ref()).map_err(|e| error(format!("cannot read: {e}")))?;
     EncryptionKey::from_file_contents(&contents).map_err(error)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_that_write_send_or_keep_state_are_not_idempotent() {
+        for kind in ["audit-file", "notify", "publish", "wsrf-resource"] {
+            assert!(!is_idempotent(kind), "{kind}");
+        }
+        for (kind, _, _) in KINDS {
+            assert_eq!(
+                is_idempotent(kind),
+                !NOT_IDEMPOTENT.contains(kind),
+                "{kind}"
+            );
+        }
+        assert!(is_idempotent("sleep") && is_idempotent("wsse-username"));
+    }
+}

@@ -61,13 +61,13 @@ pub(crate) struct Call<'a> {
 }
 
 /// Sends `call` through `client` and follows it to its end (see [`Exchange`]). `drops`
-/// counts the connection's drops: a change while the call is out ends it at once.
+/// counts the connection's drops, taken before the connection was found up: a change
+/// since ends the call at once.
 pub(crate) async fn exchange(
     client: &async_nats::Client,
     call: Call<'_>,
     mut drops: watch::Receiver<u64>,
 ) -> Exchange {
-    drops.mark_unchanged();
     let inbox = client.new_inbox();
     let mut replies = match client.subscribe(inbox.clone()).await {
         Ok(subscriber) => subscriber,

@@ -212,6 +212,8 @@ impl RemoteHandler {
 
     /// One request to the workers, `resent` times sent before.
     async fn attempt(&self, message: &Message, resent: u32) -> Attempt {
+        // Watched from before the connection is checked, so no drop goes unseen.
+        let drops = self.stand.link.drops();
         let Some(client) = self.stand.link.available() else {
             return Attempt::Unavailable("NATS is not connected".to_owned());
         };
@@ -251,7 +253,7 @@ impl RemoteHandler {
             liveness,
             timeout,
         };
-        let ended = exchange(client, call, self.stand.link.drops()).await;
+        let ended = exchange(client, call, drops).await;
         let id = request.id;
         let lost = |why: String| {
             self.counters.lost.fetch_add(1, Ordering::Relaxed);
