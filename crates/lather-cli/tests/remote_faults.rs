@@ -381,3 +381,40 @@ async fn a_call_whose_client_gave_up_is_counted_as_abandoned_and_timeouts_adapt(
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_cpu_bound_calls_keep_heartbeating_and_are_not_taken_for_lost() {
+    let server = NatsServer::start("cpu-heartbeats");
+    let dir = scratch("cpu-heartbeats");
+    // More CPU-bound calls at once than the worker has runtime threads, each much longer
+    // than three heartbeat intervals.
+    let text = remote_config(
+        &server.url(),
+        "kind = \"cpu-burn\"\nmicros = 800000\nfallback = \"fault\"",
+    );
+    let (path, config) = config_file(&dir, "cpu.toml", &text);
+    let worker = WorkerProcess::start(&path);
+    worker.wait_ready();
+    let plan = client_plan(&config).await;
+    // The worker's runtime has one thread per core: two calls more than that.
+    let cores = std::thread::available_parallelism().map_or(2, usize::from);
+    let n = u128::try_from(cores.min(46) + 2).unwrap();
+    let calls: Vec<_> = (1..=n).map(|id| send(&plan, id)).collect();
+    for (n, call) in calls.into_iter().enumerate() {
+        let out = tokio::time::timeout(Duration::from_secs(60), call)
+            .await
+            .unwrap_or_else(|_| panic!("call {n}: no answer within 60 s"))
+            .unwrap();
+        assert!(matches!(out, Outcome::Continue(_)), "{}", describe(&out));
+    }
+    let step = step(&plan);
+    assert_eq!(
+        figure(step, "remote_lost"),
+        0,
+        "heartbeats kept every call alive"
+    );
+    assert_eq!(u128::from(figure(step, "remote_calls")), n);
+    drop(worker);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}

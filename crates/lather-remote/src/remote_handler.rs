@@ -189,6 +189,7 @@ impl RemoteHandler {
                     resent += 1;
                 }
                 Attempt::Lost(why) if self.idempotent => {
+                    tracing::warn!(handler = %self.stand.name, id = %format_args!("{id:032x}"), %why, "remote call lost again; taking the fallback");
                     break Err(format!("{why}, twice"));
                 }
                 Attempt::Lost(why) => {
