@@ -302,7 +302,8 @@ struct Taken {
 }
 
 impl Taken {
-    /// The answer frame's bytes (a fault answer if the run could not finish).
+    /// The answer frame's bytes; empty if the task running it died (the caller refuses
+    /// that as an unreadable answer, a `HandlerFailed` fault).
     async fn run(self) -> Bytes {
         let handle = self.spawn();
         handle.await.unwrap_or_else(|e| {
