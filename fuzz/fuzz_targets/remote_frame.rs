@@ -1,10 +1,10 @@
-//! Arbitrary bytes into both remote frame decoders: no panic, and whatever decodes encodes
+//! Arbitrary bytes into every remote frame decoder: no panic, and whatever decodes encodes
 //! back to exactly the same bytes (the layout has one encoding per value).
 
 #![no_main]
 
 use bytes::Bytes;
-use lather_remote::frame::{Answer, Request};
+use lather_remote::frame::{Answer, Progress, Reply, Request};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -15,4 +15,8 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(answer) = Answer::decode(bytes.clone()) {
         assert_eq!(answer.encode().expect("a decoded answer encodes"), bytes);
     }
+    if let Ok(progress) = Progress::decode(bytes.clone()) {
+        assert_eq!(progress.encode(), bytes);
+    }
+    let _ = Reply::decode(bytes);
 });

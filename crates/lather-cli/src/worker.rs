@@ -62,7 +62,7 @@ pub(crate) fn run(path: &Path, handlers: Option<&str>, concurrency: usize) -> an
     runtime.block_on(async {
         let link = Link::new(nats);
         link.connect().await?;
-        tracing::info!(url = %link.url(), handlers = %names.join(","), "lather worker ready");
+        tracing::info!(url = %link.url(), handlers = %names.join(","), "lather worker starting");
         lather_remote::worker::serve_bounded(
             &link,
             hosted,

@@ -29,6 +29,8 @@ pub use handler::HandlerConfig;
 pub use model::{
     Auto, Builtin, Config, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind, Upstream,
 };
-pub use nats::{Fallback, NatsConfig, Placement};
+pub use nats::{
+    DEFAULT_ACK_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS, Fallback, MAX_LIVENESS_MS, NatsConfig, Placement,
+};
 pub use route::{RouteConfig, parse_clark};
 pub use subscriptions::SubscriptionsMode;

@@ -13,6 +13,8 @@ use toml::Spanned;
 /// connect_timeout_ms = 2000
 /// oneway_max_bytes = 268435456  # the oneway work-queue stream's bound (256 MiB)
 /// oneway_max_messages = 100000  # and its bound in messages
+/// ack_timeout_ms = 100          # a remote call not acknowledged by then is lost
+/// heartbeat_ms = 200            # workers heartbeat long calls; 3 missed: the call is lost
 /// ```
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -33,7 +35,20 @@ pub struct NatsConfig {
     /// The most messages that stream holds (default 100 000); likewise.
     #[serde(default = "default_oneway_max_messages")]
     pub oneway_max_messages: u64,
+    /// How long a remote call waits for the worker's acknowledgement, in milliseconds
+    /// (default 100); none by then and the call is lost (see docs/handlers.md).
+    pub ack_timeout_ms: Option<Spanned<u64>>,
+    /// How often a worker tells the caller it is still working on a call, in milliseconds
+    /// (default 200, at least 10); three intervals without a word and the call is lost.
+    pub heartbeat_ms: Option<Spanned<u64>>,
 }
+
+/// Default of `[nats] ack_timeout_ms`.
+pub const DEFAULT_ACK_TIMEOUT_MS: u64 = 100;
+/// Default of `[nats] heartbeat_ms`.
+pub const DEFAULT_HEARTBEAT_MS: u64 = 200;
+/// Largest `[nats] ack_timeout_ms` and `heartbeat_ms` accepted (one minute).
+pub const MAX_LIVENESS_MS: u64 = 60_000;
 
 fn default_prefix() -> String {
     "lather".to_owned()
@@ -52,6 +67,24 @@ fn default_oneway_max_messages() -> u64 {
 }
 
 impl NatsConfig {
+    /// How long a remote call waits for its acknowledgement (`ack_timeout_ms`).
+    pub fn ack_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(
+            self.ack_timeout_ms
+                .as_ref()
+                .map_or(DEFAULT_ACK_TIMEOUT_MS, |v| *v.get_ref()),
+        )
+    }
+
+    /// How often workers heartbeat a call in hand (`heartbeat_ms`).
+    pub fn heartbeat(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(
+            self.heartbeat_ms
+                .as_ref()
+                .map_or(DEFAULT_HEARTBEAT_MS, |v| *v.get_ref()),
+        )
+    }
+
     /// The subject a handler named `name` is served on: `{prefix}.handler.{name}`.
     pub fn handler_subject(&self, name: &str) -> String {
         format!("{}.handler.{name}", self.subject_prefix)

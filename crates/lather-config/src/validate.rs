@@ -117,6 +117,22 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
                 ));
             }
         }
+        for (key, value, least) in [
+            ("ack_timeout_ms", &nats.ack_timeout_ms, 1),
+            ("heartbeat_ms", &nats.heartbeat_ms, 10),
+        ] {
+            if let Some(v) = value
+                && !(least..=crate::nats::MAX_LIVENESS_MS).contains(v.get_ref())
+            {
+                return Err(at(
+                    v.span(),
+                    format!(
+                        "nats.{key}: must be between {least} and {}",
+                        crate::nats::MAX_LIVENESS_MS
+                    ),
+                ));
+            }
+        }
     }
     let mut paths: HashMap<String, usize> = HashMap::new();
     let mut names: HashMap<String, usize> = HashMap::new();
@@ -583,6 +599,14 @@ timeout_ms = 250
         assert_eq!(nats.oneway_max_messages, 100_000);
         let (_, msg) = error_of("[nats]\nurl = \"nats://x\"\noneway_max_messages = 0\n");
         assert!(msg.contains("nats.oneway_max_messages"), "{msg}");
+        assert_eq!(nats.ack_timeout(), std::time::Duration::from_millis(100));
+        assert_eq!(nats.heartbeat(), std::time::Duration::from_millis(200));
+        let (line, msg) = error_of("[nats]\nurl = \"nats://x\"\nheartbeat_ms = 0\n");
+        assert_eq!(line, Some(3), "{msg}");
+        assert!(msg.contains("nats.heartbeat_ms"), "{msg}");
+        let (line, msg) = error_of("[nats]\nurl = \"nats://x\"\n\nack_timeout_ms = 60001\n");
+        assert_eq!(line, Some(4), "{msg}");
+        assert!(msg.contains("nats.ack_timeout_ms"), "{msg}");
         let plain = Config::from_toml("[handlers.b]\nkind = \"logging\"\n", "t").unwrap();
         assert_eq!(plain.handlers["b"].placement(), Placement::Local);
         assert_eq!(plain.handlers["b"].fallback(), Fallback::Fault);

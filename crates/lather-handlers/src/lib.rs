@@ -64,7 +64,8 @@ pub use plans::{
 };
 pub use publish::Publish;
 pub use registry::{
-    KINDS, build_handler, build_handler_with, build_placed_step, build_step, limits,
+    KINDS, NOT_IDEMPOTENT, build_handler, build_handler_with, build_placed_step, build_step,
+    is_idempotent, limits,
 };
 pub use sleep::Sleep;
 pub use wsa::WsAddressing;

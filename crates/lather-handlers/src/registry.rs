@@ -37,6 +37,17 @@ pub const KINDS: &[(&str, &[&str], Work)] = &[
 /// twice: they are never retried.
 const STATEFUL: &[&str] = &["wsrf-resource"];
 
+/// Kinds whose second run for one message is not harmless — they write, send or change
+/// something outside the message (an audit line, a notification, an event, a resource)
+/// — beside the stateful ones: a remote call of theirs whose worker was lost is not sent
+/// again (it may have run), and one cut off by a NATS outage is not run locally.
+pub const NOT_IDEMPOTENT: &[&str] = &["audit-file", "notify", "publish", "wsrf-resource"];
+
+/// Whether running a handler of `kind` twice for one message does no harm.
+pub fn is_idempotent(kind: &str) -> bool {
+    !NOT_IDEMPOTENT.contains(&kind) && !STATEFUL.contains(&kind)
+}
+
 /// Resources a `wsrf-resource` store holds unless `max_resources` says otherwise.
 const DEFAULT_MAX_RESOURCES: u64 = 100_000;
 
@@ -79,14 +90,18 @@ pub fn build_placed_step(
             // Here the call waits on the network: it belongs on the I/O threads, not the
             // CPU pool (a local fallback then runs there too).
             options.work = Work::Io;
-            Arc::new(RemoteHandler::new(
-                name,
-                handler,
-                link.clone(),
-                cfg.fallback(),
-                options.timeout,
-                limits(config),
-            ))
+            Arc::new(
+                RemoteHandler::new(
+                    name,
+                    handler,
+                    link.clone(),
+                    cfg.fallback(),
+                    options.timeout,
+                    limits(config),
+                )
+                .idempotent(is_idempotent(cfg.kind.get_ref()))
+                .adaptive_timeout(cfg.timeout_ms.is_none()),
+            )
         }
         (Placement::Auto, Some(link)) => {
             // The wrapper waits on the network or on the CPU pool itself (local calls of a
@@ -99,7 +114,9 @@ pub fn build_placed_step(
                 Fallback::Local,
                 options.timeout,
                 limits(config),
-            );
+            )
+            .idempotent(is_idempotent(cfg.kind.get_ref()))
+            .adaptive_timeout(cfg.timeout_ms.is_none());
             Arc::new(AutoPlaced::new(handler, work, remote))
         }
         _ => handler,
@@ -521,4 +538,24 @@ fn load_key(
     };
     let contents = std::fs::read(file.get_ref()).map_err(|e| error(format!("cannot read: {e}")))?;
     EncryptionKey::from_file_contents(&contents).map_err(error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_that_write_send_or_keep_state_are_not_idempotent() {
+        for kind in ["audit-file", "notify", "publish", "wsrf-resource"] {
+            assert!(!is_idempotent(kind), "{kind}");
+        }
+        for (kind, _, _) in KINDS {
+            assert_eq!(
+                is_idempotent(kind),
+                !NOT_IDEMPOTENT.contains(kind),
+                "{kind}"
+            );
+        }
+        assert!(is_idempotent("sleep") && is_idempotent("wsse-username"));
+    }
 }

@@ -18,7 +18,9 @@
 //! sooner.
 
 mod auto_placed;
+mod call;
 pub mod frame;
+mod latency;
 mod link;
 mod oneway_handler;
 pub mod oneway_stream;
@@ -30,7 +32,8 @@ mod trace;
 pub mod worker;
 
 pub use auto_placed::{AutoCounters, AutoPlaced, EXPLORE_EVERY, Side, choose};
-pub use link::{Link, LinkError, OnewayLimits};
+pub use latency::{ADAPTIVE_AFTER_CALLS, ADAPTIVE_FACTOR, ADAPTIVE_FLOOR};
+pub use link::{Link, LinkError, Liveness, OnewayLimits};
 pub use oneway_handler::{OnewayCounters, OnewayRemoteHandler};
 pub use remote_handler::{CallSplit, RemoteCounters, RemoteHandler};
 pub use shipping::{rebuild_message, request_for};

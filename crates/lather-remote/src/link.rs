@@ -5,6 +5,7 @@ use lather_config::NatsConfig;
 use std::fmt;
 use std::sync::OnceLock;
 use std::time::Duration;
+use tokio::sync::watch;
 
 /// A process's link to the NATS server of `[nats]`: the URL, the subject prefix and, once
 /// [`Link::connect`] succeeded, the client.
@@ -16,7 +17,32 @@ pub struct Link {
     prefix: String,
     connect_timeout: Duration,
     oneway_limits: OnewayLimits,
+    liveness: Liveness,
+    /// How many times the connection dropped since start: a call in flight that sees it
+    /// change lost its reply subject with the connection.
+    drops: watch::Sender<u64>,
     client: OnceLock<async_nats::Client>,
+}
+
+/// How a caller tells a lost remote call from a slow one (`[nats] ack_timeout_ms`,
+/// `heartbeat_ms`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Liveness {
+    /// A call the worker has not acknowledged by then is lost.
+    pub ack_timeout: Duration,
+    /// Workers heartbeat calls in hand this often; [`Liveness::MISSED`] intervals without
+    /// a word and the call is lost.
+    pub heartbeat: Duration,
+}
+
+impl Liveness {
+    /// Heartbeat intervals a call may stay silent before it counts as lost.
+    pub const MISSED: u32 = 3;
+
+    /// How long an acknowledged call may stay silent.
+    pub fn silence(&self) -> Duration {
+        self.heartbeat.saturating_mul(Self::MISSED)
+    }
 }
 
 /// The bounds of the JetStream work-queue stream oneway remote handlers go through
@@ -71,6 +97,11 @@ impl Link {
                 max_bytes: config.oneway_max_bytes,
                 max_messages: config.oneway_max_messages,
             },
+            liveness: Liveness {
+                ack_timeout: config.ack_timeout(),
+                heartbeat: config.heartbeat(),
+            },
+            drops: watch::channel(0).0,
             client: OnceLock::new(),
         }
     }
@@ -85,11 +116,29 @@ impl Link {
             url: self.url.clone(),
             why,
         };
+        let drops = self.drops.clone();
+        let url = self.url.clone();
         let options = async_nats::ConnectOptions::new()
             .name("lather")
             .connection_timeout(self.connect_timeout)
             .max_reconnects(None)
-            .request_timeout(None);
+            .request_timeout(None)
+            .event_callback(move |event| {
+                let drops = drops.clone();
+                let url = url.clone();
+                async move {
+                    match event {
+                        async_nats::Event::Disconnected | async_nats::Event::Closed => {
+                            drops.send_modify(|n| *n += 1);
+                            tracing::warn!(%url, "NATS connection lost; remote calls in flight fail over");
+                        }
+                        async_nats::Event::Connected => {
+                            tracing::info!(%url, "NATS connection back");
+                        }
+                        _ => {}
+                    }
+                }
+            });
         let connecting = options.connect(self.url.as_str());
         let client = tokio::time::timeout(self.connect_timeout, connecting)
             .await
@@ -110,6 +159,17 @@ impl Link {
         self.client
             .get()
             .filter(|c| c.connection_state() == State::Connected)
+    }
+
+    /// Watches how many times the connection dropped (see [`Link::connect`]); a call
+    /// started at one count and woken at another lost its replies with the connection.
+    pub fn drops(&self) -> watch::Receiver<u64> {
+        self.drops.subscribe()
+    }
+
+    /// How lost calls are told from slow ones.
+    pub fn liveness(&self) -> Liveness {
+        self.liveness
     }
 
     /// The client, connected or not (`None` before [`Link::connect`]).

@@ -1,6 +1,8 @@
 //! `RemoteHandler`: a handler stage that runs on a worker, reached through NATS.
 
+use crate::call::{Call, Exchange, exchange};
 use crate::frame::{Answer, Outcome, WorkerTiming};
+use crate::latency::Latencies;
 use crate::stand_in::StandIn;
 use crate::{Link, request_for};
 use lather_config::Fallback;
@@ -11,10 +13,6 @@ use lather_pipeline::{
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-/// How long past the handler's timeout the NATS request itself waits: the engine's timeout
-/// fires first, so a lost answer is a timeout the engine retries (stateless handlers).
-const REQUEST_GRACE: Duration = Duration::from_secs(1);
 
 /// What a remote handler counted since start (shown on `/metrics`).
 #[derive(Debug, Default)]
@@ -32,6 +30,16 @@ pub struct RemoteCounters {
     pub transfer_micros: AtomicU64,
     /// Answered calls' remaining time — framing, rebuilding, parsing — in microseconds (C).
     pub overhead_micros: AtomicU64,
+    /// Requests whose worker was lost: not acknowledged within `ack_timeout_ms`, or silent
+    /// for three heartbeat intervals after the acknowledgement.
+    pub lost: AtomicU64,
+    /// Lost requests of an idempotent kind sent again (to any worker of the queue group).
+    pub retries: AtomicU64,
+    /// Requests out when the connection to NATS dropped (failed over at once).
+    pub disconnects: AtomicU64,
+    /// Requests the caller stopped waiting for before the answer, the timeout or a loss
+    /// (the message's future was dropped: its client went away).
+    pub abandoned: AtomicU64,
 }
 
 /// One answered remote call's time split as equation 1 of the distributed handler
@@ -59,14 +67,22 @@ impl CallSplit {
 /// frame (only the parts the handler reads) goes to `{prefix}.handler.{name}`, the answer
 /// comes back as the verdict. It declares the same [`Access`] as the local handler.
 ///
-/// NATS not connected, or no worker listening: the `fallback` runs the local instance or
-/// answers `HandlerFailed` naming the subject and URL. An answer that does not come in time
-/// is a timeout of the stage, which the engine retries for stateless handlers (the queue
-/// group gives the retry to any worker).
+/// The worker acknowledges each request at once and heartbeats it while it runs, so a
+/// lost worker is known in milliseconds ([`crate::Liveness`]): a lost call of an
+/// [idempotent](RemoteHandler::idempotent) handler is sent once more (the queue group
+/// hands it to any worker), any other ends with `RemoteCallLost` — it may have run.
+/// NATS not connected, no worker listening, or the connection dropping mid-call (for a
+/// call that may safely run again): the `fallback` runs the local instance or answers
+/// `HandlerFailed` naming the subject and URL. An answer that does not come within the
+/// timeout (the step's, or the [adaptive one](RemoteHandler::adaptive_timeout)) is a
+/// `HandlerTimeout` fault.
 pub struct RemoteHandler {
     stand: StandIn,
     timeout: Duration,
     limits: Limits,
+    idempotent: bool,
+    adaptive: bool,
+    latencies: Latencies,
     counters: RemoteCounters,
 }
 
@@ -74,14 +90,21 @@ impl std::fmt::Debug for RemoteHandler {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RemoteHandler")
             .field("stand_in", &self.stand)
+            .field("idempotent", &self.idempotent)
+            .field("adaptive", &self.adaptive)
             .finish_non_exhaustive()
     }
 }
 
+/// Why a call went nowhere: nothing ran, or what ran may safely run again — the caller
+/// takes the fallback.
+type Unavailable = String;
+
 impl RemoteHandler {
     /// The remote stand-in for `local`, configured as `name`, through `link`. `timeout` is
     /// the step's per-attempt timeout (sent as the deadline); a `Respond` envelope from a
-    /// worker is parsed within `limits`.
+    /// worker is parsed within `limits`. Not idempotent (a lost call is not sent again)
+    /// and with a fixed timeout until told otherwise.
     pub fn new(
         name: &str,
         local: Arc<dyn Handler>,
@@ -94,13 +117,41 @@ impl RemoteHandler {
             stand: StandIn::new(name, local, link.clone(), link.subject(name), fallback),
             timeout,
             limits,
+            idempotent: false,
+            adaptive: false,
+            latencies: Latencies::default(),
             counters: RemoteCounters::default(),
         }
+    }
+
+    /// Whether running the handler twice for one message does no harm (no state outside
+    /// the message changes, nothing is sent or written twice): then a call whose worker was
+    /// lost is sent once more, and one cut off by a NATS outage takes the fallback.
+    pub fn idempotent(mut self, idempotent: bool) -> Self {
+        self.idempotent = idempotent;
+        self
+    }
+
+    /// Whether the timeout adapts (for a handler whose `timeout_ms` is not set): once
+    /// [`ADAPTIVE_AFTER_CALLS`](crate::ADAPTIVE_AFTER_CALLS) calls are measured, a call
+    /// gets `max(100 ms, 10 × p99)` of the recent calls, never more than the step's timeout.
+    pub fn adaptive_timeout(mut self, adaptive: bool) -> Self {
+        self.adaptive = adaptive;
+        self
     }
 
     /// The counters.
     pub fn counters(&self) -> &RemoteCounters {
         &self.counters
+    }
+
+    /// The timeout the next call gets.
+    pub fn current_timeout(&self) -> Duration {
+        if self.adaptive {
+            self.latencies.timeout(self.timeout)
+        } else {
+            self.timeout
+        }
     }
 
     /// Calls the handler on a worker (or the fallback) and, when a worker answered, how the
@@ -113,99 +164,178 @@ impl RemoteHandler {
     }
 
     /// [`call_split`](Self::call_split) without the fallback: `Err` says why NATS or every
-    /// worker was unavailable (nothing ran; the caller decides what to do and counts it).
+    /// worker was unavailable (nothing ran, or what ran may run again; the caller decides
+    /// what to do and counts it).
     pub async fn try_call_split(
         &self,
         message: &Message,
     ) -> Result<(Verdict, Option<CallSplit>), String> {
+        let id = message.context().id;
+        let mut watch = CallWatch {
+            handler: &self.stand.name,
+            id,
+            counters: &self.counters,
+            deadline: Instant::now() + self.timeout,
+            finished: false,
+        };
+        let mut resent = 0;
+        let result = loop {
+            match self.attempt(message, resent).await {
+                Attempt::Done(answered) => break Ok(answered),
+                Attempt::Unavailable(why) => break Err(why),
+                Attempt::Lost(why) if self.idempotent && resent == 0 => {
+                    self.counters.retries.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(handler = %self.stand.name, id = %format_args!("{id:032x}"), %why, "remote call lost; sending it again");
+                    resent += 1;
+                }
+                Attempt::Lost(why) if self.idempotent => {
+                    tracing::warn!(handler = %self.stand.name, id = %format_args!("{id:032x}"), %why, "remote call lost again; taking the fallback");
+                    break Err(format!("{why}, twice"));
+                }
+                Attempt::Lost(why) => {
+                    tracing::warn!(handler = %self.stand.name, id = %format_args!("{id:032x}"), %why, "remote call lost; not idempotent, so not sent again");
+                    break Ok((
+                        Verdict::Fault(Fault::with_reason(
+                            FaultKind::RemoteCallLost,
+                            format!(
+                                "remote handler {}: {why}; it may or may not have run, and it is not sent again (not idempotent)",
+                                self.stand.name
+                            ),
+                        )),
+                        None,
+                    ));
+                }
+            }
+        };
+        watch.finished = true;
+        result
+    }
+
+    /// One request to the workers, `resent` times sent before.
+    async fn attempt(&self, message: &Message, resent: u32) -> Attempt {
+        // Watched from before the connection is checked, so no drop goes unseen.
+        let drops = self.stand.link.drops();
         let Some(client) = self.stand.link.available() else {
-            return Err("NATS is not connected".to_owned());
+            return Attempt::Unavailable("NATS is not connected".to_owned());
         };
         let started = Instant::now();
+        let timeout = self.current_timeout();
         let deadline_unix_ms = SystemTime::now()
-            .checked_add(self.timeout)
+            .checked_add(timeout)
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map_or(u64::MAX, |d| {
                 u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
             });
-        let request = request_for(
+        let liveness = self.stand.link.liveness();
+        let mut request = request_for(
             &self.stand.name,
             &self.stand.access,
             message,
-            current_attempt(),
+            current_attempt().saturating_add(resent),
             deadline_unix_ms,
         );
+        request.heartbeat_ms = u32::try_from(liveness.heartbeat.as_millis())
+            .unwrap_or(u32::MAX)
+            .max(1);
         let frame = match request.encode() {
             Ok(frame) => frame,
             Err(e) => {
-                return Ok((
+                return Attempt::Done((
                     self.failed(format!("the message cannot be framed: {e}")),
                     None,
                 ));
             }
         };
         self.counters.calls.fetch_add(1, Ordering::Relaxed);
-        let mut watch = TimeoutWatch {
-            counters: &self.counters,
-            deadline: started + self.timeout,
-            finished: false,
+        let call = Call {
+            subject: &self.stand.subject,
+            frame,
+            id: request.id,
+            liveness,
+            timeout,
         };
-        let nats_request = async_nats::Request::new()
-            .payload(frame)
-            .timeout(Some(self.timeout + REQUEST_GRACE));
-        let sent = Instant::now();
-        let result = client
-            .send_request(self.stand.subject.clone(), nats_request)
-            .await;
-        let round_trip = sent.elapsed();
-        watch.finished = true;
-        use async_nats::RequestErrorKind as Kind;
-        match result {
-            Ok(reply) => {
-                let (verdict, timing) = self.verdict(request.id, reply.payload);
-                let split = timing.map(|t| {
-                    let handler = Duration::from_micros(u64::from(t.handler_us));
-                    let worker = Duration::from_micros(u64::from(t.worker_us));
-                    let transfer = round_trip.saturating_sub(worker);
-                    let overhead = started.elapsed().saturating_sub(transfer + handler);
-                    CallSplit {
-                        handler,
-                        transfer,
-                        overhead,
-                    }
-                });
-                if let Some(split) = split {
-                    let add = |counter: &AtomicU64, d: Duration| {
-                        counter.fetch_add(
-                            u64::try_from(d.as_micros()).unwrap_or(u64::MAX),
-                            Ordering::Relaxed,
-                        );
-                    };
-                    add(&self.counters.handler_micros, split.handler);
-                    add(&self.counters.transfer_micros, split.transfer);
-                    add(&self.counters.overhead_micros, split.overhead);
-                }
-                Ok((verdict, split))
+        let ended = exchange(client, call, drops).await;
+        let id = request.id;
+        let lost = |why: String| {
+            self.counters.lost.fetch_add(1, Ordering::Relaxed);
+            Attempt::Lost(why)
+        };
+        match ended {
+            Exchange::Answered {
+                payload,
+                round_trip,
+            } => {
+                self.latencies.record(round_trip);
+                let (verdict, timing) = self.verdict(id, payload);
+                let split = timing.map(|t| self.split(t, round_trip, started));
+                Attempt::Done((verdict, split))
             }
-            Err(e) => {
-                let verdict = match e.kind() {
-                    Kind::NoResponders => return Err("no worker is serving it".to_owned()),
-                    Kind::TimedOut => {
-                        self.counters.timeouts.fetch_add(1, Ordering::Relaxed);
-                        Verdict::Fault(Fault::with_reason(
-                            FaultKind::HandlerTimeout,
-                            format!(
-                                "remote handler {} did not answer within {} ms",
-                                self.stand.name,
-                                self.timeout.as_millis()
-                            ),
-                        ))
-                    }
-                    _ => return Err(format!("NATS request failed: {e}")),
-                };
-                Ok((verdict, None))
+            Exchange::NoResponders => Attempt::Unavailable("no worker is serving it".to_owned()),
+            Exchange::Unsent(why) => Attempt::Unavailable(format!("NATS request failed: {why}")),
+            Exchange::NotTaken => lost(format!(
+                "no worker acknowledged the call within {} ms",
+                liveness.ack_timeout.as_millis()
+            )),
+            Exchange::Silent => lost(format!(
+                "the worker went silent for {} ms with the call in hand",
+                liveness.silence().as_millis()
+            )),
+            Exchange::Disconnected { taken } => {
+                self.counters.disconnects.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(handler = %self.stand.name, id = %format_args!("{id:032x}"), taken, "the NATS connection dropped with a remote call out");
+                if taken && !self.idempotent {
+                    let fault = Fault::with_reason(
+                        FaultKind::RemoteCallLost,
+                        format!(
+                            "remote handler {}: the connection to NATS dropped with the call in a worker's hands; it may or may not have run, and it is not run again (not idempotent)",
+                            self.stand.name
+                        ),
+                    );
+                    Attempt::Done((Verdict::Fault(fault), None))
+                } else {
+                    Attempt::Unavailable("the connection to NATS dropped mid-call".to_owned())
+                }
+            }
+            Exchange::TimedOut { taken } => {
+                self.latencies.record(timeout);
+                self.counters.timeouts.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(handler = %self.stand.name, id = %format_args!("{id:032x}"), timeout_ms = timeout.as_millis(), taken, "remote call timed out");
+                Attempt::Done((
+                    Verdict::Fault(Fault::with_reason(
+                        FaultKind::HandlerTimeout,
+                        format!(
+                            "remote handler {} did not answer within {} ms",
+                            self.stand.name,
+                            timeout.as_millis()
+                        ),
+                    )),
+                    None,
+                ))
             }
         }
+    }
+
+    /// The answered call's split, added to the counters.
+    fn split(&self, t: WorkerTiming, round_trip: Duration, started: Instant) -> CallSplit {
+        let handler = Duration::from_micros(u64::from(t.handler_us));
+        let worker = Duration::from_micros(u64::from(t.worker_us));
+        let transfer = round_trip.saturating_sub(worker);
+        let overhead = started.elapsed().saturating_sub(transfer + handler);
+        let split = CallSplit {
+            handler,
+            transfer,
+            overhead,
+        };
+        let add = |counter: &AtomicU64, d: Duration| {
+            counter.fetch_add(
+                u64::try_from(d.as_micros()).unwrap_or(u64::MAX),
+                Ordering::Relaxed,
+            );
+        };
+        add(&self.counters.handler_micros, split.handler);
+        add(&self.counters.transfer_micros, split.transfer);
+        add(&self.counters.overhead_micros, split.overhead);
+        split
     }
 
     /// NATS or the workers are unavailable (`why`): the configured fallback.
@@ -253,18 +383,39 @@ impl RemoteHandler {
     }
 }
 
-/// Counts a timeout when the call is dropped unfinished at or after its deadline (the
-/// engine's timeout dropped it).
-struct TimeoutWatch<'a> {
+/// How one request to the workers ended.
+enum Attempt {
+    /// With a verdict (the answer's, a timeout's, a loss that cannot be repeated).
+    Done((Verdict, Option<CallSplit>)),
+    /// Nothing ran, or what ran may run again: the fallback.
+    Unavailable(Unavailable),
+    /// The worker was lost with the call (it may have run).
+    Lost(String),
+}
+
+/// Watches a call from the caller's side: dropped unfinished at or after the step's
+/// deadline, the engine's timeout ended it (a timeout, logged); dropped earlier, the
+/// message's client went away (abandoned).
+struct CallWatch<'a> {
+    handler: &'a str,
+    id: u128,
     counters: &'a RemoteCounters,
     deadline: Instant,
     finished: bool,
 }
 
-impl Drop for TimeoutWatch<'_> {
+impl Drop for CallWatch<'_> {
     fn drop(&mut self) {
-        if !self.finished && Instant::now() + Duration::from_millis(5) >= self.deadline {
+        if self.finished {
+            return;
+        }
+        let id = format_args!("{:032x}", self.id);
+        if Instant::now() + Duration::from_millis(5) >= self.deadline {
             self.counters.timeouts.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(handler = %self.handler, %id, "remote call timed out (the step's timeout)");
+        } else {
+            self.counters.abandoned.fetch_add(1, Ordering::Relaxed);
+            tracing::info!(handler = %self.handler, %id, "remote call abandoned: the message is no longer waited for");
         }
     }
 }
@@ -311,10 +462,35 @@ impl Handler for RemoteHandler {
                 "Answered remote calls' framing and rebuilding time, microseconds (C)",
                 &self.counters.overhead_micros,
             ),
+            (
+                "remote_lost",
+                "Remote calls whose worker was lost (no acknowledgement, or heartbeats stopped)",
+                &self.counters.lost,
+            ),
+            (
+                "remote_retries",
+                "Lost remote calls of an idempotent handler sent again",
+                &self.counters.retries,
+            ),
+            (
+                "remote_disconnects",
+                "Remote calls out when the NATS connection dropped (failed over at once)",
+                &self.counters.disconnects,
+            ),
+            (
+                "remote_abandoned",
+                "Remote calls whose message stopped being waited for (its client went away)",
+                &self.counters.abandoned,
+            ),
         ];
         out.extend(figures.into_iter().map(|(name, help, counter)| {
             Observation::counter(name, help, counter.load(Ordering::Relaxed))
         }));
+        out.push(Observation::gauge(
+            "remote_timeout_ms",
+            "The timeout a remote call gets now, milliseconds (adaptive when timeout_ms is not set)",
+            u64::try_from(self.current_timeout().as_millis()).unwrap_or(u64::MAX),
+        ));
         out
     }
 }

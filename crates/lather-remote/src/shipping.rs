@@ -51,6 +51,7 @@ pub fn request_for(
         handler: name.to_owned(),
         attempt,
         deadline_unix_ms,
+        heartbeat_ms: 0,
         trace: Some(crate::traceparent(context.id, name, attempt)),
         service: context.service.clone(),
         action: context.action.clone(),

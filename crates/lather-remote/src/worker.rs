@@ -1,15 +1,16 @@
 //! The worker side: answer request frames for the hosted handlers, in a queue group per
 //! handler so several workers share the load.
 
-use crate::frame::{Answer, Outcome, Request, WorkerTiming};
+use crate::frame::{Answer, FrameError, Outcome, Progress, ProgressKind, Request, WorkerTiming};
 use crate::{Link, LinkError, rebuild_message};
 use bytes::Bytes;
 use futures_util::StreamExt;
 use lather_envelope::{Fault, FaultKind, Limits};
-use lather_pipeline::{Handler, Options, Step, Verdict};
+use lather_pipeline::{Handler, Options, Step, Verdict, Work};
 use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tracing::Instrument;
 
@@ -38,8 +39,17 @@ impl std::fmt::Debug for Hosted {
 /// an unreadable frame, a frame for another handler, parts that do not make an envelope, a
 /// timeout or a panic all become a fault answer.
 pub async fn answer(hosted: &Hosted, frame: Bytes, limits: &Limits) -> Bytes {
-    let arrived = Instant::now();
-    let (id, handler_time, outcome) = match Request::decode(frame) {
+    answer_decoded(hosted, Request::decode(frame), limits, Instant::now()).await
+}
+
+/// [`answer`] for a frame already decoded (or refused) on its arrival at `arrived`.
+async fn answer_decoded(
+    hosted: &Hosted,
+    decoded: Result<Request, FrameError>,
+    limits: &Limits,
+    arrived: Instant,
+) -> Bytes {
+    let (id, handler_time, outcome) = match decoded {
         Err(e) => (
             0,
             Duration::ZERO,
@@ -138,6 +148,15 @@ async fn run(hosted: &Hosted, request: &Request, limits: &Limits) -> (Outcome, D
 /// Requests a worker handles at once unless told otherwise.
 pub const DEFAULT_CONCURRENCY: usize = 64;
 
+/// Requests a worker takes (acknowledges and keeps alive with heartbeats) per request it
+/// handles at once: with `concurrency` 64, up to 512 are taken, 64 run and the rest wait
+/// their turn. Beyond that the worker reads no more, and callers see their requests not
+/// acknowledged (lost: sent to another worker when idempotent).
+pub const TAKEN_PER_SLOT: usize = 8;
+
+/// The shortest heartbeat interval a worker keeps (a request asking for less gets this).
+pub const MIN_HEARTBEAT: Duration = Duration::from_millis(10);
+
 /// Serves `hosted` through the connected `link` until `shutdown` completes: one queue
 /// subscription per handler (group `{prefix}.workers.{name}`); a oneway handler instead
 /// pulls from its durable consumer on the JetStream work queue ([`crate::oneway_worker`];
@@ -153,10 +172,14 @@ pub async fn serve(
     serve_bounded(link, hosted, limits, DEFAULT_CONCURRENCY, shutdown).await
 }
 
-/// [`serve`], handling at most `concurrency` requests at once: further requests wait in
-/// the subscription (and, past NATS's buffer, at the requester, which times out and
-/// retries on another worker), so a worker's memory stays bounded and its capacity is
-/// what one process can do — more workers, more capacity.
+/// [`serve`], handling at most `concurrency` requests at once. A request is acknowledged
+/// as soon as it is read, then heartbeated at the interval it asks for until its answer
+/// is sent, also while it waits for one of the `concurrency` slots. At most
+/// `concurrency ×` [`TAKEN_PER_SLOT`] requests are taken; further ones wait unread in the
+/// subscription, unacknowledged, so their callers count them lost and send them elsewhere —
+/// a worker's memory stays bounded and its capacity is what one process can do.
+/// CPU-bound handlers run on the blocking pool, so acknowledgements and heartbeats go out
+/// while they compute.
 pub async fn serve_bounded(
     link: &Link,
     hosted: Vec<Hosted>,
@@ -203,20 +226,41 @@ pub async fn serve_bounded(
             .into_iter()
             .map(|(hosted, sub)| sub.map(move |m| (hosted.clone(), m))),
     );
+    let names: Vec<&str> = hosted.iter().map(|h| h.name.as_str()).collect();
+    tracing::info!(handlers = %names.join(","), "lather worker ready");
     let mut in_hand = JoinSet::new();
+    let slots = Arc::new(Semaphore::new(concurrency));
+    let most_taken = concurrency.saturating_mul(TAKEN_PER_SLOT);
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
             () = &mut shutdown => break,
-            next = requests.next(), if in_hand.len() < concurrency && !requests.is_empty() => {
+            next = requests.next(), if in_hand.len() < most_taken && !requests.is_empty() => {
                 let Some((hosted, message)) = next else { break };
                 let Some(reply) = message.reply.clone() else { continue };
+                let arrived = Instant::now();
+                let decoded = Request::decode(message.payload);
+                let beats = decoded
+                    .as_ref()
+                    .ok()
+                    .filter(|r| r.heartbeat_ms > 0)
+                    .map(|r| (r.id, Duration::from_millis(u64::from(r.heartbeat_ms)).max(MIN_HEARTBEAT)));
+                if let Some((id, _)) = beats {
+                    let ack = Progress { id, kind: ProgressKind::Ack }.encode();
+                    if let Err(e) = client.publish(reply.clone(), ack).await {
+                        tracing::warn!(handler = %hosted.name, error = %e, "acknowledgement not sent");
+                    }
+                }
+                let taken = Taken { hosted, decoded, arrived, limits: limits.clone(), slots: slots.clone() };
                 let client = client.clone();
-                let limits = limits.clone();
                 in_hand.spawn(async move {
-                    let bytes = answer(&hosted, message.payload, &limits).await;
+                    let name = taken.hosted.name.clone();
+                    let bytes = match beats {
+                        None => taken.run().await,
+                        Some((id, every)) => with_heartbeats(taken, &client, &reply, id, every).await,
+                    };
                     if let Err(e) = client.publish(reply, bytes).await {
-                        tracing::warn!(handler = %hosted.name, error = %e, "answer not sent");
+                        tracing::warn!(handler = %name, error = %e, "answer not sent");
                     }
                 });
             }
@@ -246,4 +290,74 @@ pub async fn serve_bounded(
         tracing::warn!(error = %e, "flushing the last answers failed");
     }
     Ok(())
+}
+
+/// A request a worker took: it waits for a slot, then runs where its kind of work belongs.
+struct Taken {
+    hosted: Arc<Hosted>,
+    decoded: Result<Request, FrameError>,
+    arrived: Instant,
+    limits: Arc<Limits>,
+    slots: Arc<Semaphore>,
+}
+
+impl Taken {
+    /// The answer frame's bytes; empty if the task running it died (the caller refuses
+    /// that as an unreadable answer, a `HandlerFailed` fault).
+    async fn run(self) -> Bytes {
+        let handle = self.spawn();
+        handle.await.unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "a worker task ended without an answer");
+            Bytes::new()
+        })
+    }
+
+    /// Starts the run on its own task: a CPU-bound handler on the blocking pool (so it
+    /// never holds up acknowledgements and heartbeats), any other on the runtime.
+    fn spawn(self) -> tokio::task::JoinHandle<Bytes> {
+        let cpu = self.hosted.options.work == Work::Cpu;
+        let work = async move {
+            let _slot = self.slots.acquire_owned().await;
+            answer_decoded(&self.hosted, self.decoded, &self.limits, self.arrived).await
+        };
+        if cpu {
+            let runtime = tokio::runtime::Handle::current();
+            tokio::task::spawn_blocking(move || runtime.block_on(work))
+        } else {
+            tokio::spawn(work)
+        }
+    }
+}
+
+/// Runs `taken`, sending a heartbeat for `id` to `reply` every `every` until its answer.
+async fn with_heartbeats(
+    taken: Taken,
+    client: &async_nats::Client,
+    reply: &async_nats::Subject,
+    id: u128,
+    every: Duration,
+) -> Bytes {
+    let mut handle = taken.spawn();
+    let beat = Progress {
+        id,
+        kind: ProgressKind::Heartbeat,
+    }
+    .encode();
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            done = &mut handle => {
+                return done.unwrap_or_else(|e| {
+                    tracing::warn!(error = %e, "a worker task ended without an answer");
+                    Bytes::new()
+                });
+            }
+            _ = ticks.tick() => {
+                if let Err(e) = client.publish(reply.clone(), beat.clone()).await {
+                    tracing::debug!(error = %e, "heartbeat not sent");
+                }
+            }
+        }
+    }
 }

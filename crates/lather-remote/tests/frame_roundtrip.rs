@@ -3,7 +3,9 @@
 use bytes::Bytes;
 use lather_envelope::{Fault, FaultKind, QName, SoapVersion};
 use lather_pipeline::{Direction, Patch, PatchOp};
-use lather_remote::frame::{Answer, FrameError, Outcome, Payload, Request, WorkerTiming};
+use lather_remote::frame::{
+    Answer, FrameError, Outcome, Payload, Progress, ProgressKind, Reply, Request, WorkerTiming,
+};
 use proptest::prelude::*;
 
 fn text() -> impl Strategy<Value = String> {
@@ -35,6 +37,7 @@ prop_compose! {
         handler in text(),
         attempt in any::<u32>(),
         deadline in any::<u64>(),
+        heartbeat_ms in any::<u32>(),
         trace in proptest::option::of(text()),
         service in text(),
         action in proptest::option::of(text()),
@@ -44,7 +47,7 @@ prop_compose! {
         namespaces in proptest::collection::vec((text(), text()), 0..4),
         payload in payload(),
     ) -> Request {
-        Request { id, handler, attempt, deadline_unix_ms: deadline, trace, service, action, client, direction, soap, namespaces, payload }
+        Request { id, handler, attempt, deadline_unix_ms: deadline, heartbeat_ms, trace, service, action, client, direction, soap, namespaces, payload }
     }
 }
 
@@ -113,8 +116,29 @@ proptest! {
     }
 
     #[test]
+    fn progress_round_trips_and_replies_tell_progress_from_answers(
+        id in any::<u128>(),
+        heartbeat in any::<bool>(),
+        a in answer(),
+    ) {
+        let kind = if heartbeat { ProgressKind::Heartbeat } else { ProgressKind::Ack };
+        let p = Progress { id, kind };
+        let bytes = p.encode();
+        prop_assert_eq!(bytes.len(), 22);
+        prop_assert_eq!(Progress::decode(bytes.clone()).unwrap(), p);
+        prop_assert_eq!(Reply::decode(bytes.clone()).unwrap(), Reply::Progress(p));
+        prop_assert!(Answer::decode(bytes.clone()).is_err());
+        prop_assert!(Request::decode(bytes).is_err());
+        let answer = a.encode().unwrap();
+        prop_assert_eq!(Reply::decode(answer.clone()).unwrap(), Reply::Answer(a));
+        prop_assert!(Progress::decode(answer).is_err());
+    }
+
+    #[test]
     fn arbitrary_bytes_decode_to_an_error_or_a_frame(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
         let _ = Request::decode(Bytes::from(bytes.clone()));
+        let _ = Reply::decode(Bytes::from(bytes.clone()));
+        let _ = Progress::decode(Bytes::from(bytes.clone()));
         let _ = Answer::decode(Bytes::from(bytes));
     }
 
@@ -146,6 +170,7 @@ fn huge_lengths_and_counts_are_refused_before_anything_is_allocated() {
         handler: "h".into(),
         attempt: 0,
         deadline_unix_ms: 0,
+        heartbeat_ms: 0,
         trace: None,
         service: "s".into(),
         action: None,
@@ -160,7 +185,7 @@ fn huge_lengths_and_counts_are_refused_before_anything_is_allocated() {
     };
     let frame = r.encode().unwrap().to_vec();
     // The namespace count sits right after the handler, service and three absent options.
-    let count_at = 4 + 1 + 1 + 16 + 4 + 8 + 1 + 1 + (2 + 1) + (2 + 1) + 3;
+    let count_at = 4 + 1 + 1 + 16 + 4 + 8 + 4 + 1 + 1 + (2 + 1) + (2 + 1) + 3;
     assert_eq!(&frame[count_at..count_at + 2], &[0, 0]);
     let mut lying = frame.clone();
     lying[count_at..count_at + 2].copy_from_slice(&u16::MAX.to_be_bytes());

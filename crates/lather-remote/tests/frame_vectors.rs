@@ -6,7 +6,9 @@
 use bytes::Bytes;
 use lather_envelope::{FaultKind, QName, SoapVersion};
 use lather_pipeline::{Direction, PatchOp};
-use lather_remote::frame::{Answer, FrameError, Outcome, Payload, Request, WorkerTiming};
+use lather_remote::frame::{
+    Answer, FrameError, Outcome, Payload, Progress, ProgressKind, Reply, Request, WorkerTiming,
+};
 use std::path::PathBuf;
 
 fn corpus() -> PathBuf {
@@ -23,6 +25,7 @@ fn a_parts_request_decodes_to_what_the_python_encoder_wrote() {
     assert_eq!(r.id, 0x0123456789ABCDEF0011223344556677);
     assert_eq!(r.attempt, 2);
     assert_eq!(r.deadline_unix_ms, 1_700_000_000_123);
+    assert_eq!(r.heartbeat_ms, 250);
     assert_eq!(r.soap, SoapVersion::V12);
     assert_eq!(r.direction, Direction::Request);
     assert_eq!(r.handler, "auth");
@@ -47,6 +50,7 @@ fn a_parts_request_decodes_to_what_the_python_encoder_wrote() {
 fn a_whole_envelope_request_decodes() {
     let r = Request::decode(read("request_whole.bin")).unwrap();
     assert_eq!((r.id, r.attempt, r.soap), (7, 0, SoapVersion::V11));
+    assert_eq!(r.heartbeat_ms, 0);
     assert_eq!(r.direction, Direction::Response);
     assert_eq!(r.trace.as_deref(), Some("00-abc-def-01"));
     assert!(matches!(&r.payload, Payload::Whole(b) if b.starts_with(b"<s:Envelope")));
@@ -97,6 +101,29 @@ fn answers_decode_to_what_the_python_encoder_wrote() {
 }
 
 #[test]
+fn progress_frames_decode_to_what_the_python_encoder_wrote() {
+    let ack = Progress {
+        id: 0x0123456789ABCDEF0011223344556677,
+        kind: ProgressKind::Ack,
+    };
+    assert_eq!(Progress::decode(read("ack.bin")), Ok(ack));
+    assert_eq!(Reply::decode(read("ack.bin")), Ok(Reply::Progress(ack)));
+    let beat = Progress {
+        id: 5,
+        kind: ProgressKind::Heartbeat,
+    };
+    assert_eq!(Progress::decode(read("heartbeat.bin")), Ok(beat));
+    assert!(matches!(
+        Reply::decode(read("answer_respond.bin")),
+        Ok(Reply::Answer(a)) if a.id == 9
+    ));
+    assert_eq!(
+        Reply::decode(read("request_whole.bin")),
+        Err(FrameError::WrongKind(1))
+    );
+}
+
+#[test]
 fn refused_vectors_name_the_field() {
     assert_eq!(
         Request::decode(read("bad_count.bin")),
@@ -120,6 +147,9 @@ fn the_whole_corpus_replays_and_frames_encode_back_byte_for_byte() {
         if let Ok(a) = Answer::decode(bytes.clone()) {
             assert_eq!(a.encode().unwrap(), bytes);
         }
+        if let Ok(p) = Progress::decode(bytes.clone()) {
+            assert_eq!(p.encode(), bytes);
+        }
     }
-    assert!(files >= 7, "corpus has {files} files");
+    assert!(files >= 9, "corpus has {files} files");
 }

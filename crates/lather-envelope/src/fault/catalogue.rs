@@ -392,6 +392,10 @@ catalogue! {
     HandlerTimeout = 4005, Receiver, true, 500, "A message handler did not finish in time";
     /// The resource store holds as many resources as it may; a new one is refused.
     ResourceStoreFull = 4006, Receiver, true, 503, "The resource store is full";
+    /// A remote handler's worker was lost (no acknowledgement, heartbeats stopped, or NATS
+    /// dropped) with the call in hand, and the call may have run: a kind that is not
+    /// idempotent is not run again.
+    RemoteCallLost = 4010, Receiver, true, 502, "A remote handler's worker was lost mid-call";
 }
 
 #[cfg(test)]

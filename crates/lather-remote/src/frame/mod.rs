@@ -1,17 +1,23 @@
-//! The wire frame between a service and its workers, version 2 (see `docs/remote-frame.md`).
+//! The wire frame between a service and its workers, version 3 (see `docs/remote-frame.md`).
 //!
 //! A [`Request`] carries a message id, the properties a handler may look at and only the
 //! parts of the message the handler declared it reads; an [`Answer`] carries the handler's
-//! patch, its own response or its fault. Both start with [`MAGIC`], [`VERSION`] and a kind
+//! patch, its own response or its fault. Between the two, the worker sends [`Progress`]
+//! frames to the same reply subject: an acknowledgement at once, then a heartbeat at the
+//! interval the request asks for, so a caller knows in milliseconds when a call is lost. Both start with [`MAGIC`], [`VERSION`] and a kind
 //! byte. Big-endian throughout; strings are UTF-8 after a u16 length, byte strings follow a
 //! u32 length. Decoding checks every length against the bytes that are left, so arbitrary
 //! input gives a [`FrameError`], never a panic or an allocation beyond its own size.
 
 mod answer;
+mod progress;
+mod reply;
 mod request;
 pub(crate) mod wire;
 
 pub use answer::{Answer, Outcome, WorkerTiming};
+pub use progress::{Progress, ProgressKind};
+pub use reply::Reply;
 pub use request::{Payload, Request};
 
 use std::fmt;
@@ -19,11 +25,15 @@ use std::fmt;
 /// The first four bytes of every frame.
 pub const MAGIC: [u8; 4] = *b"LTHR";
 /// The frame layout this crate writes and reads.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 /// Kind byte of a request frame.
 pub(crate) const KIND_REQUEST: u8 = 1;
 /// Kind byte of an answer frame.
 pub(crate) const KIND_ANSWER: u8 = 2;
+/// Kind byte of an acknowledgement (the worker took the request).
+pub(crate) const KIND_ACK: u8 = 3;
+/// Kind byte of a heartbeat (the worker is still on the request).
+pub(crate) const KIND_HEARTBEAT: u8 = 4;
 
 /// Why bytes are not a frame (decoding), or a value does not fit one (encoding).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,6 +87,15 @@ fn write_start(w: &mut wire::Writer, kind: u8) {
 
 /// Reads and checks magic, version and kind.
 fn read_start(r: &mut wire::Reader, kind: u8) -> Result<(), FrameError> {
+    let got = read_any_start(r)?;
+    if got != kind {
+        return Err(FrameError::WrongKind(got));
+    }
+    Ok(())
+}
+
+/// Reads and checks magic and version; the kind byte, whatever it is.
+fn read_any_start(r: &mut wire::Reader) -> Result<u8, FrameError> {
     if r.raw(4, "magic")?[..] != MAGIC {
         return Err(FrameError::BadMagic);
     }
@@ -84,9 +103,5 @@ fn read_start(r: &mut wire::Reader, kind: u8) -> Result<(), FrameError> {
     if version != VERSION {
         return Err(FrameError::UnsupportedVersion(version));
     }
-    let got = r.u8("kind")?;
-    if got != kind {
-        return Err(FrameError::WrongKind(got));
-    }
-    Ok(())
+    r.u8("kind")
 }

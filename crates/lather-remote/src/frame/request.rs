@@ -17,6 +17,11 @@ pub struct Request {
     pub attempt: u32,
     /// When the caller stops waiting, in milliseconds since the Unix epoch.
     pub deadline_unix_ms: u64,
+    /// How often the caller wants to hear that the call is still in hand, in milliseconds:
+    /// the worker acknowledges the request at once and sends a heartbeat every this often
+    /// until it answers ([`super::Progress`]). 0: no acknowledgement and no heartbeats
+    /// (oneway frames, nobody waits).
+    pub heartbeat_ms: u32,
     /// A trace context to continue (e.g. a W3C `traceparent`), if any.
     pub trace: Option<String>,
     /// The service the message was sent to.
@@ -85,6 +90,7 @@ impl Request {
         w.u128(self.id);
         w.u32(self.attempt);
         w.u64(self.deadline_unix_ms);
+        w.u32(self.heartbeat_ms);
         w.u8(soap_byte(self.soap));
         w.u8(direction_byte(self.direction));
         w.str16(&self.handler, "handler name")?;
@@ -127,6 +133,7 @@ impl Request {
         let id = r.u128("message id")?;
         let attempt = r.u32("attempt")?;
         let deadline_unix_ms = r.u64("deadline")?;
+        let heartbeat_ms = r.u32("heartbeat interval")?;
         let soap = match r.u8("SOAP version")? {
             1 => SoapVersion::V11,
             2 => SoapVersion::V12,
@@ -173,6 +180,7 @@ impl Request {
             handler,
             attempt,
             deadline_unix_ms,
+            heartbeat_ms,
             trace,
             service,
             action,

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes remote frames (docs/remote-frame.md, version 2) with an encoder independent of the
+"""Writes remote frames (docs/remote-frame.md, version 3) with an encoder independent of the
 Rust one, as test vectors and fuzz seeds.
 
 Run from the repository root:
@@ -31,14 +31,14 @@ def qname(ns, local):
 
 
 def start(kind):
-    return b"LTHR" + bytes([2, kind])
+    return b"LTHR" + bytes([3, kind])
 
 
 def request_parts():
     block = (b'<w:Security xmlns:w="urn:wsse"><w:Token>t</w:Token></w:Security>')
     out = start(1)
     out += (0x0123456789ABCDEF0011223344556677).to_bytes(16, "big")
-    out += struct.pack(">IQ", 2, 1_700_000_000_123)
+    out += struct.pack(">IQI", 2, 1_700_000_000_123, 250)
     out += bytes([2, 0])  # SOAP 1.2, request flow
     out += str16("auth") + str16("quotes") + opt("urn:getQuote") + opt("127.0.0.1") + opt(None)
     out += struct.pack(">H", 1) + str16("q") + str16("urn:quotes")
@@ -51,7 +51,7 @@ def request_parts():
 def request_whole():
     env = (b'<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/">'
            b"<s:Body><m:Ping xmlns:m=\"urn:m\"/></s:Body></s:Envelope>")
-    out = start(1) + (7).to_bytes(16, "big") + struct.pack(">IQ", 0, 0) + bytes([1, 1])
+    out = start(1) + (7).to_bytes(16, "big") + struct.pack(">IQI", 0, 0, 0) + bytes([1, 1])
     out += str16("digest") + str16("echo") + opt(None) + opt(None) + opt("00-abc-def-01")
     out += struct.pack(">H", 0) + b"\x01" + blob32(env)
     return out
@@ -85,14 +85,20 @@ def answer_fault():
     return out
 
 
+def progress(kind, id):
+    return start(kind) + id.to_bytes(16, "big")
+
+
 FRAMES = {
     "request_parts.bin": request_parts(),
     "request_whole.bin": request_whole(),
     "answer_continue.bin": answer_continue(),
     "answer_respond.bin": answer_respond(),
     "answer_fault.bin": answer_fault(),
+    "ack.bin": progress(3, 0x0123456789ABCDEF0011223344556677),
+    "heartbeat.bin": progress(4, 5),
     # Refused: a namespace count far beyond the bytes left, and a truncated answer.
-    "bad_count.bin": request_parts()[:78] + b"\xff\xff",  # 78: where the count sits
+    "bad_count.bin": request_parts()[:82] + b"\xff\xff",  # 82: where the count sits
     "truncated_answer.bin": answer_continue()[:40],
 }
 
