@@ -51,6 +51,9 @@ pub struct ServerConfig {
     pub queue_capacity: usize,
     /// Messages in flight per service: a number, or `"auto"` to adapt to latency.
     pub max_in_flight: MaxInFlight,
+    /// The floor of an `"auto"` in-flight limit (default 4): neither jitter nor an outage
+    /// brings it lower, so a service is never starved. Ignored for a fixed limit.
+    pub min_in_flight: usize,
 }
 
 /// `max_in_flight`: a fixed number or `"auto"`.
@@ -82,6 +85,7 @@ impl Default for ServerConfig {
             workers: 0,
             queue_capacity: 1024,
             max_in_flight: MaxInFlight::Auto(Auto::Auto),
+            min_in_flight: 4,
         }
     }
 }

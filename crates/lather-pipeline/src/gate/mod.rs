@@ -13,6 +13,7 @@
 
 mod limit;
 mod ticket;
+mod window;
 
 pub use limit::LimitPolicy;
 
