@@ -34,6 +34,13 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             "server.min_in_flight must be at least 1",
         ));
     }
+    if config.server.body_timeout_ms == 0 {
+        return Err(ConfigError::new(
+            origin,
+            None,
+            "server.body_timeout_ms must be greater than 0",
+        ));
+    }
     if config.server.max_depth < 3 {
         return Err(ConfigError::new(
             origin,
