@@ -51,6 +51,16 @@ pub struct ServerConfig {
     pub queue_capacity: usize,
     /// Messages in flight per service: a number, or `"auto"` to adapt to latency.
     pub max_in_flight: MaxInFlight,
+    /// The floor of an `"auto"` in-flight limit (default 4): neither jitter nor an outage
+    /// brings it lower, so a service is never starved. Ignored for a fixed limit.
+    pub min_in_flight: usize,
+    /// How long a request's body may take to arrive in all, in milliseconds (default
+    /// 30 000), counted from the end of its headers.
+    pub body_timeout_ms: u64,
+    /// The slowest average rate a request body may arrive at, in bytes per second, after a
+    /// 1 s grace (default 1024; 0 turns the rate rule off). A slower body is answered with
+    /// `RequestTooSlow` (408) and its connection closed.
+    pub min_body_bytes_per_s: u64,
 }
 
 /// `max_in_flight`: a fixed number or `"auto"`.
@@ -82,6 +92,9 @@ impl Default for ServerConfig {
             workers: 0,
             queue_capacity: 1024,
             max_in_flight: MaxInFlight::Auto(Auto::Auto),
+            min_in_flight: 4,
+            body_timeout_ms: 30_000,
+            min_body_bytes_per_s: 1024,
         }
     }
 }

@@ -27,6 +27,20 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             "server.max_in_flight must be at least 1 (or \"auto\")",
         ));
     }
+    if config.server.min_in_flight == 0 {
+        return Err(ConfigError::new(
+            origin,
+            None,
+            "server.min_in_flight must be at least 1",
+        ));
+    }
+    if config.server.body_timeout_ms == 0 {
+        return Err(ConfigError::new(
+            origin,
+            None,
+            "server.body_timeout_ms must be greater than 0",
+        ));
+    }
     if config.server.max_depth < 3 {
         return Err(ConfigError::new(
             origin,
@@ -659,6 +673,14 @@ timeout_ms = 250
         assert!(msg.contains("max_in_flight"), "{msg}");
         let (_, msg) = error_of("[server]\nmax_in_flight = 0\n");
         assert!(msg.contains("at least 1"), "{msg}");
+        assert_eq!(Config::from_toml("", "t").unwrap().server.min_in_flight, 4);
+        let cfg = Config::from_toml("[server]\nmin_in_flight = 16\n", "t").unwrap();
+        assert_eq!(cfg.server.min_in_flight, 16);
+        let (_, msg) = error_of("[server]\nmin_in_flight = 0\n");
+        assert!(
+            msg.contains("server.min_in_flight must be at least 1"),
+            "{msg}"
+        );
     }
 
     #[test]

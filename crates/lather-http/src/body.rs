@@ -1,18 +1,82 @@
-//! Reading a request body with a size bound, and undoing its content encoding.
+//! Reading a request body with a size bound and a pace, and undoing its content encoding.
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use flate2::read::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
 use http::HeaderMap;
 use http::header::{CONTENT_ENCODING, CONTENT_LENGTH};
 use http_body_util::{BodyExt, Limited};
 use lather_envelope::{Fault, FaultKind};
 use std::io::Read;
+use std::time::Duration;
+use tokio::time::Instant;
 
-/// Reads the whole body, refusing more than `limit` bytes (before any decoding).
+/// How fast a request body must arrive.
+///
+/// Two rules, both measured from the end of the request's headers: the whole body within
+/// `total`, and — after `grace` — on average at least `min_rate` bytes per second. Each byte
+/// received buys `1 / min_rate` s more, so a client that keeps up the rate on average may
+/// pause (a TCP stall, a slow start), while one that trickles a byte now and then is cut
+/// within about `grace` plus a moment. A steady client of a 4 MiB body needs about
+/// 140 KiB/s to finish within the default 30 s (raise `total` for slower links).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BodyPace {
+    /// The longest a whole body may take.
+    pub(crate) total: Duration,
+    /// The slowest average rate after the grace, in bytes per second; 0 turns the rule off.
+    pub(crate) min_rate: u64,
+    /// The time before the rate rule applies.
+    pub(crate) grace: Duration,
+}
+
+impl BodyPace {
+    /// The time the rate rule gives before the rate applies.
+    pub(crate) const GRACE: Duration = Duration::from_secs(1);
+
+    /// The pace of `[server] body_timeout_ms` and `min_body_bytes_per_s`.
+    pub(crate) fn from_config(server: &lather_config::ServerConfig) -> Self {
+        BodyPace {
+            total: Duration::from_millis(server.body_timeout_ms),
+            min_rate: server.min_body_bytes_per_s,
+            grace: Self::GRACE,
+        }
+    }
+
+    /// When the next bytes must have arrived, having received `received` since `started`.
+    fn deadline(&self, started: Instant, received: usize) -> Instant {
+        let hard = started + self.total;
+        if self.min_rate == 0 {
+            return hard;
+        }
+        let bought = Duration::from_secs_f64(received as f64 / self.min_rate as f64);
+        hard.min(started + self.grace + bought)
+    }
+
+    fn too_slow(&self, started: Instant, received: usize) -> Fault {
+        let elapsed = started.elapsed();
+        let reason = if elapsed >= self.total {
+            format!(
+                "the request body did not arrive within {} ms ({received} bytes received)",
+                self.total.as_millis()
+            )
+        } else {
+            format!(
+                "the request body arrived too slowly: {received} bytes in {:.1} s, below \
+                 {} bytes/s",
+                elapsed.as_secs_f64(),
+                self.min_rate
+            )
+        };
+        Fault::with_reason(FaultKind::RequestTooSlow, reason)
+    }
+}
+
+/// Reads the whole body, refusing more than `limit` bytes (before any decoding) and a body
+/// slower than `pace` ([`FaultKind::RequestTooSlow`]).
 pub(crate) async fn read_limited<B>(
     headers: &HeaderMap,
     body: B,
     limit: usize,
+    pace: &BodyPace,
 ) -> Result<Bytes, Fault>
 where
     B: hyper::body::Body<Data = Bytes>,
@@ -27,21 +91,53 @@ where
     {
         return Err(too_large(FaultKind::MessageTooLarge, len, limit));
     }
-    match Limited::new(body, limit).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(e)
-            if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some() =>
-        {
-            Err(Fault::with_reason(
-                FaultKind::MessageTooLarge,
-                format!("message exceeds the limit of {limit} bytes"),
-            ))
+    let started = Instant::now();
+    let mut body = std::pin::pin!(Limited::new(body, limit));
+    let mut first: Option<Bytes> = None;
+    let mut rest = BytesMut::new();
+    let mut received = 0usize;
+    loop {
+        let deadline = pace.deadline(started, received);
+        let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
+            Err(_) => return Err(pace.too_slow(started, received)),
+            Ok(None) => break,
+            Ok(Some(frame)) => frame.map_err(|e| read_failed(e, limit))?,
+        };
+        // Trailers carry nothing a SOAP message needs.
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        if data.is_empty() {
+            continue;
         }
-        Err(e) => Err(Fault::with_reason(
+        received += data.len();
+        // One chunk (the common case) is kept as it came; more are joined once.
+        match first.take() {
+            None if rest.is_empty() => first = Some(data),
+            Some(chunk) => {
+                rest.reserve(declared.map_or(0, |n| n as usize).min(limit));
+                rest.extend_from_slice(&chunk);
+                rest.extend_from_slice(&data);
+            }
+            None => rest.extend_from_slice(&data),
+        }
+    }
+    Ok(first.unwrap_or_else(|| rest.freeze()))
+}
+
+fn read_failed(e: Box<dyn std::error::Error + Send + Sync>, limit: usize) -> Fault {
+    if e.downcast_ref::<http_body_util::LengthLimitError>()
+        .is_some()
+    {
+        Fault::with_reason(
+            FaultKind::MessageTooLarge,
+            format!("message exceeds the limit of {limit} bytes"),
+        )
+    } else {
+        Fault::with_reason(
             FaultKind::BadRequestBody,
             format!("reading the request body failed: {e}"),
-        )),
+        )
     }
 }
 

@@ -17,13 +17,10 @@ use hyper::body::Body;
 use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
 use lather_pipeline::{Context, Direction, Priority, check_must_understand};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The request header naming the priority class: `high`, `normal` (default) or `low`.
 pub(crate) const PRIORITY_HEADER: &str = "lather-priority";
-
-/// How long a client may take to send its body.
-const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 
 type Outcome = Result<HttpResponse, (Fault, SoapVersion)>;
 
@@ -122,20 +119,21 @@ where
         Ok(soap) => soap,
         Err(fault) => return (Err((fault, guess)), 0),
     };
-    // Admission before the body is read: a refused request costs almost nothing, and a
-    // waiting one leaves its body in the socket buffers.
-    // A route's priority is the operator's policy and wins over the client's header.
-    let priority = service
-        .plans
-        .priority_for_action(soap.action.as_deref())
-        .or_else(|| {
-            parts
-                .headers
-                .get(PRIORITY_HEADER)
-                .and_then(|v| v.to_str().ok())
-                .and_then(Priority::parse)
-        })
-        .unwrap_or_default();
+    // The body is read before admission, bounded in size and pace: a slow sender holds no
+    // admission slot and teaches the adaptive limit nothing.
+    let version = soap.version;
+    let limit = state.limits.max_message_bytes;
+    let raw = match read_limited(&parts.headers, body, limit, &state.body).await {
+        Ok(raw) => raw,
+        Err(fault) if fault.kind() == FaultKind::RequestTooSlow => {
+            return (Ok(too_slow(state, service, &parts, &fault, version)), 0);
+        }
+        Err(fault) => return (Err((fault, version)), 0),
+    };
+    let bytes_in = raw.len() as u64;
+    let priority = admission_class(service, &soap, &parts);
+    // The permit is held until the answer is built (not while it is written): its latency,
+    // admission to answer, is what the adaptive limit learns from.
     let _permit = match service.gate.enter(priority).await {
         Ok(permit) => permit,
         Err(busy) => {
@@ -146,28 +144,53 @@ where
                     busy.in_flight, busy.queued
                 ),
             );
-            return (Err((fault, soap.version)), 0);
+            return (Err((fault, version)), bytes_in);
         }
     };
-    let version = soap.version;
-    let limit = state.limits.max_message_bytes;
-    let raw =
-        match tokio::time::timeout(BODY_TIMEOUT, read_limited(&parts.headers, body, limit)).await {
-            Ok(Ok(raw)) => raw,
-            Ok(Err(fault)) => return (Err((fault, version)), 0),
-            Err(_) => {
-                let fault = Fault::with_reason(
-                    FaultKind::BadRequestBody,
-                    "the request body did not arrive within 30 s",
-                );
-                return (Err((fault, version)), 0);
-            }
-        };
-    let bytes_in = raw.len() as u64;
     let outcome = process(state, service, &parts, soap, raw)
         .await
         .map_err(|f| (f, version));
     (outcome, bytes_in)
+}
+
+/// The admission class of a request whose body has been read. A route's priority is the
+/// operator's policy and wins over the client's `lather-priority` header.
+///
+/// Chosen after the body is read so that a header block of the envelope (a QoS class) can
+/// choose it: that is the place to look at `raw` once such a header exists.
+fn admission_class(service: &Service, soap: &SoapHeaders, parts: &Parts) -> Priority {
+    service
+        .plans
+        .priority_for_action(soap.action.as_deref())
+        .or_else(|| {
+            parts
+                .headers
+                .get(PRIORITY_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(Priority::parse)
+        })
+        .unwrap_or_default()
+}
+
+/// The answer to a body that came too slowly: the fault, and the connection closed after
+/// it (HTTP/1; an HTTP/2 stream ends with its answer), so the rest is never read.
+fn too_slow(
+    state: &State,
+    service: &Service,
+    parts: &Parts,
+    fault: &Fault,
+    version: SoapVersion,
+) -> HttpResponse {
+    state.metrics.fault(&service.name, fault.kind().spec().name);
+    tracing::debug!(service = %service.name, %fault, "request body too slow");
+    let mut response = respond::fault(fault, version);
+    if parts.version < http::Version::HTTP_2 {
+        response.headers_mut().insert(
+            http::header::CONNECTION,
+            http::HeaderValue::from_static("close"),
+        );
+    }
+    response
 }
 
 async fn process(

@@ -87,7 +87,7 @@ impl Service {
         let capacity = config.queue_capacity.unwrap_or(server.queue_capacity);
         let policy = match config.max_in_flight.unwrap_or(server.max_in_flight) {
             MaxInFlight::Fixed(n) => LimitPolicy::Fixed(n),
-            MaxInFlight::Auto(_) => LimitPolicy::adaptive(),
+            MaxInFlight::Auto(_) => LimitPolicy::adaptive_with_floor(server.min_in_flight),
         };
         let behaviour = match config.kind() {
             ServiceKind::Builtin(Builtin::Echo) => Behaviour::Echo,

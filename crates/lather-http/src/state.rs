@@ -13,6 +13,8 @@ use std::sync::Arc;
 pub(crate) struct State {
     pub(crate) services: HashMap<String, Arc<Service>>,
     pub(crate) limits: Limits,
+    /// How fast request bodies must arrive.
+    pub(crate) body: crate::body::BodyPace,
     pub(crate) metrics: Metrics,
     pub(crate) listen: SocketAddr,
     /// The link to NATS of the remote handlers, if any handler is remote.
@@ -62,6 +64,7 @@ impl State {
         Ok(State {
             services,
             limits,
+            body: crate::body::BodyPace::from_config(server),
             metrics,
             listen,
             link,

@@ -90,3 +90,54 @@ async fn waiting_requests_are_served_highest_priority_first() {
     }
     assert_eq!(*order.lock().unwrap(), ["high", "normal", "low"]);
 }
+
+/// Issue 10 A: clients that give up while waiting (or just after being granted a slot) must
+/// not leak slots. Before the fix, a service in this state answered 503 forever.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_that_give_up_leak_no_slot_and_the_service_recovers() {
+    let s = TestServer::start(&config(10, 1024)).await;
+    let addr = s.addr;
+    // 300 requests from 60 clients, each giving up after 50 ms: most of them while queued,
+    // some just as a slot is handed to them.
+    let mut clients = Vec::new();
+    for _ in 0..60 {
+        clients.push(tokio::spawn(async move {
+            let mut answered = 0;
+            for _ in 0..5 {
+                let attempt = send(addr, request(addr, None));
+                if tokio::time::timeout(Duration::from_millis(50), attempt)
+                    .await
+                    .is_ok()
+                {
+                    answered += 1;
+                }
+            }
+            answered
+        }));
+    }
+    let mut answered = 0;
+    for c in clients {
+        answered += c.await.unwrap();
+    }
+    assert!(answered < 300, "nobody gave up: the test proves nothing");
+    // Once the abandoned requests are gone, the gate is empty again...
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = get(addr, "/metrics").await.text().to_owned();
+        let in_flight = metric(&text, r#"lather_admission_in_flight{service="echo"}"#);
+        let queued = metric(&text, r#"lather_admission_queued{service="echo"}"#);
+        if (in_flight, queued) == (Some(0.0), Some(0.0)) {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the gate still holds {in_flight:?} in flight and {queued:?} queued:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // ...and a normal request is served.
+    let answer = tokio::time::timeout(Duration::from_secs(10), send(addr, request(addr, None)))
+        .await
+        .expect("a request after the load was not answered");
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+}

@@ -392,6 +392,9 @@ catalogue! {
     HandlerTimeout = 4005, Receiver, true, 500, "A message handler did not finish in time";
     /// The resource store holds as many resources as it may; a new one is refused.
     ResourceStoreFull = 4006, Receiver, true, 503, "The resource store is full";
+    /// The request body arrived slower than `min_body_bytes_per_s` or not within
+    /// `body_timeout_ms`; the connection is closed after the answer.
+    RequestTooSlow = 4007, Sender, true, 408, "The request body arrived too slowly";
     /// A remote handler's worker was lost (no acknowledgement, heartbeats stopped, or NATS
     /// dropped) with the call in hand, and the call may have run: a kind that is not
     /// idempotent is not run again.

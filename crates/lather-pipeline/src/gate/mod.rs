@@ -6,14 +6,21 @@
 //! `Retry-After`). Load beyond capacity waits in a bounded queue or is refused — it never
 //! piles up. When a message finishes, its [`Permit`] hands the slot to the first waiter of
 //! the highest class, and its latency teaches the adaptive limit.
+//!
+//! The gate is cancel-safe: a waiting future dropped at any point (still queued, or granted
+//! a slot it never took) gives its place or its slot back (see `ticket`), so the gauges of
+//! [`Gate::stats`] always count real permits and real waiters.
 
 mod limit;
+mod ticket;
+mod window;
 
 pub use limit::LimitPolicy;
 
 use limit::Limit;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
+use ticket::{Ticket, Waiter};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
@@ -82,9 +89,11 @@ pub struct Gate {
 struct Inner {
     limit: Limit,
     in_flight: usize,
-    waiting: [VecDeque<oneshot::Sender<usize>>; 3],
+    waiting: [VecDeque<Waiter>; 3],
     queued: usize,
     refused: u64,
+    /// The id the next waiter gets.
+    next_id: u64,
 }
 
 impl Gate {
@@ -99,6 +108,7 @@ impl Gate {
                 waiting: Default::default(),
                 queued: 0,
                 refused: 0,
+                next_id: 0,
             }),
         })
     }
@@ -113,9 +123,9 @@ impl Gate {
 
     /// Enters the gate: at once, after waiting in `priority`'s queue, or — when the queue is
     /// full — not at all ([`Busy`], returned without waiting). Dropping the returned future
-    /// while it waits gives up the place in the queue.
+    /// at any point gives up the place in the queue, or the slot if one was granted already.
     pub async fn enter(self: &Arc<Self>, priority: Priority) -> Result<Permit, Busy> {
-        let receiver = {
+        let ticket = {
             let mut inner = self.lock();
             let nobody_waits = inner.queued == 0;
             if nobody_waits && inner.in_flight < inner.limit.current() {
@@ -130,16 +140,14 @@ impl Gate {
                     queued: inner.queued,
                 });
             }
-            let (sender, receiver) = oneshot::channel();
-            inner.waiting[priority as usize].push_back(sender);
+            let (grant, receiver) = oneshot::channel();
+            let id = inner.next_id;
+            inner.next_id = inner.next_id.wrapping_add(1);
+            inner.waiting[priority as usize].push_back(Waiter { id, grant });
             inner.queued += 1;
-            receiver
+            Ticket::new(self.clone(), priority, id, receiver)
         };
-        let in_flight = receiver.await.map_err(|_| Busy {
-            in_flight: 0,
-            queued: 0,
-        })?;
-        Ok(self.permit(in_flight))
+        ticket.wait().await
     }
 
     fn permit(self: &Arc<Self>, in_flight: usize) -> Permit {
@@ -161,24 +169,31 @@ impl Gate {
         }
     }
 
-    /// Frees a slot, learns from the latency, and hands free slots to waiters, highest
-    /// class first, skipping waiters that gave up.
+    /// Frees a permit's slot, learns from its latency (admission to answer), and hands
+    /// free slots on.
     fn release(&self, permit: &Permit) {
         let mut inner = self.lock();
         inner
             .limit
             .observe(permit.admitted.elapsed(), permit.in_flight);
-        inner.in_flight -= 1;
+        self.free_slot(&mut inner);
+    }
+
+    /// Frees one slot and hands free slots to waiters, highest class first.
+    fn free_slot(&self, inner: &mut Inner) {
+        inner.in_flight = inner.in_flight.saturating_sub(1);
         while inner.in_flight < inner.limit.current() && inner.queued > 0 {
             let Some(class) = inner.waiting.iter().position(|q| !q.is_empty()) else {
                 break;
             };
-            let waiter = inner.waiting[class]
-                .pop_front()
-                .expect("class is not empty");
+            let Some(waiter) = inner.waiting[class].pop_front() else {
+                break;
+            };
             inner.queued -= 1;
             let in_flight = inner.in_flight + 1;
-            if waiter.send(in_flight).is_ok() {
+            // A waiter that gave up has left its queue already (its ticket's drop), so the
+            // send only fails if the waiter vanished some other way; then the slot stays free.
+            if waiter.grant.send(in_flight).is_ok() {
                 inner.in_flight = in_flight;
             }
         }
