@@ -68,4 +68,7 @@ pub enum BenchError {
     /// An experiment could not be set up or run (its server, files or answers).
     #[error("{0}")]
     Experiment(String),
+    /// The server process named by `--server-pid` could not be read in `/proc`.
+    #[error("server process: {0}")]
+    Proc(#[from] crate::procfs::ProcError),
 }

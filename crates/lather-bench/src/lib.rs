@@ -23,6 +23,7 @@ mod error;
 pub mod experiments;
 mod http;
 pub mod nats_rtt;
+pub mod procfs;
 mod progress;
 mod report;
 mod request;
@@ -32,4 +33,6 @@ pub use error::BenchError;
 pub use http::{
     ErrorKind, HttpBenchArgs, SoapVersion, build_runtime, run_http_bench, run_http_bench_blocking,
 };
-pub use report::{LatencySummary, Mode, OpenLoopReport, Report, print_report, write_json};
+pub use report::{
+    LatencySummary, Mode, OpenLoopReport, Report, ServerUsage, print_report, write_json,
+};
