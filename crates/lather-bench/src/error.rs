@@ -69,6 +69,14 @@ pub enum BenchError {
     #[error("{0}")]
     Experiment(String),
     /// The server process named by `--server-pid` could not be read in `/proc`.
-    #[error("server process: {0}")]
+    #[error(transparent)]
     Proc(#[from] crate::procfs::ProcError),
+    /// `lather bench abuse`: some cases did not get the expected treatment.
+    #[error("{failed} of {total} abuse cases did not meet their expectation")]
+    AbuseExpectations {
+        /// Cases whose expectation was not met.
+        failed: usize,
+        /// Cases run.
+        total: usize,
+    },
 }

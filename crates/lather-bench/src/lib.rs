@@ -18,6 +18,7 @@
 //! [`build_runtime`]) and runs [`run_http_bench`] on it, then prints the
 //! result with [`print_report`].
 
+pub mod abuse;
 pub mod delay_proxy;
 mod error;
 pub mod experiments;
