@@ -2,11 +2,11 @@
 //! per request (`Connection: close`), the answer read until the server
 //! closes, bounded in time and in the bytes kept.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 
 /// Bytes of an answer kept for inspection; the rest is counted, not kept.
 const KEPT: usize = 256 * 1024;
@@ -51,6 +51,8 @@ pub(crate) struct Call<'a> {
     pub(crate) timeout: Duration,
     /// Stop reading (and drop the connection) after this many body bytes.
     pub(crate) max_read: u64,
+    /// Connect from this local address (any port) instead of the default.
+    pub(crate) from: Option<IpAddr>,
 }
 
 impl<'a> Call<'a> {
@@ -63,6 +65,7 @@ impl<'a> Call<'a> {
             body,
             timeout,
             max_read: 16 * 1024 * 1024,
+            from: None,
         }
     }
 
@@ -75,6 +78,7 @@ impl<'a> Call<'a> {
             body: b"",
             timeout,
             max_read: 16 * 1024 * 1024,
+            from: None,
         }
     }
 }
@@ -89,7 +93,7 @@ pub(crate) async fn send(addr: SocketAddr, call: &Call<'_>) -> Result<Answer, St
 }
 
 async fn exchange(addr: SocketAddr, call: &Call<'_>) -> Result<Answer, String> {
-    let mut stream = TcpStream::connect(addr)
+    let mut stream = connect(addr, call.from)
         .await
         .map_err(|e| format!("connect: {e}"))?;
     let mut head = format!(
@@ -147,6 +151,20 @@ async fn exchange(addr: SocketAddr, call: &Call<'_>) -> Result<Answer, String> {
         });
     }
     parse(&kept, total, truncated)
+}
+
+/// Connects to `addr`, from `from` when given.
+async fn connect(addr: SocketAddr, from: Option<IpAddr>) -> std::io::Result<TcpStream> {
+    let Some(from) = from else {
+        return TcpStream::connect(addr).await;
+    };
+    let socket = if from.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.bind(SocketAddr::new(from, 0))?;
+    socket.connect(addr).await
 }
 
 fn parse(raw: &[u8], total: u64, truncated: bool) -> Result<Answer, String> {

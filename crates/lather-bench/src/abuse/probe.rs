@@ -1,7 +1,7 @@
 //! The probe: a normal echo request every ~20 ms while a case runs, its
 //! latency and failures.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -49,7 +49,9 @@ impl Probe {
             // At least one probe, however short the case.
             loop {
                 let start = Instant::now();
-                match send(addr, &Call::soap12(&path, body.as_bytes(), timeout)).await {
+                let mut call = Call::soap12(&path, body.as_bytes(), timeout);
+                call.from = probe_source(addr);
+                match send(addr, &call).await {
                     Ok(a) if a.status == 200 && a.body.contains("probe") => {
                         stats.ok += 1;
                         latencies.push(start.elapsed());
@@ -87,6 +89,14 @@ impl Probe {
             ..ProbeStats::default()
         })
     }
+}
+
+/// The probe's local address: 127.0.0.9 when the server is on IPv4
+/// loopback, so that the hostile connections (from 127.0.0.1) and the
+/// probe count as different clients for a per-address connection cap.
+fn probe_source(server: SocketAddr) -> Option<IpAddr> {
+    let probe = IpAddr::from([127, 0, 0, 9]);
+    (server.is_ipv4() && server.ip().is_loopback()).then_some(probe)
 }
 
 /// The `q` quantile of sorted `values` in ms (nearest rank); 0 when empty.
