@@ -68,4 +68,15 @@ pub enum BenchError {
     /// An experiment could not be set up or run (its server, files or answers).
     #[error("{0}")]
     Experiment(String),
+    /// The server process named by `--server-pid` could not be read in `/proc`.
+    #[error(transparent)]
+    Proc(#[from] crate::procfs::ProcError),
+    /// `lather bench abuse`: some cases did not get the expected treatment.
+    #[error("{failed} of {total} abuse cases did not meet their expectation")]
+    AbuseExpectations {
+        /// Cases whose expectation was not met.
+        failed: usize,
+        /// Cases run.
+        total: usize,
+    },
 }

@@ -18,11 +18,13 @@
 //! [`build_runtime`]) and runs [`run_http_bench`] on it, then prints the
 //! result with [`print_report`].
 
+pub mod abuse;
 pub mod delay_proxy;
 mod error;
 pub mod experiments;
 mod http;
 pub mod nats_rtt;
+pub mod procfs;
 mod progress;
 mod report;
 mod request;
@@ -32,4 +34,6 @@ pub use error::BenchError;
 pub use http::{
     ErrorKind, HttpBenchArgs, SoapVersion, build_runtime, run_http_bench, run_http_bench_blocking,
 };
-pub use report::{LatencySummary, Mode, OpenLoopReport, Report, print_report, write_json};
+pub use report::{
+    LatencySummary, Mode, OpenLoopReport, Report, ServerUsage, print_report, write_json,
+};

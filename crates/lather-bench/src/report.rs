@@ -12,6 +12,7 @@ use tokio::time::Instant;
 use crate::error::BenchError;
 use crate::http::ErrorKind;
 use crate::http::plan::Plan;
+use crate::procfs::{CpuTicks, Watched};
 use crate::stats::Stats;
 
 /// How requests were paced.
@@ -142,6 +143,53 @@ pub struct Report {
     pub bytes_received: u64,
     /// Open-loop figures; `None` in the closed loop.
     pub open_loop: Option<OpenLoopReport>,
+    /// The server's CPU and memory (`--server-pid`); `None` without it.
+    pub server: Option<ServerUsage>,
+}
+
+/// The server process's usage over the measured run (`--server-pid`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerUsage {
+    /// The server's process id.
+    pub pid: u32,
+    /// User CPU time over the measured run (warm-up excluded), s.
+    pub cpu_user_s: f64,
+    /// System CPU time over the measured run, s.
+    pub cpu_system_s: f64,
+    /// `(cpu_user_s + cpu_system_s) / requests_total`, in µs; `None` when no
+    /// request was measured. Its resolution is one clock tick over the run.
+    pub cpu_us_per_request: Option<f64>,
+    /// The server's resident set size (VmRSS) after the run, bytes.
+    pub rss_bytes_after: u64,
+    /// Clock ticks per second the CPU times were counted in.
+    pub clk_tck: u64,
+    /// True when `getconf CLK_TCK` failed and 100 was assumed.
+    pub clk_tck_assumed: bool,
+}
+
+impl ServerUsage {
+    /// The usage between the CPU readings `before` and `after`, with the RSS
+    /// read now.
+    pub(crate) fn measure(
+        watched: &Watched,
+        before: CpuTicks,
+        after: CpuTicks,
+        requests: u64,
+    ) -> Result<Self, BenchError> {
+        let ticks = watched.ticks;
+        let user = ticks.duration(after.user.saturating_sub(before.user));
+        let system = ticks.duration(after.system.saturating_sub(before.system));
+        let total_us = (user + system).as_secs_f64() * 1e6;
+        Ok(ServerUsage {
+            pid: watched.pid,
+            cpu_user_s: user.as_secs_f64(),
+            cpu_system_s: system.as_secs_f64(),
+            cpu_us_per_request: (requests > 0).then(|| total_us / requests as f64),
+            rss_bytes_after: watched.rss_bytes()?,
+            clk_tck: ticks.per_second,
+            clk_tck_assumed: ticks.assumed,
+        })
+    }
 }
 
 /// What [`Report::build`] needs to know about the run.
@@ -226,6 +274,7 @@ impl Report {
             bytes_sent: stats.bytes_sent,
             bytes_received: stats.bytes_received,
             open_loop,
+            server: None,
         }
     }
 }
@@ -311,6 +360,24 @@ fn render(r: &Report) -> String {
     for (kind, n) in &r.errors {
         let example = r.error_examples.get(kind).map_or("", String::as_str);
         let _ = writeln!(s, "  error      {}: {n} (e.g. {example})", kind.as_str());
+    }
+    if let Some(u) = &r.server {
+        let per_request = u
+            .cpu_us_per_request
+            .map_or_else(|| "-".to_owned(), |us| format!("{us:.1} µs/request"));
+        let assumed = if u.clk_tck_assumed {
+            " (CLK_TCK assumed 100)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            s,
+            "  server     pid {}: CPU {per_request} (user {:.2} s, system {:.2} s){assumed}, RSS after {}",
+            u.pid,
+            u.cpu_user_s,
+            u.cpu_system_s,
+            fmt_bytes(u.rss_bytes_after)
+        );
     }
     if let Some(o) = &r.open_loop {
         let _ = writeln!(

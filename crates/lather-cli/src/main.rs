@@ -63,6 +63,8 @@ enum Command {
 enum BenchCommand {
     /// HTTP load: closed loop (N connections) or open loop (fixed rate).
     Http(Box<lather_bench::HttpBenchArgs>),
+    /// Replay hostile cases against a lather server on loopback (RSS, CPU, probe latency).
+    Abuse(Box<lather_bench::abuse::AbuseArgs>),
     /// Figure 3: five handlers in six stage configurations (mean, sd, speedup, eq. 5 ideal).
     Figure3(experiments::Figure3Args),
     /// Table 1: wsrf-resource and notify, sequential vs parallel.
@@ -90,6 +92,7 @@ fn bench(which: BenchCommand) -> Result<(), lather_bench::BenchError> {
     match which {
         BenchCommand::Http(args) => lather_bench::run_http_bench_blocking(&args)
             .map(|report| lather_bench::print_report(&report)),
+        BenchCommand::Abuse(args) => lather_bench::abuse::run(&args),
         BenchCommand::Figure3(args) => experiments::figure3(&args),
         BenchCommand::Table1(args) => experiments::table1(&args),
         BenchCommand::Figure10(args) => experiments::figure10(&args),

@@ -23,6 +23,7 @@ fn args(url: &str, body: &Path) -> HttpBenchArgs {
         threads: 1,
         timeout_ms: 30_000,
         quiet: true,
+        server_pid: None,
     }
 }
 

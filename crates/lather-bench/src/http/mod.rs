@@ -22,8 +22,9 @@ pub use self::outcome::ErrorKind;
 use self::plan::Plan;
 use self::target::Target;
 use crate::error::BenchError;
+use crate::procfs::{CpuTicks, ProcError, Watched};
 use crate::progress::Progress;
-use crate::report::{Mode, Report, RunInfo, write_json};
+use crate::report::{Mode, Report, RunInfo, ServerUsage, write_json};
 use crate::request::{RequestSpec, RequestTemplate};
 
 /// SOAP version of the built-in request (`--soap`).
@@ -111,6 +112,12 @@ pub struct HttpBenchArgs {
     /// Do not show the progress bar
     #[arg(long)]
     pub quiet: bool,
+
+    /// Report this process's CPU time per request (user + system, all
+    /// threads, from /proc/PID/stat over the measured run, warm-up excluded)
+    /// and its resident memory after the run: the server's PID
+    #[arg(long, value_name = "PID")]
+    pub server_pid: Option<u32>,
 }
 
 /// Validated timing options.
@@ -206,6 +213,7 @@ pub async fn run_http_bench(args: &HttpBenchArgs) -> Result<Report, BenchError> 
         headers: &args.headers,
     })?;
     let addr = target.resolve().await?;
+    let watched = args.server_pid.map(Watched::new).transpose()?;
     let conns = preconnect(addr, args.connections, timing.timeout).await?;
 
     let plan = Arc::new(Plan::new(
@@ -218,6 +226,7 @@ pub async fn run_http_bench(args: &HttpBenchArgs) -> Result<Report, BenchError> 
         args.requests,
     ));
     let progress = Progress::start(&plan, args.quiet);
+    let cpu_at_warmup_end = watched.map(|w| sample_cpu_at(w, plan.warmup_end));
     let result = match args.rate {
         None => closed::run(&plan, conns).await.map(|s| (s, None)),
         Some(rate) => open::run(&plan, rate, conns)
@@ -226,8 +235,9 @@ pub async fn run_http_bench(args: &HttpBenchArgs) -> Result<Report, BenchError> 
     };
     progress.finish();
     let (stats, schedule) = result?;
+    let cpu_after = watched.map(|w| w.cpu()).transpose()?;
 
-    let report = Report::build(&RunInfo {
+    let mut report = Report::build(&RunInfo {
         mode: if args.rate.is_some() {
             Mode::Open
         } else {
@@ -242,10 +252,33 @@ pub async fn run_http_bench(args: &HttpBenchArgs) -> Result<Report, BenchError> 
         schedule: schedule.as_ref(),
         late_threshold: open::LATE_THRESHOLD,
     });
+    if let (Some(w), Some(before), Some(after)) = (watched, cpu_at_warmup_end, cpu_after) {
+        let before = before
+            .await
+            .map_err(|e| BenchError::Task(e.to_string()))??;
+        report.server = Some(ServerUsage::measure(
+            &w,
+            before,
+            after,
+            report.requests_total,
+        )?);
+    }
     if let Some(path) = &args.json {
         write_json(&report, path)?;
     }
     Ok(report)
+}
+
+/// Reads `watched`'s CPU time at `at` (the end of the warm-up), on a task of
+/// its own so that the run is not disturbed.
+fn sample_cpu_at(
+    watched: Watched,
+    at: tokio::time::Instant,
+) -> tokio::task::JoinHandle<Result<CpuTicks, ProcError>> {
+    tokio::spawn(async move {
+        tokio::time::sleep_until(at).await;
+        watched.cpu()
+    })
 }
 
 /// Opens `n` connections concurrently; those that fail are retried (and

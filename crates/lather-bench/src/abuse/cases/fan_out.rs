@@ -1,0 +1,54 @@
+//! e. Big event fan-out: many subscriptions to a sink that never answers,
+//! then one 200 KB event.
+
+use std::time::Duration;
+
+use super::{Ctx, Verdict, describe, publish, subscribe_many, unsubscribe_all};
+use crate::abuse::client::Answer;
+use crate::abuse::sink::MuteSink;
+
+/// RSS growth allowed in the full form (10 000 subscriptions).
+pub(crate) const FULL_RSS_GROWTH: u64 = 50 * 1024 * 1024;
+
+/// The expectation: the publish is answered (queued, or refused with a
+/// fault rather than growing memory); in the full form the RSS bound too.
+pub(crate) fn expected(answer: &Result<Answer, String>) -> bool {
+    answer
+        .as_ref()
+        .is_ok_and(|a| a.status < 300 || a.is_soap_fault())
+}
+
+/// Runs the case.
+pub(crate) async fn run(ctx: &Ctx) -> Verdict {
+    let sink = match MuteSink::start().await {
+        Ok(s) => s,
+        Err(e) => return Verdict::new(false, format!("mute sink: {e}")),
+    };
+    let wanted = ctx.pick(200, 10_000);
+    let (granted, refused) = subscribe_many(ctx, &sink.url(), None, wanted).await;
+    let event = crate::abuse::messages::event_of_bytes(200 * 1024);
+    let answer = publish(ctx, &event, Duration::from_secs(30)).await;
+    // Let the deliveries run (and pile up at the mute sink).
+    tokio::time::sleep(Duration::from_secs(ctx.pick(2, 10))).await;
+    let queued = answer
+        .as_ref()
+        .ok()
+        .and_then(|a| {
+            let at = a.body.find("queued=\"")? + 8;
+            Some(a.body[at..at + a.body[at..].find('"')?].to_owned())
+        })
+        .unwrap_or_else(|| "?".to_owned());
+    let note = format!(
+        "{} subscriptions granted, {refused} refused; publish: {}, queued {queued}; sink held {} connections",
+        granted.len(),
+        describe(&answer),
+        sink.connections()
+    );
+    unsubscribe_all(ctx, granted).await;
+    drop(sink);
+    Verdict {
+        met: expected(&answer),
+        note,
+        rss_growth_bound: Some(FULL_RSS_GROWTH),
+    }
+}
