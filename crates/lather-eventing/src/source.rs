@@ -671,8 +671,7 @@ pub(crate) async fn end(inner: &Arc<Inner>, id: &str, status: EndStatus, reason:
             reason,
             queue,
             farewell,
-            timeout,
-            &inner.settings.notify_policy,
+            (timeout, &inner.settings.notify_policy),
         )
         .await
         {

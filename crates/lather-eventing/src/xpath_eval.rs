@@ -210,7 +210,7 @@ impl<'a> Eval<'a> {
                     take(self, a)?;
                 }
             }
-            Axis::SelfAxis => take(self, node)?,
+            Axis::Itself => take(self, node)?,
             Axis::Parent => {
                 if let Some(p) = n.parent {
                     take(self, p)?;

@@ -32,7 +32,7 @@ pub(crate) enum Axis {
     Child,
     Descendant,
     DescendantOrSelf,
-    SelfAxis,
+    Itself,
     Parent,
     Ancestor,
     AncestorOrSelf,
@@ -635,7 +635,7 @@ impl Parser<'_> {
     fn step(&mut self, steps: &mut Vec<Step>) -> Result<(), SyntaxError> {
         if self.eat(&Token::Dot) {
             steps.push(Step {
-                axis: Axis::SelfAxis,
+                axis: Axis::Itself,
                 test: Test::Node,
                 predicates: Vec::new(),
             });
@@ -662,7 +662,7 @@ impl Parser<'_> {
                 "child" => Axis::Child,
                 "descendant" => Axis::Descendant,
                 "descendant-or-self" => Axis::DescendantOrSelf,
-                "self" => Axis::SelfAxis,
+                "self" => Axis::Itself,
                 "parent" => Axis::Parent,
                 "ancestor" => Axis::Ancestor,
                 "ancestor-or-self" => Axis::AncestorOrSelf,

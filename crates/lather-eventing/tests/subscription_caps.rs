@@ -64,7 +64,13 @@ async fn concurrent_subscribes_get_exactly_the_global_cap() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_subscribes_of_one_identity_get_exactly_its_quota() {
+    let path = std::env::temp_dir().join(format!(
+        "lather-quota-{}-{}.redb",
+        std::process::id(),
+        lather_eventing::unix_ns()
+    ));
     let source = EventSource::open(SourceSettings {
+        store: Some(path.clone()),
         max_subscriptions_per_identity: 5,
         ..SourceSettings::allowing_loopback()
     })
@@ -74,4 +80,6 @@ async fn concurrent_subscribes_of_one_identity_get_exactly_its_quota() {
     assert_eq!(race(&source, 40, |_| Some("10.0.0.8".into())).await, 5);
     assert_eq!(race(&source, 3, |_| None).await, 3);
     assert_eq!(source.subscriptions().len(), 13);
+    drop(source);
+    let _ = std::fs::remove_file(path);
 }

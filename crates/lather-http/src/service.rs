@@ -118,10 +118,12 @@ fn source_settings(
     config: &ServiceConfig,
     listen: std::net::SocketAddr,
 ) -> Result<lather_eventing::SourceSettings, String> {
-    let mut settings = lather_eventing::SourceSettings::default();
-    settings.notify_policy = delivery_policy(config)
-        .map_err(|(_, why)| why)?
-        .with_listen(listen);
+    let mut settings = lather_eventing::SourceSettings {
+        notify_policy: delivery_policy(config)
+            .map_err(|(_, why)| why)?
+            .with_listen(listen),
+        ..lather_eventing::SourceSettings::default()
+    };
     if let Some(max) = &config.max_subscriptions_per_identity {
         settings.max_subscriptions_per_identity =
             usize::try_from(*max.get_ref()).unwrap_or(usize::MAX);

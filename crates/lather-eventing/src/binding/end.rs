@@ -37,7 +37,7 @@ pub(crate) type FarewellSender = oneshot::Sender<Farewell>;
 
 /// Sends `sub`'s SubscriptionEnd with `status` and `reason` to `end_to`, in its binding;
 /// `queue` and `farewell` are the subscription's (its delivery task ends once `queue` is
-/// dropped). Waits at most `timeout` for the bytes to go out. Connections go only where
+/// dropped). Waits at most `timeout` for the bytes to go out; connections go only where
 /// `guard` allows.
 pub(crate) async fn send(
     sub: &Subscription,
@@ -46,8 +46,7 @@ pub(crate) async fn send(
     reason: &str,
     queue: mpsc::Sender<Arc<Stamped>>,
     farewell: FarewellSender,
-    timeout: Duration,
-    guard: &DeliveryPolicy,
+    (timeout, guard): (Duration, &DeliveryPolicy),
 ) -> Result<(), String> {
     let binding = Binding::of(&end_to.address);
     if binding == Some(Binding::Http) || binding.is_none() {
