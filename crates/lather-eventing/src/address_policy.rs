@@ -12,7 +12,7 @@
 //! Hosts are read strictly: every IPv4 form a resolver accepts (`2130706433`, `0x7f.1`,
 //! `0177.0.0.1`, `127.1`) is read as the address it is; other numeric-looking hosts are
 //! refused. Addresses are checked at Subscribe and again at connect time against what the
-//! name resolves to (every address; the connection goes to a checked one), so a name that
+//! name resolves to (every address; connections go to allowed ones only), so a name that
 //! later resolves to a refused address (DNS rebinding) is not connected to.
 
 use crate::binding::Binding;
@@ -304,8 +304,8 @@ impl DeliveryPolicy {
         Err(last)
     }
 
-    /// The addresses of `host` (a literal or a name resolved within `timeout`), every one
-    /// checked; a name with any refused address is refused as a whole.
+    /// The addresses of `host` (a literal or a name resolved within `timeout`) the policy
+    /// allows — only these are connected to; a name with none is refused.
     pub(crate) async fn resolve(
         &self,
         host: &str,
@@ -326,14 +326,21 @@ impl DeliveryPolicy {
                             Refused(format!("{name} was not resolved within {timeout:?}"))
                         })?
                         .map_err(|e| Refused(format!("{name} cannot be resolved: {e}")))?;
-                let found: Vec<SocketAddr> = found.collect();
-                for address in &found {
-                    self.check_ip(Some(&name), address.ip(), port, publish, false)
-                        .map_err(|r| {
-                            Refused(format!("{name} resolves to a refused address: {r}"))
-                        })?;
+                let mut allowed = Vec::new();
+                let mut refused = None;
+                for address in found {
+                    match self.check_ip(Some(&name), address.ip(), port, publish, false) {
+                        Ok(()) => allowed.push(address),
+                        Err(r) => refused = refused.or(Some(r)),
+                    }
                 }
-                Ok(found)
+                match (allowed.is_empty(), refused) {
+                    (true, Some(r)) => Err(Refused(format!(
+                        "{name} resolves to refused addresses only: {r}"
+                    ))),
+                    (true, None) => Err(Refused(format!("{name} resolves to no address"))),
+                    _ => Ok(allowed),
+                }
             }
         }
     }
@@ -743,6 +750,12 @@ mod tests {
         let ok = DeliveryPolicy::new(&["127.0.0.1".into()], None).unwrap();
         assert!(
             ok.connect(&format!("127.0.0.1:{port}"), timeout, false)
+                .await
+                .is_ok()
+        );
+        // `localhost` may resolve to ::1 too: only the allowed 127.0.0.1 is connected to.
+        assert!(
+            ok.connect(&format!("localhost:{port}"), timeout, false)
                 .await
                 .is_ok()
         );
