@@ -154,6 +154,21 @@ pub struct ServiceConfig {
     /// `event-source` with subscriptions in NATS only: the subject events are taken from
     /// (default `{subject_prefix}.events.{name}`).
     pub event_subject: Option<Spanned<String>>,
+    /// `event-source` only: delivery addresses allowed beyond the default policy (which
+    /// refuses loopback, link-local, unspecified, multicast and the server's own port):
+    /// host names, IP addresses or CIDRs, each with an optional `:port` (IPv6 in brackets
+    /// with a port). Default none.
+    pub notify_allow: Option<Spanned<Vec<Spanned<String>>>>,
+    /// `event-source` only: the delivery bindings allowed, of `"http"`, `"soap.tcp"`,
+    /// `"lather.bin"` (default all three).
+    pub notify_schemes: Option<Spanned<Vec<Spanned<String>>>>,
+    /// `event-source` only: most subscriptions one subscriber identity (the client's
+    /// address for now) may hold at once (default 100).
+    pub max_subscriptions_per_identity: Option<Spanned<u64>>,
+    /// `event-source` only: most node visits one XPath filter evaluation may make; an
+    /// event that needs more is not taken, and a filter that needs more on the worst-case
+    /// event checked at Subscribe is refused (default 100 000).
+    pub filter_budget: Option<Spanned<u64>>,
     #[serde(skip)]
     pub(crate) kind: Option<ServiceKind>,
 }

@@ -381,6 +381,21 @@ fn service_kind(
             "subscriptions",
             svc.subscriptions.as_ref().map(|v| v.span()),
         ),
+        ("notify_allow", svc.notify_allow.as_ref().map(|v| v.span())),
+        (
+            "notify_schemes",
+            svc.notify_schemes.as_ref().map(|v| v.span()),
+        ),
+        (
+            "max_subscriptions_per_identity",
+            svc.max_subscriptions_per_identity
+                .as_ref()
+                .map(|v| v.span()),
+        ),
+        (
+            "filter_budget",
+            svc.filter_budget.as_ref().map(|v| v.span()),
+        ),
     ];
     for (key, span) in source_keys {
         if let Some(span) = span
@@ -389,6 +404,22 @@ fn service_kind(
             return Err(at(
                 span,
                 format!("service[{i}].{key}: only a builtin = \"event-source\" service takes it"),
+            ));
+        }
+    }
+    for (key, value) in [
+        (
+            "max_subscriptions_per_identity",
+            &svc.max_subscriptions_per_identity,
+        ),
+        ("filter_budget", &svc.filter_budget),
+    ] {
+        if let Some(value) = value
+            && *value.get_ref() == 0
+        {
+            return Err(at(
+                value.span(),
+                format!("service[{i}].{key}: must be at least 1"),
             ));
         }
     }
@@ -755,6 +786,16 @@ timeout_ms = 250
                 "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"event-source\"\nmax_expires_s = 0\n",
                 5,
                 "at least 1",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"event-source\"\nfilter_budget = 0\n",
+                5,
+                "filter_budget: must be at least 1",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"echo\"\nnotify_allow = [\"127.0.0.1\"]\n",
+                5,
+                "notify_allow: only a builtin = \"event-source\"",
             ),
             (
                 "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"echo\"\ncompress_min_bytes = 10\n",

@@ -79,7 +79,11 @@ pub(crate) fn spawn_sink(
     let (farewell_tx, farewell) = tokio::sync::oneshot::channel::<Farewell>();
     let id = sub.id.clone();
     let address = sub.notify_to.address.clone();
-    let mut connection = Connection::open(sub, policy, gzip_from, capacity);
+    let guard = source
+        .upgrade()
+        .map(|s| s.settings.notify_policy.clone())
+        .unwrap_or_default();
+    let mut connection = Connection::open(sub, policy, gzip_from, capacity, &guard);
     tokio::spawn(async move {
         let ready = |events: &[Arc<Stamped>]| {
             if let Some(probe) = &probe {

@@ -17,6 +17,7 @@
 //! `delivery::send_once` for other bindings (TCP framing, binary).
 
 mod action_filter;
+pub mod address_policy;
 pub mod binding;
 pub mod client;
 mod compression;
@@ -30,6 +31,7 @@ mod kv_store;
 mod kv_sync;
 mod nats_events;
 mod problem;
+mod quota;
 mod reply;
 mod request;
 mod shared;
@@ -39,8 +41,12 @@ mod subscription;
 mod version;
 mod wsn;
 pub mod xpath;
+mod xpath_eval;
+mod xpath_syntax;
+mod xpath_tree;
 
 pub use action_filter::{DPWS_ACTION_DIALECT, DPWS06_ACTION_DIALECT};
+pub use address_policy::DeliveryPolicy;
 pub use binding::Binding;
 pub use compression::{COMPRESSIONS, DEFAULT_COMPRESS_MIN_BYTES};
 pub use delivery::{DeliveryProbe, ProbeFn, RetryPolicy};
@@ -48,7 +54,9 @@ pub use event::{Event, EventHeader, unix_ns};
 pub use format::{NOTIFY_EVENT_ACTION, WRAP_FORMAT};
 pub use reply::EndStatus;
 pub use shared::SharedSettings;
-pub use source::{DEFAULT_EVENT_ACTION, EventSource, SourceSettings};
+pub use source::{
+    DEFAULT_EVENT_ACTION, DEFAULT_MAX_SUBSCRIPTIONS_PER_IDENTITY, EventSource, SourceSettings,
+};
 pub use subscription::{Endpoint, Subscription};
 pub use version::{LATHER_EVENTING_NS, PUSH_MODE, TOPIC_DIALECT, UNWRAP_FORMAT, Version};
 pub use wsn::{

@@ -26,6 +26,8 @@ pub(crate) enum Problem {
     EmptyFilter,
     /// A topic filter whose prefix is not declared.
     BadFilter,
+    /// An XPath filter over its work budget on the worst-case event.
+    CostlyFilter,
     /// GetStatus or Unsubscribe of no known subscription.
     Unknown,
     /// Renew of no known subscription.
@@ -49,7 +51,7 @@ impl Problem {
             match self {
                 P::DeliveryMode => FaultKind::DeliveryModeRequestedUnavailable,
                 P::BadExpires | P::ExpiresTooLong => FaultKind::InvalidExpirationTime,
-                P::Dialect => FaultKind::FilteringRequestedUnavailable,
+                P::Dialect | P::CostlyFilter => FaultKind::FilteringRequestedUnavailable,
                 P::UnknownRenew => FaultKind::UnableToRenew,
                 P::Unable | P::SharedUnavailable => FaultKind::EventSourceUnableToProcess,
                 P::Compression => FaultKind::UnsupportedCompression,
@@ -70,7 +72,7 @@ impl Problem {
                 P::BadExpires | P::ExpiresTooLong => FaultKind::UnsupportedExpirationValue,
                 P::Dialect => FaultKind::FilteringRequestedUnavailable2011,
                 P::EmptyFilter => FaultKind::EmptyFilter,
-                P::BadFilter => FaultKind::CannotProcessFilter,
+                P::BadFilter | P::CostlyFilter => FaultKind::CannotProcessFilter,
                 P::Unknown | P::UnknownRenew => FaultKind::UnknownSubscription,
                 P::Unable | P::SharedUnavailable => FaultKind::Internal,
                 P::Compression => FaultKind::UnsupportedCompression,

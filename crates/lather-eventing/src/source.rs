@@ -1,5 +1,6 @@
 //! The event source and its subscription manager.
 
+use crate::address_policy::DeliveryPolicy;
 use crate::delivery::{self, DeliveryProbe, RetryPolicy};
 use crate::event::{Event, Stamped};
 use crate::expires::{self, Requested};
@@ -46,6 +47,31 @@ pub struct SourceSettings {
     /// Notifications to subscribers that asked for gzip are compressed from this size (in
     /// bytes) on; smaller ones are sent plain.
     pub compress_min_bytes: usize,
+    /// Where notifications and SubscriptionEnd may go (service keys `notify_allow`,
+    /// `notify_schemes`); the default refuses loopback, link-local and the server itself.
+    pub notify_policy: DeliveryPolicy,
+    /// Most subscriptions held at once for one subscriber identity (the client's address
+    /// until a wsse identity is known; service key `max_subscriptions_per_identity`).
+    pub max_subscriptions_per_identity: usize,
+    /// Most node visits one XPath filter evaluation may make (service key
+    /// `filter_budget`): an event needing more is not taken; a filter needing more on the
+    /// worst-case event checked at Subscribe is refused.
+    pub filter_budget: u64,
+}
+
+/// The default of [`SourceSettings::max_subscriptions_per_identity`].
+pub const DEFAULT_MAX_SUBSCRIPTIONS_PER_IDENTITY: usize = 100;
+
+impl SourceSettings {
+    /// The defaults, with delivery to loopback sinks allowed
+    /// ([`DeliveryPolicy::allow_loopback`]): for tests and benchmarks whose sinks run on
+    /// this machine.
+    pub fn allowing_loopback() -> Self {
+        SourceSettings {
+            notify_policy: DeliveryPolicy::allow_loopback(),
+            ..SourceSettings::default()
+        }
+    }
 }
 
 impl Default for SourceSettings {
@@ -60,6 +86,9 @@ impl Default for SourceSettings {
             default_action: DEFAULT_EVENT_ACTION.to_owned(),
             delivered: None,
             compress_min_bytes: crate::DEFAULT_COMPRESS_MIN_BYTES,
+            notify_policy: DeliveryPolicy::default(),
+            max_subscriptions_per_identity: DEFAULT_MAX_SUBSCRIPTIONS_PER_IDENTITY,
+            filter_budget: crate::xpath::DEFAULT_FILTER_BUDGET,
         }
     }
 }
@@ -79,6 +108,10 @@ pub(crate) struct Inner {
     pub(crate) store: Option<Arc<Store>>,
     /// The JetStream KV bucket shared with the other nodes, once the source shares over NATS.
     pub(crate) shared: OnceLock<Arc<KvStore>>,
+    /// Subscriptions admitted and not yet held (taken under the `active` lock).
+    reserved: Mutex<crate::quota::Reserved>,
+    /// XPath filter evaluations stopped at their budget.
+    filters_over_budget: std::sync::atomic::AtomicU64,
 }
 
 /// A held subscription and its sink's queue.
@@ -129,6 +162,8 @@ impl EventSource {
             active: Mutex::new(HashMap::new()),
             store,
             shared: OnceLock::new(),
+            reserved: Mutex::new(crate::quota::Reserved::default()),
+            filters_over_budget: std::sync::atomic::AtomicU64::new(0),
         });
         let now = now_ms();
         for sub in stored {
@@ -148,6 +183,14 @@ impl EventSource {
         Ok(EventSource { inner })
     }
 
+    /// How many XPath filter evaluations stopped at their budget (`filter_budget`) since
+    /// the source opened; each such event was not taken by that filter.
+    pub fn filters_over_budget(&self) -> u64 {
+        self.inner
+            .filters_over_budget
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The subscriptions held now.
     pub fn subscriptions(&self) -> Vec<Subscription> {
         self.inner.lock().values().map(|a| a.sub.clone()).collect()
@@ -160,8 +203,20 @@ impl EventSource {
     /// WS-BaseNotification requests (Body in `http://docs.oasis-open.org/wsn/b-2`) are
     /// answered too; a `wsnt:Notify` is published and answered with empty bytes (one-way).
     pub async fn handle(&self, envelope: &Envelope, manager: &str) -> Result<Bytes, Fault> {
+        self.handle_for(envelope, manager, None).await
+    }
+
+    /// [`EventSource::handle`] for the subscriber `identity` (the wsse identity once known,
+    /// else the client's address): a Subscribe is refused once that identity holds
+    /// [`SourceSettings::max_subscriptions_per_identity`] subscriptions.
+    pub async fn handle_for(
+        &self,
+        envelope: &Envelope,
+        manager: &str,
+        identity: Option<&str>,
+    ) -> Result<Bytes, Fault> {
         if crate::wsn::speaks(envelope) {
-            return crate::wsn::handle(&self.inner, envelope, manager).await;
+            return crate::wsn::handle(&self.inner, envelope, manager, identity).await;
         }
         let Some(version) = Version::of(envelope) else {
             return Err(Fault::with_reason(
@@ -172,7 +227,7 @@ impl EventSource {
         let message_id = message_id(envelope, version);
         let answer = self
             .inner
-            .answer(envelope, version, manager)
+            .answer(envelope, version, manager, identity)
             .await
             .map_err(|r| r.problem.fault(version, r.reason, message_id.as_deref()))?;
         let (action, body) = answer;
@@ -267,7 +322,13 @@ impl Inner {
             }
             queued += usize::from(enqueue(&active.sub.id, &active.queue, &stamped));
         }
-        queued + crate::filter::offer(filtered, &stamped)
+        queued
+            + crate::filter::offer(
+                filtered,
+                &stamped,
+                self.settings.filter_budget,
+                &self.filters_over_budget,
+            )
     }
 
     /// The held subscriptions.
@@ -280,8 +341,54 @@ impl Inner {
     /// Starts delivery for `sub` and holds it; if it is held already, only its record is
     /// replaced (its delivery goes on).
     pub(crate) fn activate(self: &Arc<Self>, sub: Subscription) {
+        self.activate_with(sub, None);
+    }
+
+    /// [`Inner::activate`] for a subscription admitted with `slot`: the slot is given back
+    /// in the same critical section the subscription is held in, so the caps stay exact.
+    pub(crate) fn activate_reserved(self: &Arc<Self>, sub: Subscription, slot: crate::quota::Slot) {
+        self.activate_with(sub, Some(slot));
+    }
+
+    /// Admits a new subscription for `identity` under the caps (global and per identity),
+    /// atomically: the returned slot counts until the subscription is held.
+    pub(crate) fn reserve(
+        self: &Arc<Self>,
+        identity: Option<&str>,
+    ) -> Result<crate::quota::Slot, crate::quota::Full> {
+        let active = self.lock();
+        let mut reserved = self
+            .reserved
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let held_by = |who: &str| {
+            active
+                .values()
+                .filter(|a| a.sub.owner.as_deref() == Some(who))
+                .count()
+        };
+        reserved.admit(
+            active.len(),
+            identity,
+            held_by,
+            self.settings.max_subscriptions,
+            self.settings.max_subscriptions_per_identity,
+        )?;
+        Ok(crate::quota::Slot::new(Arc::downgrade(self), identity))
+    }
+
+    /// Gives a reservation back (the subscription is held now, or was not made).
+    pub(crate) fn release(&self, identity: Option<&str>) {
+        self.reserved
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .release(identity);
+    }
+
+    fn activate_with(self: &Arc<Self>, sub: Subscription, slot: Option<crate::quota::Slot>) {
         if let Some(active) = self.lock().get_mut(&sub.id) {
             active.sub = sub;
+            drop(slot);
             return;
         }
         let (queue, farewell) = delivery::spawn_sink(
@@ -293,7 +400,8 @@ impl Inner {
             Arc::downgrade(self),
         );
         let xpath = crate::filter::xpath_of(&sub).ok().flatten();
-        self.lock().insert(
+        let mut active = self.lock();
+        active.insert(
             sub.id.clone(),
             Active {
                 sub,
@@ -302,6 +410,10 @@ impl Inner {
                 farewell,
             },
         );
+        // Released while `active` is still locked: a concurrent reservation sees either
+        // the slot or the held subscription, never both or neither.
+        drop(slot);
+        drop(active);
     }
 
     /// The response's action name and body for a request in `version`.
@@ -310,6 +422,7 @@ impl Inner {
         envelope: &Envelope,
         version: Version,
         manager: &str,
+        identity: Option<&str>,
     ) -> Result<(String, String), Refusal> {
         let (payload, element) = match request::body_element(envelope) {
             Ok(read) => read,
@@ -321,7 +434,8 @@ impl Inner {
         match element.name().local() {
             "Subscribe" => {
                 let request = request::subscribe(&element, &payload, version)?;
-                self.subscribe(request, envelope, version, manager).await
+                self.subscribe(request, envelope, version, manager, identity)
+                    .await
             }
             "Renew" => {
                 let id = identifier(envelope, version).ok_or_else(|| Refusal {
@@ -398,17 +512,28 @@ impl Inner {
         envelope: &Envelope,
         version: Version,
         manager: &str,
+        identity: Option<&str>,
     ) -> Result<(String, String), Refusal> {
         let granted = self.grant(version, request.expires.as_ref())?;
-        if self.lock().len() >= self.settings.max_subscriptions {
-            return refuse(
-                Problem::Unable,
-                format!(
-                    "the source holds {} subscriptions, its maximum",
-                    self.settings.max_subscriptions
-                ),
-            );
+        let policy = &self.settings.notify_policy;
+        for (what, to) in [
+            ("NotifyTo", Some(&request.notify_to)),
+            ("EndTo", request.end_to.as_ref()),
+        ] {
+            if let Some(to) = to
+                && let Err(why) = policy.check_address(&to.address)
+            {
+                return refuse(Problem::UnusableEpr, format!("{what} refused: {why}"));
+            }
         }
+        if let Some(xpath) = &request.xpath
+            && let Err(why) = xpath.check_cost(self.settings.filter_budget)
+        {
+            return refuse(Problem::CostlyFilter, why);
+        }
+        let slot = self
+            .reserve(identity)
+            .or_else(|full| refuse(Problem::Unable, full.to_string()))?;
         let sub = Subscription {
             id: new_uuid(),
             version,
@@ -428,10 +553,11 @@ impl Inner {
             gzip: request.gzip,
             wsn: None,
             wrapped: request.wrapped,
+            owner: identity.map(str::to_owned),
         };
         self.keep(Change::Put(Box::new(sub.clone()))).await?;
         let body = reply::subscribe_response(version, &sub, &expires::format_duration(granted));
-        self.activate(sub);
+        self.activate_reserved(sub, slot);
         Ok(("SubscribeResponse".into(), body))
     }
 
@@ -538,8 +664,16 @@ pub(crate) async fn end(inner: &Arc<Inner>, id: &str, status: EndStatus, reason:
     }
     if let Some(end_to) = &sub.end_to {
         let timeout = inner.settings.retry.timeout;
-        if let Err(e) =
-            crate::binding::end::send(&sub, end_to, status, reason, queue, farewell, timeout).await
+        if let Err(e) = crate::binding::end::send(
+            &sub,
+            end_to,
+            status,
+            reason,
+            queue,
+            farewell,
+            (timeout, &inner.settings.notify_policy),
+        )
+        .await
         {
             tracing::warn!(subscription = id, "SubscriptionEnd not delivered: {e}");
         }

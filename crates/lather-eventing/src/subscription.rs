@@ -52,6 +52,10 @@ pub struct Subscription {
     /// [`crate::WRAP_FORMAT`]); else Unwrap.
     #[serde(default)]
     pub wrapped: bool,
+    /// The subscriber identity that made it (the wsse identity once known, else the
+    /// client's address), for the per-identity quota; `None` if unknown.
+    #[serde(default)]
+    pub owner: Option<String>,
 }
 
 impl Subscription {

@@ -2,16 +2,31 @@
 //! context node; the event is taken when the expression's `boolean()` value is true
 //! (node-set non-empty, number neither 0 nor NaN, string non-empty).
 //!
-//! Evaluation is sxd-xpath's (all XPath 1.0 axes, the core library but `id()` and `lang()`), over
-//! a sxd-document tree of the event. The event reaching it has already been read by
-//! lather's own parser (no DOCTYPE, bounded depth); the expression is bounded here:
-//! [`MAX_EXPRESSION_BYTES`], [`MAX_NESTING`] brackets deep, [`MAX_PREDICATE_NESTING`]
-//! predicates within predicates (each nesting level can multiply the work by the event's
-//! node count), [`MAX_OPERATORS`] operators, no variables, every prefix declared.
+//! Evaluation is lather's own ([`crate::xpath_eval`]: every axis but `namespace`, the core
+//! function library but `id()` and `lang()`), over a small tree of the event, with a work
+//! budget: each node an axis yields or a string-value reads is one visit, and an
+//! evaluation that needs more than the budget stops — the event is then not taken. A filter
+//! is checked at Subscribe against a worst-case event ([`CHECK_BREADTH`] × [`CHECK_DEPTH`],
+//! every name test matching) and refused if it needs more than the budget there.
+//! The expression is bounded too: [`MAX_EXPRESSION_BYTES`], [`MAX_NESTING`] brackets deep,
+//! [`MAX_PREDICATE_NESTING`] predicates within predicates, [`MAX_OPERATORS`] operators, no
+//! variables, every prefix declared.
 
+use crate::xpath_eval::Eval;
+use crate::xpath_syntax::{Expr, SyntaxError};
+use crate::xpath_tree::Tree;
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
-use sxd_document::dom::Document;
-use sxd_xpath::{Context, Factory, Value, XPath};
+
+/// The default of the most node visits one filter evaluation may make.
+pub const DEFAULT_FILTER_BUDGET: u64 = 100_000;
+
+/// The children per element of the worst-case event a filter is checked on at Subscribe.
+pub const CHECK_BREADTH: usize = 10;
+
+/// The element levels of the worst-case event a filter is checked on at Subscribe (with
+/// [`CHECK_BREADTH`]: 111 elements, each with an attribute and a text node).
+pub const CHECK_DEPTH: usize = 3;
 
 /// The longest expression accepted, in bytes.
 pub const MAX_EXPRESSION_BYTES: usize = 4096;
@@ -36,22 +51,73 @@ pub const XPATH_DIALECT_2004: &str = "http://www.w3.org/TR/1999/REC-xpath-199911
 pub const XPATH_DIALECT_2011: &str = "http://www.w3.org/2011/03/ws-evt/Dialects/XPath10";
 
 /// A checked XPath 1.0 filter: the expression and the namespaces its prefixes resolve in.
-/// Cheap to clone; `Send + Sync`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// Cheap to clone; `Send + Sync`. Equal filters have equal text and namespaces.
+#[derive(Debug, Clone)]
 pub struct XPathFilter {
     inner: Arc<Source>,
 }
 
-#[derive(Debug, PartialEq, Eq, Hash)]
+#[derive(Debug)]
 struct Source {
     expression: String,
     namespaces: Vec<(String, String)>,
+    parsed: Expr,
+}
+
+impl PartialEq for XPathFilter {
+    fn eq(&self, other: &Self) -> bool {
+        self.inner.expression == other.inner.expression
+            && self.inner.namespaces == other.inner.namespaces
+    }
+}
+
+impl Eq for XPathFilter {}
+
+impl Hash for XPathFilter {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.inner.expression.hash(state);
+        self.inner.namespaces.hash(state);
+    }
+}
+
+/// An event parsed for XPath filters, shared by every filter evaluated on it.
+#[derive(Debug)]
+pub struct ParsedEvent {
+    tree: Option<Tree>,
+}
+
+impl ParsedEvent {
+    /// Reads `event_xml` (one element, standalone); an event that is not well-formed UTF-8
+    /// XML, or larger than [`MAX_EVENT_BYTES`], is taken by no filter.
+    pub fn new(event_xml: &[u8]) -> ParsedEvent {
+        if event_xml.len() > MAX_EVENT_BYTES {
+            tracing::warn!(
+                bytes = event_xml.len(),
+                "event too large for XPath filters: not taken"
+            );
+            return ParsedEvent { tree: None };
+        }
+        let tree = std::str::from_utf8(event_xml).ok().and_then(Tree::parse);
+        ParsedEvent { tree }
+    }
+}
+
+/// The outcome of one filter on one event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The expression's boolean value is true.
+    Taken,
+    /// It is false, or the event is unreadable.
+    NotTaken,
+    /// The evaluation needed more node visits than its budget: not taken.
+    OverBudget,
 }
 
 impl XPathFilter {
     /// Checks `expr` (XPath 1.0) with `namespaces` as `(prefix, uri)` pairs: its size and
-    /// nesting, its syntax, that every prefix it uses is declared and that it evaluates
-    /// (functions known, arguments of the right types). The error says what is wrong.
+    /// nesting, its syntax, that every prefix it uses is declared and that it can be
+    /// evaluated (functions known, arguments of the right types). The error says what is
+    /// wrong.
     pub fn compile(expr: &str, namespaces: &[(String, String)]) -> Result<XPathFilter, String> {
         let expression = expr.trim();
         if expression.is_empty() {
@@ -69,19 +135,16 @@ impl XPathFilter {
                 return Err(format!("the XPath prefix {prefix:?} is not declared"));
             }
         }
-        let filter = XPathFilter {
+        let parsed = crate::xpath_syntax::parse(expression, namespaces).map_err(|e| match e {
+            SyntaxError::Invalid(_) | SyntaxError::Unsupported(_) => e.to_string(),
+        })?;
+        Ok(XPathFilter {
             inner: Arc::new(Source {
                 expression: expression.to_owned(),
                 namespaces: namespaces.to_vec(),
+                parsed,
             }),
-        };
-        let xpath = filter.build()?;
-        // A trial on a one-element event finds unknown functions, variables and type errors.
-        let package = sxd_document::parser::parse("<e/>").map_err(|e| e.to_string())?;
-        filter
-            .evaluate(&xpath, &package.as_document())
-            .map_err(|e| format!("the XPath expression cannot be evaluated: {e}"))?;
-        Ok(filter)
+        })
     }
 
     /// The expression as given (trimmed).
@@ -94,58 +157,43 @@ impl XPathFilter {
         &self.inner.namespaces
     }
 
-    /// Whether the event `event_xml` (one element, standalone) is taken: the expression's
-    /// boolean value with the event's root element as context node. An event that is not
-    /// well-formed UTF-8 XML, larger than [`MAX_EVENT_BYTES`], or on which evaluation fails
-    /// is not taken.
+    /// Whether the event `event_xml` (one element, standalone) is taken, within
+    /// [`DEFAULT_FILTER_BUDGET`] node visits: the expression's boolean value with the
+    /// event's root element as context node. An event that is not well-formed UTF-8 XML,
+    /// larger than [`MAX_EVENT_BYTES`], or needing more visits is not taken.
     pub fn matches(&self, event_xml: &[u8]) -> bool {
-        if event_xml.len() > MAX_EVENT_BYTES {
-            tracing::warn!(
-                bytes = event_xml.len(),
-                "event too large for XPath filters: not taken"
-            );
-            return false;
+        self.evaluate(&ParsedEvent::new(event_xml), DEFAULT_FILTER_BUDGET) == Verdict::Taken
+    }
+
+    /// The filter's verdict on `event` within `budget` node visits.
+    pub fn evaluate(&self, event: &ParsedEvent, budget: u64) -> Verdict {
+        let Some(tree) = &event.tree else {
+            return Verdict::NotTaken;
+        };
+        match Eval::new(tree, budget, false).boolean_of(&self.inner.parsed) {
+            Ok(true) => Verdict::Taken,
+            Ok(false) => Verdict::NotTaken,
+            Err(_) => Verdict::OverBudget,
         }
-        let Ok(text) = std::str::from_utf8(event_xml) else {
-            return false;
-        };
-        let Ok(package) = sxd_document::parser::parse(text) else {
-            return false;
-        };
-        let Ok(xpath) = self.build() else {
-            return false;
-        };
-        match self.evaluate(&xpath, &package.as_document()) {
-            Ok(taken) => taken,
-            Err(e) => {
-                tracing::debug!(expression = %self.inner.expression, "XPath evaluation failed: {e}");
-                false
+    }
+
+    /// Checks the filter's cost: evaluated on the worst-case event ([`CHECK_BREADTH`] ×
+    /// [`CHECK_DEPTH`] elements, every name test matching), it must need at most `budget`
+    /// node visits. Returns the visits it needs.
+    pub fn check_cost(&self, budget: u64) -> Result<u64, String> {
+        thread_local! {
+            static WORST: Tree = Tree::synthetic(CHECK_BREADTH, CHECK_DEPTH);
+        }
+        WORST.with(|tree| {
+            let mut eval = Eval::new(tree, budget, true);
+            match eval.boolean_of(&self.inner.parsed) {
+                Ok(_) => Ok(budget - eval.left()),
+                Err(_) => Err(format!(
+                    "the XPath filter is too costly: on an event of {} elements it needs more than {budget} node visits (service key filter_budget)",
+                    tree.nodes.len() / 3
+                )),
             }
-        }
-    }
-
-    fn build(&self) -> Result<XPath, String> {
-        match Factory::new().build(&self.inner.expression) {
-            Ok(Some(xpath)) => Ok(xpath),
-            Ok(None) => Err("the XPath expression is empty".into()),
-            Err(e) => Err(format!("the XPath expression is not valid: {e}")),
-        }
-    }
-
-    /// The boolean value of `xpath` on `document`'s root element.
-    fn evaluate(&self, xpath: &XPath, document: &Document<'_>) -> Result<bool, String> {
-        let mut context = Context::new();
-        for (prefix, uri) in &self.inner.namespaces {
-            context.set_namespace(prefix, uri);
-        }
-        let root = document
-            .root()
-            .children()
-            .into_iter()
-            .find_map(|c| c.element())
-            .ok_or("the event has no element")?;
-        let value: Value<'_> = xpath.evaluate(&context, root).map_err(|e| e.to_string())?;
-        Ok(value.boolean())
+        })
     }
 }
 
@@ -343,6 +391,55 @@ mod tests {
         big.resize(MAX_EVENT_BYTES + 1, b'a');
         big.extend_from_slice(b"</e>");
         assert!(!filter.matches(&big));
+    }
+
+    /// An event of `n` nested-and-sibling elements (`<e><e/>…</e>`, `n` of them).
+    fn wide_event(n: usize) -> String {
+        format!("<e>{}</e>", "<e>1</e>".repeat(n - 1))
+    }
+
+    #[test]
+    fn hostile_filters_fail_the_cost_check_and_ordinary_ones_pass() {
+        let budget = DEFAULT_FILTER_BUDGET;
+        for hostile in [
+            "//*[//*[//*[//*]]]",
+            "//*[//*[//*]]",
+            "//node()[count(//node()) > 1][count(//node()) > 2]",
+        ] {
+            let filter = XPathFilter::compile(hostile, &[]).unwrap();
+            let why = filter.check_cost(budget).unwrap_err();
+            assert!(
+                why.contains("too costly") && why.contains("filter_budget"),
+                "{why}"
+            );
+        }
+        for ordinary in [
+            "ev:Value > 40",
+            "//ev:Tag[. = 'b']",
+            "contains(ev:Sensor, 'boiler') and @unit = 'C'",
+            "boolean(//x)",
+            "count(ev:Tag) = 2",
+            "/ev:Reading/ev:Value[position() = last()]",
+        ] {
+            let filter = XPathFilter::compile(ordinary, &ns()).unwrap();
+            let cost = filter
+                .check_cost(budget)
+                .unwrap_or_else(|e| panic!("{ordinary}: {e}"));
+            assert!(cost < budget / 10, "{ordinary}: {cost}");
+        }
+    }
+
+    #[test]
+    fn an_evaluation_stops_at_its_budget() {
+        let event = ParsedEvent::new(wide_event(300).as_bytes());
+        let costly = XPathFilter::compile("//*[//*]", &[]).unwrap();
+        // 300 elements, each looking at every node again: far more than 10 000 visits.
+        assert_eq!(costly.evaluate(&event, 10_000), Verdict::OverBudget);
+        assert!(!costly.matches(wide_event(2000).as_bytes()));
+        // With room enough it is taken.
+        assert_eq!(costly.evaluate(&event, 10_000_000), Verdict::Taken);
+        let cheap = XPathFilter::compile("count(e) = 299", &[]).unwrap();
+        assert_eq!(cheap.evaluate(&event, 10_000), Verdict::Taken);
     }
 
     #[test]

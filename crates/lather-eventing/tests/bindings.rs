@@ -53,7 +53,7 @@ fn fast_retries() -> SourceSettings {
             first_backoff: Duration::from_millis(20),
             timeout: Duration::from_millis(500),
         },
-        ..SourceSettings::default()
+        ..SourceSettings::allowing_loopback()
     }
 }
 
@@ -158,7 +158,7 @@ fn check_envelope(bytes: &[u8], n: u32, source: &EventSource) -> u64 {
 
 #[tokio::test]
 async fn soap_over_http_carries_the_stamp_headers_and_parameters_in_order() {
-    let source = EventSource::open(SourceSettings::default()).unwrap();
+    let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
     let (addr, mut rx) = http_sink().await;
     source
         .handle(
@@ -184,7 +184,7 @@ async fn soap_over_http_carries_the_stamp_headers_and_parameters_in_order() {
 
 #[tokio::test]
 async fn soap_over_tcp_frames_each_envelope_with_its_length() {
-    let source = EventSource::open(SourceSettings::default()).unwrap();
+    let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
     let (addr, mut rx) = tcp_sink().await;
     source
         .handle(
@@ -225,7 +225,7 @@ async fn binary_frames_carry_id_sequence_time_action_fields_and_payload() {
     };
     let source = EventSource::open(SourceSettings {
         delivered: Some(probe),
-        ..SourceSettings::default()
+        ..SourceSettings::allowing_loopback()
     })
     .unwrap();
     let (addr, mut rx) = tcp_sink().await;
@@ -301,7 +301,7 @@ async fn a_dead_tcp_sink_ends_with_delivery_failure() {
 async fn a_sink_that_stops_reading_does_not_delay_another() {
     let source = EventSource::open(SourceSettings {
         queue_capacity: 10_000,
-        ..SourceSettings::default()
+        ..SourceSettings::allowing_loopback()
     })
     .unwrap();
     // Accepts and then never reads: its socket buffers fill and the writer waits.
@@ -341,7 +341,7 @@ async fn a_sink_that_stops_reading_does_not_delay_another() {
 
 #[tokio::test]
 async fn an_unknown_scheme_is_refused_naming_the_supported_ones() {
-    let source = EventSource::open(SourceSettings::default()).unwrap();
+    let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
     for (wse, kind) in [
         (WSE11, FaultKind::UnusableEpr),
         (WSE04, FaultKind::InvalidEventingMessage),
@@ -378,7 +378,7 @@ fn wsn_subscribe(consumer: &str, policy: &str) -> Envelope {
 
 #[tokio::test]
 async fn wsn_subscriptions_get_notify_on_soap_tcp_and_the_raw_event_in_binary_frames() {
-    let source = EventSource::open(SourceSettings::default()).unwrap();
+    let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
     let (tcp_addr, mut tcp_rx) = tcp_sink().await;
     let (bin_addr, mut bin_rx) = tcp_sink().await;
     let (raw_addr, mut raw_rx) = tcp_sink().await;

@@ -61,7 +61,7 @@ async fn slow_sink(delay: Duration) -> SocketAddr {
 async fn a_full_source_refuses_in_each_version() {
     let source = EventSource::open(SourceSettings {
         max_subscriptions: 1,
-        ..SourceSettings::default()
+        ..SourceSettings::allowing_loopback()
     })
     .unwrap();
     let sink = slow_sink(Duration::ZERO).await;
@@ -87,7 +87,7 @@ async fn a_full_source_refuses_in_each_version() {
 async fn a_full_queue_drops_events_for_that_sink_only() {
     let source = EventSource::open(SourceSettings {
         queue_capacity: 2,
-        ..SourceSettings::default()
+        ..SourceSettings::allowing_loopback()
     })
     .unwrap();
     let slow = slow_sink(Duration::from_secs(5)).await;

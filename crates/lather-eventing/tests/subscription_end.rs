@@ -60,7 +60,7 @@ async fn next(rx: &mut mpsc::UnboundedReceiver<String>) -> String {
 
 #[tokio::test]
 async fn cancelling_and_shutting_down_send_subscription_end_with_their_status() {
-    let source = EventSource::open(SourceSettings::default()).unwrap();
+    let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
     let (notify, _n) = sink().await;
     let (end_to, mut ends) = sink().await;
     source
@@ -125,7 +125,7 @@ async fn a_reopened_store_holds_the_subscriptions_and_drops_ended_ones() {
     ));
     let settings = SourceSettings {
         store: Some(path.clone()),
-        ..SourceSettings::default()
+        ..SourceSettings::allowing_loopback()
     };
     let (notify, _n) = sink().await;
     let (end_to, _e) = sink().await;

@@ -27,7 +27,7 @@ fn body_of(bytes: &[u8]) -> Vec<u8> {
 
 #[tokio::test]
 async fn soap_tcp_compresses_from_the_threshold_on_and_flags_the_length() {
-    let source = EventSource::open(SourceSettings::default()).unwrap();
+    let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
     let (addr, mut rx) = raw_sink().await;
     source
         .handle(
@@ -61,7 +61,7 @@ async fn soap_tcp_compresses_from_the_threshold_on_and_flags_the_length() {
 
 #[tokio::test]
 async fn lather_bin_compresses_from_the_threshold_on_and_flags_the_header() {
-    let source = EventSource::open(SourceSettings::default()).unwrap();
+    let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
     let (addr, mut rx) = raw_sink().await;
     source
         .handle(
@@ -95,7 +95,7 @@ async fn lather_bin_compresses_from_the_threshold_on_and_flags_the_header() {
 #[tokio::test]
 async fn lathers_sink_inflates_compressed_notifications_in_every_binding() {
     for binding in [Binding::Http, Binding::SoapTcp, Binding::Binary] {
-        let source = EventSource::open(SourceSettings::default()).unwrap();
+        let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
         let mut sink = Sink::bind_in("127.0.0.1:0".parse().unwrap(), binding)
             .await
             .unwrap();
@@ -157,7 +157,7 @@ async fn a_zip_bomb_frame_is_refused_by_the_sink() {
             .expect("the sink closes the connection");
         assert!(matches!(read, Ok(0) | Err(_)), "{binding:?}: {read:?}");
         // It still takes good notifications, and the bomb left nothing before them.
-        let source = EventSource::open(SourceSettings::default()).unwrap();
+        let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
         source
             .handle(
                 &subscribe(WSE11, &sink.notify_url(), None, "", ""),

@@ -44,7 +44,7 @@ fn binary_messages(mut bytes: &[u8]) -> Vec<Message> {
 #[tokio::test]
 async fn at_shutdown_subscription_end_comes_last_on_the_subscriptions_stream() {
     for scheme in ["soap.tcp", "lather.bin"] {
-        let source = EventSource::open(SourceSettings::default()).unwrap();
+        let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
         let (addr, mut rx) = raw_sink().await;
         let address = format!("{scheme}://{addr}");
         source
@@ -108,7 +108,7 @@ async fn after_a_delivery_failure_subscription_end_goes_to_end_to_on_a_new_conne
                 first_backoff: Duration::from_millis(20),
                 timeout: Duration::from_millis(500),
             },
-            ..SourceSettings::default()
+            ..SourceSettings::allowing_loopback()
         })
         .unwrap();
         let scheme = if binding == Binding::SoapTcp {
@@ -150,7 +150,7 @@ async fn after_a_delivery_failure_subscription_end_goes_to_end_to_on_a_new_conne
 
 #[tokio::test]
 async fn a_cancel_goes_to_an_end_to_apart_from_the_notifications() {
-    let source = EventSource::open(SourceSettings::default()).unwrap();
+    let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
     let mut notify = Sink::bind_in("127.0.0.1:0".parse().unwrap(), Binding::Binary)
         .await
         .unwrap();
@@ -195,7 +195,7 @@ async fn a_cancel_goes_to_an_end_to_apart_from_the_notifications() {
 
 #[tokio::test]
 async fn end_to_may_name_a_tcp_binding_but_not_another_scheme() {
-    let source = EventSource::open(SourceSettings::default()).unwrap();
+    let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
     for end_to in ["soap.tcp://127.0.0.1:9", "lather.bin://127.0.0.1:9"] {
         source
             .handle(

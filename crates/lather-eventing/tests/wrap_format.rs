@@ -35,7 +35,7 @@ async fn wrapped_notifications_over_http_and_soap_tcp() {
         "http://www.w3.org/2011/03/ws-evt/WrappedSinkPortType/NotifyEvent"
     );
     for binding in [Binding::Http, Binding::SoapTcp] {
-        let source = EventSource::open(SourceSettings::default()).unwrap();
+        let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
         let mut sink = Sink::bind_in("127.0.0.1:0".parse().unwrap(), binding)
             .await
             .unwrap();
@@ -74,7 +74,7 @@ async fn wrapped_notifications_over_http_and_soap_tcp() {
 
 #[tokio::test]
 async fn lather_bin_carries_the_raw_event_of_a_wrapped_subscription() {
-    let source = EventSource::open(SourceSettings::default()).unwrap();
+    let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
     let (addr, mut rx) = raw_sink().await;
     source
         .handle(
@@ -99,7 +99,7 @@ async fn lather_bin_carries_the_raw_event_of_a_wrapped_subscription() {
 
 #[tokio::test]
 async fn unwrap_stays_the_default_and_an_unknown_format_is_refused() {
-    let source = EventSource::open(SourceSettings::default()).unwrap();
+    let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
     let mut sink = Sink::bind("127.0.0.1:0".parse().unwrap()).await.unwrap();
     for extra in [
         String::new(),

@@ -115,6 +115,18 @@ impl Collector for EngineCollector {
             ConstCounter::new(s.refused)
                 .encode(refused.encode_family(&[("service", *service)])?)?;
         }
+        let mut over = encoder.encode_descriptor(
+            "eventing_filters_over_budget",
+            "XPath filter evaluations stopped at filter_budget (the event was not taken), by event source",
+            None,
+            MetricType::Counter,
+        )?;
+        for service in &self.services {
+            if let crate::service::Behaviour::EventSource(source) = &service.behaviour {
+                ConstCounter::new(source.filters_over_budget())
+                    .encode(over.encode_family(&[("service", service.name.as_str())])?)?;
+            }
+        }
         Ok(())
     }
 }

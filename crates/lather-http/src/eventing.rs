@@ -39,7 +39,10 @@ pub(crate) async fn respond(
         return Ok(respond::soap(StatusCode::OK, version, Bytes::from(body)));
     }
     let manager = service_location(state, service, parts);
-    let answer = source.handle(envelope, &manager).await?;
+    // The subscriber identity for the per-identity quota: the client's address until a
+    // wsse identity is carried in the context (a later change puts it there).
+    let identity = context.client.as_deref();
+    let answer = source.handle_for(envelope, &manager, identity).await?;
     if answer.is_empty() {
         // A one-way message (wsnt:Notify): accepted, nothing to answer.
         return Ok(respond::soap(StatusCode::ACCEPTED, version, answer));

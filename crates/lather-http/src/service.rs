@@ -82,6 +82,7 @@ impl Service {
         config: &ServiceConfig,
         plans: ServicePlans,
         server: &ServerConfig,
+        listen: std::net::SocketAddr,
     ) -> Result<Self, String> {
         let max_message_bytes = server.max_message_bytes;
         let capacity = config.queue_capacity.unwrap_or(server.queue_capacity);
@@ -91,9 +92,9 @@ impl Service {
         };
         let behaviour = match config.kind() {
             ServiceKind::Builtin(Builtin::Echo) => Behaviour::Echo,
-            ServiceKind::Builtin(Builtin::EventSource) => {
-                Behaviour::EventSource(lather_eventing::EventSource::open(source_settings(config))?)
-            }
+            ServiceKind::Builtin(Builtin::EventSource) => Behaviour::EventSource(
+                lather_eventing::EventSource::open(source_settings(config, listen)?)?,
+            ),
             ServiceKind::Gateway(upstreams) => Behaviour::Gateway(Box::new(Gateway::new(
                 upstreams.clone(),
                 config.timeout(),
@@ -113,8 +114,23 @@ impl Service {
 }
 
 /// The event source's settings from the service's keys.
-fn source_settings(config: &ServiceConfig) -> lather_eventing::SourceSettings {
-    let mut settings = lather_eventing::SourceSettings::default();
+fn source_settings(
+    config: &ServiceConfig,
+    listen: std::net::SocketAddr,
+) -> Result<lather_eventing::SourceSettings, String> {
+    let mut settings = lather_eventing::SourceSettings {
+        notify_policy: delivery_policy(config)
+            .map_err(|(_, why)| why)?
+            .with_listen(listen),
+        ..lather_eventing::SourceSettings::default()
+    };
+    if let Some(max) = &config.max_subscriptions_per_identity {
+        settings.max_subscriptions_per_identity =
+            usize::try_from(*max.get_ref()).unwrap_or(usize::MAX);
+    }
+    if let Some(budget) = &config.filter_budget {
+        settings.filter_budget = *budget.get_ref();
+    }
     if let Some(store) = &config.store {
         settings.store = Some(store.get_ref().into());
     }
@@ -127,5 +143,29 @@ fn source_settings(config: &ServiceConfig) -> lather_eventing::SourceSettings {
     if let Some(min) = &config.compress_min_bytes {
         settings.compress_min_bytes = usize::try_from(*min.get_ref()).unwrap_or(usize::MAX);
     }
-    settings
+    Ok(settings)
+}
+
+/// The event source's delivery policy from `notify_allow` and `notify_schemes`; an entry
+/// that cannot be read is an error with its span.
+pub(crate) fn delivery_policy(
+    config: &ServiceConfig,
+) -> Result<lather_eventing::DeliveryPolicy, (std::ops::Range<usize>, String)> {
+    let mut allow = Vec::new();
+    for entry in config.notify_allow.iter().flat_map(|l| l.get_ref()) {
+        lather_eventing::DeliveryPolicy::new(std::slice::from_ref(entry.get_ref()), None)
+            .map_err(|e| (entry.span(), e.to_string()))?;
+        allow.push(entry.get_ref().clone());
+    }
+    let schemes: Option<Vec<String>> = config
+        .notify_schemes
+        .as_ref()
+        .map(|l| l.get_ref().iter().map(|s| s.get_ref().clone()).collect());
+    lather_eventing::DeliveryPolicy::new(&allow, schemes.as_deref()).map_err(|e| {
+        let span = config
+            .notify_schemes
+            .as_ref()
+            .map_or(config.path.span(), |s| s.span());
+        (span, e.to_string())
+    })
 }

@@ -39,7 +39,14 @@ impl State {
         };
         let mut services: HashMap<String, Arc<Service>> = HashMap::new();
         for (svc, plans) in config.services.iter().zip(plans) {
-            let service = Service::from_config(svc, plans, server)
+            if matches!(
+                svc.kind(),
+                lather_config::ServiceKind::Builtin(lather_config::Builtin::EventSource)
+            ) {
+                crate::service::delivery_policy(svc)
+                    .map_err(|(span, why)| config.error_at(span, format!("event source: {why}")))?;
+            }
+            let service = Service::from_config(svc, plans, server, listen)
                 .map_err(|e| config.error_at(svc.path.span(), format!("event source: {e}")))?;
             let service = Arc::new(service);
             if let Behaviour::EventSource(source) = &service.behaviour {

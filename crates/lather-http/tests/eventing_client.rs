@@ -17,7 +17,7 @@ const OTHER: &str = r#"<ev:Pressure xmlns:ev="urn:ev"><hpa>1013</hpa></ev:Pressu
 
 async fn source() -> TestServer {
     TestServer::start(
-        "[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\nmax_expires_s = 900\n",
+        "[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\nnotify_allow = [\"127.0.0.1\"]\nmax_expires_s = 900\n",
     )
     .await
 }
@@ -127,7 +127,7 @@ async fn every_operation_in_each_version_with_reference_parameters_both_ways() {
 #[tokio::test]
 async fn wrap_and_gzip_are_asked_for_and_the_sink_hands_the_event_out_unwrapped() {
     let server = TestServer::start(
-        "[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\ncompress_min_bytes = 1\n",
+        "[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\nnotify_allow = [\"127.0.0.1\"]\ncompress_min_bytes = 1\n",
     )
     .await;
     let client = EventingClient::default();

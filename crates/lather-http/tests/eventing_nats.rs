@@ -80,7 +80,7 @@ async fn drain(
 /// NATS server at `url`.
 async fn node(url: &str) -> TestServer {
     TestServer::start(&format!(
-        "[nats]\nurl = \"{url}\"\nconnect_timeout_ms = 1000\n[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\n"
+        "[nats]\nurl = \"{url}\"\nconnect_timeout_ms = 1000\n[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\nnotify_allow = [\"127.0.0.1\"]\n"
     ))
     .await
 }
@@ -417,7 +417,7 @@ async fn without_nats_changes_are_refused_delivery_goes_on_and_it_resyncs() {
 async fn an_unreachable_nats_server_stops_the_start_naming_the_url() {
     let port = nats::free_port();
     let text = format!(
-        "[server]\nlisten = \"127.0.0.1:0\"\n[nats]\nurl = \"nats://127.0.0.1:{port}\"\nconnect_timeout_ms = 300\n[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\n"
+        "[server]\nlisten = \"127.0.0.1:0\"\n[nats]\nurl = \"nats://127.0.0.1:{port}\"\nconnect_timeout_ms = 300\n[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\nnotify_allow = [\"127.0.0.1\"]\n"
     );
     let config = lather_config::Config::from_toml(&text, "t.toml").unwrap();
     let error = lather_http::Server::bind(&config).await.unwrap_err();
@@ -434,7 +434,7 @@ async fn an_unreachable_nats_server_stops_the_start_naming_the_url() {
 async fn a_nats_server_without_jetstream_stops_the_start_naming_the_bucket() {
     let nats = nats::NatsServer::start("ev-nojs");
     let text = format!(
-        "[server]\nlisten = \"127.0.0.1:0\"\n[nats]\nurl = \"{}\"\n[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\n",
+        "[server]\nlisten = \"127.0.0.1:0\"\n[nats]\nurl = \"{}\"\n[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\nnotify_allow = [\"127.0.0.1\"]\n",
         nats.url()
     );
     let config = lather_config::Config::from_toml(&text, "t.toml").unwrap();

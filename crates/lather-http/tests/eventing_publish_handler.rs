@@ -42,6 +42,7 @@ oneway = true
 name = "events"
 path = "/events"
 builtin = "event-source"
+notify_allow = ["127.0.0.1"]
 event_action = "urn:ev/Default"
 
 [[service]]

@@ -761,7 +761,7 @@ async fn subscriptions_survive_a_restart() {
     let mut reopened = false;
     for _ in 0..50 {
         let text = format!(
-            "[server]\nlisten = \"127.0.0.1:0\"\n[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\n{extra}\n"
+            "[server]\nlisten = \"127.0.0.1:0\"\n[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\nnotify_allow = [\"127.0.0.1\"]\n{extra}\n"
         );
         let config = lather_config::Config::from_toml(&text, "test.toml").unwrap();
         match lather_http::Server::bind(&config).await {

@@ -76,7 +76,7 @@ pub(crate) fn serve_event_source(name: &str) -> (Running, u16) {
     std::fs::write(
         &config,
         format!(
-            "[server]\nlisten = \"127.0.0.1:{port}\"\n[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\nmax_expires_s = 900\n"
+            "[server]\nlisten = \"127.0.0.1:{port}\"\n[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\nnotify_allow = [\"127.0.0.1\"]\nmax_expires_s = 900\n"
         ),
     )
     .unwrap();

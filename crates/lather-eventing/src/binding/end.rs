@@ -15,6 +15,7 @@
 
 use super::binary::{self, EndFrame};
 use super::{Binding, host_port};
+use crate::address_policy::DeliveryPolicy;
 use crate::delivery::{self, Outgoing};
 use crate::event::Stamped;
 use crate::reply::{self, EndStatus};
@@ -36,7 +37,8 @@ pub(crate) type FarewellSender = oneshot::Sender<Farewell>;
 
 /// Sends `sub`'s SubscriptionEnd with `status` and `reason` to `end_to`, in its binding;
 /// `queue` and `farewell` are the subscription's (its delivery task ends once `queue` is
-/// dropped). Waits at most `timeout` for the bytes to go out.
+/// dropped). Waits at most `timeout` for the bytes to go out; connections go only where
+/// `guard` allows.
 pub(crate) async fn send(
     sub: &Subscription,
     end_to: &Endpoint,
@@ -44,7 +46,7 @@ pub(crate) async fn send(
     reason: &str,
     queue: mpsc::Sender<Arc<Stamped>>,
     farewell: FarewellSender,
-    timeout: Duration,
+    (timeout, guard): (Duration, &DeliveryPolicy),
 ) -> Result<(), String> {
     let binding = Binding::of(&end_to.address);
     if binding == Some(Binding::Http) || binding.is_none() {
@@ -55,8 +57,15 @@ pub(crate) async fn send(
             content_encoding: None,
         };
         let client = delivery::client();
-        return delivery::send_once(&client, &end_to.address, reply::soap_of(sub), &out, timeout)
-            .await;
+        return delivery::send_once(
+            &client,
+            &end_to.address,
+            reply::soap_of(sub),
+            &out,
+            timeout,
+            guard,
+        )
+        .await;
     }
     let bytes = frame(sub, end_to, status, reason)?;
     if status != EndStatus::DeliveryFailure && same_stream(&sub.notify_to.address, &end_to.address)
@@ -79,7 +88,7 @@ pub(crate) async fn send(
     }
     drop(queue);
     let authority = authority(&end_to.address).ok_or("EndTo has no host:port")?;
-    let mut stream = super::connect(authority, timeout).await?;
+    let mut stream = super::connect(authority, timeout, guard, false).await?;
     tokio::time::timeout(timeout, async {
         stream.write_all(&bytes).await?;
         stream.shutdown().await

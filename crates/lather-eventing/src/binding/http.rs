@@ -8,6 +8,7 @@
 use super::pipeline::{MAX_WRITE, Pipeline};
 use super::soap::Template;
 use crate::Subscription;
+use crate::address_policy::DeliveryPolicy;
 use crate::delivery::{Outgoing, RetryPolicy};
 use crate::event::Stamped;
 use crate::reply::soap_of;
@@ -86,6 +87,7 @@ impl HttpSink {
         policy: RetryPolicy,
         gzip_from: Option<usize>,
         window: usize,
+        guard: DeliveryPolicy,
     ) -> HttpSink {
         let address = sub.notify_to.address.clone();
         let uri: Option<Uri> = address.parse().ok();
@@ -100,6 +102,9 @@ impl HttpSink {
                 }
             })
             .unwrap_or_default();
+        let publish = uri
+            .as_ref()
+            .is_some_and(|u| crate::address_policy::is_publish_path(u.path()));
         let request_line = uri.as_ref().and_then(|u| {
             let host = u.authority()?.as_str();
             let path = u.path_and_query().map_or("/", |p| p.as_str());
@@ -111,7 +116,7 @@ impl HttpSink {
             soap: soap_of(sub),
             template: Template::new(sub),
             policy,
-            pipeline: Pipeline::new(authority),
+            pipeline: Pipeline::new(authority, guard, publish),
             unanswered: VecDeque::new(),
             window: window.clamp(1, MAX_WINDOW),
             written: 0,
@@ -368,18 +373,38 @@ async fn exchange(
     }
 }
 
-/// POSTs `out` to `address` once; success is a 2xx answer.
+/// POSTs `out` to `address` once; success is a 2xx answer. The host is resolved and
+/// checked by `guard` first, and the request goes to the checked address (with the
+/// address's own `Host`).
 pub(crate) async fn send_once(
     client: &HttpClient,
     address: &str,
     soap: SoapVersion,
     out: &Outgoing,
     timeout: Duration,
+    guard: &DeliveryPolicy,
 ) -> Result<(), String> {
     let headers = headers(soap, &out.action)?;
+    let target = crate::address_policy::Target::of(address).map_err(|e| e.to_string())?;
+    let checked = guard
+        .resolve(&target.host, target.port, target.publish, timeout)
+        .await
+        .map_err(|r| format!("delivery to {address} refused: {r}"))?;
+    let first = checked
+        .first()
+        .ok_or_else(|| format!("{address} resolves to no address"))?;
+    let uri: Uri = address
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| e.to_string())?;
+    let host = uri
+        .authority()
+        .map(|a| a.as_str().to_owned())
+        .unwrap_or_default();
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
     let mut request = Request::builder()
         .method(Method::POST)
-        .uri(address)
+        .uri(format!("http://{first}{path}"))
+        .header(http::header::HOST, host)
         .body(Full::new(out.envelope.clone()))
         .map_err(|e| e.to_string())?;
     if let Some(soap_action) = headers.soap_action {

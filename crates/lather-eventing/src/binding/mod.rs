@@ -25,6 +25,7 @@ pub(crate) mod soap;
 pub mod tcp;
 
 use crate::Subscription;
+use crate::address_policy::DeliveryPolicy;
 use crate::delivery::RetryPolicy;
 use crate::event::Stamped;
 use std::sync::Arc;
@@ -70,17 +71,15 @@ pub(crate) fn host_port(rest: &str) -> Option<&str> {
 }
 
 /// A TCP connection to a sink's `authority` (`host:port`) within `timeout`, with Nagle off
-/// (notifications are small and go out as soon as they are ready).
+/// (notifications are small and go out as soon as they are ready), to an address `guard`
+/// allows (checked after resolving: [`DeliveryPolicy`]).
 pub(crate) async fn connect(
     authority: &str,
     timeout: std::time::Duration,
+    guard: &DeliveryPolicy,
+    publish: bool,
 ) -> Result<tokio::net::TcpStream, String> {
-    let stream = tokio::time::timeout(timeout, tokio::net::TcpStream::connect(authority))
-        .await
-        .map_err(|_| format!("no connection to {authority} within {timeout:?}"))?
-        .map_err(|e| format!("cannot connect to {authority}: {e}"))?;
-    let _ = stream.set_nodelay(true);
-    Ok(stream)
+    guard.connect(authority, timeout, publish).await
 }
 
 /// A sink's connection in its binding.
@@ -93,12 +92,14 @@ pub(crate) enum Connection {
 impl Connection {
     /// The connection for `sub`'s NotifyTo (not yet connected). Notifications of at least
     /// `gzip_from` bytes are sent gzip-compressed, in every binding.
-    /// An HTTP sink has at most `window` notifications written and unanswered.
+    /// An HTTP sink has at most `window` notifications written and unanswered. Every
+    /// connection goes to an address `guard` allows.
     pub(crate) fn open(
         sub: &Subscription,
         policy: RetryPolicy,
         gzip_from: Option<usize>,
         window: usize,
+        guard: &DeliveryPolicy,
     ) -> Connection {
         let address = &sub.notify_to.address;
         match Binding::of(address) {
@@ -107,16 +108,22 @@ impl Connection {
                 tcp::Encoding::SoapLengthPrefixed(soap::Template::new(sub)),
                 policy,
                 gzip_from,
+                guard.clone(),
             ))),
             Some(Binding::Binary) => Connection::Stream(Box::new(tcp::StreamSink::new(
                 sub,
                 tcp::Encoding::Binary(binary::SubscriptionPart::new(sub)),
                 policy,
                 gzip_from,
+                guard.clone(),
             ))),
             // Subscribe refuses other schemes; a stored one from before is tried as HTTP.
             _ => Connection::Http(Box::new(http::HttpSink::new(
-                sub, policy, gzip_from, window,
+                sub,
+                policy,
+                gzip_from,
+                window,
+                guard.clone(),
             ))),
         }
     }

@@ -5,6 +5,7 @@
 //! stream instead of one batch per round trip. Order is kept, one connection per sink; the
 //! caller replaces a connection that fails and sends the unanswered requests again.
 
+use crate::address_policy::DeliveryPolicy;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
@@ -22,6 +23,9 @@ const MAX_BODY: u64 = 1024 * 1024;
 #[derive(Debug)]
 pub(crate) struct Pipeline {
     authority: String,
+    /// Where connections may go, and whether the path is a publish path.
+    guard: DeliveryPolicy,
+    publish: bool,
     writer: Option<OwnedWriteHalf>,
     answers: Option<mpsc::UnboundedReceiver<Result<bool, String>>>,
     reader: Option<JoinHandle<()>>,
@@ -34,9 +38,13 @@ enum Answer {
 }
 
 impl Pipeline {
-    pub(crate) fn new(authority: String) -> Pipeline {
+    /// A pipeline to `authority`, connecting only where `guard` allows (`publish`: the
+    /// requests' path is an event source's publish path).
+    pub(crate) fn new(authority: String, guard: DeliveryPolicy, publish: bool) -> Pipeline {
         Pipeline {
             authority,
+            guard,
+            publish,
             writer: None,
             answers: None,
             reader: None,
@@ -53,7 +61,8 @@ impl Pipeline {
     /// connection.
     pub(crate) async fn send(&mut self, requests: &[u8], timeout: Duration) -> Result<(), String> {
         if self.writer.is_none() {
-            let stream = super::connect(&self.authority, timeout).await?;
+            let stream =
+                super::connect(&self.authority, timeout, &self.guard, self.publish).await?;
             let (read, write) = stream.into_split();
             let (tx, rx) = mpsc::unbounded_channel();
             let reader = Reader {
@@ -314,7 +323,11 @@ mod tests {
             b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 202 Accepted\r\nContent-Length: 3\r\n\r\nabcHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\nHTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n",
         )
         .await;
-        let mut p = Pipeline::new(addr);
+        let mut p = Pipeline::new(
+            addr,
+            crate::address_policy::DeliveryPolicy::allow_loopback(),
+            false,
+        );
         p.send(b"x", Duration::from_secs(2)).await.unwrap();
         for _ in 0..3 {
             assert_eq!(p.next().await, Ok(true));
@@ -326,14 +339,22 @@ mod tests {
     #[tokio::test]
     async fn a_close_after_an_answer_ends_the_connection() {
         let addr = scripted(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").await;
-        let mut p = Pipeline::new(addr);
+        let mut p = Pipeline::new(
+            addr,
+            crate::address_policy::DeliveryPolicy::allow_loopback(),
+            false,
+        );
         p.send(b"x", Duration::from_secs(2)).await.unwrap();
         assert_eq!(p.next().await, Ok(true));
         assert!(p.next().await.unwrap_err().contains("closed"));
         assert!(!p.connected());
         let addr =
             scripted(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n").await;
-        let mut p = Pipeline::new(addr);
+        let mut p = Pipeline::new(
+            addr,
+            crate::address_policy::DeliveryPolicy::allow_loopback(),
+            false,
+        );
         p.send(b"x", Duration::from_secs(2)).await.unwrap();
         assert_eq!(p.next().await, Ok(false));
         assert!(!p.connected());
@@ -358,7 +379,11 @@ mod tests {
             s.write_all(&[&ok[..], &ok[..]].concat()).await.unwrap();
             let _ = s.read(&mut buf).await;
         });
-        let mut p = Pipeline::new(addr);
+        let mut p = Pipeline::new(
+            addr,
+            crate::address_policy::DeliveryPolicy::allow_loopback(),
+            false,
+        );
         let t = Duration::from_secs(2);
         p.send(b"first", t).await.unwrap();
         p.send(b"second", t).await.unwrap();

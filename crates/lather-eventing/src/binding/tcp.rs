@@ -17,6 +17,7 @@
 use super::binary::SubscriptionPart;
 use super::soap::Template;
 use crate::Subscription;
+use crate::address_policy::DeliveryPolicy;
 use crate::delivery::RetryPolicy;
 use crate::event::Stamped;
 use std::sync::Arc;
@@ -128,6 +129,8 @@ pub(crate) struct StreamSink {
     buffer: Vec<u8>,
     /// Notifications of at least this many bytes go gzip-compressed (`None`: never).
     gzip_from: Option<usize>,
+    /// Where connections may go.
+    guard: DeliveryPolicy,
 }
 
 impl StreamSink {
@@ -136,6 +139,7 @@ impl StreamSink {
         encoding: Encoding,
         policy: RetryPolicy,
         gzip_from: Option<usize>,
+        guard: DeliveryPolicy,
     ) -> StreamSink {
         let address = &sub.notify_to.address;
         let rest = address.split_once("://").map_or("", |(_, rest)| rest);
@@ -146,6 +150,7 @@ impl StreamSink {
             stream: None,
             buffer: Vec::new(),
             gzip_from,
+            guard,
         }
     }
 
@@ -246,7 +251,7 @@ impl StreamSink {
     async fn write_once(&mut self) -> Result<(), String> {
         let timeout = self.policy.timeout;
         if self.stream.is_none() {
-            self.stream = Some(super::connect(&self.authority, timeout).await?);
+            self.stream = Some(super::connect(&self.authority, timeout, &self.guard, false).await?);
         }
         let Some(stream) = self.stream.as_mut() else {
             return Err("no connection".into());

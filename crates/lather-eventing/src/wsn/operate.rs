@@ -23,9 +23,10 @@ pub(crate) async fn handle(
     inner: &Arc<Inner>,
     envelope: &Envelope,
     manager: &str,
+    identity: Option<&str>,
 ) -> Result<Bytes, Fault> {
     let message_id = message_id(envelope);
-    match answer(inner, envelope, manager).await {
+    match answer(inner, envelope, manager, identity).await {
         Ok(Some((action, body))) => {
             let headers = reply::addressing(
                 ADDRESSING,
@@ -45,6 +46,7 @@ async fn answer(
     inner: &Arc<Inner>,
     envelope: &Envelope,
     manager: &str,
+    identity: Option<&str>,
 ) -> Result<Option<(String, String)>, WsnRefusal> {
     let (payload, element) = match crate::request::body_element(envelope) {
         Ok(read) => read,
@@ -53,7 +55,7 @@ async fn answer(
     let reply = |port: &str, name: &str, body: String| Ok(Some((action(port, name), body)));
     match element.name().local() {
         "Subscribe" => {
-            let body = subscribe(inner, &element, &payload, envelope, manager).await?;
+            let body = subscribe(inner, &element, &payload, envelope, manager, identity).await?;
             reply("NotificationProducer", "SubscribeResponse", body)
         }
         "Renew" => {
@@ -121,23 +123,39 @@ async fn subscribe(
     payload: &[u8],
     envelope: &Envelope,
     manager: &str,
+    identity: Option<&str>,
 ) -> Result<String, WsnRefusal> {
     let request = request::subscribe(element, payload)?;
+    if let Err(why) = inner
+        .settings
+        .notify_policy
+        .check_address(&request.consumer.address)
+    {
+        return refuse(
+            WsnFault::CreationFailed,
+            format!("ConsumerReference refused: {why}"),
+        );
+    }
     inner.check_shared().map_err(|r| WsnRefusal {
         fault: WsnFault::CreationFailed,
         reason: r.reason,
         extra: String::new(),
     })?;
     let granted = grant(inner, request.initial.as_deref(), WsnFault::InitialTime)?;
-    if inner.lock().len() >= inner.settings.max_subscriptions {
+    if let Some(content) = &request.terms.message_content
+        && let Ok(xpath) =
+            crate::xpath::XPathFilter::compile(&content.expression, &content.namespaces)
+        && let Err(why) = xpath.check_cost(inner.settings.filter_budget)
+    {
         return refuse(
-            WsnFault::CreationFailed,
-            format!(
-                "the producer holds {} subscriptions, its maximum",
-                inner.settings.max_subscriptions
-            ),
+            WsnFault::MessageContent,
+            format!("MessageContent {:?}: {why}", content.expression),
         );
     }
+    let slot = match inner.reserve(identity) {
+        Ok(slot) => slot,
+        Err(full) => return refuse(WsnFault::CreationFailed, full.to_string()),
+    };
     let now = now_ms();
     let sub = Subscription {
         id: new_uuid(),
@@ -154,6 +172,7 @@ async fn subscribe(
         gzip: false,
         wsn: Some(request.terms),
         wrapped: false,
+        owner: identity.map(str::to_owned),
     };
     inner
         .keep(Change::Put(Box::new(sub.clone())))
@@ -164,7 +183,7 @@ async fn subscribe(
             extra: String::new(),
         })?;
     let body = wsn_reply::subscribe_response(&sub, now);
-    inner.activate(sub);
+    inner.activate_reserved(sub, slot);
     Ok(body)
 }
 

@@ -187,7 +187,7 @@ pub async fn post_with_action(
 /// A server with one event source, `events` at `/events`, and `extra` keys for it.
 pub async fn event_source(extra: &str) -> TestServer {
     TestServer::start(&format!(
-        "[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\n{extra}"
+        "[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\nnotify_allow = [\"127.0.0.1\"]\n{extra}"
     ))
     .await
 }

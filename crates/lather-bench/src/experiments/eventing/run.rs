@@ -148,7 +148,7 @@ pub(crate) fn run(
         let source = EventSource::open(SourceSettings {
             queue_capacity: 200_000,
             delivered: Some(probe),
-            ..SourceSettings::default()
+            ..SourceSettings::allowing_loopback()
         })
         .map_err(BenchError::Experiment)?;
         let addresses = match spec.wan {
