@@ -14,11 +14,15 @@
 //!
 //! Unknown keys are errors; every error names the file, the line and the key.
 
+mod connections;
 mod error;
 mod flow;
 mod handler;
+mod ipnet;
 mod model;
+mod names;
 mod nats;
+mod read;
 mod route;
 mod subscriptions;
 mod validate;
@@ -26,9 +30,12 @@ mod validate;
 pub use error::ConfigError;
 pub use flow::{Flow, FlowSpec};
 pub use handler::HandlerConfig;
+pub use ipnet::{IpNet, IpNetError};
 pub use model::{
     Auto, Builtin, Config, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind, Upstream,
 };
+pub use names::{MAX_NAME_CHARS, MAX_PATH_BYTES};
 pub use nats::{Fallback, NatsConfig, Placement};
+pub use read::MAX_CONFIG_BYTES;
 pub use route::{RouteConfig, parse_clark};
 pub use subscriptions::SubscriptionsMode;

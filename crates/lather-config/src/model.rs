@@ -51,6 +51,23 @@ pub struct ServerConfig {
     pub queue_capacity: usize,
     /// Messages in flight per service: a number, or `"auto"` to adapt to latency.
     pub max_in_flight: MaxInFlight,
+    /// A connection that sends nothing for this long — from accept, or between
+    /// keep-alive requests — while no request of it is being handled is closed, in
+    /// milliseconds.
+    pub idle_timeout_ms: u64,
+    /// Time allowed for a request's head (request line and headers) once it has begun,
+    /// in milliseconds; past it the connection is closed.
+    pub header_timeout_ms: u64,
+    /// Connections open at once, all clients together; beyond it a new connection is
+    /// accepted and closed at once. Lowered at start when the process's descriptor limit
+    /// (`RLIMIT_NOFILE`) cannot hold it.
+    pub max_connections: usize,
+    /// Connections open at once from one client IP address; beyond it a new connection is
+    /// accepted and closed at once.
+    pub max_connections_per_client: usize,
+    /// Who may read `/health` and `/metrics`: IP addresses or CIDR blocks. Empty (the
+    /// default): everyone; others get 403.
+    pub admin_allow: Vec<crate::IpNet>,
 }
 
 /// `max_in_flight`: a fixed number or `"auto"`.
@@ -82,6 +99,11 @@ impl Default for ServerConfig {
             workers: 0,
             queue_capacity: 1024,
             max_in_flight: MaxInFlight::Auto(Auto::Auto),
+            idle_timeout_ms: 30_000,
+            header_timeout_ms: 10_000,
+            max_connections: 10_000,
+            max_connections_per_client: 256,
+            admin_allow: Vec::new(),
         }
     }
 }
@@ -176,11 +198,12 @@ impl ServiceConfig {
 }
 
 impl Config {
-    /// Reads and validates the file at `path`.
+    /// Reads and validates the file at `path`: a regular file of at most
+    /// [`MAX_CONFIG_BYTES`](crate::MAX_CONFIG_BYTES).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError::new(&origin, None, format!("cannot read: {e}")))?;
+        let text =
+            crate::read::bounded(path).map_err(|why| ConfigError::new(&origin, None, why))?;
         Config::from_toml(&text, &origin)
     }
 
