@@ -98,8 +98,24 @@ fn a_low_descriptor_limit_lowers_max_connections() {
         .unwrap()
         .read_to_string(&mut log)
         .unwrap();
+    let log = without_colours(&log);
     assert!(
         log.contains("lowering it") && log.contains("lowered_to=64"),
         "{log}"
     );
+}
+
+/// The text without ANSI colour sequences (`ESC [ … m`).
+fn without_colours(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_escape = false;
+    for c in text.chars() {
+        match (in_escape, c) {
+            (false, '\u{1b}') => in_escape = true,
+            (false, c) => out.push(c),
+            (true, 'm') => in_escape = false,
+            (true, _) => {}
+        }
+    }
+    out
 }
