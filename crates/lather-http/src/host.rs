@@ -56,7 +56,8 @@ fn is_host_port(text: &str) -> bool {
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=".contains(&b));
     let port_ok = port.is_none_or(|p| p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()));
-    host_ok && port_ok && !(host.is_empty() && !text.starts_with('['))
+    let named = !host.is_empty() || text.starts_with('[');
+    named && host_ok && port_ok
 }
 
 #[cfg(test)]

@@ -181,10 +181,7 @@ async fn a_connection_that_sends_nothing_is_closed_after_the_idle_timeout() {
     assert!(closed_within(&mut kept, SOON).await, "idle keep-alive kept");
     let metrics = get(server.addr, "/metrics").await;
     assert_eq!(
-        metric(
-            metrics.text().as_ref(),
-            "lather_connections_idle_closed_total"
-        ),
+        metric(metrics.text(), "lather_connections_idle_closed_total"),
         Some(2.0),
         "{}",
         metrics.text()
