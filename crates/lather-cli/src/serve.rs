@@ -36,14 +36,15 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
     })
 }
 
-/// Completes on SIGINT (Ctrl-C) or SIGTERM.
+/// Completes on SIGINT (Ctrl-C) or SIGTERM. SIGHUP is logged and ignored (configuration
+/// reload is not supported yet): without a handler it would kill the process and drop
+/// every request in flight.
 pub(crate) async fn shutdown_signal() {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(
-            tokio::signal::unix::SignalKind::terminate(),
-        ) {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = match signal(SignalKind::terminate()) {
             Ok(term) => term,
             Err(e) => {
                 tracing::warn!(error = %e, "cannot watch SIGTERM; only SIGINT stops the server");
@@ -51,9 +52,33 @@ pub(crate) async fn shutdown_signal() {
                 return;
             }
         };
-        tokio::select! {
-            _ = interrupt => tracing::info!("SIGINT received"),
-            _ = term.recv() => tracing::info!("SIGTERM received"),
+        let mut hangup = signal(SignalKind::hangup())
+            .inspect_err(|e| tracing::warn!(error = %e, "cannot watch SIGHUP"))
+            .ok();
+        let mut interrupt = std::pin::pin!(interrupt);
+        loop {
+            tokio::select! {
+                _ = &mut interrupt => {
+                    tracing::info!("SIGINT received");
+                    return;
+                }
+                _ = term.recv() => {
+                    tracing::info!("SIGTERM received");
+                    return;
+                }
+                got = async {
+                    match hangup.as_mut() {
+                        Some(h) => h.recv().await,
+                        None => std::future::pending().await,
+                    }
+                } => match got {
+                    Some(()) => tracing::info!(
+                        "SIGHUP received; configuration reload is not supported yet, ignoring"
+                    ),
+                    // The signal stream ended: stop watching it (SIGHUP stays ignored).
+                    None => hangup = None,
+                }
+            }
         }
     }
     #[cfg(not(unix))]

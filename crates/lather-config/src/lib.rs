@@ -14,11 +14,15 @@
 //!
 //! Unknown keys are errors; every error names the file, the line and the key.
 
+mod connections;
 mod error;
 mod flow;
 mod handler;
+mod ipnet;
 mod model;
+mod names;
 mod nats;
+mod read;
 mod route;
 mod subscriptions;
 mod validate;
@@ -26,11 +30,14 @@ mod validate;
 pub use error::ConfigError;
 pub use flow::{Flow, FlowSpec};
 pub use handler::HandlerConfig;
+pub use ipnet::{IpNet, IpNetError};
 pub use model::{
     Auto, Builtin, Config, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind, Upstream,
 };
+pub use names::{MAX_NAME_CHARS, MAX_PATH_BYTES};
 pub use nats::{
     DEFAULT_ACK_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS, Fallback, MAX_LIVENESS_MS, NatsConfig, Placement,
 };
+pub use read::MAX_CONFIG_BYTES;
 pub use route::{RouteConfig, parse_clark};
 pub use subscriptions::SubscriptionsMode;

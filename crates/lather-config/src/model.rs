@@ -61,6 +61,23 @@ pub struct ServerConfig {
     /// 1 s grace (default 1024; 0 turns the rate rule off). A slower body is answered with
     /// `RequestTooSlow` (408) and its connection closed.
     pub min_body_bytes_per_s: u64,
+    /// A connection that sends nothing for this long — from accept, or between
+    /// keep-alive requests — while no request of it is being handled is closed, in
+    /// milliseconds.
+    pub idle_timeout_ms: u64,
+    /// Time allowed for a request's head (request line and headers) once it has begun,
+    /// in milliseconds; past it the connection is closed.
+    pub header_timeout_ms: u64,
+    /// Connections open at once, all clients together; beyond it a new connection is
+    /// accepted and closed at once. Lowered at start when the process's descriptor limit
+    /// (`RLIMIT_NOFILE`) cannot hold it.
+    pub max_connections: usize,
+    /// Connections open at once from one client IP address; beyond it a new connection is
+    /// accepted and closed at once.
+    pub max_connections_per_client: usize,
+    /// Who may read `/health` and `/metrics`: IP addresses or CIDR blocks. Empty (the
+    /// default): everyone; others get 403.
+    pub admin_allow: Vec<crate::IpNet>,
 }
 
 /// `max_in_flight`: a fixed number or `"auto"`.
@@ -95,6 +112,11 @@ impl Default for ServerConfig {
             min_in_flight: 4,
             body_timeout_ms: 30_000,
             min_body_bytes_per_s: 1024,
+            idle_timeout_ms: 30_000,
+            header_timeout_ms: 10_000,
+            max_connections: 10_000,
+            max_connections_per_client: 256,
+            admin_allow: Vec::new(),
         }
     }
 }
@@ -204,11 +226,12 @@ impl ServiceConfig {
 }
 
 impl Config {
-    /// Reads and validates the file at `path`.
+    /// Reads and validates the file at `path`: a regular file of at most
+    /// [`MAX_CONFIG_BYTES`](crate::MAX_CONFIG_BYTES).
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let origin = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| ConfigError::new(&origin, None, format!("cannot read: {e}")))?;
+        let text =
+            crate::read::bounded(path).map_err(|why| ConfigError::new(&origin, None, why))?;
         Config::from_toml(&text, &origin)
     }
 

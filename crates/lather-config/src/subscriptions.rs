@@ -141,7 +141,7 @@ mod tests {
     use crate::Config;
 
     const SOURCE: &str =
-        "[[service]]\nname = \"ev ents\"\npath = \"/e\"\nbuiltin = \"event-source\"\n";
+        "[[service]]\nname = \"ev.ents\"\npath = \"/e\"\nbuiltin = \"event-source\"\n";
     const NATS: &str = "[nats]\nurl = \"nats://127.0.0.1:4222\"\nsubject_prefix = \"acme\"\n";
 
     fn error_of(text: &str) -> String {

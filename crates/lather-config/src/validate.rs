@@ -48,9 +48,16 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             "server.max_depth must be at least 3 (Envelope, Body, payload)",
         ));
     }
+    crate::connections::check(&config.server, origin)?;
     let handlers: std::collections::BTreeSet<&str> =
         config.handlers.keys().map(String::as_str).collect();
     for (name, handler) in &config.handlers {
+        if let Some(why) = crate::names::name_problem(name) {
+            return Err(at(
+                handler.kind.span(),
+                format!("handlers: the handler name {why}"),
+            ));
+        }
         if let Some(p) = &handler.placement
             && p.get_ref().uses_workers()
             && config.nats.is_none()
@@ -153,6 +160,9 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
     for (i, svc) in config.services.iter_mut().enumerate() {
         let key = |k: &str| format!("service[{i}].{k}");
         let path = svc.path.get_ref();
+        if let Some(why) = crate::names::path_problem(path) {
+            return Err(at(svc.path.span(), format!("{}: {why}", key("path"))));
+        }
         if !path.starts_with('/') || path.contains(['?', '#', ' ']) {
             return Err(at(
                 svc.path.span(),
@@ -191,11 +201,8 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             ));
         }
         let name = svc.name.get_ref();
-        if name.is_empty() {
-            return Err(at(
-                svc.name.span(),
-                format!("{}: must not be empty", key("name")),
-            ));
+        if let Some(why) = crate::names::name_problem(name) {
+            return Err(at(svc.name.span(), format!("{}: {why}", key("name"))));
         }
         if let Some(first) = names.insert(name.clone(), i) {
             return Err(at(

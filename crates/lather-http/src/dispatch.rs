@@ -32,6 +32,9 @@ where
 {
     let started = Instant::now();
     let _in_flight = state.metrics.in_flight();
+    if let Some(why) = crate::host::problem(&req) {
+        return bad_host(&state, &req, why, started);
+    }
     if let Some(response) = admin(&state, &req) {
         return response;
     }
@@ -72,24 +75,66 @@ fn finish(
     response
 }
 
-/// `GET /health` and `GET /metrics`.
+/// A request whose `Host` is missing, repeated or invalid: 400 (in both SOAP versions, as
+/// RFC 9112 §3.2 requires) and the connection closed.
+fn bad_host<B>(state: &State, req: &Request<B>, why: String, started: Instant) -> HttpResponse {
+    let fault = Fault::with_reason(FaultKind::BadHost, why);
+    state.metrics.fault(NO_SERVICE, fault.kind().spec().name);
+    let mut response = respond::fault(&fault, guess_version(req.headers()));
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    response.headers_mut().insert(
+        http::header::CONNECTION,
+        http::HeaderValue::from_static("close"),
+    );
+    let bytes_out = Body::size_hint(response.body()).exact().unwrap_or(0);
+    state
+        .metrics
+        .answered(NO_SERVICE, 400, started.elapsed(), 0, bytes_out);
+    response
+}
+
+/// `GET /health` and `GET /metrics` (and `HEAD`, answered alike without the body), for
+/// the clients `[server] admin_allow` lets in; others get 403.
 fn admin<B>(state: &State, req: &Request<B>) -> Option<HttpResponse> {
-    if req.method() != Method::GET {
+    if req.method() != Method::GET && req.method() != Method::HEAD {
         return None;
     }
-    match req.uri().path() {
-        "/health" => Some(respond::with_type(
-            StatusCode::OK,
-            "text/plain; charset=utf-8",
-            Bytes::from_static(b"ok\n"),
-        )),
-        "/metrics" => Some(respond::with_type(
-            StatusCode::OK,
-            "application/openmetrics-text; version=1.0.0; charset=utf-8",
-            Bytes::from(state.metrics.render()),
-        )),
-        _ => None,
+    let path = req.uri().path();
+    if path != "/health" && path != "/metrics" {
+        return None;
     }
+    let allowed = state.admin_allow.is_empty()
+        || req.extensions().get::<Peer>().is_some_and(|peer| {
+            state
+                .admin_allow
+                .iter()
+                .any(|net| net.contains(peer.0.ip()))
+        });
+    if !allowed {
+        return Some(respond::with_type(
+            StatusCode::FORBIDDEN,
+            "text/plain; charset=utf-8",
+            Bytes::from_static(b"forbidden: this address is not in [server] admin_allow\n"),
+        ));
+    }
+    if path == "/health" {
+        let (ok, text) = state.health.report();
+        let status = if ok {
+            StatusCode::OK
+        } else {
+            StatusCode::SERVICE_UNAVAILABLE
+        };
+        return Some(respond::with_type(
+            status,
+            "text/plain; charset=utf-8",
+            Bytes::from(text),
+        ));
+    }
+    Some(respond::with_type(
+        StatusCode::OK,
+        "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        Bytes::from(state.metrics.render()),
+    ))
 }
 
 async fn serve<B>(state: &State, service: &Service, req: Request<B>) -> (Outcome, u64)

@@ -6,15 +6,22 @@
 //! connection is dropped without an answer. `GET /health` and `GET /metrics` (Prometheus
 //! text) are always there.
 
+mod accept;
 mod body;
 mod collect;
+mod conn_cap;
 mod dispatch;
 mod echo;
 mod event_sink;
 mod eventing;
 mod eventing_nats;
+mod exposure;
+mod fd_limit;
 mod flows;
 mod gateway;
+mod health;
+mod host;
+mod idle;
 mod metrics;
 mod negotiate;
 mod respond;

@@ -26,6 +26,11 @@ struct ServiceLabels {
     service: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabels {
+    reason: &'static str,
+}
+
 /// The label used for requests that matched no service.
 pub(crate) const NO_SERVICE: &str = "-";
 
@@ -36,6 +41,8 @@ pub(crate) struct Metrics {
     requests: Family<CodeLabels, Counter>,
     faults: Family<FaultLabels, Counter>,
     in_flight: Gauge,
+    /// Connection figures of the listener.
+    pub(crate) connections: ConnectionMetrics,
     /// Handles of the configured services, made once so the hot path neither allocates
     /// labels nor takes the families' locks.
     per_service: HashMap<String, ServiceHandles>,
@@ -96,6 +103,7 @@ impl Metrics {
             "Response body bytes sent",
             bytes_out.clone(),
         );
+        let connections = ConnectionMetrics::register(&mut registry);
         let per_service = services
             .into_iter()
             .chain([NO_SERVICE])
@@ -121,6 +129,7 @@ impl Metrics {
             requests,
             faults,
             in_flight,
+            connections,
             per_service,
         }
     }
@@ -184,7 +193,73 @@ impl Metrics {
     }
 }
 
-/// Decrements the in-flight gauge when dropped.
+/// What the listener counts: open connections, refusals, idle closes, accept errors.
+#[derive(Debug, Clone)]
+pub(crate) struct ConnectionMetrics {
+    open: Gauge,
+    refused: Family<ReasonLabels, Counter>,
+    idle_closed: Counter,
+    accept_errors: Counter,
+}
+
+impl ConnectionMetrics {
+    fn register(registry: &mut Registry) -> Self {
+        let metrics = ConnectionMetrics {
+            open: Gauge::default(),
+            refused: Family::default(),
+            idle_closed: Counter::default(),
+            accept_errors: Counter::default(),
+        };
+        registry.register(
+            "connections_open",
+            "Client connections open now",
+            metrics.open.clone(),
+        );
+        registry.register(
+            "connections_refused",
+            "Connections closed at accept because a cap was reached, by reason (max_connections, max_connections_per_client)",
+            metrics.refused.clone(),
+        );
+        registry.register(
+            "connections_idle_closed",
+            "Connections closed because they sent nothing for idle_timeout_ms",
+            metrics.idle_closed.clone(),
+        );
+        registry.register(
+            "accept_errors",
+            "Failed accepts (e.g. out of file descriptors)",
+            metrics.accept_errors.clone(),
+        );
+        // Both reasons appear from the start, at 0.
+        for reason in ["max_connections", "max_connections_per_client"] {
+            let _ = metrics.refused.get_or_create(&ReasonLabels { reason });
+        }
+        metrics
+    }
+
+    /// Counts one connection open until the guard drops.
+    pub(crate) fn opened(&self) -> InFlight {
+        self.open.inc();
+        InFlight(self.open.clone())
+    }
+
+    /// Counts a connection refused because the cap `reason` (the key's name) was reached.
+    pub(crate) fn refused(&self, reason: &'static str) {
+        self.refused.get_or_create(&ReasonLabels { reason }).inc();
+    }
+
+    /// Counts a connection closed for idleness.
+    pub(crate) fn idle_closed(&self) {
+        self.idle_closed.inc();
+    }
+
+    /// Counts a failed accept.
+    pub(crate) fn accept_error(&self) {
+        self.accept_errors.inc();
+    }
+}
+
+/// Decrements a gauge (requests in flight, connections open) when dropped.
 #[derive(Debug)]
 pub(crate) struct InFlight(Gauge);
 

@@ -1,7 +1,10 @@
 //! The listener: accepts connections, serves HTTP/1.1 (keep-alive) and h2c, shuts down
-//! gracefully.
+//! gracefully. Connections are capped in all and per client address, and closed when idle.
 
+use crate::accept::AcceptErrors;
+use crate::conn_cap::ConnectionCaps;
 use crate::dispatch;
+use crate::idle::{Activity, Busy, Watched};
 use crate::negotiate::guess_version;
 use crate::respond;
 use crate::state::State;
@@ -36,6 +39,9 @@ pub struct Server {
     listener: TcpListener,
     state: Arc<State>,
     grace: Duration,
+    caps: Arc<ConnectionCaps>,
+    idle: Duration,
+    header_timeout: Duration,
 }
 
 impl Server {
@@ -55,10 +61,16 @@ impl Server {
                 .map_err(|e| io::Error::new(io::ErrorKind::ConnectionRefused, e.to_string()))?;
         }
         crate::eventing_nats::share(config, &state).await?;
+        crate::exposure::warn(config);
+        let server = &config.server;
+        let max_connections = crate::fd_limit::fit(server.max_connections);
         Ok(Server {
             listener,
             state: Arc::new(state),
-            grace: Duration::from_millis(config.server.shutdown_grace_ms),
+            grace: Duration::from_millis(server.shutdown_grace_ms),
+            caps: ConnectionCaps::new(max_connections, server.max_connections_per_client),
+            idle: Duration::from_millis(server.idle_timeout_ms),
+            header_timeout: Duration::from_millis(server.header_timeout_ms),
         })
     }
 
@@ -75,9 +87,11 @@ impl Server {
         builder
             .http1()
             .timer(TokioTimer::new())
-            .header_read_timeout(Duration::from_secs(30))
+            .header_read_timeout(self.header_timeout)
             .keep_alive(true);
         builder.http2().timer(TokioTimer::new());
+        let mut accept_errors = AcceptErrors::new();
+        let metrics = &self.state.metrics.connections;
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
             let accepted = tokio::select! {
@@ -87,22 +101,44 @@ impl Server {
             let (stream, peer) = match accepted {
                 Ok(accepted) => accepted,
                 Err(e) => {
-                    // Out of descriptors or a connection reset before accept: pause, go on.
-                    tracing::warn!(error = %e, "accept failed");
-                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    accept_errors.failed(&e, &self.listener, metrics).await;
+                    continue;
+                }
+            };
+            let slot = match self.caps.admit(peer.ip()) {
+                Ok(slot) => slot,
+                Err(refusal) => {
+                    // Closed at once: the client sees the connection end, not a hang.
+                    metrics.refused(refusal.key());
+                    tracing::debug!(%peer, cap = refusal.key(), "connection refused");
                     continue;
                 }
             };
             let _ = stream.set_nodelay(true);
+            let activity = Activity::new();
             let state = self.state.clone();
-            let service = service_fn(move |req| answer(state.clone(), req, peer));
+            let watch = activity.clone();
+            let service = service_fn(move |req| answer(state.clone(), req, peer, watch.busy()));
             let connection = builder
-                .serve_connection(TokioIo::new(stream), service)
+                .serve_connection(
+                    TokioIo::new(Watched::new(stream, activity.clone())),
+                    service,
+                )
                 .into_owned();
             let watched = graceful.watch(connection);
+            let idle = self.idle;
+            let open = metrics.opened();
+            let metrics = metrics.clone();
             tokio::spawn(async move {
-                if let Err(e) = watched.await {
-                    tracing::debug!(error = %e, "connection ended with an error");
+                let _slot = (slot, open);
+                tokio::select! {
+                    ended = watched => if let Err(e) = ended {
+                        tracing::debug!(error = %e, "connection ended with an error");
+                    },
+                    () = activity.idle_for(idle) => {
+                        metrics.idle_closed();
+                        tracing::debug!(%peer, "idle connection closed");
+                    }
                 }
             });
         }
@@ -126,6 +162,7 @@ async fn answer(
     state: Arc<State>,
     mut req: hyper::Request<Incoming>,
     peer: SocketAddr,
+    _busy: Busy,
 ) -> Result<respond::HttpResponse, Infallible> {
     let version = guess_version(req.headers());
     req.extensions_mut().insert(Peer(peer));

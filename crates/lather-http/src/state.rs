@@ -19,6 +19,10 @@ pub(crate) struct State {
     pub(crate) listen: SocketAddr,
     /// The link to NATS of the remote handlers, if any handler is remote.
     pub(crate) link: Option<Arc<lather_remote::Link>>,
+    /// What `/health` reports on.
+    pub(crate) health: crate::health::Health,
+    /// Who may read `/health` and `/metrics` (empty: everyone).
+    pub(crate) admin_allow: Vec<lather_config::IpNet>,
 }
 
 impl State {
@@ -68,6 +72,7 @@ impl State {
             }
         }
         metrics.register_collector(crate::collect::EngineCollector::new(all));
+        let health = crate::health::Health::new(config, &services);
         Ok(State {
             services,
             limits,
@@ -75,6 +80,8 @@ impl State {
             metrics,
             listen,
             link,
+            health,
+            admin_allow: server.admin_allow.clone(),
         })
     }
 }
