@@ -11,7 +11,6 @@ use lather_envelope::escape::escape_text;
 use lather_envelope::{Element, QName};
 use std::collections::HashMap;
 use std::sync::Arc;
-use tokio::sync::mpsc;
 
 /// The dialects a Filter may name.
 pub(crate) const DIALECTS: [&str; 5] = [
@@ -100,7 +99,7 @@ pub(crate) fn supported_dialects(version: Version) -> String {
 /// Queues `event` for each subscription (id, queue) whose XPath filter takes it; each
 /// distinct filter is evaluated once. Returns how many were queued.
 pub(crate) fn offer(
-    candidates: Vec<(XPathFilter, String, mpsc::Sender<Arc<Stamped>>)>,
+    candidates: Vec<(XPathFilter, String, crate::sink_queue::SinkQueue)>,
     event: &Arc<Stamped>,
 ) -> usize {
     let mut verdicts: HashMap<XPathFilter, bool> = HashMap::new();

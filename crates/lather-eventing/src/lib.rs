@@ -25,6 +25,7 @@ mod event;
 mod expires;
 mod filter;
 mod format;
+mod gauges;
 mod keeping;
 mod kv_store;
 mod kv_sync;
@@ -33,6 +34,7 @@ mod problem;
 mod reply;
 mod request;
 mod shared;
+mod sink_queue;
 mod source;
 mod store;
 mod subscription;
@@ -48,7 +50,10 @@ pub use event::{Event, EventHeader, unix_ns};
 pub use format::{NOTIFY_EVENT_ACTION, WRAP_FORMAT};
 pub use reply::EndStatus;
 pub use shared::SharedSettings;
-pub use source::{DEFAULT_EVENT_ACTION, EventSource, SourceSettings};
+pub use source::{
+    DEFAULT_EVENT_ACTION, DEFAULT_QUEUE_BYTES_TOTAL, DEFAULT_SINK_QUEUE_BYTES, EventSource,
+    SourceSettings,
+};
 pub use subscription::{Endpoint, Subscription};
 pub use version::{LATHER_EVENTING_NS, PUSH_MODE, TOPIC_DIALECT, UNWRAP_FORMAT, Version};
 pub use wsn::{

@@ -5,8 +5,9 @@
 //! stream instead of one batch per round trip. Order is kept, one connection per sink; the
 //! caller replaces a connection that fails and sends the unanswered requests again.
 
+use super::wire::Wire;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -51,7 +52,11 @@ impl Pipeline {
     /// Writes `requests` (already serialised) on the connection, opening one if there is
     /// none; their answers come later from [`Pipeline::next`]. A failure drops the
     /// connection.
-    pub(crate) async fn send(&mut self, requests: &[u8], timeout: Duration) -> Result<(), String> {
+    pub(crate) async fn send(
+        &mut self,
+        requests: &mut Wire,
+        timeout: Duration,
+    ) -> Result<(), String> {
         if self.writer.is_none() {
             let stream = super::connect(&self.authority, timeout).await?;
             let (read, write) = stream.into_split();
@@ -68,7 +73,7 @@ impl Pipeline {
         let Some(writer) = self.writer.as_mut() else {
             return Err("no connection".into());
         };
-        match tokio::time::timeout(timeout, writer.write_all(requests)).await {
+        match tokio::time::timeout(timeout, requests.write_to(writer)).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(self.fail(format!("writing to {}: {e}", self.authority))),
             Err(_) => Err(self.fail(format!(
@@ -293,6 +298,7 @@ fn framing(response: &httparse::Response<'_, '_>, status: u16) -> Result<(Body, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::AsyncWriteExt;
     use tokio::net::TcpListener;
 
     /// A sink that answers the pipelined requests with `answers` (raw bytes), then closes.
@@ -315,7 +321,9 @@ mod tests {
         )
         .await;
         let mut p = Pipeline::new(addr);
-        p.send(b"x", Duration::from_secs(2)).await.unwrap();
+        p.send(&mut Wire::of(b"x"), Duration::from_secs(2))
+            .await
+            .unwrap();
         for _ in 0..3 {
             assert_eq!(p.next().await, Ok(true));
         }
@@ -327,14 +335,18 @@ mod tests {
     async fn a_close_after_an_answer_ends_the_connection() {
         let addr = scripted(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").await;
         let mut p = Pipeline::new(addr);
-        p.send(b"x", Duration::from_secs(2)).await.unwrap();
+        p.send(&mut Wire::of(b"x"), Duration::from_secs(2))
+            .await
+            .unwrap();
         assert_eq!(p.next().await, Ok(true));
         assert!(p.next().await.unwrap_err().contains("closed"));
         assert!(!p.connected());
         let addr =
             scripted(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n").await;
         let mut p = Pipeline::new(addr);
-        p.send(b"x", Duration::from_secs(2)).await.unwrap();
+        p.send(&mut Wire::of(b"x"), Duration::from_secs(2))
+            .await
+            .unwrap();
         assert_eq!(p.next().await, Ok(false));
         assert!(!p.connected());
     }
@@ -360,8 +372,8 @@ mod tests {
         });
         let mut p = Pipeline::new(addr);
         let t = Duration::from_secs(2);
-        p.send(b"first", t).await.unwrap();
-        p.send(b"second", t).await.unwrap();
+        p.send(&mut Wire::of(b"first"), t).await.unwrap();
+        p.send(&mut Wire::of(b"second"), t).await.unwrap();
         let answered = tokio::time::timeout(Duration::from_secs(5), async {
             (p.next().await, p.next().await)
         })
