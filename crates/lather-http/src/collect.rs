@@ -115,6 +115,7 @@ impl Collector for EngineCollector {
             ConstCounter::new(s.refused)
                 .encode(refused.encode_family(&[("service", *service)])?)?;
         }
+        crate::collect_eventing::encode(&self.services, &mut encoder)?;
         Ok(())
     }
 }

@@ -8,6 +8,7 @@
 
 mod body;
 mod collect;
+mod collect_eventing;
 mod dispatch;
 mod echo;
 mod event_sink;

@@ -1,6 +1,6 @@
 //! The event source's delivery bounds over real HTTP: the publish answer says what it
 //! keeps (`durable="false"`: queued in memory), and a publish beyond `queue_bytes_total`
-//! is refused with PublishQueueFull, 503 and `Retry-After`.
+//! is refused with PublishQueueFull, 503 and `Retry-After`, and counted in `/metrics`.
 
 mod support;
 
@@ -76,6 +76,21 @@ async fn a_publish_beyond_queue_bytes_total_is_refused_with_503_and_retry_after(
         refused.text().contains("queue_bytes_total"),
         "{}",
         refused.text()
+    );
+    // The metrics tell the refusal, the live delivery task and the bytes held.
+    let metrics = support::get(server.addr, "/metrics").await;
+    let text = metrics.text();
+    assert!(
+        text.contains(r#"lather_eventing_refused_publishes_total{service="events"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"lather_eventing_delivery_tasks{service="events"} 1"#),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"lather_eventing_queued_bytes{service="events"} "#),
+        "{text}"
     );
     held.abort();
 }
