@@ -239,3 +239,41 @@ async fn the_delivery_task_of_an_ended_subscription_ends_with_it() {
     held.abort();
     http_held.abort();
 }
+
+#[tokio::test]
+async fn a_sink_over_its_byte_bound_drops_events_for_itself_and_counts_them() {
+    let source = EventSource::open(SourceSettings {
+        sink_queue_bytes: 1024 * 1024,
+        ..SourceSettings::default()
+    })
+    .unwrap();
+    let (mute, _, held) = mute_sink().await;
+    let (other, _, other_held) = mute_sink().await;
+    source
+        .handle(
+            &subscribe(&format!("http://{mute}/n"), None, None),
+            "http://h/e",
+        )
+        .await
+        .unwrap();
+    // Each sink counts its own bytes against the bound.
+    source
+        .handle(
+            &subscribe(&format!("http://{other}/n"), None, None),
+            "http://h/e",
+        )
+        .await
+        .unwrap();
+    let mut counts = Vec::new();
+    for _ in 0..20 {
+        counts.push(source.try_publish_event(event(200 * 1024)).unwrap());
+    }
+    // 1 MiB holds five 200 KiB events per sink; the rest are dropped, per sink, counted.
+    let queued: usize = counts.iter().sum();
+    assert!((2 * 5..2 * 20).contains(&queued), "{counts:?}");
+    assert_eq!(source.dropped_notifications(), (2 * 20 - queued) as u64);
+    // The source is not refused: each event is held once, far below queue_bytes_total.
+    assert_eq!(source.refused_publishes(), 0);
+    held.abort();
+    other_held.abort();
+}
