@@ -193,6 +193,18 @@ pub struct ServiceConfig {
     pub filter_budget: Option<Spanned<u64>>,
     #[serde(skip)]
     pub(crate) kind: Option<ServiceKind>,
+    /// `event-source` only: most bytes of notifications one subscriber's sink holds
+    /// (queued or being delivered); beyond it events are dropped for that sink alone
+    /// (default 8 MiB).
+    pub sink_queue_bytes: Option<Spanned<u64>>,
+    /// `event-source` only: most bytes of events held for all sinks together, each event
+    /// counted once; a publish beyond it is refused with `PublishQueueFull` (default
+    /// 256 MiB).
+    pub queue_bytes_total: Option<Spanned<u64>>,
+    /// `event-source` only: the longest wait for one write to a sink, a connection or an
+    /// answer, in milliseconds (default 10 000); 4 failed connections in a row end the
+    /// subscription with DeliveryFailure.
+    pub sink_write_timeout_ms: Option<Spanned<u64>>,
 }
 
 /// What a service does, once validated.

@@ -403,6 +403,18 @@ fn service_kind(
             "filter_budget",
             svc.filter_budget.as_ref().map(|v| v.span()),
         ),
+        (
+            "sink_queue_bytes",
+            svc.sink_queue_bytes.as_ref().map(|v| v.span()),
+        ),
+        (
+            "queue_bytes_total",
+            svc.queue_bytes_total.as_ref().map(|v| v.span()),
+        ),
+        (
+            "sink_write_timeout_ms",
+            svc.sink_write_timeout_ms.as_ref().map(|v| v.span()),
+        ),
     ];
     for (key, span) in source_keys {
         if let Some(span) = span
@@ -437,6 +449,20 @@ fn service_kind(
             max.span(),
             format!("service[{i}].max_expires_s: must be at least 1"),
         ));
+    }
+    for (key, value) in [
+        ("sink_queue_bytes", &svc.sink_queue_bytes),
+        ("queue_bytes_total", &svc.queue_bytes_total),
+        ("sink_write_timeout_ms", &svc.sink_write_timeout_ms),
+    ] {
+        if let Some(v) = value
+            && *v.get_ref() == 0
+        {
+            return Err(at(
+                v.span(),
+                format!("service[{i}].{key}: must be at least 1"),
+            ));
+        }
     }
     match (&svc.builtin, &svc.upstream) {
         (Some(b), None) => Ok(ServiceKind::Builtin(*b.get_ref())),
@@ -808,6 +834,21 @@ timeout_ms = 250
                 "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"echo\"\ncompress_min_bytes = 10\n",
                 5,
                 "compress_min_bytes: only a builtin = \"event-source\"",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"echo\"\nsink_queue_bytes = 10\n",
+                5,
+                "sink_queue_bytes: only a builtin = \"event-source\"",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"event-source\"\nqueue_bytes_total = 0\n",
+                5,
+                "queue_bytes_total: must be at least 1",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"event-source\"\nsink_write_timeout_ms = 0\n",
+                5,
+                "sink_write_timeout_ms: must be at least 1",
             ),
             (
                 "[[service]]\nname = \"a\"\npath = \"/a/publish\"\nbuiltin = \"echo\"\n[[service]]\nname = \"b\"\npath = \"/a\"\nbuiltin = \"event-source\"\n",

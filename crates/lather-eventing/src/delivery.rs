@@ -4,21 +4,26 @@
 
 use crate::binding::Connection;
 use crate::binding::end::{Farewell, FarewellSender};
-use crate::event::Stamped;
+use crate::gauges::Gauges;
+use crate::sink_queue::{Queued, SinkQueue, SinkReceiver};
 use crate::{EndStatus, Subscription};
 use bytes::Bytes;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::sync::oneshot;
 
-/// How hard delivery tries before it gives a sink up.
+/// How hard delivery tries before it gives a sink up: `attempts` failed connections in
+/// a row (HTTP: without an answer in between; TCP bindings: see
+/// `binding::tcp::StreamSink`), waiting `first_backoff`, then twice as long each time,
+/// between them; then the subscription ends with DeliveryFailure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
-    /// Attempts per notification (at least 1).
+    /// Failed connections in a row before the sink is given up (at least 1).
     pub attempts: u32,
     /// Wait before the second attempt; doubled before each further one.
     pub first_backoff: Duration,
-    /// Longest wait for one attempt's answer.
+    /// Longest wait for one write to the sink, for a connection, and for an answer
+    /// (service key `sink_write_timeout_ms`).
     pub timeout: Duration,
 }
 
@@ -62,30 +67,51 @@ pub(crate) use crate::binding::http::{client, send_once};
 /// Most notifications taken from a queue for one delivery (one write on TCP bindings).
 const MAX_BATCH: usize = 64;
 
-/// Starts `sub`'s delivery task in its binding and returns its queue, and the way to hand
+/// Held by a subscription while it lives: dropping it stops the subscription's delivery
+/// task at once (whatever it waits for: a write, an answer, a backoff), closing its
+/// connection. The subscription ends by expiry, Unsubscribe, DeliveryFailure, the source's
+/// cancel or shut down, or the source being dropped.
+#[derive(Debug)]
+pub(crate) struct Stop {
+    _sender: oneshot::Sender<()>,
+}
+
+/// What a sink's delivery is given: its queue's bounds and the source's gauges.
+pub(crate) struct SinkLimits {
+    /// Most notifications queued.
+    pub(crate) capacity: usize,
+    /// Most bytes queued or being delivered.
+    pub(crate) bytes: u64,
+    pub(crate) gauges: Arc<Gauges>,
+}
+
+/// Starts `sub`'s delivery task in its binding and returns its queue, the way to hand
 /// it a last frame (a SubscriptionEnd on a TCP binding's stream, written once the queue is
-/// dropped and drained: `crate::binding::end`). Notifications of at least `gzip_from`
-/// bytes are gzip-compressed (none if `None`). When every attempt fails the task asks
-/// `source` to end the subscription with DeliveryFailure.
+/// dropped and drained: `crate::binding::end`) and its [`Stop`]. Notifications of at
+/// least `gzip_from` bytes are gzip-compressed (none if `None`). When every attempt fails
+/// the task asks `source` to end the subscription with DeliveryFailure.
 pub(crate) fn spawn_sink(
     sub: &Subscription,
-    capacity: usize,
+    limits: SinkLimits,
     policy: RetryPolicy,
     probe: Option<DeliveryProbe>,
     gzip_from: Option<usize>,
     source: Weak<crate::source::Inner>,
-) -> (mpsc::Sender<Arc<Stamped>>, FarewellSender) {
-    let (tx, mut rx) = mpsc::channel::<Arc<Stamped>>(capacity.max(1));
-    let (farewell_tx, farewell) = tokio::sync::oneshot::channel::<Farewell>();
+) -> (SinkQueue, FarewellSender, Stop) {
+    let (tx, mut rx) = SinkQueue::new(limits.capacity, limits.bytes, limits.gauges.clone());
+    let (farewell_tx, farewell) = oneshot::channel::<Farewell>();
+    let (stop, mut stopped) = oneshot::channel::<()>();
     let id = sub.id.clone();
     let address = sub.notify_to.address.clone();
     let guard = source
         .upgrade()
         .map(|s| s.settings.notify_policy.clone())
         .unwrap_or_default();
-    let mut connection = Connection::open(sub, policy, gzip_from, capacity, &guard);
+    let mut connection = Connection::open(sub, policy, gzip_from, limits.capacity, &guard);
+    let alive = limits.gauges.task();
     tokio::spawn(async move {
-        let ready = |events: &[Arc<Stamped>]| {
+        let _alive = alive;
+        let ready = |events: &[Queued]| {
             if let Some(probe) = &probe {
                 let now = crate::event::unix_ns();
                 for event in events {
@@ -93,9 +119,15 @@ pub(crate) fn spawn_sink(
                 }
             }
         };
-        let result = run(&mut connection, &mut rx, &ready).await;
+        let result = tokio::select! {
+            // The subscription has ended: stop now, dropping the connection and the queue.
+            _ = &mut stopped => return,
+            result = run(&mut connection, &mut rx, &ready) => result,
+        };
         if let Err(why) = result {
             tracing::warn!(subscription = %id, %address, "delivery failed: {why}");
+            drop(connection);
+            drop(rx);
             if let Some(source) = source.upgrade() {
                 crate::source::end(
                     &source,
@@ -108,11 +140,16 @@ pub(crate) fn spawn_sink(
             return;
         }
         // The queue is closed and drained: the subscription has ended.
-        if let Ok(last) = farewell.await {
-            let _ = last.done.send(connection.finish(&last.bytes).await);
+        tokio::select! {
+            _ = &mut stopped => {}
+            last = farewell => {
+                if let Ok(last) = last {
+                    let _ = last.done.send(connection.finish(&last.bytes).await);
+                }
+            }
         }
     });
-    (tx, farewell_tx)
+    (tx, farewell_tx, Stop { _sender: stop })
 }
 
 /// What the delivery loop does next.
@@ -127,8 +164,8 @@ enum Step {
 /// An error means every retry failed.
 async fn run(
     connection: &mut Connection,
-    rx: &mut mpsc::Receiver<Arc<Stamped>>,
-    ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
+    rx: &mut SinkReceiver,
+    ready: &(dyn Fn(&[Queued]) + Send + Sync),
 ) -> Result<(), String> {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let mut open = true;
@@ -144,7 +181,7 @@ async fn run(
             Step::Answer(answer) => connection.on_answer(answer, ready).await?,
             Step::Batch(0) => open = false,
             Step::Batch(_) => {
-                let delivered = connection.deliver(&batch, ready).await;
+                let delivered = connection.deliver(&mut batch, ready).await;
                 batch.clear();
                 delivered?;
             }

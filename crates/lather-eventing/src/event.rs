@@ -66,6 +66,8 @@ pub(crate) struct Stamped {
     pub(crate) headers: Vec<EventHeader>,
     /// The headers as XML, once.
     pub(crate) headers_xml: String,
+    /// Counts the event's bytes in its source's queued bytes while it lives.
+    _charge: Option<crate::gauges::Charge>,
 }
 
 static SEQUENCE: AtomicU64 = AtomicU64::new(1);
@@ -78,10 +80,17 @@ pub fn unix_ns() -> u64 {
 }
 
 impl Stamped {
-    /// Stamps `event` with the next sequence number and the time now.
-    pub(crate) fn new(event: Event, action: String) -> Arc<Stamped> {
-        let headers_xml = event.headers.iter().map(EventHeader::to_xml).collect();
+    /// Stamps `event` with the next sequence number and the time now; its bytes
+    /// ([`Stamped::size`]) count in `gauges` until the last queue lets it go.
+    pub(crate) fn new(
+        event: Event,
+        action: String,
+        gauges: Option<&Arc<crate::gauges::Gauges>>,
+    ) -> Arc<Stamped> {
+        let headers_xml: String = event.headers.iter().map(EventHeader::to_xml).collect();
+        let size = size_of(&event.payload, &headers_xml, &action);
         Arc::new(Stamped {
+            _charge: gauges.map(|g| g.charge(size)),
             seq: SEQUENCE.fetch_add(1, Ordering::Relaxed),
             published_ns: unix_ns(),
             action_xml: escape_text(&action).into_owned(),
@@ -92,4 +101,14 @@ impl Stamped {
             headers_xml,
         })
     }
+
+    /// The bytes this event holds: payload, headers and action (what the byte bounds
+    /// count; a notification adds a few hundred bytes of envelope per sink).
+    pub(crate) fn size(&self) -> u64 {
+        size_of(&self.payload, &self.headers_xml, &self.action)
+    }
+}
+
+fn size_of(payload: &[u8], headers_xml: &str, action: &str) -> u64 {
+    (payload.len() + headers_xml.len() + action.len()) as u64
 }

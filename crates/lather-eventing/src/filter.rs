@@ -12,7 +12,6 @@ use lather_envelope::{Element, QName};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use tokio::sync::mpsc;
 
 /// The dialects a Filter may name.
 pub(crate) const DIALECTS: [&str; 5] = [
@@ -105,7 +104,7 @@ pub(crate) fn supported_dialects(version: Version) -> String {
 /// over to tokio's blocking pool ([`tokio::task::block_in_place`]), so other requests
 /// (`/health` among them) are served meanwhile. Returns how many were queued.
 pub(crate) fn offer(
-    candidates: Vec<(XPathFilter, String, mpsc::Sender<Arc<Stamped>>)>,
+    candidates: Vec<(XPathFilter, String, crate::sink_queue::SinkQueue)>,
     event: &Arc<Stamped>,
     budget: u64,
     over_budget: &AtomicU64,

@@ -26,6 +26,7 @@ mod event;
 mod expires;
 mod filter;
 mod format;
+mod gauges;
 mod keeping;
 mod kv_store;
 mod kv_sync;
@@ -35,6 +36,7 @@ mod quota;
 mod reply;
 mod request;
 mod shared;
+mod sink_queue;
 mod source;
 mod store;
 mod subscription;
@@ -55,7 +57,8 @@ pub use format::{NOTIFY_EVENT_ACTION, WRAP_FORMAT};
 pub use reply::EndStatus;
 pub use shared::SharedSettings;
 pub use source::{
-    DEFAULT_EVENT_ACTION, DEFAULT_MAX_SUBSCRIPTIONS_PER_IDENTITY, EventSource, SourceSettings,
+    DEFAULT_EVENT_ACTION, DEFAULT_MAX_SUBSCRIPTIONS_PER_IDENTITY, DEFAULT_QUEUE_BYTES_TOTAL,
+    DEFAULT_SINK_QUEUE_BYTES, EventSource, SourceSettings,
 };
 pub use subscription::{Endpoint, Subscription};
 pub use version::{LATHER_EVENTING_NS, PUSH_MODE, TOPIC_DIALECT, UNWRAP_FORMAT, Version};

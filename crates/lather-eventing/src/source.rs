@@ -1,14 +1,16 @@
 //! The event source and its subscription manager.
 
 use crate::address_policy::DeliveryPolicy;
-use crate::delivery::{self, DeliveryProbe, RetryPolicy};
+use crate::delivery::{self, DeliveryProbe, RetryPolicy, SinkLimits, Stop};
 use crate::event::{Event, Stamped};
 use crate::expires::{self, Requested};
+use crate::gauges::Gauges;
 use crate::keeping::Change;
 use crate::kv_store::KvStore;
 use crate::problem::{Problem, Refusal, refuse};
 use crate::reply::{self, EndStatus};
 use crate::request::{self, ExpiresRequest};
+use crate::sink_queue::SinkQueue;
 use crate::store::Store;
 use crate::subscription::new_uuid;
 use crate::version::LATHER_EVENTING_NS;
@@ -20,7 +22,6 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use tokio::sync::mpsc;
 
 /// The `wsa:Action` of notifications whose publish request named none.
 pub const DEFAULT_EVENT_ACTION: &str = "urn:lather:eventing:Event";
@@ -57,6 +58,13 @@ pub struct SourceSettings {
     /// `filter_budget`): an event needing more is not taken; a filter needing more on the
     /// worst-case event checked at Subscribe is refused.
     pub filter_budget: u64,
+    /// Most bytes of notifications one sink holds (queued or being delivered); beyond it
+    /// new ones are dropped for that sink (an empty sink takes one of any size).
+    pub sink_queue_bytes: u64,
+    /// Most bytes of events the source holds for its sinks, each event counted once
+    /// however many sinks it waits for; a publish beyond it is refused with
+    /// `PublishQueueFull`.
+    pub queue_bytes_total: u64,
 }
 
 /// The default of [`SourceSettings::max_subscriptions_per_identity`].
@@ -74,6 +82,11 @@ impl SourceSettings {
     }
 }
 
+/// The default [`SourceSettings::sink_queue_bytes`]: 8 MiB.
+pub const DEFAULT_SINK_QUEUE_BYTES: u64 = 8 * 1024 * 1024;
+/// The default [`SourceSettings::queue_bytes_total`]: 256 MiB.
+pub const DEFAULT_QUEUE_BYTES_TOTAL: u64 = 256 * 1024 * 1024;
+
 impl Default for SourceSettings {
     fn default() -> Self {
         SourceSettings {
@@ -89,6 +102,8 @@ impl Default for SourceSettings {
             notify_policy: DeliveryPolicy::default(),
             max_subscriptions_per_identity: DEFAULT_MAX_SUBSCRIPTIONS_PER_IDENTITY,
             filter_budget: crate::xpath::DEFAULT_FILTER_BUDGET,
+            sink_queue_bytes: DEFAULT_SINK_QUEUE_BYTES,
+            queue_bytes_total: DEFAULT_QUEUE_BYTES_TOTAL,
         }
     }
 }
@@ -112,29 +127,27 @@ pub(crate) struct Inner {
     reserved: Mutex<crate::quota::Reserved>,
     /// XPath filter evaluations stopped at their budget.
     filters_over_budget: std::sync::atomic::AtomicU64,
+    /// Bytes queued, delivery tasks alive, drops and refusals.
+    pub(crate) gauges: Arc<Gauges>,
 }
 
 /// A held subscription and its sink's queue.
 #[derive(Debug)]
 pub(crate) struct Active {
     pub(crate) sub: Subscription,
-    queue: mpsc::Sender<Arc<Stamped>>,
+    queue: SinkQueue,
     /// `sub.xpath` compiled.
     xpath: Option<XPathFilter>,
     /// Hands the delivery task the SubscriptionEnd to write last on its stream.
     farewell: crate::binding::end::FarewellSender,
+    /// Stops the delivery task when the subscription goes.
+    stop: Stop,
 }
 
-/// Queues `event` for the subscription `id`'s sink; a full queue drops it with a warning.
-/// Whether it was queued.
-pub(crate) fn enqueue(id: &str, queue: &mpsc::Sender<Arc<Stamped>>, event: &Arc<Stamped>) -> bool {
-    match queue.try_send(event.clone()) {
-        Ok(()) => true,
-        Err(_) => {
-            tracing::warn!(subscription = %id, "sink queue full: event dropped");
-            false
-        }
-    }
+/// Queues `event` for the subscription `id`'s sink; a full queue (by count or bytes) drops
+/// it with a warning. Whether it was queued.
+pub(crate) fn enqueue(id: &str, queue: &SinkQueue, event: &Arc<Stamped>) -> bool {
+    queue.offer(id, event)
 }
 
 /// Now, in Unix milliseconds.
@@ -164,6 +177,7 @@ impl EventSource {
             shared: OnceLock::new(),
             reserved: Mutex::new(crate::quota::Reserved::default()),
             filters_over_budget: std::sync::atomic::AtomicU64::new(0),
+            gauges: Arc::new(Gauges::default()),
         });
         let now = now_ms();
         for sub in stored {
@@ -260,12 +274,12 @@ impl EventSource {
         {
             topics.extend(text.split_whitespace().map(str::to_owned));
         }
-        Ok(self.publish_event(Event {
+        self.try_publish_event(Event {
             payload: event,
             action: action.map(str::to_owned),
             topics,
             headers: Vec::new(),
-        }))
+        })
     }
 
     /// Publishes `event` (its payload one standalone XML element; its topics by convention
@@ -274,8 +288,46 @@ impl EventSource {
     /// same process. Returns how many notifications were queued. The event is stamped with
     /// a sequence number and the time now, and shared by every queue: each sink's task
     /// renders its own notification in its binding.
+    ///
+    /// A publish refused because the source holds `queue_bytes_total` already counts 0
+    /// here (logged and counted in [`EventSource::refused_publishes`]); use
+    /// [`EventSource::try_publish_event`] to get the fault.
     pub fn publish_event(&self, event: Event) -> usize {
+        self.try_publish_event(event).unwrap_or(0)
+    }
+
+    /// [`EventSource::publish_event`], refusing with `PublishQueueFull` (503) when the
+    /// source holds `queue_bytes_total` bytes of events already and some subscription may
+    /// take this one.
+    pub fn try_publish_event(&self, event: Event) -> Result<usize, Fault> {
         self.inner.deliver(event)
+    }
+
+    /// Bytes of events the source's sinks hold now (queued or being delivered), each
+    /// event counted once however many sinks it waits for.
+    pub fn queued_bytes(&self) -> u64 {
+        self.inner.gauges.queued_bytes()
+    }
+
+    /// Delivery tasks running now (one per subscription until it ends).
+    pub fn delivery_tasks(&self) -> usize {
+        self.inner.gauges.tasks()
+    }
+
+    /// Notifications dropped for one sink so far, its queue full by count or bytes.
+    pub fn dropped_notifications(&self) -> u64 {
+        self.inner
+            .gauges
+            .dropped
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Publishes refused so far because of `queue_bytes_total`.
+    pub fn refused_publishes(&self) -> u64 {
+        self.inner
+            .gauges
+            .refused
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Ends the subscription `id` as the source's own decision, sending SubscriptionEnd
@@ -299,15 +351,17 @@ impl Inner {
     /// Stamps `event` and queues it for every subscription whose topic and action filters
     /// take it; XPath filters are evaluated after the lock is released, each distinct one
     /// once ([`crate::filter::offer`]). The notifications' `wsa:Action` is the event's, else
-    /// the source's default. Returns how many notifications were queued.
-    pub(crate) fn deliver(&self, event: Event) -> usize {
+    /// the source's default. Returns how many notifications were queued; refuses with
+    /// `PublishQueueFull` when some subscription may take the event and the source holds
+    /// `queue_bytes_total` bytes of events with it (the event is then queued nowhere).
+    pub(crate) fn deliver(&self, event: Event) -> Result<usize, Fault> {
         let action = event
             .action
             .clone()
             .unwrap_or_else(|| self.settings.default_action.clone());
-        let stamped = Stamped::new(event, action);
+        let stamped = Stamped::new(event, action, Some(&self.gauges));
         let now = now_ms();
-        let mut queued = 0;
+        let mut direct = Vec::new();
         let mut filtered = Vec::new();
         for active in self.lock().values() {
             if active.sub.expires_ms <= now
@@ -320,15 +374,43 @@ impl Inner {
                 filtered.push((xpath.clone(), active.sub.id.clone(), active.queue.clone()));
                 continue;
             }
-            queued += usize::from(enqueue(&active.sub.id, &active.queue, &stamped));
+            direct.push((active.sub.id.clone(), active.queue.clone()));
         }
-        queued
+        if direct.is_empty() && filtered.is_empty() {
+            return Ok(0);
+        }
+        // Counted with this event: refused if it does not fit beside what is held.
+        let held = self.gauges.queued_bytes();
+        if held > self.settings.queue_bytes_total {
+            self.gauges
+                .refused
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let size = stamped.size();
+            tracing::warn!(
+                held = held - size,
+                size,
+                "publish refused: the source's sinks hold too many bytes"
+            );
+            return Err(Fault::with_reason(
+                FaultKind::PublishQueueFull,
+                format!(
+                    "the event source holds {} bytes of events for its subscribers; this event of {size} bytes would pass queue_bytes_total = {}",
+                    held - size,
+                    self.settings.queue_bytes_total
+                ),
+            ));
+        }
+        let mut queued = 0;
+        for (id, queue) in direct {
+            queued += usize::from(enqueue(&id, &queue, &stamped));
+        }
+        Ok(queued
             + crate::filter::offer(
                 filtered,
                 &stamped,
                 self.settings.filter_budget,
                 &self.filters_over_budget,
-            )
+            ))
     }
 
     /// The held subscriptions.
@@ -391,9 +473,14 @@ impl Inner {
             drop(slot);
             return;
         }
-        let (queue, farewell) = delivery::spawn_sink(
+        let limits = SinkLimits {
+            capacity: self.settings.queue_capacity,
+            bytes: self.settings.sink_queue_bytes,
+            gauges: Arc::clone(&self.gauges),
+        };
+        let (queue, farewell, stop) = delivery::spawn_sink(
             &sub,
-            self.settings.queue_capacity,
+            limits,
             self.settings.retry,
             self.settings.delivered.clone(),
             sub.gzip.then_some(self.settings.compress_min_bytes),
@@ -408,6 +495,7 @@ impl Inner {
                 queue,
                 xpath,
                 farewell,
+                stop,
             },
         );
         // Released while `active` is still locked: a concurrent reservation sees either
@@ -656,6 +744,7 @@ pub(crate) async fn end(inner: &Arc<Inner>, id: &str, status: EndStatus, reason:
         sub,
         queue,
         farewell,
+        stop,
         ..
     } = active;
     if sub.end_to.is_none() {
@@ -664,13 +753,18 @@ pub(crate) async fn end(inner: &Arc<Inner>, id: &str, status: EndStatus, reason:
     }
     if let Some(end_to) = &sub.end_to {
         let timeout = inner.settings.retry.timeout;
-        if let Err(e) = crate::binding::end::send(
+        let parts = crate::binding::end::Parts {
+            queue,
+            farewell,
+            stop,
+        };
+        if let Err(e) =
+            crate::binding::end::send(
             &sub,
             end_to,
             status,
             reason,
-            queue,
-            farewell,
+            parts,
             (timeout, &inner.settings.notify_policy),
         )
         .await

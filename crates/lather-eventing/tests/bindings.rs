@@ -299,8 +299,10 @@ async fn a_dead_tcp_sink_ends_with_delivery_failure() {
 
 #[tokio::test]
 async fn a_sink_that_stops_reading_does_not_delay_another() {
+    // The publisher outruns both sinks here: their queues hold all 25 MiB (shared).
     let source = EventSource::open(SourceSettings {
         queue_capacity: 10_000,
+        sink_queue_bytes: 64 * 1024 * 1024,
         ..SourceSettings::allowing_loopback()
     })
     .unwrap();

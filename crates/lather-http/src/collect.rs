@@ -127,6 +127,7 @@ impl Collector for EngineCollector {
                     .encode(over.encode_family(&[("service", service.name.as_str())])?)?;
             }
         }
+        crate::collect_eventing::encode(&self.services, &mut encoder)?;
         Ok(())
     }
 }

@@ -16,11 +16,12 @@ impl EventSink for SourceSink {
         topics: &[String],
         action: Option<&str>,
     ) -> Result<usize, Fault> {
-        Ok(self.0.publish_event(Event {
+        // Refused with PublishQueueFull when the source's byte bound is reached.
+        self.0.try_publish_event(Event {
             payload: Bytes::copy_from_slice(event),
             action: action.map(str::to_owned),
             topics: topics.to_vec(),
             headers: Vec::new(),
-        }))
+        })
     }
 }

@@ -31,9 +31,12 @@ pub(crate) async fn respond(
             .filter(|a| !a.is_empty())
             .map(str::to_owned)
             .or_else(|| wsa_action(envelope));
+        // Queued in memory only (`durable="false"`): a crash loses what is queued and not
+        // yet delivered (docs/eventing.md "Durability"). A publish beyond the source's
+        // byte bound is refused (PublishQueueFull, 503 with Retry-After).
         let queued = source.publish(envelope, action.as_deref())?;
         let body = format!(
-            r#"<?xml version="1.0" encoding="UTF-8"?><s:Envelope xmlns:s="{}"><s:Body><lev:Published xmlns:lev="{LATHER_EVENTING_NS}" queued="{queued}"/></s:Body></s:Envelope>"#,
+            r#"<?xml version="1.0" encoding="UTF-8"?><s:Envelope xmlns:s="{}"><s:Body><lev:Published xmlns:lev="{LATHER_EVENTING_NS}" queued="{queued}" durable="false"/></s:Body></s:Envelope>"#,
             version.namespace()
         );
         return Ok(respond::soap(StatusCode::OK, version, Bytes::from(body)));

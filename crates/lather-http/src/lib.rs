@@ -9,6 +9,7 @@
 mod accept;
 mod body;
 mod collect;
+mod collect_eventing;
 mod conn_cap;
 mod dispatch;
 mod echo;

@@ -21,7 +21,10 @@ pub(crate) fn fault(fault: &Fault, version: SoapVersion) -> HttpResponse {
     let mut response = soap(status, version, fault.to_envelope(version));
     let headers = response.headers_mut();
     match fault.kind() {
-        FaultKind::ServerBusy | FaultKind::ShuttingDown | FaultKind::UpstreamUnavailable => {
+        FaultKind::ServerBusy
+        | FaultKind::ShuttingDown
+        | FaultKind::UpstreamUnavailable
+        | FaultKind::PublishQueueFull => {
             headers.insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
         FaultKind::MethodNotAllowed => {

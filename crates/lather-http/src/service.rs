@@ -143,6 +143,15 @@ fn source_settings(
     if let Some(min) = &config.compress_min_bytes {
         settings.compress_min_bytes = usize::try_from(*min.get_ref()).unwrap_or(usize::MAX);
     }
+    if let Some(bytes) = &config.sink_queue_bytes {
+        settings.sink_queue_bytes = *bytes.get_ref();
+    }
+    if let Some(bytes) = &config.queue_bytes_total {
+        settings.queue_bytes_total = *bytes.get_ref();
+    }
+    if let Some(ms) = &config.sink_write_timeout_ms {
+        settings.retry.timeout = std::time::Duration::from_millis(*ms.get_ref());
+    }
     Ok(settings)
 }
 

@@ -350,6 +350,10 @@ catalogue! {
     /// compression lather does not offer (lather's own code; the detail lists the supported
     /// ones).
     UnsupportedCompression = 1080, Sender, true, 400, "The requested notification compression is not supported";
+    /// An event source's sinks hold its `queue_bytes_total` bytes of events already: the
+    /// publish is refused rather than queued for only some subscribers (lather's own code;
+    /// answered with `Retry-After`).
+    PublishQueueFull = 1081, Receiver, true, 503, "The event source's delivery queues are full";
     /// A `publish` handler got a message whose Body holds no element to publish as an
     /// event (lather's own code).
     NoEventToPublish = 1090, Sender, true, 400, "The message holds no event to publish";

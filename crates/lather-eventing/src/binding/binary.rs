@@ -210,6 +210,33 @@ fn write(
     fields: &[(FieldKind, &str, &str)],
     payload: &[u8],
 ) -> Result<(), FrameError> {
+    write_head(
+        out,
+        subscription,
+        seq,
+        published_ns,
+        action,
+        topic,
+        fields,
+        payload.len(),
+    )?;
+    out.extend_from_slice(payload);
+    Ok(())
+}
+
+/// Writes one frame's head (everything before the payload) for a payload of
+/// `payload_len` bytes; on error `out` is left as it was.
+#[allow(clippy::too_many_arguments)]
+fn write_head(
+    out: &mut Vec<u8>,
+    subscription: &str,
+    seq: u64,
+    published_ns: u64,
+    action: &str,
+    topic: &str,
+    fields: &[(FieldKind, &str, &str)],
+    payload_len: usize,
+) -> Result<(), FrameError> {
     let sub_len = u8::try_from(subscription.len())
         .map_err(|_| FrameError::FieldTooLong("subscription id"))?;
     let count = u8::try_from(fields.len()).map_err(|_| FrameError::FieldTooLong("field list"))?;
@@ -231,11 +258,11 @@ fn write(
         + topic.len()
         + 1
         + fields_len
-        + payload.len();
+        + payload_len;
     if body > MAX_BODY {
         return Err(FrameError::TooLong(body));
     }
-    out.reserve(PREFIX_LEN + body);
+    out.reserve(PREFIX_LEN + body - payload_len);
     out.extend_from_slice(&MAGIC);
     out.push(VERSION);
     out.push(0);
@@ -257,7 +284,6 @@ fn write(
         out.extend_from_slice(&(value.len() as u16).to_be_bytes());
         out.extend_from_slice(value.as_bytes());
     }
-    out.extend_from_slice(payload);
     Ok(())
 }
 
@@ -472,8 +498,13 @@ impl SubscriptionPart {
         }
     }
 
-    /// Appends `event`'s frame to `out`.
-    pub(crate) fn render(&self, event: &Stamped, out: &mut Vec<u8>) -> Result<(), FrameError> {
+    /// Appends `event`'s frame to `out` (the event's payload shared where `out` allows
+    /// it, [`super::wire::Wire`]).
+    pub(crate) fn render(
+        &self,
+        event: &Stamped,
+        out: &mut impl super::wire::Out,
+    ) -> Result<(), FrameError> {
         let mut fields: Vec<(FieldKind, &str, &str)> = self
             .params
             .iter()
@@ -483,16 +514,20 @@ impl SubscriptionPart {
         for (h, name) in event.headers.iter().zip(&names) {
             fields.push((FieldKind::Header, name, &h.text));
         }
-        write(
-            out,
+        let mut head = Vec::new();
+        write_head(
+            &mut head,
             &self.id,
             event.seq,
             event.published_ns,
             &event.action,
             event.topics.first().map_or("", String::as_str),
             &fields,
-            &event.payload,
-        )
+            event.payload.len(),
+        )?;
+        out.own(&head);
+        out.payload(&event.payload);
+        Ok(())
     }
 }
 

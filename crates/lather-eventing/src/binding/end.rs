@@ -16,14 +16,13 @@
 use super::binary::{self, EndFrame};
 use super::{Binding, host_port};
 use crate::address_policy::DeliveryPolicy;
-use crate::delivery::{self, Outgoing};
-use crate::event::Stamped;
+use crate::delivery::{self, Outgoing, Stop};
 use crate::reply::{self, EndStatus};
+use crate::sink_queue::SinkQueue;
 use crate::{Endpoint, Subscription};
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
 /// A subscription's last frame, handed to its delivery task to write after the queue.
 #[derive(Debug)]
@@ -35,22 +34,37 @@ pub(crate) struct Farewell {
 /// How the delivery task is told its last frame.
 pub(crate) type FarewellSender = oneshot::Sender<Farewell>;
 
+/// What an ended subscription still holds of its delivery task.
+pub(crate) struct Parts {
+    /// Its queue (the task drains it once every sender is dropped).
+    pub(crate) queue: SinkQueue,
+    /// Hands the task a last frame.
+    pub(crate) farewell: FarewellSender,
+    /// Stops the task when dropped.
+    pub(crate) stop: Stop,
+}
+
 /// Sends `sub`'s SubscriptionEnd with `status` and `reason` to `end_to`, in its binding;
-/// `queue` and `farewell` are the subscription's (its delivery task ends once `queue` is
-/// dropped). Waits at most `timeout` for the bytes to go out; connections go only where
-/// `guard` allows.
+/// `parts` are the subscription's: its delivery task is stopped at once, except when the
+/// SubscriptionEnd goes last on the task's own stream (then it writes what is queued
+/// first, and is stopped once that is done or `timeout` × 4 passed). Waits at most
+/// `timeout` for the bytes to go out; connections go only where `guard` allows.
 pub(crate) async fn send(
     sub: &Subscription,
     end_to: &Endpoint,
     status: EndStatus,
     reason: &str,
-    queue: mpsc::Sender<Arc<Stamped>>,
-    farewell: FarewellSender,
+    parts: Parts,
     (timeout, guard): (Duration, &DeliveryPolicy),
 ) -> Result<(), String> {
+    let Parts {
+        queue,
+        farewell,
+        stop,
+    } = parts;
     let binding = Binding::of(&end_to.address);
     if binding == Some(Binding::Http) || binding.is_none() {
-        drop(queue);
+        drop((queue, stop));
         let out = Outgoing {
             action: sub.version.action("SubscriptionEnd"),
             envelope: reply::subscription_end(sub, end_to, status, reason),
@@ -77,7 +91,7 @@ pub(crate) async fn send(
         drop(queue);
         // The task first writes what is still queued (each write bounded by the retry
         // policy's timeout), so allow it some writes' worth.
-        return match tokio::time::timeout(timeout.saturating_mul(4), written).await {
+        let result = match tokio::time::timeout(timeout.saturating_mul(4), written).await {
             Ok(Ok(result)) => result,
             Ok(Err(_)) => Err("the subscription's delivery task ended first".into()),
             Err(_) => Err(format!(
@@ -85,8 +99,10 @@ pub(crate) async fn send(
                 timeout.saturating_mul(4)
             )),
         };
+        drop(stop);
+        return result;
     }
-    drop(queue);
+    drop((queue, stop));
     let authority = authority(&end_to.address).ok_or("EndTo has no host:port")?;
     let mut stream = super::connect(authority, timeout, guard, false).await?;
     tokio::time::timeout(timeout, async {

@@ -7,11 +7,13 @@
 
 use super::pipeline::{MAX_WRITE, Pipeline};
 use super::soap::Template;
+use super::wire::{Out, Wire};
 use crate::Subscription;
 use crate::address_policy::DeliveryPolicy;
 use crate::delivery::{Outgoing, RetryPolicy};
 use crate::event::Stamped;
 use crate::reply::soap_of;
+use crate::sink_queue::Queued;
 use bytes::Bytes;
 use http::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderValue};
 use http::{Method, Request, Uri};
@@ -54,7 +56,7 @@ pub(crate) struct HttpSink {
     policy: RetryPolicy,
     pipeline: Pipeline,
     /// Notifications handed over and not yet answered, oldest first.
-    unanswered: VecDeque<Arc<Stamped>>,
+    unanswered: VecDeque<Queued>,
     /// Most notifications in `unanswered`.
     window: usize,
     /// How many of `unanswered` (from the front) are written on the current connection.
@@ -68,7 +70,10 @@ pub(crate) struct HttpSink {
     backoff: Duration,
     /// Whether an answer came since the last failure.
     progress: bool,
-    buffer: Vec<u8>,
+    /// The requests of one write (events' payloads shared, not copied).
+    wire: Wire,
+    /// A notification rendered whole, to compress it.
+    scratch: Vec<u8>,
     /// The last action and its header lines (Content-Type, SOAPAction), reused while
     /// the action stays the same.
     action_lines: Option<(String, String)>,
@@ -125,7 +130,8 @@ impl HttpSink {
             failures: 0,
             backoff: policy.first_backoff,
             progress: false,
-            buffer: Vec::new(),
+            wire: Wire::default(),
+            scratch: Vec::new(),
             action_lines: None,
             gzip_from,
         }
@@ -136,11 +142,11 @@ impl HttpSink {
     /// error means every retry failed.
     pub(crate) async fn send(
         &mut self,
-        batch: &[Arc<Stamped>],
-        ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
+        batch: &mut Vec<Queued>,
+        ready: &(dyn Fn(&[Queued]) + Send + Sync),
     ) -> Result<(), String> {
         let was_settled = self.unanswered.is_empty();
-        self.unanswered.extend(batch.iter().cloned());
+        self.unanswered.extend(batch.drain(..));
         if was_settled {
             self.rearm();
         }
@@ -180,7 +186,7 @@ impl HttpSink {
     pub(crate) async fn on_answer(
         &mut self,
         answer: Result<bool, String>,
-        ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
+        ready: &(dyn Fn(&[Queued]) + Send + Sync),
     ) -> Result<(), String> {
         match answer {
             Ok(open) => {
@@ -230,17 +236,14 @@ impl HttpSink {
 
     /// Writes the notifications of `unanswered` not yet on the current connection, in
     /// writes of about [`MAX_WRITE`] bytes, replacing a connection that fails.
-    async fn flush(
-        &mut self,
-        ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
-    ) -> Result<(), String> {
+    async fn flush(&mut self, ready: &(dyn Fn(&[Queued]) + Send + Sync)) -> Result<(), String> {
         while self.written < self.unanswered.len() {
             let reused = self.pipeline.connected();
-            self.buffer.clear();
+            self.wire.clear();
             let start = self.written;
             let mut end = start;
-            while end < self.unanswered.len() && (end == start || self.buffer.len() < MAX_WRITE) {
-                let event = Arc::clone(&self.unanswered[end]);
+            while end < self.unanswered.len() && (end == start || self.wire.len() < MAX_WRITE) {
+                let event = Arc::clone(self.unanswered[end].event());
                 self.request(&event)?;
                 end += 1;
             }
@@ -249,7 +252,11 @@ impl HttpSink {
                 ready(&self.unanswered.make_contiguous()[from..end]);
                 self.announced = end;
             }
-            match self.pipeline.send(&self.buffer, self.policy.timeout).await {
+            match self
+                .pipeline
+                .send(&mut self.wire, self.policy.timeout)
+                .await
+            {
                 Ok(()) => self.written = end,
                 Err(why) => {
                     self.written = 0;
@@ -261,8 +268,9 @@ impl HttpSink {
                 }
             }
         }
-        if self.buffer.capacity() > 4 * MAX_WRITE {
-            self.buffer = Vec::new();
+        self.wire.clear();
+        if self.scratch.capacity() > 4 * MAX_WRITE {
+            self.scratch = Vec::new();
         }
         Ok(())
     }
@@ -290,35 +298,41 @@ impl HttpSink {
             self.action_lines = Some((action.to_owned(), lines));
         }
         let lines = self.action_lines.as_ref().map_or("", |(_, l)| l.as_str());
-        self.buffer.extend_from_slice(line.as_bytes());
-        self.buffer.extend_from_slice(lines.as_bytes());
-        let field_start = self.buffer.len();
-        let field = field_start + "Content-Length: ".len();
-        self.buffer.extend_from_slice(LENGTH_FIELD);
-        let body_start = self.buffer.len();
-        self.template.render(event, &mut self.buffer);
-        if let Some(packed) = self
-            .gzip_from
-            .and_then(|min| crate::compression::gzip(&self.buffer[body_start..], min))
-        {
-            // Compressed: the fields are written again with the compressed length.
-            self.buffer.truncate(field_start);
-            self.buffer.extend_from_slice(
-                format!(
-                    "Content-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
-                    packed.len()
-                )
-                .as_bytes(),
-            );
-            self.buffer.extend_from_slice(&packed);
+        self.wire.own(line.as_bytes());
+        self.wire.own(lines.as_bytes());
+        if let Some(min) = self.gzip_from {
+            self.scratch.clear();
+            self.template.render(event, &mut self.scratch);
+            match crate::compression::gzip(&self.scratch, min) {
+                Some(packed) => {
+                    self.wire.own(
+                        format!(
+                            "Content-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
+                            packed.len()
+                        )
+                        .as_bytes(),
+                    );
+                    self.wire.own(&packed);
+                }
+                None => {
+                    self.wire
+                        .own(format!("Content-Length: {}\r\n\r\n", self.scratch.len()).as_bytes());
+                    self.wire.own(&self.scratch);
+                }
+            }
             return Ok(());
         }
-        let digits = (self.buffer.len() - body_start).to_string();
+        // The length is written once the body is rendered, into its field.
+        let field = self.wire.own_len() + "Content-Length: ".len();
+        self.wire.own(LENGTH_FIELD);
+        let body_start = self.wire.len();
+        self.template.render(event, &mut self.wire);
+        let digits = (self.wire.len() - body_start).to_string();
         if digits.len() > LENGTH_DIGITS {
             return Err("notification too long".into());
         }
         let at = field + LENGTH_DIGITS - digits.len();
-        self.buffer[at..at + digits.len()].copy_from_slice(digits.as_bytes());
+        self.wire.own_mut()[at..at + digits.len()].copy_from_slice(digits.as_bytes());
         Ok(())
     }
 }

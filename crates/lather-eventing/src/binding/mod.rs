@@ -23,12 +23,12 @@ pub(crate) mod http;
 mod pipeline;
 pub(crate) mod soap;
 pub mod tcp;
+pub(crate) mod wire;
 
 use crate::Subscription;
 use crate::address_policy::DeliveryPolicy;
 use crate::delivery::RetryPolicy;
-use crate::event::Stamped;
-use std::sync::Arc;
+use crate::sink_queue::Queued;
 
 /// How notifications reach a sink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,18 +128,22 @@ impl Connection {
         }
     }
 
-    /// Hands `batch` over in order, calling `ready` with the notifications whose bytes are
-    /// about to go out (once each): written on a TCP binding's stream; written on an HTTP
-    /// sink's connection, with the answers to come ([`Connection::answer`]). An error means
-    /// every retry failed.
+    /// Hands `batch` over in order (leaving it empty), calling `ready` with the
+    /// notifications whose bytes are about to go out (once each): written on a TCP
+    /// binding's stream; written on an HTTP sink's connection, with the answers to come
+    /// ([`Connection::answer`]). An error means every retry failed.
     pub(crate) async fn deliver(
         &mut self,
-        batch: &[Arc<Stamped>],
-        ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
+        batch: &mut Vec<Queued>,
+        ready: &(dyn Fn(&[Queued]) + Send + Sync),
     ) -> Result<(), String> {
         match self {
             Connection::Http(sink) => sink.send(batch, ready).await,
-            Connection::Stream(sink) => sink.deliver(batch, ready).await,
+            Connection::Stream(sink) => {
+                let written = sink.deliver(batch, ready).await;
+                batch.clear();
+                written
+            }
         }
     }
 
@@ -172,7 +176,7 @@ impl Connection {
     pub(crate) async fn on_answer(
         &mut self,
         answer: Result<bool, String>,
-        ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
+        ready: &(dyn Fn(&[Queued]) + Send + Sync),
     ) -> Result<(), String> {
         match self {
             Connection::Http(sink) => sink.on_answer(answer, ready).await,

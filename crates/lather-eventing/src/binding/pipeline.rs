@@ -5,9 +5,10 @@
 //! stream instead of one batch per round trip. Order is kept, one connection per sink; the
 //! caller replaces a connection that fails and sends the unanswered requests again.
 
+use super::wire::Wire;
 use crate::address_policy::DeliveryPolicy;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -59,7 +60,11 @@ impl Pipeline {
     /// Writes `requests` (already serialised) on the connection, opening one if there is
     /// none; their answers come later from [`Pipeline::next`]. A failure drops the
     /// connection.
-    pub(crate) async fn send(&mut self, requests: &[u8], timeout: Duration) -> Result<(), String> {
+    pub(crate) async fn send(
+        &mut self,
+        requests: &mut Wire,
+        timeout: Duration,
+    ) -> Result<(), String> {
         if self.writer.is_none() {
             let stream =
                 super::connect(&self.authority, timeout, &self.guard, self.publish).await?;
@@ -77,7 +82,7 @@ impl Pipeline {
         let Some(writer) = self.writer.as_mut() else {
             return Err("no connection".into());
         };
-        match tokio::time::timeout(timeout, writer.write_all(requests)).await {
+        match tokio::time::timeout(timeout, requests.write_to(writer)).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(self.fail(format!("writing to {}: {e}", self.authority))),
             Err(_) => Err(self.fail(format!(
@@ -302,6 +307,7 @@ fn framing(response: &httparse::Response<'_, '_>, status: u16) -> Result<(Body, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tokio::io::AsyncWriteExt;
     use tokio::net::TcpListener;
 
     /// A sink that answers the pipelined requests with `answers` (raw bytes), then closes.
@@ -328,7 +334,9 @@ mod tests {
             crate::address_policy::DeliveryPolicy::allow_loopback(),
             false,
         );
-        p.send(b"x", Duration::from_secs(2)).await.unwrap();
+        p.send(&mut Wire::of(b"x"), Duration::from_secs(2))
+            .await
+            .unwrap();
         for _ in 0..3 {
             assert_eq!(p.next().await, Ok(true));
         }
@@ -344,7 +352,9 @@ mod tests {
             crate::address_policy::DeliveryPolicy::allow_loopback(),
             false,
         );
-        p.send(b"x", Duration::from_secs(2)).await.unwrap();
+        p.send(&mut Wire::of(b"x"), Duration::from_secs(2))
+            .await
+            .unwrap();
         assert_eq!(p.next().await, Ok(true));
         assert!(p.next().await.unwrap_err().contains("closed"));
         assert!(!p.connected());
@@ -355,7 +365,9 @@ mod tests {
             crate::address_policy::DeliveryPolicy::allow_loopback(),
             false,
         );
-        p.send(b"x", Duration::from_secs(2)).await.unwrap();
+        p.send(&mut Wire::of(b"x"), Duration::from_secs(2))
+            .await
+            .unwrap();
         assert_eq!(p.next().await, Ok(false));
         assert!(!p.connected());
     }
@@ -385,8 +397,8 @@ mod tests {
             false,
         );
         let t = Duration::from_secs(2);
-        p.send(b"first", t).await.unwrap();
-        p.send(b"second", t).await.unwrap();
+        p.send(&mut Wire::of(b"first"), t).await.unwrap();
+        p.send(&mut Wire::of(b"second"), t).await.unwrap();
         let answered = tokio::time::timeout(Duration::from_secs(5), async {
             (p.next().await, p.next().await)
         })

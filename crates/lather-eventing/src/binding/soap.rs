@@ -3,6 +3,7 @@
 //! the event itself are copied in, into one buffer of the right size. A 2011 subscription
 //! in the Wrap format gets the event inside `wse:Notify@actionURI` ([`crate::format`]).
 
+use super::wire::Out;
 use crate::event::Stamped;
 use crate::reply::{mark_reference_parameter, soap_of};
 use crate::{LATHER_EVENTING_NS, Subscription, WsnTerms};
@@ -98,8 +99,9 @@ impl Template {
         }
     }
 
-    /// Appends the notification of `event` to `out`.
-    pub(crate) fn render(&self, event: &Stamped, out: &mut Vec<u8>) {
+    /// Appends the notification of `event` to `out` (the event's payload shared where
+    /// `out` allows it, [`super::wire::Wire`]).
+    pub(crate) fn render(&self, event: &Stamped, out: &mut impl Out) {
         if let Some(w) = &self.wsn {
             let built = crate::wsn::outgoing(
                 &w.sub,
@@ -108,13 +110,13 @@ impl Template {
                 &event.payload,
                 &event.topics,
             );
-            out.extend_from_slice(&built.envelope);
+            out.own(&built.envelope);
             return;
         }
         let action_uri = self
             .wrapped
             .then(|| lather_envelope::escape::escape_attribute(&event.action));
-        out.reserve(
+        let mut head = Vec::with_capacity(
             self.head.len()
                 + event.action_xml.len()
                 + action_uri.as_ref().map_or(0, |a| a.len() + 80)
@@ -123,36 +125,36 @@ impl Template {
                 + self.before_stamp.len()
                 + 64
                 + event.headers_xml.len()
-                + 18
-                + event.payload.len()
-                + TAIL.len(),
+                + 18,
         );
-        out.extend_from_slice(self.head.as_bytes());
+        head.extend_from_slice(self.head.as_bytes());
         if action_uri.is_some() {
-            out.extend_from_slice(crate::NOTIFY_EVENT_ACTION.as_bytes());
+            head.extend_from_slice(crate::NOTIFY_EVENT_ACTION.as_bytes());
         } else {
-            out.extend_from_slice(event.action_xml.as_bytes());
+            head.extend_from_slice(event.action_xml.as_bytes());
         }
-        out.extend_from_slice(self.before_id.as_bytes());
-        write_uuid(&self.id_base, event.seq, out);
-        out.extend_from_slice(self.before_stamp.as_bytes());
+        head.extend_from_slice(self.before_id.as_bytes());
+        write_uuid(&self.id_base, event.seq, &mut head);
+        head.extend_from_slice(self.before_stamp.as_bytes());
         let _ = write!(
-            out,
+            head,
             r#"{}" published="{}"/>"#,
             event.seq, event.published_ns
         );
-        out.extend_from_slice(event.headers_xml.as_bytes());
-        out.extend_from_slice(b"</s:Header><s:Body>");
+        head.extend_from_slice(event.headers_xml.as_bytes());
+        head.extend_from_slice(b"</s:Header><s:Body>");
         if let Some(uri) = &action_uri {
-            out.extend_from_slice(NOTIFY_OPEN.as_bytes());
-            out.extend_from_slice(uri.as_bytes());
-            out.extend_from_slice(b"\">");
-            out.extend_from_slice(&event.payload);
-            out.extend_from_slice(NOTIFY_CLOSE.as_bytes());
+            head.extend_from_slice(NOTIFY_OPEN.as_bytes());
+            head.extend_from_slice(uri.as_bytes());
+            head.extend_from_slice(b"\">");
+            out.own(&head);
+            out.payload(&event.payload);
+            out.own(NOTIFY_CLOSE.as_bytes());
         } else {
-            out.extend_from_slice(&event.payload);
+            out.own(&head);
+            out.payload(&event.payload);
         }
-        out.extend_from_slice(TAIL.as_bytes());
+        out.own(TAIL.as_bytes());
     }
 }
 

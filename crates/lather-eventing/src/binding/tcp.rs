@@ -16,13 +16,15 @@
 
 use super::binary::SubscriptionPart;
 use super::soap::Template;
+use super::wire::{Out, Wire};
 use crate::Subscription;
 use crate::address_policy::DeliveryPolicy;
 use crate::delivery::RetryPolicy;
 use crate::event::Stamped;
-use std::sync::Arc;
+use crate::sink_queue::Queued;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
+use tokio::time::Instant;
 
 /// Largest envelope a `soap.tcp://` frame carries (16 MiB).
 pub const MAX_SOAP_FRAME: usize = 16 * 1024 * 1024;
@@ -120,13 +122,26 @@ pub(crate) enum Encoding {
 const MAX_WRITE: usize = 256 * 1024;
 
 /// A `soap.tcp://` or `lather.bin://` sink.
+///
+/// Retry budget: a write that fails (or takes no bytes within `policy.timeout`) closes the
+/// connection, and the same notifications are written again on a new one after a backoff
+/// (`first_backoff`, doubled each time). `policy.attempts` failed connections in a row
+/// give the sink up. The count restarts only when a write completes on a connection open
+/// for at least `policy.timeout`: a sink that takes a burst into its socket buffers and
+/// then reads nothing does not earn new attempts by each fresh connection's buffers.
 #[derive(Debug)]
 pub(crate) struct StreamSink {
     authority: String,
     encoding: Encoding,
     policy: RetryPolicy,
     stream: Option<TcpStream>,
-    buffer: Vec<u8>,
+    /// When the open connection was made.
+    opened: Option<Instant>,
+    /// Failed connections since the count last restarted.
+    failures: u32,
+    wire: Wire,
+    /// A notification rendered whole, to compress it.
+    scratch: Vec<u8>,
     /// Notifications of at least this many bytes go gzip-compressed (`None`: never).
     gzip_from: Option<usize>,
     /// Where connections may go.
@@ -148,7 +163,10 @@ impl StreamSink {
             encoding,
             policy,
             stream: None,
-            buffer: Vec::new(),
+            opened: None,
+            failures: 0,
+            wire: Wire::default(),
+            scratch: Vec::new(),
             gzip_from,
             guard,
         }
@@ -158,8 +176,7 @@ impl StreamSink {
     /// every notification written before — once, connecting if no connection is open, and
     /// closes the stream.
     pub(crate) async fn write_last(&mut self, bytes: &[u8]) -> Result<(), String> {
-        self.buffer.clear();
-        self.buffer.extend_from_slice(bytes);
+        self.wire = Wire::of(bytes);
         let written = self.write_once().await;
         if let Some(mut stream) = self.stream.take() {
             let _ = tokio::time::timeout(self.policy.timeout, stream.shutdown()).await;
@@ -169,14 +186,14 @@ impl StreamSink {
 
     pub(crate) async fn deliver(
         &mut self,
-        batch: &[Arc<Stamped>],
-        ready: &(dyn Fn(&[Arc<Stamped>]) + Send + Sync),
+        batch: &[Queued],
+        ready: &(dyn Fn(&[Queued]) + Send + Sync),
     ) -> Result<(), String> {
         let mut start = 0;
         while start < batch.len() {
-            self.buffer.clear();
+            self.wire.clear();
             let mut end = start;
-            while end < batch.len() && (end == start || self.buffer.len() < MAX_WRITE) {
+            while end < batch.len() && (end == start || self.wire.len() < MAX_WRITE) {
                 self.encode(&batch[end])?;
                 end += 1;
             }
@@ -184,9 +201,9 @@ impl StreamSink {
             self.write_with_retries().await?;
             start = end;
         }
-        // Keep a big buffer from one burst from living on.
-        if self.buffer.capacity() > 4 * MAX_WRITE {
-            self.buffer = Vec::new();
+        self.wire.clear();
+        if self.scratch.capacity() > 4 * MAX_WRITE {
+            self.scratch = Vec::new();
         }
         Ok(())
     }
@@ -194,69 +211,99 @@ impl StreamSink {
     fn encode(&mut self, event: &Stamped) -> Result<(), String> {
         match &self.encoding {
             Encoding::SoapLengthPrefixed(template) => {
-                let at = self.buffer.len();
-                self.buffer.extend_from_slice(&[0; 4]);
-                template.render(event, &mut self.buffer);
-                let len = self.buffer.len() - at - 4;
+                let Some(min) = self.gzip_from else {
+                    let prefix_at = self.wire.own_len();
+                    let before = self.wire.len();
+                    self.wire.own(&[0; 4]);
+                    template.render(event, &mut self.wire);
+                    let len = self.wire.len() - before - 4;
+                    if len > MAX_SOAP_FRAME {
+                        return Err(FrameTooLong(len).to_string());
+                    }
+                    // ≤ MAX_SOAP_FRAME < GZIP_FLAG
+                    self.wire.own_mut()[prefix_at..prefix_at + 4]
+                        .copy_from_slice(&(len as u32).to_be_bytes());
+                    return Ok(());
+                };
+                self.scratch.clear();
+                template.render(event, &mut self.scratch);
+                let len = self.scratch.len();
                 if len > MAX_SOAP_FRAME {
-                    self.buffer.truncate(at);
                     return Err(FrameTooLong(len).to_string());
                 }
-                let mut prefix = len as u32;
-                if let Some(packed) = self
-                    .gzip_from
-                    .and_then(|min| crate::compression::gzip(&self.buffer[at + 4..], min))
+                match crate::compression::gzip(&self.scratch, min)
                     .filter(|p| p.len() <= MAX_SOAP_FRAME)
                 {
-                    self.buffer.truncate(at + 4);
-                    self.buffer.extend_from_slice(&packed);
-                    // ≤ MAX_SOAP_FRAME < GZIP_FLAG
-                    prefix = packed.len() as u32 | GZIP_FLAG;
+                    Some(packed) => {
+                        // ≤ MAX_SOAP_FRAME < GZIP_FLAG
+                        let prefix = packed.len() as u32 | GZIP_FLAG;
+                        self.wire.own(&prefix.to_be_bytes());
+                        self.wire.own(&packed);
+                    }
+                    None => {
+                        self.wire.own(&(len as u32).to_be_bytes());
+                        self.wire.own(&self.scratch);
+                    }
                 }
-                self.buffer[at..at + 4].copy_from_slice(&prefix.to_be_bytes());
                 Ok(())
             }
             Encoding::Binary(part) => {
-                let at = self.buffer.len();
-                part.render(event, &mut self.buffer)
+                let Some(min) = self.gzip_from else {
+                    return part
+                        .render(event, &mut self.wire)
+                        .map_err(|e| e.to_string());
+                };
+                self.scratch.clear();
+                part.render(event, &mut self.scratch)
                     .map_err(|e| e.to_string())?;
-                if let Some(min) = self.gzip_from {
-                    super::binary::compress_in_place(&mut self.buffer, at, min);
-                }
+                super::binary::compress_in_place(&mut self.scratch, 0, min);
+                self.wire.own(&self.scratch);
                 Ok(())
             }
         }
     }
 
+    /// Writes the gathered notifications, on a new connection after a failure, within the
+    /// retry budget (see [`StreamSink`]).
     async fn write_with_retries(&mut self) -> Result<(), String> {
-        let policy = self.policy;
-        let mut backoff = policy.first_backoff;
-        let mut last = String::new();
-        for attempt in 0..policy.attempts.max(1) {
-            if attempt > 0 {
-                tokio::time::sleep(backoff).await;
-                backoff = backoff.saturating_mul(2);
-            }
+        loop {
             match self.write_once().await {
-                Ok(()) => return Ok(()),
+                Ok(()) => {
+                    if self
+                        .opened
+                        .is_some_and(|at| at.elapsed() >= self.policy.timeout)
+                    {
+                        self.failures = 0;
+                    }
+                    return Ok(());
+                }
                 Err(why) => {
                     self.stream = None;
-                    last = why;
+                    self.opened = None;
+                    self.failures += 1;
+                    if self.failures >= self.policy.attempts.max(1) {
+                        return Err(why);
+                    }
+                    let backoff = self
+                        .policy
+                        .first_backoff
+                        .saturating_mul(1 << (self.failures - 1).min(16));
+                    tokio::time::sleep(backoff).await;
                 }
             }
         }
-        Err(last)
     }
 
     async fn write_once(&mut self) -> Result<(), String> {
         let timeout = self.policy.timeout;
         if self.stream.is_none() {
             self.stream = Some(super::connect(&self.authority, timeout, &self.guard, false).await?);
+            self.opened = Some(Instant::now());
         }
         let Some(stream) = self.stream.as_mut() else {
             return Err("no connection".into());
         };
-        tokio::time::timeout(timeout, stream.write_all(&self.buffer))
+        tokio::time::timeout(timeout, self.wire.write_to(stream))
             .await
             .map_err(|_| format!("{} took no bytes within {timeout:?}", self.authority))?
             .map_err(|e| format!("writing to {}: {e}", self.authority))

@@ -82,13 +82,16 @@ async fn answer(
         "Notify" => {
             for message in request::notify(&element, &payload)? {
                 let topics = message.topics.clone();
-                let queued = inner.deliver(crate::Event {
+                match inner.deliver(crate::Event {
                     payload: message.event.into(),
                     action: None,
                     topics: message.topics,
                     headers: Vec::new(),
-                });
-                tracing::debug!(queued, ?topics, "Notify published");
+                }) {
+                    Ok(queued) => tracing::debug!(queued, ?topics, "Notify published"),
+                    // One-way: the refusal is logged and counted (refused_publishes).
+                    Err(fault) => tracing::warn!(?topics, "Notify not published: {fault}"),
+                }
             }
             Ok(None)
         }
