@@ -43,7 +43,7 @@ mod sleep;
 mod uuid;
 mod wsa;
 mod wsrf;
-mod wsse_username;
+mod wsse;
 mod xmlenc;
 
 pub use audit_file::{AuditFile, Fsync};
@@ -71,7 +71,7 @@ pub use wsa::WsAddressing;
 pub use wsrf::{
     MAX_PROPERTIES, MAX_PROPERTY_BYTES, RESOURCE_ID, RESOURCE_NS, WSRL_NS, WSRP_NS, WsrfResource,
 };
-pub use wsse_username::WsseUsername;
+pub use wsse::{WsseSettings, WsseUsername};
 pub use xmlenc::{
     ENCRYPTED_HEADER, EncryptionAlgorithm, EncryptionKey, WSSE11_NS, XENC_NS, XENC11_NS,
 };
