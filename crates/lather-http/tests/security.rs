@@ -105,10 +105,7 @@ const PASSWORD_DIGEST: &str = "http://docs.oasis-open.org/wss/2004/01/oasis-2004
 
 /// A users file holding alice, in a directory of this test's own.
 fn users_file(test: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "lather-security-{test}-{}",
-        std::process::id()
-    ));
+    let dir = std::env::temp_dir().join(format!("lather-security-{test}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let users = dir.join("users");
     std::fs::write(&users, "alice:s3cret\n").unwrap();
@@ -206,11 +203,16 @@ async fn a_two_megabyte_nonce_is_refused_and_not_remembered() {
     .expect("an answer within 10 s");
     answer.assert_fault(FaultKind::InvalidSecurity, v);
     assert!(
-        answer.text().contains("wsse:Nonce is longer than 128 bytes"),
+        answer
+            .text()
+            .contains("wsse:Nonce is longer than 128 bytes"),
         "{}",
         answer.text()
     );
-    assert!(answer.body.len() < 4096, "the fault does not echo the nonce");
+    assert!(
+        answer.body.len() < 4096,
+        "the fault does not echo the nonce"
+    );
     assert_eq!(remembered_nonces(&s).await, 0.0);
     // A nonce of the bound's size passes.
     let answer = post_security(&s, v, &digest_security(v, "s3cret", &[9u8; 128])).await;
@@ -236,7 +238,11 @@ async fn an_empty_nonce_is_refused() {
         )
         .await;
         answer.assert_fault(FaultKind::InvalidSecurity, v);
-        assert!(answer.text().contains("wsse:Nonce is empty"), "{}", answer.text());
+        assert!(
+            answer.text().contains("wsse:Nonce is empty"),
+            "{}",
+            answer.text()
+        );
     }
 }
 
@@ -370,7 +376,11 @@ async fn a_gateway_removes_the_authenticated_header_so_a_strict_backend_answers(
         ] {
             let answer = post(gw.addr, "/gw", v, envelope(v, &header, ECHO_PAYLOAD)).await;
             assert_eq!(answer.status, StatusCode::OK, "{v:?}: {}", answer.text());
-            assert!(answer.text().contains("hello &amp; welcome"), "{}", answer.text());
+            assert!(
+                answer.text().contains("hello &amp; welcome"),
+                "{}",
+                answer.text()
+            );
         }
         // Authentication still holds.
         post(
@@ -401,10 +411,15 @@ async fn what_the_backend_receives_with_and_without_forward_security() {
     let gw = gateway(&upstream, &auth_table("gw-sink", ""), "auth").await;
     let answer = post(gw.addr, "/gw", v, request.clone()).await;
     assert_eq!(answer.status, StatusCode::ACCEPTED, "{}", answer.text());
-    let got = sink::next(&mut received, Duration::from_secs(10)).await.plain();
+    let got = sink::next(&mut received, Duration::from_secs(10))
+        .await
+        .plain();
     assert!(!got.contains("s3cret"), "{got}");
     assert!(!got.contains("UsernameToken"), "{got}");
-    assert!(got.contains("<wsse:BinarySecurityToken>kept</wsse:BinarySecurityToken>"), "{got}");
+    assert!(
+        got.contains("<wsse:BinarySecurityToken>kept</wsse:BinarySecurityToken>"),
+        "{got}"
+    );
     assert!(got.contains("urn:example:backend"), "{got}");
 
     let forwarding = gateway(
@@ -415,8 +430,13 @@ async fn what_the_backend_receives_with_and_without_forward_security() {
     .await;
     let answer = post(forwarding.addr, "/gw", v, request).await;
     assert_eq!(answer.status, StatusCode::ACCEPTED, "{}", answer.text());
-    let got = sink::next(&mut received, Duration::from_secs(10)).await.plain();
-    assert!(got.contains("<wsse:Username>alice</wsse:Username>"), "{got}");
+    let got = sink::next(&mut received, Duration::from_secs(10))
+        .await
+        .plain();
+    assert!(
+        got.contains("<wsse:Username>alice</wsse:Username>"),
+        "{got}"
+    );
     assert!(!got.contains("s3cret"), "{got}");
     assert!(!got.contains("Password"), "{got}");
     assert!(!got.contains("mustUnderstand"), "{got}");
@@ -468,7 +488,12 @@ fn decrypt_table(test: &str, extra: &str) -> String {
 async fn a_decrypting_gateway_removes_the_security_header_of_its_encryption() {
     let backend = TestServer::echo().await;
     let v = SoapVersion::V12;
-    let gw = gateway(&backend.url("/echo"), &decrypt_table("gw-decrypt", ""), "open").await;
+    let gw = gateway(
+        &backend.url("/echo"),
+        &decrypt_table("gw-decrypt", ""),
+        "open",
+    )
+    .await;
     let answer = post(gw.addr, "/gw", v, encrypted_request("")).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
     assert!(answer.text().contains("LATH"), "{}", answer.text());
