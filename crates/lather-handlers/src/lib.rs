@@ -12,7 +12,7 @@
 //! | `format-convert` | renames Body elements, attributes and namespaces by the rules in `mapping_file` (`reverse` for the way back) | CPU |
 //! | `audit-file` | appends each message to `path`; `fsync` always, never, or every N ms | I/O |
 //! | `wsa` | WS-Addressing 1.0 / 2004/08: validates requests, fills `MessageID`, `RelatesTo`, `Action`, `To` in answers | I/O |
-//! | `wsse-username` | WS-Security UsernameToken (PasswordText / PasswordDigest), nonce replay cache, Created window | I/O |
+//! | `wsse-username` | WS-Security UsernameToken (PasswordText / PasswordDigest), bounded nonce replay cache, Created window; removes the processed Security header | I/O |
 //! | `cpu-burn` | `micros = N` of CPU work per message (a benchmark aid) | CPU |
 //! | `wsrf-resource` | a WS-RF resource per `wsrf:ResourceId`: WS-RP Get/Set answered, other messages counted, in a redb file at `path` | I/O |
 //! | `publish` | publishes the Body's event to the event source `source` of this process (`action`, `topic` optional) | I/O |

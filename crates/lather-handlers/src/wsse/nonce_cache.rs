@@ -23,12 +23,12 @@ pub(crate) enum Seen {
 
 /// The nonces seen within their lifetime, at most `capacity` of them.
 ///
-/// Each nonce is stored as a 16-byte digest with its expiry (seconds since the epoch), so a
-/// cache of `capacity` entries takes about `capacity` × 50 bytes (key and expiry in the table and in the
-/// queue), plus the tables' spare room, at most,
-/// whatever nonces clients send. Entries are queued in the order they expire (every entry
-/// lives the same time from when it is stored), and each call first drops the expired ones
-/// at the head of the queue: the cache holds only live nonces, with no sweep to schedule.
+/// Each nonce is stored as a 16-byte digest with its expiry (seconds since the epoch), in
+/// a table and in an expiry queue: about 50 bytes per entry plus the tables' spare room,
+/// so a cache of `capacity` entries stays within a fixed size whatever nonces clients send.
+/// Entries are queued in the order they expire (every entry lives the same time from when
+/// it is stored), and each call first drops the expired ones at the head of the queue: the
+/// cache holds only live nonces, with no sweep to schedule.
 #[derive(Debug)]
 pub(crate) struct NonceCache {
     capacity: usize,
