@@ -85,6 +85,18 @@ pub struct HandlerConfig {
     /// `publish`: the topics the event carries beside its root element's name
     /// (space-separated, like a `lev:Topic` header).
     pub topic: Option<Spanned<String>>,
+    /// `wsse-username`: longest `wsse:Nonce` accepted, in bytes once decoded (default 128).
+    pub max_nonce_bytes: Option<Spanned<u64>>,
+    /// `wsse-username`: most nonces the replay cache remembers at once (default 100 000);
+    /// when it is full, tokens with new nonces are refused until entries expire.
+    pub max_nonces: Option<Spanned<u64>>,
+    /// `wsse-username`: every token must carry `wsse:Nonce` and `wsu:Created`, PasswordText
+    /// ones too, so none can be replayed (default false).
+    pub require_nonce: Option<Spanned<bool>>,
+    /// `wsse-username`, `decrypt`: pass the processed `wsse:Security` header on to the
+    /// service instead of removing it — `wsse-username` without its passwords and its
+    /// `mustUnderstand`, `decrypt` as it came (default false: removed).
+    pub forward_security: Option<Spanned<bool>>,
 }
 
 impl HandlerConfig {
@@ -137,6 +149,19 @@ impl HandlerConfig {
             ("source", self.source.as_ref().map(Spanned::span)),
             ("action", self.action.as_ref().map(Spanned::span)),
             ("topic", self.topic.as_ref().map(Spanned::span)),
+            (
+                "max_nonce_bytes",
+                self.max_nonce_bytes.as_ref().map(Spanned::span),
+            ),
+            ("max_nonces", self.max_nonces.as_ref().map(Spanned::span)),
+            (
+                "require_nonce",
+                self.require_nonce.as_ref().map(Spanned::span),
+            ),
+            (
+                "forward_security",
+                self.forward_security.as_ref().map(Spanned::span),
+            ),
         ];
         spans
             .into_iter()

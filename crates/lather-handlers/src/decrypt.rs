@@ -1,5 +1,6 @@
 //! `decrypt`: restores a Body encrypted by XML Encryption.
 
+use crate::wsse::security_header;
 use crate::xmlenc::{
     self, CipherError, ENCRYPTED_DATA, EncryptionAlgorithm, EncryptionKey, XENC_NS,
 };
@@ -35,11 +36,19 @@ const UNDECRYPTABLE: &str = "the xenc:EncryptedData could not be decrypted";
 /// `wsse11:EncryptedHeader` must decrypt to a block of that name, which takes its place
 /// (one encrypted by `encrypt` with the same `header`); the Body is left alone. A plaintext
 /// of another name is `wsse:FailedCheck` too: this handler declares only the one it writes.
+///
+/// Once something is decrypted, the `xenc:ReferenceList` and `xenc:EncryptedKey` elements
+/// of the `wsse:Security` header aimed at this node are taken out — they point at the
+/// ciphertext that is gone — and the header with them when nothing else is left in it, so
+/// a service behind a gateway does not get a mandatory header about encryption it never
+/// sees. Other parts (a UsernameToken for a later `wsse-username`) stay. With
+/// [`Decrypt::forward_security`] the header is passed on as it came.
 #[derive(Debug, Clone)]
 pub struct Decrypt {
     key: EncryptionKey,
     required: bool,
     header: Option<QName>,
+    forward_security: bool,
 }
 
 impl Decrypt {
@@ -49,7 +58,60 @@ impl Decrypt {
             key,
             required,
             header: None,
+            forward_security: false,
         }
+    }
+
+    /// With `forward`, the `wsse:Security` header is passed on as it came rather than
+    /// cleared of its encryption parts.
+    pub fn forward_security(self, forward: bool) -> Self {
+        Decrypt {
+            forward_security: forward,
+            ..self
+        }
+    }
+
+    /// Whether this handler clears the Security header aimed at this node (not when asked
+    /// to forward it, nor when the header it restores is `wsse:Security` itself).
+    fn clears_security(&self) -> bool {
+        !self.forward_security && self.header.as_ref() != Some(&security_header::security_name())
+    }
+
+    /// The patch taking the encryption parts out of the Security header aimed at this
+    /// node, appended to `patch`.
+    fn clear_security(&self, envelope: &Envelope, patch: Patch) -> Result<Patch, Fault> {
+        if !self.clears_security() {
+            return Ok(patch);
+        }
+        let Some(block) = security_header::find(envelope)? else {
+            return Ok(patch);
+        };
+        let bytes = envelope.extract_header(block);
+        let security = Element::parse(&bytes, &Limits::default()).map_err(|f| {
+            Fault::with_reason(
+                FaultKind::InvalidSecurity,
+                format!("wsse:Security: {}", f.reason()),
+            )
+        })?;
+        let ours = |e: &Element| {
+            e.name() == &QName::new(XENC_NS, "ReferenceList")
+                || e.name() == &QName::new(XENC_NS, "EncryptedKey")
+        };
+        let cut: Vec<_> = security
+            .elements()
+            .filter(|e| ours(e))
+            .map(Element::range)
+            .collect();
+        if cut.is_empty() {
+            return Ok(patch);
+        }
+        let rest = security.elements().any(|e| !ours(e));
+        let replacement = rest.then(|| security_header::rewrite(&bytes, &security, cut, false));
+        let clear = security_header::replace(envelope, replacement);
+        Ok(clear
+            .operations()
+            .iter()
+            .fold(patch, |p, op| p.with(op.clone())))
     }
 
     /// Restores the header blocks named `name` rather than the Body.
@@ -148,7 +210,7 @@ impl Decrypt {
 
 impl Handler for Decrypt {
     fn access(&self) -> Access {
-        match &self.header {
+        let mut access = match &self.header {
             Some(name) => Access {
                 reads: Parts::none().header(xmlenc::encrypted_header_name()),
                 writes: Parts::none()
@@ -156,21 +218,29 @@ impl Handler for Decrypt {
                     .header(name.clone()),
             },
             None => Access::read_write(Parts::none().body()),
+        };
+        if self.clears_security() {
+            let security = security_header::security_name();
+            access.reads = access.reads.header(security.clone());
+            access.writes = access.writes.header(security);
         }
+        access
     }
 
     fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
         Box::pin(async move {
-            if let Some(name) = &self.header {
-                return match self.open_headers(message.envelope(), name) {
-                    Ok(Some(patch)) => Verdict::Continue(patch),
-                    Ok(None) => Verdict::proceed(),
-                    Err(fault) => Verdict::Fault(fault),
-                };
-            }
-            match self.plaintext(message.envelope()) {
-                Ok(Some(content)) => Verdict::Continue(Patch::new().replace_body(content)),
-                Ok(None) => Verdict::proceed(),
+            let envelope = message.envelope();
+            let opened = match &self.header {
+                Some(name) => self.open_headers(envelope, name),
+                None => self
+                    .plaintext(envelope)
+                    .map(|content| content.map(|c| Patch::new().replace_body(c))),
+            };
+            match opened.and_then(|patch| match patch {
+                Some(patch) => self.clear_security(envelope, patch),
+                None => Ok(Patch::new()),
+            }) {
+                Ok(patch) => Verdict::Continue(patch),
                 Err(fault) => Verdict::Fault(fault),
             }
         })

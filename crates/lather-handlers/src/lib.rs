@@ -12,7 +12,7 @@
 //! | `format-convert` | renames Body elements, attributes and namespaces by the rules in `mapping_file` (`reverse` for the way back) | CPU |
 //! | `audit-file` | appends each message to `path`; `fsync` always, never, or every N ms | I/O |
 //! | `wsa` | WS-Addressing 1.0 / 2004/08: validates requests, fills `MessageID`, `RelatesTo`, `Action`, `To` in answers | I/O |
-//! | `wsse-username` | WS-Security UsernameToken (PasswordText / PasswordDigest), nonce replay cache, Created window | I/O |
+//! | `wsse-username` | WS-Security UsernameToken (PasswordText / PasswordDigest), bounded nonce replay cache, Created window; removes the processed Security header | I/O |
 //! | `cpu-burn` | `micros = N` of CPU work per message (a benchmark aid) | CPU |
 //! | `wsrf-resource` | a WS-RF resource per `wsrf:ResourceId`: WS-RP Get/Set answered, other messages counted, in a redb file at `path` | I/O |
 //! | `publish` | publishes the Body's event to the event source `source` of this process (`action`, `topic` optional) | I/O |
@@ -43,7 +43,7 @@ mod sleep;
 mod uuid;
 mod wsa;
 mod wsrf;
-mod wsse_username;
+mod wsse;
 mod xmlenc;
 
 pub use audit_file::{AuditFile, Fsync};
@@ -72,7 +72,7 @@ pub use wsa::WsAddressing;
 pub use wsrf::{
     MAX_PROPERTIES, MAX_PROPERTY_BYTES, RESOURCE_ID, RESOURCE_NS, WSRL_NS, WSRP_NS, WsrfResource,
 };
-pub use wsse_username::WsseUsername;
+pub use wsse::{WsseSettings, WsseUsername};
 pub use xmlenc::{
     ENCRYPTED_HEADER, EncryptionAlgorithm, EncryptionKey, WSSE11_NS, XENC_NS, XENC11_NS,
 };

@@ -3,7 +3,7 @@
 use crate::{
     Algorithm, AuditFile, Compress, CpuBurn, Decompress, Decrypt, Digest, Encrypt,
     EncryptionAlgorithm, EncryptionKey, EventSinks, FormatConvert, Fsync, Logging, Monitor, Notify,
-    Publish, Sleep, WsAddressing, WsrfResource, WsseUsername,
+    Publish, Sleep, WsAddressing, WsrfResource, WsseSettings, WsseUsername,
 };
 use lather_config::{
     Builtin, Config, ConfigError, Fallback, HandlerConfig, Placement, ServiceKind,
@@ -23,9 +23,24 @@ pub const KINDS: &[(&str, &[&str], Work)] = &[
     ("compress", &["algorithm", "min_bytes"], Work::Cpu),
     ("decompress", &["max_bytes"], Work::Cpu),
     ("encrypt", &["key_file", "algorithm", "header"], Work::Cpu),
-    ("decrypt", &["key_file", "required", "header"], Work::Cpu),
+    (
+        "decrypt",
+        &["key_file", "required", "header", "forward_security"],
+        Work::Cpu,
+    ),
     ("audit-file", &["path", "fsync"], Work::Io),
-    ("wsse-username", &["users_file", "window_s"], Work::Io),
+    (
+        "wsse-username",
+        &[
+            "users_file",
+            "window_s",
+            "max_nonce_bytes",
+            "max_nonces",
+            "require_nonce",
+            "forward_security",
+        ],
+        Work::Io,
+    ),
     ("wsrf-resource", &["path", "max_resources"], Work::Io),
     ("notify", &["sink"], Work::Io),
     ("wsa", &["required", "response_action"], Work::Io),
@@ -122,6 +137,47 @@ pub fn build_placed_step(
         _ => handler,
     };
     Ok(Step::new(name, handler, options))
+}
+
+/// Largest `max_nonce_bytes` accepted: a nonce is a random value, 16 bytes in practice.
+const MAX_NONCE_BYTES: u64 = 1024;
+
+/// The `wsse-username` settings of `cfg`, defaults filled in; a `max_nonce_bytes` or
+/// `max_nonces` of 0, or a `max_nonce_bytes` beyond [`MAX_NONCE_BYTES`], is an error naming
+/// the key.
+fn wsse_settings(
+    name: &str,
+    cfg: &HandlerConfig,
+    config: &Config,
+) -> Result<WsseSettings, ConfigError> {
+    let defaults = WsseSettings::default();
+    let positive = |key: &str, value: Option<&toml::Spanned<u64>>, max: u64| match value {
+        None => Ok(None),
+        Some(v) if (1..=max).contains(v.get_ref()) => {
+            Ok(Some(usize::try_from(*v.get_ref()).unwrap_or(usize::MAX)))
+        }
+        Some(v) => Err(config.error_at(
+            v.span(),
+            format!("handlers.{name}.{key}: must be between 1 and {max}"),
+        )),
+    };
+    let max_nonce_bytes = positive(
+        "max_nonce_bytes",
+        cfg.max_nonce_bytes.as_ref(),
+        MAX_NONCE_BYTES,
+    )?;
+    let max_nonces = positive("max_nonces", cfg.max_nonces.as_ref(), u64::MAX)?;
+    let flag = |f: &Option<toml::Spanned<bool>>| f.as_ref().map(|f| *f.get_ref());
+    Ok(WsseSettings {
+        window_s: cfg
+            .window_s
+            .as_ref()
+            .map_or(defaults.window_s, |w| *w.get_ref()),
+        max_nonce_bytes: max_nonce_bytes.unwrap_or(defaults.max_nonce_bytes),
+        max_nonces: max_nonces.unwrap_or(defaults.max_nonces),
+        require_nonce: flag(&cfg.require_nonce).unwrap_or(defaults.require_nonce),
+        forward_security: flag(&cfg.forward_security).unwrap_or(defaults.forward_security),
+    })
 }
 
 /// The message limits of `[server]`.
@@ -264,7 +320,9 @@ pub fn build_handler_with(
         "decrypt" => {
             let file = cfg.key_file.as_ref().ok_or_else(|| missing("key_file"))?;
             let required = cfg.required.as_ref().is_some_and(|r| *r.get_ref());
-            let decrypt = Decrypt::new(load_key(name, file, config)?, required);
+            let forward = cfg.forward_security.as_ref().is_some_and(|f| *f.get_ref());
+            let decrypt =
+                Decrypt::new(load_key(name, file, config)?, required).forward_security(forward);
             Arc::new(match header_name(name, cfg, config)? {
                 Some(q) => decrypt.header(q),
                 None => decrypt,
@@ -310,8 +368,10 @@ pub fn build_handler_with(
                     format!("handlers.{name}.users_file: {}: {e}", file.get_ref()),
                 )
             })?;
-            let window = cfg.window_s.as_ref().map_or(300, |w| *w.get_ref());
-            Arc::new(WsseUsername::new(users, window))
+            Arc::new(WsseUsername::with_settings(
+                users,
+                wsse_settings(name, cfg, config)?,
+            ))
         }
         "wsrf-resource" => {
             let path = cfg.path.as_ref().ok_or_else(|| missing("path"))?;

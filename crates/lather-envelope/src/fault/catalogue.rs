@@ -245,6 +245,10 @@ catalogue! {
     UnsupportedAlgorithm = 1023, Sender, true, 400, "An unsupported signature or encryption algorithm was used";
     /// WS-Security: a signature or decryption did not verify (`wsse:FailedCheck`).
     FailedCheck = 1024, Sender, true, 400, "The signature or decryption was invalid";
+    /// A `wsse-username` handler's replay cache holds `max_nonces` live nonces: a token with
+    /// a new nonce cannot be remembered, so it is refused until entries expire (lather's own
+    /// code).
+    ReplayCacheFull = 1025, Receiver, true, 503, "The replay cache is full; retry later";
     /// A resource operation names no resource (no resource id header), or one this node
     /// does not hold (WS-ResourceFramework's ResourceUnknownFault).
     ResourceUnknown = 1040, Sender, true, 400, "The message names no resource, or one this node does not know";

@@ -1,0 +1,10 @@
+//! WS-Security at this node: the `wsse-username` handler (UsernameToken authentication), its
+//! replay cache, and the rules for finding and rewriting the `wsse:Security` header block
+//! aimed at this node (shared with `decrypt`).
+
+mod handler;
+mod nonce_cache;
+pub(crate) mod security_header;
+mod token;
+
+pub use handler::{WsseSettings, WsseUsername};
