@@ -429,3 +429,34 @@ fn refusals_report_their_catalogue_status() {
     assert_eq!(fault.http_status(lather_envelope::SoapVersion::V11), 413);
     assert_eq!(fault.http_status(lather_envelope::SoapVersion::V12), 413);
 }
+
+// ===== many attributes =====
+
+/// An operator who raises `max_attributes` gets a linear duplicate check: an element with
+/// 50 000 distinct attributes is accepted (a quadratic check would compare ~1.25 billion
+/// pairs), and a duplicate at the very end is still caught.
+#[test]
+fn fifty_thousand_attributes_parse_and_a_late_duplicate_is_caught() {
+    let limits = Limits {
+        max_attributes: 100_000,
+        max_message_bytes: 16 << 20,
+        ..Limits::default()
+    };
+    let mut attrs = String::new();
+    for i in 0..50_000 {
+        attrs.push_str(&format!(" a{i}=\"{i}\""));
+    }
+    for ns in BOTH {
+        let body = format!("<x:op xmlns:x=\"urn:x\"{attrs}/>");
+        let env = Envelope::parse(envelope(ns, None, &body).into(), &limits).unwrap();
+        assert!(env.body().len() > 50_000 * 8);
+        let duplicated = format!("<x:op xmlns:x=\"urn:x\"{attrs} a7=\"again\"/>");
+        let fault = refuse_with(envelope(ns, None, &duplicated), &limits);
+        assert_eq!(fault.kind(), FaultKind::MalformedXml, "{fault}");
+        assert!(fault.reason().contains("duplicate attribute"), "{fault}");
+        // And among the first eight too.
+        let early = "<x:op xmlns:x=\"urn:x\" a=\"1\" b=\"2\" a=\"3\"/>";
+        let fault = refuse_with(envelope(ns, None, early), &limits);
+        assert!(fault.reason().contains("duplicate attribute"), "{fault}");
+    }
+}
