@@ -35,6 +35,7 @@ mod namespace;
 mod parse;
 mod qname;
 mod scan;
+mod utf16;
 pub mod uuid;
 mod version;
 

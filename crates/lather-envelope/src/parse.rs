@@ -19,6 +19,10 @@ impl Envelope {
     /// (`NotAnEnvelope`), an unknown envelope namespace (`VersionMismatch`), no Body
     /// (`MissingBody`) and other structural errors (`InvalidEnvelope`).
     ///
+    /// A UTF-16 message (with a byte order mark, or starting with `<` in UTF-16) is
+    /// transcoded to UTF-8 first and parsed as that: the envelope's bytes are UTF-8, its
+    /// XML declaration says so, and the UTF-8 form must fit in `max_message_bytes` too.
+    ///
     /// ```
     /// use lather_envelope::{Envelope, Limits, SoapVersion};
     /// let msg = r#"<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope">
@@ -40,6 +44,11 @@ impl Envelope {
                 ),
             ));
         }
+        let bytes = match crate::utf16::to_utf8(&bytes, limits.max_message_bytes) {
+            None => bytes,
+            Some(Ok(utf8)) => utf8,
+            Some(Err(e)) => return Err(Fault::with_reason(e.kind, e.message)),
+        };
         Builder::run(bytes, *limits).map_err(|e| Fault::with_reason(e.kind, e.message))
     }
 }

@@ -234,12 +234,18 @@ fn bytes_that_are_not_utf8() {
             .into_iter()
             .chain(text.encode_utf16().flat_map(u16::to_be_bytes))
             .collect();
-        assert_refused(le, FaultKind::NotUtf8);
-        assert_refused(be, FaultKind::NotUtf8);
-        // UTF-16 without a BOM happens to be valid UTF-8 (ASCII and NUL bytes), so it is
-        // refused for the NULs, which XML forbids.
+        // UTF-16 LE and BE (WS-I Basic Profile allows it), with or without a byte order
+        // mark, are transcoded: the envelope is the UTF-8 one, declared as UTF-8.
         let bare: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
-        assert_eq!(refusal(bare), FaultKind::MalformedXml);
+        let utf8 = text.replacen("UTF-16", "UTF-8", 1);
+        for bytes in [le, be, bare] {
+            let env = parse(bytes);
+            assert_eq!(env.as_bytes(), utf8.as_bytes());
+            assert_eq!(env.version().namespace(), ns);
+        }
+        // Broken UTF-16: an odd length, a lone surrogate.
+        assert_refused(&b"\xff\xfe<\x00a"[..], FaultKind::NotUtf8);
+        assert_refused(&b"\xff\xfe<\x00\x00\xd8"[..], FaultKind::NotUtf8);
 
         // Declaring another encoding is refused even when the bytes happen to be ASCII.
         for encoding in ["ISO-8859-1", "UTF-16", "windows-1252"] {
