@@ -19,6 +19,7 @@ mod flow;
 mod handler;
 mod model;
 mod nats;
+mod public;
 mod route;
 mod subscriptions;
 mod validate;
@@ -27,7 +28,8 @@ pub use error::ConfigError;
 pub use flow::{Flow, FlowSpec};
 pub use handler::HandlerConfig;
 pub use model::{
-    Auto, Builtin, Config, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind, Upstream,
+    Auto, Builtin, Config, DEFAULT_RESPONSE_HEADERS_REMOVE, MaxInFlight, ServerConfig,
+    ServiceConfig, ServiceKind, Upstream,
 };
 pub use nats::{Fallback, NatsConfig, Placement};
 pub use route::{RouteConfig, parse_clark};

@@ -6,6 +6,7 @@
 //! connection is dropped without an answer. `GET /health` and `GET /metrics` (Prometheus
 //! text) are always there.
 
+mod authority;
 mod body;
 mod collect;
 mod dispatch;
