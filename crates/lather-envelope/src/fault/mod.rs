@@ -32,7 +32,8 @@ use understood::NotUnderstood;
 pub struct Fault {
     kind: FaultKind,
     reason: Cow<'static, str>,
-    not_understood: NotUnderstood,
+    /// The MustUnderstand list (boxed: rare).
+    not_understood: Option<Box<NotUnderstood>>,
     addressing: Option<Box<AddressingDetail>>,
     /// Serialised elements written into the detail after `lf:fault` (boxed: rare).
     detail: Option<Box<str>>,
@@ -54,7 +55,7 @@ impl Fault {
         Fault {
             kind,
             reason: Cow::Borrowed(kind.spec().reason),
-            not_understood: NotUnderstood::default(),
+            not_understood: None,
             addressing: None,
             detail: None,
         }
@@ -66,7 +67,7 @@ impl Fault {
         Fault {
             kind,
             reason: bounds::cap_reason(reason.into()),
-            not_understood: NotUnderstood::default(),
+            not_understood: None,
             addressing: None,
             detail: None,
         }
@@ -78,7 +79,7 @@ impl Fault {
     pub fn must_understand<'a>(names: impl IntoIterator<Item = &'a QName>) -> Self {
         let list = NotUnderstood::collect(names);
         let mut fault = Fault::with_reason(FaultKind::MustUnderstand, list.reason());
-        fault.not_understood = list;
+        fault.not_understood = Some(Box::new(list));
         fault
     }
 
@@ -86,7 +87,7 @@ impl Fault {
     /// [`MAX_NOT_UNDERSTOOD`](bounds::MAX_NOT_UNDERSTOOD) of them, within [`MAX_NOT_UNDERSTOOD_BYTES`](bounds::MAX_NOT_UNDERSTOOD_BYTES) of names; the
     /// others are only counted ([`Fault::not_understood_omitted`]).
     pub fn not_understood(mut self, names: Vec<QName>) -> Self {
-        self.not_understood = NotUnderstood::collect(&names);
+        self.not_understood = (!names.is_empty()).then(|| Box::new(NotUnderstood::collect(&names)));
         self
     }
 
@@ -130,12 +131,12 @@ impl Fault {
 
     /// The mandatory header blocks a `MustUnderstand` fault lists (empty for other faults).
     pub fn not_understood_names(&self) -> &[QName] {
-        self.not_understood.names()
+        self.not_understood.as_ref().map_or(&[], |l| l.names())
     }
 
     /// How many not-understood blocks the fault counts but does not list.
     pub fn not_understood_omitted(&self) -> usize {
-        self.not_understood.more()
+        self.not_understood.as_ref().map_or(0, |l| l.more())
     }
 
     /// Binds the fault to WS-Addressing version `wsa_ns` with `wsa:Action` = `action`, as
@@ -278,8 +279,10 @@ impl Fault {
                 ));
             }
             out.push_str("</env:Upgrade></env:Header>");
-        } else if !self.not_understood.names().is_empty() {
-            self.not_understood.write_soap12_header(out);
+        } else if let Some(list) = &self.not_understood
+            && !list.names().is_empty()
+        {
+            list.write_soap12_header(out);
         }
     }
 
