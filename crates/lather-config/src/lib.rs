@@ -22,6 +22,7 @@ mod ipnet;
 mod model;
 mod names;
 mod nats;
+mod public;
 mod read;
 mod route;
 mod subscriptions;
@@ -32,7 +33,8 @@ pub use flow::{Flow, FlowSpec};
 pub use handler::HandlerConfig;
 pub use ipnet::{IpNet, IpNetError};
 pub use model::{
-    Auto, Builtin, Config, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind, Upstream,
+    Auto, Builtin, Config, DEFAULT_RESPONSE_HEADERS_REMOVE, MaxInFlight, ServerConfig,
+    ServiceConfig, ServiceKind, Upstream,
 };
 pub use names::{MAX_NAME_CHARS, MAX_PATH_BYTES};
 pub use nats::{

@@ -78,6 +78,10 @@ pub struct ServerConfig {
     /// Who may read `/health` and `/metrics`: IP addresses or CIDR blocks. Empty (the
     /// default): everyone; others get 403.
     pub admin_allow: Vec<crate::IpNet>,
+    /// The URL clients reach this server at, e.g. `https://ws.example.com` (default: none).
+    /// When set, each service's WSDL address is this URL followed by the service's path,
+    /// instead of one built from the request's `Host` header.
+    pub public_url: Option<String>,
 }
 
 /// `max_in_flight`: a fixed number or `"auto"`.
@@ -117,6 +121,7 @@ impl Default for ServerConfig {
             max_connections: 10_000,
             max_connections_per_client: 256,
             admin_allow: Vec::new(),
+            public_url: None,
         }
     }
 }
@@ -191,6 +196,18 @@ pub struct ServiceConfig {
     /// event that needs more is not taken, and a filter that needs more on the worst-case
     /// event checked at Subscribe is refused (default 100 000).
     pub filter_budget: Option<Spanned<u64>>,
+    /// Gateway only: response headers of the backend not passed to the client, by name
+    /// (case-insensitive). Default `["Server", "X-Powered-By"]`; `[]` passes them all.
+    /// Hop-by-hop headers (RFC 9110 §7.6.1) and those the backend's `Connection` names
+    /// are never passed.
+    pub response_headers_remove: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Gateway only: headers set on every response, replacing the backend's, e.g.
+    /// `{ "X-Frame-Options" = "DENY" }` (default: none).
+    pub response_headers_set: Option<Spanned<BTreeMap<String, Spanned<String>>>>,
+    /// The URL clients reach this service at, e.g. `https://ws.example.com/quotes`: the
+    /// address its WSDL names (default: `[server] public_url` followed by `path`, else one
+    /// built from a valid `Host` header, else the listen address).
+    pub public_url: Option<Spanned<String>>,
     #[serde(skip)]
     pub(crate) kind: Option<ServiceKind>,
     /// `event-source` only: most bytes of notifications one subscriber's sink holds
@@ -225,7 +242,48 @@ pub struct Upstream {
     pub uri: http::Uri,
 }
 
+/// The response header names a gateway removes when `response_headers_remove` is not set.
+pub const DEFAULT_RESPONSE_HEADERS_REMOVE: [&str; 2] = ["Server", "X-Powered-By"];
+
 impl ServiceConfig {
+    /// The backend response headers this service does not pass on (lower case).
+    pub fn response_headers_remove(&self) -> Vec<String> {
+        match &self.response_headers_remove {
+            Some(names) => names
+                .get_ref()
+                .iter()
+                .map(|n| n.get_ref().to_ascii_lowercase())
+                .collect(),
+            None => DEFAULT_RESPONSE_HEADERS_REMOVE
+                .iter()
+                .map(|n| n.to_ascii_lowercase())
+                .collect(),
+        }
+    }
+
+    /// The headers this service sets on every response, `(name, value)`.
+    pub fn response_headers_set(&self) -> Vec<(String, String)> {
+        self.response_headers_set
+            .iter()
+            .flat_map(|m| m.get_ref().iter())
+            .map(|(k, v)| (k.clone(), v.get_ref().clone()))
+            .collect()
+    }
+
+    /// The URL clients reach this service at, if configured: its own `public_url`, else
+    /// `[server] public_url` followed by the service's path.
+    pub fn public_url(&self, server: &ServerConfig) -> Option<String> {
+        if let Some(url) = &self.public_url {
+            return Some(url.get_ref().clone());
+        }
+        let base = server.public_url.as_deref()?;
+        Some(format!(
+            "{}{}",
+            base.trim_end_matches('/'),
+            self.path.get_ref()
+        ))
+    }
+
     /// What the service does.
     pub fn kind(&self) -> &ServiceKind {
         self.kind.as_ref().expect("validated by Config::from_toml")

@@ -49,6 +49,7 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
         ));
     }
     crate::connections::check(&config.server, origin)?;
+    crate::public::check_server_url(config.server.public_url.as_deref(), origin)?;
     let handlers: std::collections::BTreeSet<&str> =
         config.handlers.keys().map(String::as_str).collect();
     for (name, handler) in &config.handlers {
@@ -214,6 +215,7 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             ));
         }
         svc.kind = Some(service_kind(svc, i, &at)?);
+        crate::public::check_service(svc, i, &at)?;
         crate::subscriptions::check(svc, i, config.nats.as_ref(), &at)?;
         if svc.max_in_flight == Some(crate::MaxInFlight::Fixed(0)) {
             return Err(at(

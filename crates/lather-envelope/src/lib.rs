@@ -35,6 +35,7 @@ mod namespace;
 mod parse;
 mod qname;
 mod scan;
+mod utf16;
 pub mod uuid;
 mod version;
 
@@ -43,6 +44,7 @@ pub use bytes::Bytes;
 pub use edit::{Edit, EditError};
 pub use element::{Element, Node};
 pub use envelope::Envelope;
+pub use fault::bounds as fault_bounds;
 pub use fault::{
     Fault, FaultCode, FaultKind, FaultSpec, LATHER_FAULT_NS, WSA04_NS, WSA10_NS, WSE04_NS,
     WSE11_NS, WSN_B_NS, WSSE_NS,

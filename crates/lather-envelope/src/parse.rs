@@ -6,7 +6,9 @@ use crate::namespace::{NsDecl, collect_decls, resolve_element, resolve_prefix, s
 use crate::scan::{Event, Mode, ScanError, Scanner, attributes, check_characters, is_whitespace};
 use crate::{Envelope, Fault, FaultKind, HeaderBlock, Limits, SoapVersion};
 use bytes::Bytes;
+use std::collections::HashSet;
 use std::ops::Range;
+use std::sync::Arc;
 
 impl Envelope {
     /// Parses a SOAP 1.1 or 1.2 envelope, checking the whole message against `limits`.
@@ -18,6 +20,10 @@ impl Envelope {
     /// one element (`TooManyAttributes`), a document element that is not an Envelope
     /// (`NotAnEnvelope`), an unknown envelope namespace (`VersionMismatch`), no Body
     /// (`MissingBody`) and other structural errors (`InvalidEnvelope`).
+    ///
+    /// A UTF-16 message (with a byte order mark, or starting with `<` in UTF-16) is
+    /// transcoded to UTF-8 first and parsed as that: the envelope's bytes are UTF-8, its
+    /// XML declaration says so, and the UTF-8 form must fit in `max_message_bytes` too.
     ///
     /// ```
     /// use lather_envelope::{Envelope, Limits, SoapVersion};
@@ -40,6 +46,11 @@ impl Envelope {
                 ),
             ));
         }
+        let bytes = match crate::utf16::to_utf8(&bytes, limits.max_message_bytes) {
+            None => bytes,
+            Some(Ok(utf8)) => utf8,
+            Some(Err(e)) => return Err(Fault::with_reason(e.kind, e.message)),
+        };
         Builder::run(bytes, *limits).map_err(|e| Fault::with_reason(e.kind, e.message))
     }
 }
@@ -68,6 +79,8 @@ struct Builder {
     payload: Option<Range<usize>>,
     body_children: usize,
     place: Place,
+    /// The distinct namespaces of the header blocks so far, shared by their names.
+    block_namespaces: HashSet<Arc<str>>,
 }
 
 fn invalid(message: impl Into<String>) -> ScanError {
@@ -91,6 +104,7 @@ impl Builder {
             payload: None,
             body_children: 0,
             place: Place::Envelope,
+            block_namespaces: HashSet::new(),
         };
         let mut scanner = Scanner::new(&bytes, Mode::Document, limits);
         let mut depth = 0usize;
@@ -259,19 +273,29 @@ impl Builder {
     }
 
     fn header_block(
-        &self,
+        &mut self,
         start: usize,
         name: Range<usize>,
         attrs: Range<usize>,
         end: usize,
     ) -> Result<HeaderBlock, ScanError> {
-        let buf = &self.bytes[..];
+        let bytes = self.bytes.clone();
+        let buf = &bytes[..];
         let version = self.version_now();
-        let qname = resolve_element(buf, &self.scope, name.clone())?;
+        let mut qname = resolve_element(buf, &self.scope, name.clone())?;
         if qname.namespace().is_empty() {
             return Err(invalid(format!(
                 "header block {qname} is not namespace-qualified"
             )));
+        }
+        // Blocks in one namespace share one copy of it: a namespace declared once costs its
+        // length once, however many blocks use it.
+        match self.block_namespaces.get(qname.namespace()) {
+            Some(shared) => qname = qname.share_namespace(shared),
+            None => {
+                self.block_namespaces
+                    .insert(qname.namespace_shared().clone());
+            }
         }
         let mut block = HeaderBlock {
             name: qname,
@@ -348,5 +372,34 @@ fn parse_bool(version: SoapVersion, value: &str) -> Option<bool> {
         (SoapVersion::V12, "true") => Some(true),
         (SoapVersion::V12, "false") => Some(false),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod shared_namespace_tests {
+    use crate::{Envelope, Limits, SOAP12_NS};
+    use std::sync::Arc;
+
+    /// Thousands of blocks in one long namespace declared once hold one copy of it.
+    #[test]
+    fn header_blocks_in_one_namespace_share_it() {
+        let ns = format!("urn:{}", "n".repeat(1020));
+        let blocks: String = (0..2000)
+            .map(|i| format!(r#"<h:b{i} e:mustUnderstand="1"/>"#))
+            .collect();
+        let xml = format!(
+            r#"<e:Envelope xmlns:e="{SOAP12_NS}" xmlns:h="{ns}"><e:Header>{blocks}<o:x xmlns:o="urn:o"/><h:last/></e:Header><e:Body/></e:Envelope>"#
+        );
+        let env = Envelope::parse(xml.into(), &Limits::default()).unwrap();
+        let headers = env.headers();
+        assert_eq!(headers.len(), 2002);
+        let first = headers[0].name().namespace_shared();
+        assert!(
+            headers[..2000]
+                .iter()
+                .all(|h| Arc::ptr_eq(h.name().namespace_shared(), first))
+        );
+        assert_eq!(headers[2000].name().namespace(), "urn:o");
+        assert!(Arc::ptr_eq(headers[2001].name().namespace_shared(), first));
     }
 }

@@ -1,15 +1,19 @@
 //! Namespace-qualified names.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// A namespace-qualified XML name: namespace URI plus local name.
 ///
 /// The prefix a document used is not part of the name; two names are equal when their
 /// namespace URIs and local names are. An empty namespace means "no namespace".
 /// `Display` writes Clark notation, `{urn:example}local`.
+///
+/// The namespace is shared: the parser gives every header block in one namespace the same
+/// copy, so a long namespace declared once costs its length once, not once per block.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct QName {
-    namespace: String,
+    namespace: Arc<str>,
     local: String,
 }
 
@@ -17,9 +21,24 @@ impl QName {
     /// A name in `namespace` (empty for none) with the given local part.
     pub fn new(namespace: impl Into<String>, local: impl Into<String>) -> Self {
         QName {
-            namespace: namespace.into(),
+            namespace: Arc::from(namespace.into()),
             local: local.into(),
         }
+    }
+
+    /// This name with its namespace replaced by `shared`, which must hold the same text:
+    /// lets equal namespaces share one allocation.
+    pub(crate) fn share_namespace(self, shared: &Arc<str>) -> Self {
+        debug_assert_eq!(&*self.namespace, &**shared);
+        QName {
+            namespace: shared.clone(),
+            local: self.local,
+        }
+    }
+
+    /// The namespace as a shared string.
+    pub(crate) fn namespace_shared(&self) -> &Arc<str> {
+        &self.namespace
     }
 
     /// The namespace URI; empty when the name is in no namespace.
@@ -34,7 +53,7 @@ impl QName {
 
     /// Whether this name has `namespace` and `local`.
     pub fn is(&self, namespace: &str, local: &str) -> bool {
-        self.namespace == namespace && self.local == local
+        &*self.namespace == namespace && self.local == local
     }
 }
 

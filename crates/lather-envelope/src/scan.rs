@@ -8,6 +8,7 @@
 use crate::escape::references_valid;
 use crate::{FaultKind, Limits};
 use memchr::{memchr, memchr2, memmem};
+use std::collections::HashSet;
 use std::ops::Range;
 
 /// What the scanner accepts at the top level.
@@ -208,7 +209,9 @@ impl<'a> Scanner<'a> {
         let buf = self.buf;
         let attrs_start = pos;
         let mut attr_names: [Range<usize>; 8] = Default::default();
-        let mut more_names: Vec<Range<usize>> = Vec::new();
+        // Past the first eight, names go into a hash set: the duplicate check stays linear
+        // however far an operator raises `max_attributes`.
+        let mut more_names: HashSet<&[u8]> = HashSet::new();
         loop {
             let ws = skip_whitespace(buf, pos);
             let had_space = ws > pos;
@@ -268,17 +271,21 @@ impl<'a> Scanner<'a> {
                 ));
             }
             let this = &buf[attr.clone()];
-            let seen = attr_names[..count.min(9) - 1]
-                .iter()
-                .chain(more_names.iter())
-                .any(|r| &buf[r.clone()] == this);
+            let seen = if count <= attr_names.len() {
+                attr_names[..count - 1]
+                    .iter()
+                    .any(|r| &buf[r.clone()] == this)
+            } else {
+                if more_names.is_empty() {
+                    more_names.extend(attr_names.iter().map(|r| &buf[r.clone()]));
+                }
+                !more_names.insert(this)
+            };
             if seen {
                 return Err(ScanError::malformed(attr.start, "duplicate attribute"));
             }
             if count <= attr_names.len() {
                 attr_names[count - 1] = attr;
-            } else {
-                more_names.push(attr);
             }
             pos = value_end + 1;
         }

@@ -1012,6 +1012,22 @@ proptest! {
         }
     }
 
+    /// The same envelope sent as UTF-16 (either byte order, with a byte order mark) parses
+    /// to exactly the UTF-8 envelope; broken UTF-16 (a byte cut off) never panics.
+    #[test]
+    fn generated_envelopes_parse_the_same_from_utf16(doc in doc(), big in any::<bool>()) {
+        let (xml, _) = doc.render();
+        let utf8 = parse(&Bytes::from(xml.clone()));
+        let mut utf16: Vec<u8> = if big { vec![0xFE, 0xFF] } else { vec![0xFF, 0xFE] };
+        utf16.extend(xml.encode_utf16().flat_map(|u| if big { u.to_be_bytes() } else { u.to_le_bytes() }));
+        let limits = Limits { max_message_bytes: 3 * utf16.len(), ..limits() };
+        let env = Envelope::parse(Bytes::from(utf16.clone()), &limits).expect("UTF-16 parses");
+        prop_assert_eq!(env.as_bytes(), utf8.as_bytes());
+        prop_assert_eq!(env.headers(), utf8.headers());
+        utf16.pop();
+        prop_assert!(Envelope::parse(Bytes::from(utf16), &limits).is_err());
+    }
+
     #[test]
     fn generated_envelopes_survive_the_exerciser(doc in doc()) {
         let (xml, _) = doc.render();

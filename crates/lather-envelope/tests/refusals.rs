@@ -234,12 +234,18 @@ fn bytes_that_are_not_utf8() {
             .into_iter()
             .chain(text.encode_utf16().flat_map(u16::to_be_bytes))
             .collect();
-        assert_refused(le, FaultKind::NotUtf8);
-        assert_refused(be, FaultKind::NotUtf8);
-        // UTF-16 without a BOM happens to be valid UTF-8 (ASCII and NUL bytes), so it is
-        // refused for the NULs, which XML forbids.
+        // UTF-16 LE and BE (WS-I Basic Profile allows it), with or without a byte order
+        // mark, are transcoded: the envelope is the UTF-8 one, declared as UTF-8.
         let bare: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
-        assert_eq!(refusal(bare), FaultKind::MalformedXml);
+        let utf8 = text.replacen("UTF-16", "UTF-8", 1);
+        for bytes in [le, be, bare] {
+            let env = parse(bytes);
+            assert_eq!(env.as_bytes(), utf8.as_bytes());
+            assert_eq!(env.version().namespace(), ns);
+        }
+        // Broken UTF-16: an odd length, a lone surrogate.
+        assert_refused(&b"\xff\xfe<\x00a"[..], FaultKind::NotUtf8);
+        assert_refused(&b"\xff\xfe<\x00\x00\xd8"[..], FaultKind::NotUtf8);
 
         // Declaring another encoding is refused even when the bytes happen to be ASCII.
         for encoding in ["ISO-8859-1", "UTF-16", "windows-1252"] {
@@ -428,4 +434,35 @@ fn refusals_report_their_catalogue_status() {
     );
     assert_eq!(fault.http_status(lather_envelope::SoapVersion::V11), 413);
     assert_eq!(fault.http_status(lather_envelope::SoapVersion::V12), 413);
+}
+
+// ===== many attributes =====
+
+/// An operator who raises `max_attributes` gets a linear duplicate check: an element with
+/// 50 000 distinct attributes is accepted (a quadratic check would compare ~1.25 billion
+/// pairs), and a duplicate at the very end is still caught.
+#[test]
+fn fifty_thousand_attributes_parse_and_a_late_duplicate_is_caught() {
+    let limits = Limits {
+        max_attributes: 100_000,
+        max_message_bytes: 16 << 20,
+        ..Limits::default()
+    };
+    let mut attrs = String::new();
+    for i in 0..50_000 {
+        attrs.push_str(&format!(" a{i}=\"{i}\""));
+    }
+    for ns in BOTH {
+        let body = format!("<x:op xmlns:x=\"urn:x\"{attrs}/>");
+        let env = Envelope::parse(envelope(ns, None, &body).into(), &limits).unwrap();
+        assert!(env.body().len() > 50_000 * 8);
+        let duplicated = format!("<x:op xmlns:x=\"urn:x\"{attrs} a7=\"again\"/>");
+        let fault = refuse_with(envelope(ns, None, &duplicated), &limits);
+        assert_eq!(fault.kind(), FaultKind::MalformedXml, "{fault}");
+        assert!(fault.reason().contains("duplicate attribute"), "{fault}");
+        // And among the first eight too.
+        let early = "<x:op xmlns:x=\"urn:x\" a=\"1\" b=\"2\" a=\"3\"/>";
+        let fault = refuse_with(envelope(ns, None, early), &limits);
+        assert!(fault.reason().contains("duplicate attribute"), "{fault}");
+    }
 }

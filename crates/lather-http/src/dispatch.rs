@@ -356,12 +356,18 @@ fn is_wsdl_query(query: Option<&str>) -> bool {
     query.is_some_and(|q| q.split('&').any(|p| p.eq_ignore_ascii_case("wsdl")))
 }
 
-/// The service's URL as the client reached it: `http://{authority or Host}{path}`.
+/// The service's URL as handed out (WSDL address, subscription manager): the configured
+/// `public_url` when set; else `http://{authority}{path}` with the request's absolute-form
+/// authority or `Host` when that is a valid `host[:port]`; else the listen address. A
+/// hostile `Host` never reaches the address.
 pub(crate) fn service_location(state: &State, service: &Service, parts: &Parts) -> String {
+    if let Some(url) = &service.public_url {
+        return url.clone();
+    }
     let host = parts
         .uri
         .authority()
-        .map(|a| a.to_string())
+        .map(|a| a.as_str().to_owned())
         .or_else(|| {
             parts
                 .headers
@@ -369,6 +375,7 @@ pub(crate) fn service_location(state: &State, service: &Service, parts: &Parts) 
                 .and_then(|h| h.to_str().ok())
                 .map(str::to_owned)
         })
+        .filter(|h| crate::authority::is_valid(h))
         .unwrap_or_else(|| state.listen.to_string());
     format!("http://{host}{}", service.path)
 }

@@ -7,6 +7,7 @@
 //! text) are always there.
 
 mod accept;
+mod authority;
 mod body;
 mod collect;
 mod collect_eventing;

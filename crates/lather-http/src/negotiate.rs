@@ -1,7 +1,7 @@
 //! Which SOAP version a request speaks, from its `Content-Type` and action headers.
 
-use http::HeaderMap;
 use http::header::CONTENT_TYPE;
+use http::{HeaderMap, HeaderValue};
 use lather_envelope::{Fault, FaultKind, SoapVersion};
 
 /// What the HTTP headers say about a SOAP request.
@@ -28,7 +28,8 @@ pub(crate) fn guess_version(headers: &HeaderMap) -> SoapVersion {
 
 /// Reads the media type and action. SOAP 1.1 is `text/xml` with a `SOAPAction` header;
 /// SOAP 1.2 is `application/soap+xml` with an optional `action` parameter. The charset, when
-/// given, must be UTF-8.
+/// given, must be UTF-8 or UTF-16 (WS-I Basic Profile; the envelope parser transcodes a
+/// UTF-16 body, recognised by its byte order mark, to UTF-8).
 pub(crate) fn negotiate(headers: &HeaderMap) -> Result<SoapHeaders, Fault> {
     let Some(raw) = headers.get(CONTENT_TYPE) else {
         return Err(Fault::with_reason(
@@ -48,10 +49,10 @@ pub(crate) fn negotiate(headers: &HeaderMap) -> Result<SoapHeaders, Fault> {
         };
         let value = unquote(value.trim());
         let key = key.trim();
-        if key.eq_ignore_ascii_case("charset") && !value.eq_ignore_ascii_case("utf-8") {
+        if key.eq_ignore_ascii_case("charset") && !is_supported_charset(value) {
             return Err(Fault::with_reason(
                 FaultKind::UnsupportedMediaType,
-                format!("charset {value:?} is not supported; send UTF-8"),
+                format!("charset {value:?} is not supported; send UTF-8 or UTF-16"),
             ));
         }
         if key.eq_ignore_ascii_case("action") {
@@ -82,6 +83,39 @@ pub(crate) fn negotiate(headers: &HeaderMap) -> Result<SoapHeaders, Fault> {
             "media type {media:?} is not SOAP: send text/xml (SOAP 1.1) or application/soap+xml (SOAP 1.2)"
         ),
     ))
+}
+
+/// The charsets a request may name: UTF-8, and UTF-16 in either byte order.
+fn is_supported_charset(value: &str) -> bool {
+    ["utf-8", "utf-16", "utf-16le", "utf-16be"]
+        .iter()
+        .any(|c| value.eq_ignore_ascii_case(c))
+}
+
+/// `content_type` with its charset parameter, if any, saying `utf-8`: what lather sends on
+/// is always UTF-8, even when the client sent UTF-16.
+pub(crate) fn utf8_content_type(content_type: &HeaderValue) -> HeaderValue {
+    let Ok(text) = content_type.to_str() else {
+        return content_type.clone();
+    };
+    let mut changed = false;
+    let parts: Vec<String> = text
+        .split(';')
+        .map(|part| match part.split_once('=') {
+            Some((key, value))
+                if key.trim().eq_ignore_ascii_case("charset")
+                    && !unquote(value.trim()).eq_ignore_ascii_case("utf-8") =>
+            {
+                changed = true;
+                format!("{key}=utf-8")
+            }
+            _ => part.to_owned(),
+        })
+        .collect();
+    if !changed {
+        return content_type.clone();
+    }
+    HeaderValue::from_str(&parts.join(";")).unwrap_or_else(|_| content_type.clone())
 }
 
 /// Whether `text` starts with `prefix`, ignoring ASCII case, without allocating.
@@ -164,5 +198,25 @@ mod tests {
             negotiate(&HeaderMap::new()).unwrap_err().kind(),
             FaultKind::UnsupportedMediaType
         );
+    }
+
+    #[test]
+    fn utf16_charsets_are_accepted_and_forwarded_as_utf8() {
+        for ct in [
+            "text/xml; charset=utf-16",
+            "text/xml; charset=\"UTF-16LE\"",
+            "text/xml;charset=utf-16be",
+        ] {
+            let ok = negotiate(&headers(&[("content-type", ct), ("soapaction", "x")])).unwrap();
+            assert_eq!(ok.version, SoapVersion::V11, "{ct}");
+            let out = utf8_content_type(&HeaderValue::from_str(ct).unwrap());
+            assert!(out.to_str().unwrap().ends_with("charset=utf-8"), "{out:?}");
+        }
+        let plain = HeaderValue::from_static("application/soap+xml; charset=utf-8; action=\"a\"");
+        assert_eq!(utf8_content_type(&plain), plain);
+        let out = utf8_content_type(&HeaderValue::from_static(
+            "application/soap+xml; charset=utf-16; action=\"a\"",
+        ));
+        assert_eq!(out, "application/soap+xml; charset=utf-8; action=\"a\"");
     }
 }

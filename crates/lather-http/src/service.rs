@@ -1,6 +1,6 @@
 //! A configured service: its name, path and behaviour.
 
-use crate::gateway::Gateway;
+use crate::gateway::{Gateway, ResponsePolicy};
 use lather_config::{Builtin, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind};
 use lather_envelope::QName;
 use lather_handlers::ServicePlans;
@@ -35,6 +35,8 @@ pub(crate) struct Service {
     /// Header blocks the service itself understands (its handlers' are added per message,
     /// from the plan the message takes).
     pub(crate) understood: Vec<QName>,
+    /// The configured URL clients reach the service at, if any (`public_url`).
+    pub(crate) public_url: Option<String>,
 }
 
 impl Behaviour {
@@ -96,9 +98,14 @@ impl Service {
                 lather_eventing::EventSource::open(source_settings(config, listen)?)?,
             ),
             ServiceKind::Gateway(upstreams) => Behaviour::Gateway(Box::new(Gateway::new(
+                config.name.get_ref().clone(),
                 upstreams.clone(),
                 config.timeout(),
                 max_message_bytes,
+                ResponsePolicy::new(
+                    &config.response_headers_remove(),
+                    &config.response_headers_set(),
+                ),
             ))),
         };
         let understood = behaviour.understood();
@@ -109,6 +116,7 @@ impl Service {
             plans,
             gate: Gate::new(capacity, policy),
             understood,
+            public_url: config.public_url(server),
         })
     }
 }

@@ -49,7 +49,7 @@ async fn an_unknown_mandatory_block_is_a_must_understand_fault() {
     assert!(
         answer
             .text()
-            .contains(r#"<env:NotUnderstood qname="q0:Tx" xmlns:q0="urn:tx"/>"#),
+            .contains(r#"<env:Header xmlns:q0="urn:tx"><env:NotUnderstood qname="q0:Tx"/>"#),
         "{}",
         answer.text()
     );
@@ -134,4 +134,43 @@ async fn a_gateway_answers_for_next_and_forwards_the_rest() {
         Some(1.0),
         "{text}"
     );
+}
+
+/// The amplification attack: ~150 KB of empty mandatory blocks sharing one 1 KB namespace
+/// declared once. The fault lists the first blocks, counts the rest, and stays small.
+#[tokio::test]
+async fn thousands_of_unknown_mandatory_blocks_get_a_small_fault() {
+    let s = TestServer::echo().await;
+    let ns = format!("urn:{}", "n".repeat(1020));
+    for version in [SoapVersion::V11, SoapVersion::V12] {
+        let mut blocks = String::new();
+        let mut count = 0;
+        while blocks.len() < 150_000 {
+            blocks.push_str(&format!(r#"<h:b{count} s:mustUnderstand="1"/>"#));
+            count += 1;
+        }
+        let body = envelope(version, &blocks, ECHO_PAYLOAD).replacen(
+            "<s:Envelope ",
+            &format!(r#"<s:Envelope xmlns:h="{ns}" "#),
+            1,
+        );
+        let answer = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            post(s.addr, "/echo", version, body),
+        )
+        .await
+        .expect("answered within 10 s");
+        answer.assert_fault(FaultKind::MustUnderstand, version);
+        assert!(answer.body.len() < 16 * 1024, "{} bytes", answer.body.len());
+        let text = answer.text();
+        assert!(text.contains(" more"), "{text}");
+        if version == SoapVersion::V12 {
+            assert_eq!(text.matches("<env:NotUnderstood ").count(), 16, "{text}");
+            assert_eq!(text.matches("xmlns:q0=").count(), 1, "{text}");
+            assert!(
+                text.contains(r#"<env:NotUnderstood qname="q0:b0"/>"#),
+                "{text}"
+            );
+        }
+    }
 }

@@ -1,6 +1,6 @@
 //! The SOAP processing model's mustUnderstand rule.
 
-use lather_envelope::{Envelope, Fault, FaultKind, QName, SoapVersion};
+use lather_envelope::{Envelope, Fault, QName, SoapVersion};
 
 /// The role URI of SOAP 1.2's "none" (blocks no node processes).
 const ROLE_NONE: &str = "http://www.w3.org/2003/05/soap-envelope/role/none";
@@ -8,39 +8,34 @@ const ROLE_NONE: &str = "http://www.w3.org/2003/05/soap-envelope/role/none";
 const ROLE_ULTIMATE: &str = "http://www.w3.org/2003/05/soap-envelope/role/ultimateReceiver";
 
 /// Checks the envelope's mustUnderstand header blocks aimed at this node against
-/// `understands` (true for a name this node processes), and faults with every block it
-/// does not.
+/// `understands` (true for a name this node processes), and faults with the blocks it
+/// does not understand.
 ///
 /// A block is aimed at this node when its role (actor in SOAP 1.1) is `next`, or — when this
 /// node is the ultimate receiver (it answers the message itself rather than forwarding it) —
 /// when it has no role or the ultimate-receiver role. Blocks for other roles, and SOAP 1.2's
 /// `none`, are left alone.
+///
+/// The fault stays small whatever the message holds: it lists the first blocks only and
+/// counts the rest ([`Fault::must_understand`]); no name is copied beyond those it lists.
 pub fn check_must_understand(
     envelope: &Envelope,
     understands: impl Fn(&QName) -> bool,
     ultimate_receiver: bool,
 ) -> Result<(), Fault> {
     let version = envelope.version();
-    let missing: Vec<QName> = envelope
+    let mut missing = envelope
         .headers()
         .iter()
         .filter(|block| block.must_understand())
         .filter(|block| aimed_here(version, block.role(), ultimate_receiver))
-        .map(|block| block.name().clone())
+        .map(|block| block.name())
         .filter(|name| !understands(name))
-        .collect();
-    if missing.is_empty() {
+        .peekable();
+    if missing.peek().is_none() {
         return Ok(());
     }
-    let names: Vec<String> = missing.iter().map(ToString::to_string).collect();
-    Err(Fault::with_reason(
-        FaultKind::MustUnderstand,
-        format!(
-            "header blocks marked mustUnderstand were not understood: {}",
-            names.join(", ")
-        ),
-    )
-    .not_understood(missing))
+    Err(Fault::must_understand(missing))
 }
 
 fn aimed_here(version: SoapVersion, role: Option<&str>, ultimate_receiver: bool) -> bool {
@@ -56,7 +51,7 @@ fn aimed_here(version: SoapVersion, role: Option<&str>, ultimate_receiver: bool)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lather_envelope::{Limits, SOAP11_NS, SOAP12_NS};
+    use lather_envelope::{FaultKind, Limits, SOAP11_NS, SOAP12_NS};
 
     fn env(version: SoapVersion, header: &str) -> Envelope {
         let (ns, p) = match version {

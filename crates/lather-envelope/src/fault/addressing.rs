@@ -1,8 +1,12 @@
 //! How WS-Addressing faults are bound to SOAP: the `wsa:Action` fault header, `wsa:RelatesTo`
 //! and the `wsa:ProblemHeaderQName` detail (WS-Addressing 1.0 SOAP Binding §6; the 2004/08
 //! submission §4 has no detail element, so only the headers are written for it).
+//!
+//! A `wsa:RelatesTo` id or problem header name longer than [`MAX_URI_BYTES`] is left out,
+//! so a request cannot make its fault large.
 
 use super::Fault;
+use super::bounds::{MAX_URI_BYTES, short_uri};
 use crate::escape::{escape_attribute, escape_text};
 use crate::{SoapVersion, WSA10_NS};
 
@@ -20,13 +24,13 @@ pub(super) fn write_headers(
         r#"<wsa:Action xmlns:wsa="{ns}">{}</wsa:Action>"#,
         escape_text(action)
     ));
-    if let Some(id) = fault.relates_to_id() {
+    if let Some(id) = fault.relates_to_id().and_then(short_uri) {
         out.push_str(&format!(
             r#"<wsa:RelatesTo xmlns:wsa="{ns}">{}</wsa:RelatesTo>"#,
             escape_text(id)
         ));
     }
-    if version == SoapVersion::V11 && ns == WSA10_NS && fault.problem_header_name().is_some() {
+    if version == SoapVersion::V11 && ns == WSA10_NS && problem_header(fault).is_some() {
         out.push_str(&format!(r#"<wsa:FaultDetail xmlns:wsa="{ns}">"#));
         write_problem_header(fault, out);
         out.push_str("</wsa:FaultDetail>");
@@ -35,7 +39,7 @@ pub(super) fn write_headers(
 
 /// Writes `<wsa:ProblemHeaderQName>` naming the fault's problem header, if it has one.
 pub(super) fn write_problem_header(fault: &Fault, out: &mut String) {
-    let Some(name) = fault.problem_header_name() else {
+    let Some(name) = problem_header(fault) else {
         return;
     };
     out.push_str(&format!(
@@ -51,4 +55,11 @@ pub(super) fn write_problem_header(fault: &Fault, out: &mut String) {
         }
     };
     out.push_str(&format!(">{qname}</wsa:ProblemHeaderQName>"));
+}
+
+/// The fault's problem header name, if it has one short enough to write.
+fn problem_header(fault: &Fault) -> Option<&crate::QName> {
+    fault
+        .problem_header_name()
+        .filter(|n| n.namespace().len() + n.local().len() <= MAX_URI_BYTES)
 }

@@ -1,27 +1,39 @@
 //! Faults: the catalogue, the [`Fault`] value and its SOAP 1.1 / 1.2 serialisation.
 
 mod addressing;
+pub mod bounds;
 mod catalogue;
+mod understood;
+
+use bounds::MAX_DETAIL_BYTES;
 
 pub use catalogue::{
     FaultCode, FaultKind, FaultSpec, LATHER_FAULT_NS, WSA04_NS, WSA10_NS, WSE04_NS, WSE11_NS,
     WSN_B_NS, WSSE_NS,
 };
 
-use crate::escape::{escape_attribute, escape_text};
+use crate::escape::escape_text;
 use crate::{QName, SOAP11_NS, SOAP12_NS, SoapVersion};
 use bytes::Bytes;
 use std::borrow::Cow;
 use std::fmt;
+use understood::NotUnderstood;
 
 /// A SOAP fault lather raises: a catalogue kind plus the specific reason.
 ///
 /// Turn it into a response with [`Fault::to_envelope`] and [`Fault::http_status`].
+///
+/// Every part a request can influence is bounded, so a fault's rendered size stays below a
+/// constant whatever the request held: the reason ([`MAX_REASON_BYTES`](bounds::MAX_REASON_BYTES)), the
+/// not-understood list ([`MAX_NOT_UNDERSTOOD`](bounds::MAX_NOT_UNDERSTOOD) blocks within [`MAX_NOT_UNDERSTOOD_BYTES`](bounds::MAX_NOT_UNDERSTOOD_BYTES)),
+/// the extra detail ([`MAX_DETAIL_BYTES`](bounds::MAX_DETAIL_BYTES)) and the URIs copied from the request
+/// ([`MAX_URI_BYTES`](bounds::MAX_URI_BYTES)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fault {
     kind: FaultKind,
     reason: Cow<'static, str>,
-    not_understood: Vec<QName>,
+    /// The MustUnderstand list (boxed: rare).
+    not_understood: Option<Box<NotUnderstood>>,
     addressing: Option<Box<AddressingDetail>>,
     /// Serialised elements written into the detail after `lf:fault` (boxed: rare).
     detail: Option<Box<str>>,
@@ -43,26 +55,39 @@ impl Fault {
         Fault {
             kind,
             reason: Cow::Borrowed(kind.spec().reason),
-            not_understood: Vec::new(),
+            not_understood: None,
             addressing: None,
             detail: None,
         }
     }
 
-    /// A fault of `kind` whose reason says specifically what went wrong.
+    /// A fault of `kind` whose reason says specifically what went wrong (cut to
+    /// [`MAX_REASON_BYTES`](bounds::MAX_REASON_BYTES)).
     pub fn with_reason(kind: FaultKind, reason: impl Into<Cow<'static, str>>) -> Self {
         Fault {
             kind,
-            reason: reason.into(),
-            not_understood: Vec::new(),
+            reason: bounds::cap_reason(reason.into()),
+            not_understood: None,
             addressing: None,
             detail: None,
         }
     }
 
-    /// Adds the header blocks a MustUnderstand fault reports as not understood.
+    /// A `MustUnderstand` fault for the mandatory header blocks `names` (in message order):
+    /// it lists the first ones (see [`Fault::not_understood`]) and its reason names as many
+    /// as fit, then says how many more there were. Only the listed names are cloned.
+    pub fn must_understand<'a>(names: impl IntoIterator<Item = &'a QName>) -> Self {
+        let list = NotUnderstood::collect(names);
+        let mut fault = Fault::with_reason(FaultKind::MustUnderstand, list.reason());
+        fault.not_understood = Some(Box::new(list));
+        fault
+    }
+
+    /// Sets the header blocks a MustUnderstand fault reports as not understood: at most
+    /// [`MAX_NOT_UNDERSTOOD`](bounds::MAX_NOT_UNDERSTOOD) of them, within [`MAX_NOT_UNDERSTOOD_BYTES`](bounds::MAX_NOT_UNDERSTOOD_BYTES) of names; the
+    /// others are only counted ([`Fault::not_understood_omitted`]).
     pub fn not_understood(mut self, names: Vec<QName>) -> Self {
-        self.not_understood = names;
+        self.not_understood = (!names.is_empty()).then(|| Box::new(NotUnderstood::collect(&names)));
         self
     }
 
@@ -84,8 +109,14 @@ impl Fault {
     /// Adds `elements` — well-formed XML elements, each declaring the namespaces it uses —
     /// to the fault's detail (`detail`/`env:Detail`), after `lf:fault`; e.g. the
     /// `wse:SupportedDialect` list of WS-Eventing's FilteringRequestedUnavailable.
+    ///
+    /// Elements that would take the detail beyond [`MAX_DETAIL_BYTES`](bounds::MAX_DETAIL_BYTES) are left out.
     pub fn with_detail(mut self, elements: impl Into<String>) -> Self {
         let elements: String = elements.into();
+        let before = self.detail.as_deref().map_or(0, str::len);
+        if before + elements.len() > MAX_DETAIL_BYTES {
+            return self;
+        }
         self.detail = Some(match self.detail.take() {
             Some(before) => format!("{before}{elements}").into_boxed_str(),
             None => elements.into_boxed_str(),
@@ -100,7 +131,12 @@ impl Fault {
 
     /// The mandatory header blocks a `MustUnderstand` fault lists (empty for other faults).
     pub fn not_understood_names(&self) -> &[QName] {
-        &self.not_understood
+        self.not_understood.as_ref().map_or(&[], |l| l.names())
+    }
+
+    /// How many not-understood blocks the fault counts but does not list.
+    pub fn not_understood_omitted(&self) -> usize {
+        self.not_understood.as_ref().map_or(0, |l| l.more())
     }
 
     /// Binds the fault to WS-Addressing version `wsa_ns` with `wsa:Action` = `action`, as
@@ -113,12 +149,14 @@ impl Fault {
         self
     }
 
-    /// The WS-Addressing namespace and `wsa:Action` the fault envelope carries, if any.
+    /// The WS-Addressing namespace and `wsa:Action` the fault envelope carries, if any (an
+    /// action longer than [`MAX_URI_BYTES`](bounds::MAX_URI_BYTES) is left out).
     pub fn addressing_action(&self) -> Option<(&'static str, String)> {
         if let Some(ns) = self.kind.addressing_namespace() {
             return Some((ns, format!("{ns}/fault")));
         }
-        self.addressing.as_ref()?.action.clone()
+        let (ns, action) = self.addressing.as_ref()?.action.as_ref()?;
+        Some((*ns, bounds::short_uri(action)?.to_owned()))
     }
 
     /// The header block the fault is about, if one was named.
@@ -241,16 +279,10 @@ impl Fault {
                 ));
             }
             out.push_str("</env:Upgrade></env:Header>");
-        } else if !self.not_understood.is_empty() {
-            out.push_str("<env:Header>");
-            for (i, name) in self.not_understood.iter().enumerate() {
-                out.push_str(&format!(
-                    r#"<env:NotUnderstood qname="q{i}:{}" xmlns:q{i}="{}"/>"#,
-                    escape_attribute(name.local()),
-                    escape_attribute(name.namespace())
-                ));
-            }
-            out.push_str("</env:Header>");
+        } else if let Some(list) = &self.not_understood
+            && !list.names().is_empty()
+        {
+            list.write_soap12_header(out);
         }
     }
 

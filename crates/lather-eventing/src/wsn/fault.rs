@@ -120,10 +120,12 @@ impl WsnRefusal {
             } else {
                 format!(r#" xmlns:wsnt="{WSN_NS}""#)
             };
+            // The fault's reason, bounded by the catalogue, not the raw one.
+            let description = escape_text(fault.reason()).into_owned();
             fault = fault.with_detail(format!(
                 r#"<{prefix}:{local} xmlns:{prefix}="{ns}"{wsnt} xmlns:wsrf-bf="{BF_NS}"><wsrf-bf:Timestamp>{}</wsrf-bf:Timestamp><wsrf-bf:Description xml:lang="en">{}</wsrf-bf:Description>{}</{prefix}:{local}>"#,
                 format_utc_millis(now_ms),
-                escape_text(&self.reason),
+                description,
                 self.extra
             ));
         }

@@ -1,7 +1,13 @@
 //! Gateway mode: forward the envelope to a backend over pooled keep-alive connections,
 //! round-robin over the backends, skipping those that refuse connections.
+//!
+//! Faults the client gets name a backend by its place ("backend 2 of 3"), never by its
+//! URL: internal addresses are logged (at warn) instead.
 
+mod headers;
 mod wsdl;
+
+pub(crate) use headers::ResponsePolicy;
 
 use crate::respond::HttpResponse;
 use bytes::Bytes;
@@ -24,26 +30,17 @@ const FORWARDED_REQUEST_HEADERS: [HeaderName; 4] = [
     header::USER_AGENT,
 ];
 
-/// Hop-by-hop headers that are never passed through (RFC 9110 §7.6.1).
-const HOP_BY_HOP: [&str; 8] = [
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "transfer-encoding",
-    "te",
-    "trailer",
-    "upgrade",
-    "content-length",
-];
-
 /// One gateway service: its backends, the shared client and the round-robin cursor.
 #[derive(Debug)]
 pub(crate) struct Gateway {
+    /// The service's name, for logs.
+    service: String,
     client: Client<HttpConnector, Full<Bytes>>,
     upstreams: Vec<Upstream>,
     next: AtomicUsize,
     timeout: Duration,
     max_response_bytes: usize,
+    policy: ResponsePolicy,
 }
 
 /// How one attempt at one backend ended.
@@ -54,9 +51,11 @@ enum Attempt {
 
 impl Gateway {
     pub(crate) fn new(
+        service: String,
         upstreams: Vec<Upstream>,
         timeout: Duration,
         max_response_bytes: usize,
+        policy: ResponsePolicy,
     ) -> Self {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
@@ -66,11 +65,13 @@ impl Gateway {
             .pool_max_idle_per_host(1024)
             .build(connector);
         Gateway {
+            service,
             client,
             upstreams,
             next: AtomicUsize::new(0),
             timeout,
             max_response_bytes,
+            policy,
         }
     }
 
@@ -93,16 +94,22 @@ impl Gateway {
 
     /// The first backend's WSDL (`GET {upstream}?wsdl`) with its addresses rewritten to `location`.
     pub(crate) async fn wsdl(&self, location: &str) -> Result<HttpResponse, Fault> {
-        let (upstream, response) = self
+        let (index, response) = self
             .first_answer(|upstream| {
                 let uri = with_query(&upstream.uri, "wsdl");
                 self.request(Method::GET, &uri, &HeaderMap::new(), Bytes::new())
             })
             .await?;
+        let upstream = &self.upstreams[index];
         if response.status() != StatusCode::OK {
+            tracing::warn!(service = %self.service, upstream = %upstream.url, status = %response.status(), "backend WSDL request failed");
             return Err(Fault::with_reason(
                 FaultKind::UpstreamFailed,
-                format!("{}?wsdl answered {}", upstream.url, response.status()),
+                format!(
+                    "{}'s WSDL answered {}",
+                    self.label(index),
+                    response.status()
+                ),
             ));
         }
         let (parts, body) = response.into_parts();
@@ -112,9 +119,10 @@ impl Gateway {
             .map(|c| c.to_bytes())
             .unwrap_or_default();
         let Ok(text) = std::str::from_utf8(&body) else {
+            tracing::warn!(service = %self.service, upstream = %upstream.url, "backend WSDL is not UTF-8");
             return Err(Fault::with_reason(
                 FaultKind::UpstreamFailed,
-                format!("{}?wsdl is not UTF-8", upstream.url),
+                format!("{}'s WSDL is not UTF-8", self.label(index)),
             ));
         };
         let rewritten = wsdl::rewrite_locations(text, location);
@@ -125,17 +133,19 @@ impl Gateway {
     }
 
     /// Sends the request `make` builds for each backend in round-robin order until one
-    /// accepts the connection; its answer, or `UpstreamUnavailable` naming every refusal.
+    /// accepts the connection; its index and answer, or `UpstreamUnavailable` counting the
+    /// refusals (each logged with its URL).
     async fn first_answer(
         &self,
         make: impl Fn(&Upstream) -> Request<Full<Bytes>>,
-    ) -> Result<(&Upstream, HttpResponse), Fault> {
+    ) -> Result<(usize, HttpResponse), Fault> {
         let deadline = Instant::now() + self.timeout;
         let mut refusals = Vec::new();
-        for upstream in self.rotation() {
-            match self.attempt(upstream, make(upstream), deadline).await? {
-                Attempt::Answered(response) => return Ok((upstream, response)),
-                Attempt::Refused(why) => refusals.push(format!("{} ({why})", upstream.url)),
+        for index in self.rotation() {
+            let upstream = &self.upstreams[index];
+            match self.attempt(index, make(upstream), deadline).await? {
+                Attempt::Answered(response) => return Ok((index, response)),
+                Attempt::Refused(why) => refusals.push(format!("{} ({why})", self.label(index))),
             }
         }
         Err(Fault::with_reason(
@@ -144,11 +154,16 @@ impl Gateway {
         ))
     }
 
-    /// The backends starting at the round-robin cursor.
-    fn rotation(&self) -> impl Iterator<Item = &Upstream> {
+    /// The indexes of the backends, starting at the round-robin cursor.
+    fn rotation(&self) -> impl Iterator<Item = usize> + use<> {
         let n = self.upstreams.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed) % n;
-        (0..n).map(move |i| &self.upstreams[(start + i) % n])
+        (0..n).map(move |i| (start + i) % n)
+    }
+
+    /// How a client-facing fault names backend `index`: "backend 2 of 3" (never its URL).
+    fn label(&self, index: usize) -> String {
+        format!("backend {} of {}", index + 1, self.upstreams.len())
     }
 
     fn request(
@@ -164,7 +179,13 @@ impl Gateway {
         let out = request.headers_mut();
         for name in &FORWARDED_REQUEST_HEADERS {
             if let Some(v) = headers.get(name) {
-                out.insert(name.clone(), v.clone());
+                // The envelope forwarded is UTF-8 even when the client sent UTF-16.
+                let v = if *name == header::CONTENT_TYPE {
+                    crate::negotiate::utf8_content_type(v)
+                } else {
+                    v.clone()
+                };
+                out.insert(name.clone(), v);
             }
         }
         out.insert(header::VIA, HeaderValue::from_static("1.1 lather"));
@@ -173,16 +194,18 @@ impl Gateway {
 
     async fn attempt(
         &self,
-        upstream: &Upstream,
+        index: usize,
         request: Request<Full<Bytes>>,
         deadline: Instant,
     ) -> Result<Attempt, Fault> {
+        let upstream = &self.upstreams[index];
         let timed_out = || {
+            tracing::warn!(service = %self.service, upstream = %upstream.url, timeout_ms = self.timeout.as_millis() as u64, "backend did not answer in time");
             Fault::with_reason(
                 FaultKind::UpstreamTimeout,
                 format!(
                     "{} did not answer within {} ms",
-                    upstream.url,
+                    self.label(index),
                     self.timeout.as_millis()
                 ),
             )
@@ -190,11 +213,15 @@ impl Gateway {
         let sent = tokio::time::timeout_at(deadline.into(), self.client.request(request)).await;
         let response = match sent {
             Err(_) => return Err(timed_out()),
-            Ok(Err(e)) if e.is_connect() => return Ok(Attempt::Refused(error_chain(&e))),
+            Ok(Err(e)) if e.is_connect() => {
+                tracing::warn!(service = %self.service, upstream = %upstream.url, error = %error_chain(&e), "backend refused the connection");
+                return Ok(Attempt::Refused(io_kind(&e)));
+            }
             Ok(Err(e)) => {
+                tracing::warn!(service = %self.service, upstream = %upstream.url, error = %error_chain(&e), "backend failed");
                 return Err(Fault::with_reason(
                     FaultKind::UpstreamFailed,
-                    format!("{} failed: {}", upstream.url, error_chain(&e)),
+                    format!("{} failed: {}", self.label(index), io_kind(&e)),
                 ));
             }
             Ok(Ok(response)) => response,
@@ -208,11 +235,13 @@ impl Gateway {
         let body = match collected {
             Err(_) => return Err(timed_out()),
             Ok(Err(e)) => {
+                tracing::warn!(service = %self.service, upstream = %upstream.url, error = %e, "reading the backend's answer failed");
                 return Err(Fault::with_reason(
                     FaultKind::UpstreamFailed,
                     format!(
                         "reading the answer of {} failed: {e} (limit {} bytes)",
-                        upstream.url, self.max_response_bytes
+                        self.label(index),
+                        self.max_response_bytes
                     ),
                 ));
             }
@@ -220,11 +249,7 @@ impl Gateway {
         };
         let mut response = Response::new(Full::new(body));
         *response.status_mut() = parts.status;
-        for (name, value) in &parts.headers {
-            if !HOP_BY_HOP.contains(&name.as_str()) {
-                response.headers_mut().append(name.clone(), value.clone());
-            }
-        }
+        *response.headers_mut() = self.policy.filter(&parts.headers);
         Ok(Attempt::Answered(response))
     }
 }
@@ -235,6 +260,23 @@ fn with_query(uri: &Uri, query: &str) -> Uri {
     let path = uri.path();
     parts.path_and_query = format!("{path}?{query}").parse().ok();
     Uri::from_parts(parts).unwrap_or_else(|_| uri.clone())
+}
+
+/// What went wrong in words that name no address: the I/O error's kind when there is one
+/// ("connection refused"), else hyper's own (fixed) description, else "connection failed".
+fn io_kind(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    let mut hyper = None;
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            return io.kind().to_string();
+        }
+        if hyper.is_none() && s.is::<hyper::Error>() {
+            hyper = Some(s.to_string());
+        }
+        source = s.source();
+    }
+    hyper.unwrap_or_else(|| "connection failed".to_owned())
 }
 
 /// An error and its sources, joined: "client error (Connect): tcp connect error: Connection refused".

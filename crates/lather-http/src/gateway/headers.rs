@@ -1,0 +1,109 @@
+//! Which of a backend's response headers reach the client: never the hop-by-hop ones
+//! (RFC 9110 §7.6.1) nor those the backend's `Connection` header names; then the service's
+//! policy removes and sets headers.
+
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+
+/// Hop-by-hop headers that are never passed through (RFC 9110 §7.6.1), plus
+/// `Content-Length`, which belongs to the framing of the answer lather writes itself.
+const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "te",
+    "trailer",
+    "upgrade",
+    "content-length",
+];
+
+/// A service's response header policy.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ResponsePolicy {
+    /// Header names never passed on.
+    pub(crate) remove: Vec<HeaderName>,
+    /// Headers set on every answer, replacing the backend's.
+    pub(crate) set: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl ResponsePolicy {
+    /// The policy from the configured names and values; entries that are not valid header
+    /// names or values (refused by `lather check` already) are skipped.
+    pub(crate) fn new(remove: &[String], set: &[(String, String)]) -> Self {
+        ResponsePolicy {
+            remove: remove
+                .iter()
+                .filter_map(|n| HeaderName::from_bytes(n.as_bytes()).ok())
+                .collect(),
+            set: set
+                .iter()
+                .filter_map(|(n, v)| {
+                    Some((
+                        HeaderName::from_bytes(n.as_bytes()).ok()?,
+                        HeaderValue::from_str(v).ok()?,
+                    ))
+                })
+                .collect(),
+        }
+    }
+
+    /// The headers of the backend's answer `from` that go to the client.
+    pub(crate) fn filter(&self, from: &HeaderMap) -> HeaderMap {
+        let named: Vec<String> = from
+            .get_all(header::CONNECTION)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .map(|t| t.trim().to_ascii_lowercase())
+            .filter(|t| !t.is_empty())
+            .collect();
+        let mut out = HeaderMap::with_capacity(from.len());
+        for (name, value) in from {
+            let n = name.as_str();
+            if HOP_BY_HOP.contains(&n) || named.iter().any(|c| c == n) || self.remove.contains(name)
+            {
+                continue;
+            }
+            out.append(name.clone(), value.clone());
+        }
+        for (name, value) in &self.set {
+            out.insert(name.clone(), value.clone());
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hop_by_hop_connection_named_and_removed_headers_are_dropped() {
+        let mut from = HeaderMap::new();
+        for (n, v) in [
+            ("connection", "keep-alive, X-Secret-Hop"),
+            ("connection", "x-other"),
+            ("keep-alive", "timeout=5"),
+            ("x-secret-hop", "1"),
+            ("x-other", "2"),
+            ("server", "Apache/2.4.1"),
+            ("set-cookie", "a=1"),
+            ("set-cookie", "b=2"),
+            ("content-type", "text/xml"),
+            ("x-frame-options", "ALLOW"),
+            ("upgrade", "h2c"),
+        ] {
+            from.append(n, HeaderValue::from_static(v));
+        }
+        let policy = ResponsePolicy::new(
+            &["server".into()],
+            &[("X-Frame-Options".into(), "DENY".into())],
+        );
+        let out = policy.filter(&from);
+        let mut names: Vec<&str> = out.keys().map(HeaderName::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(names, ["content-type", "set-cookie", "x-frame-options"]);
+        assert_eq!(out.get_all("set-cookie").iter().count(), 2);
+        assert_eq!(out["x-frame-options"], "DENY");
+    }
+}
