@@ -758,8 +758,7 @@ pub(crate) async fn end(inner: &Arc<Inner>, id: &str, status: EndStatus, reason:
             farewell,
             stop,
         };
-        if let Err(e) =
-            crate::binding::end::send(
+        if let Err(e) = crate::binding::end::send(
             &sub,
             end_to,
             status,
