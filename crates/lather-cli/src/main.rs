@@ -39,7 +39,7 @@ enum Command {
         /// Comma-separated handler names to host (default: every remote handler).
         #[arg(long, value_name = "A,B")]
         handlers: Option<String>,
-        /// Requests handled at once; more wait at NATS for this or another worker.
+        /// Requests handled at once; up to 8 × N are taken from NATS (each acknowledged at once), more wait there for this or another worker.
         #[arg(long, value_name = "N", default_value_t = lather_remote::worker::DEFAULT_CONCURRENCY)]
         concurrency: usize,
     },

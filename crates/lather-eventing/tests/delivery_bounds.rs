@@ -68,7 +68,7 @@ async fn until(what: &str, done: impl Fn() -> bool) {
 async fn a_publish_beyond_the_source_s_byte_bound_is_refused() {
     let source = EventSource::open(SourceSettings {
         queue_bytes_total: 1024 * 1024,
-        ..SourceSettings::default()
+        ..SourceSettings::allowing_loopback()
     })
     .unwrap();
     let (addr, _, held) = mute_sink().await;
@@ -134,7 +134,7 @@ async fn a_sink_that_never_reads_gets_exactly_the_budgeted_connections() {
                 timeout: Duration::from_millis(500),
             },
             sink_queue_bytes: 64 * 1024 * 1024,
-            ..SourceSettings::default()
+            ..SourceSettings::allowing_loopback()
         })
         .unwrap();
         let (addr, accepted, held) = mute_sink().await;
@@ -179,7 +179,7 @@ async fn the_delivery_task_of_an_ended_subscription_ends_with_it() {
     // for 40 s and more after its subscription.
     let source = EventSource::open(SourceSettings {
         sink_queue_bytes: 64 * 1024 * 1024,
-        ..SourceSettings::default()
+        ..SourceSettings::allowing_loopback()
     })
     .unwrap();
     let (addr, accepted, held) = mute_sink().await;
@@ -244,7 +244,7 @@ async fn the_delivery_task_of_an_ended_subscription_ends_with_it() {
 async fn a_sink_over_its_byte_bound_drops_events_for_itself_and_counts_them() {
     let source = EventSource::open(SourceSettings {
         sink_queue_bytes: 1024 * 1024,
-        ..SourceSettings::default()
+        ..SourceSettings::allowing_loopback()
     })
     .unwrap();
     let (mute, _, held) = mute_sink().await;

@@ -48,7 +48,7 @@ fn rss() -> u64 {
 async fn a_big_event_to_many_mute_sinks_is_held_once() {
     const SINKS: usize = 2000;
     const SIZE: usize = 200 * 1024;
-    let source = EventSource::open(SourceSettings::default()).unwrap();
+    let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
     let (addr, accepted, held) = mute_sink().await;
     for _ in 0..SINKS {
         source

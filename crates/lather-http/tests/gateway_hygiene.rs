@@ -194,9 +194,17 @@ async fn a_hostile_host_never_reaches_the_wsdl() {
         "evil example",
         "evil:99999",
     ] {
+        // The edge refuses a Host whose syntax is not host[:port] before routing (RFC 9112
+        // §3.2); one that passes it but is no usable authority (a port past 65535) is not
+        // used for the WSDL's address.
         let answer = wsdl_with_host(s.addr, "/echo", host).await;
-        assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
         let text = answer.text();
+        if answer.status == StatusCode::BAD_REQUEST {
+            assert!(text.contains(r#"name="BadHost""#), "{host}: {text}");
+            assert!(!text.contains("location="), "{host}: {text}");
+            continue;
+        }
+        assert_eq!(answer.status, StatusCode::OK, "{host}: {text}");
         assert!(!text.contains("evil"), "{host}: {text}");
         let own = format!(r#"location="http://{}/echo""#, s.addr);
         assert_eq!(text.matches(&own).count(), 2, "{host}: {text}");
@@ -216,7 +224,7 @@ async fn a_configured_public_url_wins_over_the_host() {
         "[server]\nlisten = \"127.0.0.1:0\"\npublic_url = \"https://ws.example.com\"\n[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\n[[service]]\nname = \"own\"\npath = \"/own\"\nbuiltin = \"echo\"\npublic_url = \"https://other.example/svc\"\n",
     )
     .await;
-    for host in ["evil.example", "evil.example/x\"<"] {
+    for host in ["evil.example", "evil.example:8443"] {
         let text = wsdl_with_host(s.addr, "/echo", host)
             .await
             .text()
