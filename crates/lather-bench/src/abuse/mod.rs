@@ -117,6 +117,7 @@ pub fn run(args: &AbuseArgs) -> Result<(), BenchError> {
         secure: args.secure_path.clone(),
         user: args.user.clone(),
         password: args.password.clone(),
+        watched,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -184,10 +185,11 @@ async fn measured(
     let rss_peak = sampler.finish();
     let rss_after = watched.rss_bytes()?;
     let cpu = watched.used(cpu_before, watched.cpu()?);
+    let base = verdict.rss_baseline.unwrap_or(rss_before);
     let rss_ok = ctx.quick
         || verdict
             .rss_growth_bound
-            .is_none_or(|bound| rss_peak.saturating_sub(rss_before) <= bound);
+            .is_none_or(|bound| rss_peak.saturating_sub(base) <= bound);
     let mut note = verdict.note;
     if !rss_ok {
         note.push_str("; RSS grew beyond its bound");

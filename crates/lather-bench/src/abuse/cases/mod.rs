@@ -41,6 +41,8 @@ pub(crate) struct Ctx {
     pub(crate) user: String,
     /// Its password.
     pub(crate) password: String,
+    /// The server process, for a case that reads its RSS between its own steps.
+    pub(crate) watched: crate::procfs::Watched,
 }
 
 impl Ctx {
@@ -63,8 +65,11 @@ pub(crate) struct Verdict {
     /// The facts seen.
     pub(crate) note: String,
     /// In the full form: the most the server's RSS may grow (peak over
-    /// before) for the expectation to hold.
+    /// before, or over `rss_baseline`) for the expectation to hold.
     pub(crate) rss_growth_bound: Option<u64>,
+    /// The RSS the growth is counted from, when not the RSS before the case
+    /// (e.g. after the case's own set-up).
+    pub(crate) rss_baseline: Option<u64>,
 }
 
 impl Verdict {
@@ -74,6 +79,7 @@ impl Verdict {
             met,
             note,
             rss_growth_bound: None,
+            rss_baseline: None,
         }
     }
 }

@@ -55,5 +55,6 @@ pub(crate) async fn run(ctx: &Ctx) -> Verdict {
             first_miss.map_or_else(String::new, |m| format!(", else e.g. {m}"))
         ),
         rss_growth_bound: Some(FULL_RSS_GROWTH),
+        rss_baseline: None,
     }
 }
