@@ -6,37 +6,63 @@
 /// Longest authority accepted (a DNS name is at most 253 bytes, plus a port).
 const MAX_AUTHORITY_BYTES: usize = 260;
 
+/// An authority split as RFC 3986 writes it, `host [":" port]`, with nothing checked but
+/// the shape: the host is a name or address (`literal` false) or an IPv6 literal in
+/// brackets (`literal` true, `host` empty).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Parts<'a> {
+    /// The name or address; empty for a bracketed literal.
+    pub(crate) host: &'a str,
+    /// Whether the host was a bracketed IPv6 literal (checked to parse).
+    pub(crate) literal: bool,
+    /// The text after the colon, if there was one.
+    pub(crate) port: Option<&'a str>,
+}
+
+/// Splits `text` into host and port; `None` when a bracketed literal is not closed, is not
+/// an IPv6 address, or is followed by anything but `:port`.
+pub(crate) fn split(text: &str) -> Option<Parts<'_>> {
+    if let Some(rest) = text.strip_prefix('[') {
+        let (literal, after) = rest.split_once(']')?;
+        literal.parse::<std::net::Ipv6Addr>().ok()?;
+        let port = match after.strip_prefix(':') {
+            Some(port) => Some(port),
+            None if after.is_empty() => None,
+            None => return None,
+        };
+        return Some(Parts {
+            host: "",
+            literal: true,
+            port,
+        });
+    }
+    let (host, port) = match text.split_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (text, None),
+    };
+    Some(Parts {
+        host,
+        literal: false,
+        port,
+    })
+}
+
 /// Whether `authority` is a valid `host[:port]`.
 pub(crate) fn is_valid(authority: &str) -> bool {
     if authority.is_empty() || authority.len() > MAX_AUTHORITY_BYTES {
         return false;
     }
-    let (host, port) = if let Some(rest) = authority.strip_prefix('[') {
-        let Some((v6, after)) = rest.split_once(']') else {
-            return false;
-        };
-        if v6.parse::<std::net::Ipv6Addr>().is_err() {
-            return false;
-        }
-        match after {
-            "" => return true,
-            _ => match after.strip_prefix(':') {
-                Some(port) => ("v6", Some(port)),
-                None => return false,
-            },
-        }
-    } else {
-        match authority.rsplit_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (authority, None),
-        }
+    let Some(parts) = split(authority) else {
+        return false;
     };
-    let host_ok = !host.is_empty()
-        && host
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
-        && !host.starts_with(['.', '-']);
-    let port_ok = port.is_none_or(|p| {
+    let host_ok = parts.literal
+        || (!parts.host.is_empty()
+            && parts
+                .host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'))
+            && !parts.host.starts_with(['.', '-']));
+    let port_ok = parts.port.is_none_or(|p| {
         !p.is_empty()
             && p.len() <= 5
             && p.bytes().all(|b| b.is_ascii_digit())

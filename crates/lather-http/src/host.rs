@@ -34,30 +34,17 @@ pub(crate) fn problem<B>(req: &Request<B>) -> Option<String> {
 /// `uri-host [ ":" port ]` (RFC 3986): an IP literal in brackets or a reg-name / IPv4
 /// address, and a port of digits.
 fn is_host_port(text: &str) -> bool {
-    let (host, port) = if let Some(rest) = text.strip_prefix('[') {
-        let Some((literal, after)) = rest.split_once(']') else {
-            return false;
-        };
-        if literal.parse::<std::net::Ipv6Addr>().is_err() {
-            return false;
-        }
-        match after.strip_prefix(':') {
-            Some(port) => ("", Some(port)),
-            None if after.is_empty() => ("", None),
-            None => return false,
-        }
-    } else {
-        match text.split_once(':') {
-            Some((host, port)) => (host, Some(port)),
-            None => (text, None),
-        }
+    let Some(parts) = crate::authority::split(text) else {
+        return false;
     };
-    let host_ok = host
+    let host_ok = parts
+        .host
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b"-._~%!$&'()*+,;=".contains(&b));
-    let port_ok = port.is_none_or(|p| p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()));
-    let named = !host.is_empty() || text.starts_with('[');
-    named && host_ok && port_ok
+    let port_ok = parts
+        .port
+        .is_none_or(|p| p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()));
+    (parts.literal || !parts.host.is_empty()) && host_ok && port_ok
 }
 
 #[cfg(test)]
