@@ -3,8 +3,12 @@
 //! case's expectation (a SOAP Fault, a status, the probe answered, the admission gauges
 //! back to 0), no timing or RSS threshold — those are for the full run (bench/abuse.sh).
 
+mod serving;
+
+use serving::free_port;
+
 use std::io::Read;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -24,14 +28,6 @@ impl Drop for Running {
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// `bench/abuse.toml` with its listen line on `port`, in a file of this test's.

@@ -1,33 +1,15 @@
 //! The `lather` binary as a user runs it: help, version, check, serve and its shutdown.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
+mod serving;
+
+use serving::{free_port, lather, temp_config, wait_healthy};
+
+use std::net::TcpListener;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-fn lather() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_lather"))
-}
-
 fn run(args: &[&str]) -> Output {
     lather().args(args).output().expect("run lather")
-}
-
-fn temp_config(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lather-cli-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[test]
@@ -68,6 +50,7 @@ fn check_prints_the_services_of_the_quickstart() {
 #[test]
 fn check_names_the_key_and_line_of_an_error() {
     let path = temp_config(
+        "cli",
         "bad.toml",
         "[server]\nlisten = \"127.0.0.1:0\"\n\n[[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\ntimeout = 5\n",
     );
@@ -81,25 +64,6 @@ fn check_names_the_key_and_line_of_an_error() {
     let out = run(&["check", "--config", "/nonexistent/lather.toml"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));
-}
-
-fn wait_healthy(port: u16, child: &mut Child) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("lather exited early: {status}");
-        }
-        if let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) {
-            let _ = s.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
-            let mut text = String::new();
-            let _ = s.read_to_string(&mut text);
-            if text.starts_with("HTTP/1.1 200") {
-                return;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("lather did not become healthy");
 }
 
 fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
@@ -118,6 +82,7 @@ fn serve_answers_and_exits_zero_on_sigterm_and_sigint() {
     for signal in ["-TERM", "-INT"] {
         let port = free_port();
         let path = temp_config(
+            "cli",
             &format!("serve{signal}.toml"),
             &format!(
                 "[server]\nlisten = \"127.0.0.1:{port}\"\n[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\n"
@@ -152,6 +117,7 @@ fn serve_reports_a_port_in_use() {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
     let path = temp_config(
+        "cli",
         "taken.toml",
         &format!("[server]\nlisten = \"127.0.0.1:{port}\"\n"),
     );
@@ -167,6 +133,7 @@ fn serve_reports_a_port_in_use() {
 #[test]
 fn check_prints_handlers_and_stages() {
     let path = temp_config(
+        "cli",
         "stages.toml",
         "[handlers.log]\nkind = \"logging\"\noneway = true\n[handlers.burn]\nkind = \"cpu-burn\"\nmicros = 10\n[[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\nrequest = [[\"log\", \"burn\"], [\"burn\"]]\n",
     );
@@ -193,7 +160,7 @@ fn check_prints_an_automatic_plan() {
     let service = "[[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\nrequest = { auto = [\"hash\", \"squeeze\", \"burn\"] }\n";
     // hash reads everything and squeeze writes the Body: they are ordered as listed; burn
     // touches nothing and joins the first stage.
-    let path = temp_config("auto.toml", &format!("{handlers}{service}"));
+    let path = temp_config("cli", "auto.toml", &format!("{handlers}{service}"));
     let out = run(&["check", "--config", path.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -207,7 +174,7 @@ fn check_prints_an_automatic_plan() {
     );
     // An explicit order moves burn behind squeeze.
     let handlers = handlers.replace("micros = 1\n", "micros = 1\nafter = [\"squeeze\"]\n");
-    let path = temp_config("auto-after.toml", &format!("{handlers}{service}"));
+    let path = temp_config("cli", "auto-after.toml", &format!("{handlers}{service}"));
     let out = run(&["check", "--config", path.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

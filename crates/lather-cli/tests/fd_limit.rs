@@ -2,18 +2,14 @@
 //! lowered to fit at start, with a warning, and connections beyond it are closed at once
 //! instead of exhausting descriptors.
 
+mod serving;
+
+use serving::free_port;
+
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 #[test]
 fn a_low_descriptor_limit_lowers_max_connections() {

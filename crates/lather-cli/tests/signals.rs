@@ -1,68 +1,15 @@
 //! `lather serve` under signals and hostile command lines: SIGHUP is logged and ignored
 //! (a request in flight completes), `--config` refuses devices and oversized files.
 
+mod serving;
+
+use serving::{Running, free_port, http_get, lather, temp_config, wait_healthy};
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
-
-fn lather() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_lather"))
-}
-
-fn temp_config(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lather-signals-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-/// Kills the child (by its PID) if the test ends early.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if self.0.try_wait().ok().flatten().is_none() {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-}
-
-fn http_get(port: u16, path: &str) -> Option<String> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
-    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
-        .ok()?;
-    let mut text = String::new();
-    s.read_to_string(&mut text).ok()?;
-    Some(text)
-}
-
-fn wait_healthy(port: u16, child: &mut Child) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if let Some(status) = child.try_wait().unwrap() {
-            panic!("lather exited early: {status}");
-        }
-        if http_get(port, "/health").is_some_and(|t| t.starts_with("HTTP/1.1 200")) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("lather did not become healthy");
-}
 
 fn signal(child: &Child, name: &str) {
     let status = Command::new("kill")
@@ -123,6 +70,7 @@ fn sighup_is_ignored_and_a_request_in_flight_completes() {
     let (backend, arrived, release) = held_backend();
     let port = free_port();
     let path = temp_config(
+        "signals",
         "hup.toml",
         &format!(
             "[server]\nlisten = \"127.0.0.1:{port}\"\n[[service]]\nname = \"gw\"\npath = \"/gw\"\nupstream = [\"http://127.0.0.1:{backend}/ws\"]\n"
@@ -212,7 +160,7 @@ fn config_must_be_a_bounded_regular_file() {
             "{stderr}"
         );
     }
-    let big = temp_config("big.toml", &"#".repeat(2 * 1024 * 1024));
+    let big = temp_config("signals", "big.toml", &"#".repeat(2 * 1024 * 1024));
     let out = lather()
         .args(["check", "--config", big.to_str().unwrap()])
         .output()
