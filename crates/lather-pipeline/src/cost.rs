@@ -2,27 +2,8 @@
 //! whose calls are short on the message's task, since handing them to the CPU pool and
 //! back would cost more than the work itself.
 
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
-
-/// Environment variable: CPU-bound handlers whose calls take less than this many
-/// microseconds on average run inline instead of on the CPU pool (default 50; 0 sends every
-/// CPU-bound call to the pool).
-pub const CPU_INLINE_VAR: &str = "LATHER_CPU_INLINE_MICROS";
-
-const DEFAULT_INLINE: Duration = Duration::from_micros(50);
-
-/// The threshold below which a CPU-bound handler runs inline.
-pub(crate) fn inline_below() -> Duration {
-    static THRESHOLD: OnceLock<Duration> = OnceLock::new();
-    *THRESHOLD.get_or_init(|| {
-        std::env::var(CPU_INLINE_VAR)
-            .ok()
-            .and_then(|v| v.parse::<u64>().ok())
-            .map_or(DEFAULT_INLINE, Duration::from_micros)
-    })
-}
 
 /// A moving average of a handler's call time: exponentially weighted, each new call
 /// weighing 1/8, so eight calls or so carry it most of the way to a new level while one

@@ -19,23 +19,31 @@ mod cost;
 mod cpu_pool;
 mod gate;
 mod handler;
+mod kind;
 mod message;
 mod patch;
 mod plan;
+mod property;
 mod run;
+mod service;
 mod understand;
 mod verdict;
 
 pub use access::{Access, Clash, Part, Parts};
 pub use attempt::current_attempt;
 pub use auto::Order;
-pub use cost::{CPU_INLINE_VAR, Cost};
-pub use cpu_pool::{CPU_THREADS_VAR, run_cpu_bound};
+pub use cost::Cost;
+pub use cpu_pool::{CpuPool, DEFAULT_INLINE_BELOW, run_cpu_bound};
 pub use gate::{Busy, Gate, GateStats, LimitPolicy, Permit, Priority};
+pub use kind::{
+    BuildEnv, DynKind, HandlerKind, KindError, KindRegistry, Resources, SettingsError,
+};
 pub use handler::{Handler, HandlerFuture, Observation, ObservationKind, Options, Work};
 pub use message::{Context, Direction, Message};
 pub use patch::{Patch, PatchOp};
 pub use plan::{Counters, Plan, PlanError, Step};
+pub use property::{Identity, Properties, Property, PropertyValue};
 pub use run::{Outcome, run};
+pub use service::{Reply, ServiceFn, ServiceFuture, ServiceRequest, SoapService, service_fn};
 pub use understand::check_must_understand;
 pub use verdict::Verdict;

@@ -1,5 +1,6 @@
 //! The message as handlers see it: the envelope plus its context.
 
+use crate::Properties;
 use lather_envelope::Envelope;
 use std::sync::Arc;
 
@@ -30,6 +31,9 @@ pub struct Context {
     /// In the response and fault flows: the request as the service received it (after the
     /// request flow), so a handler can relate its answer (e.g. `wsa:RelatesTo`).
     pub request: Option<Envelope>,
+    /// Typed values handlers set through their patches ([`Patch::set_property`](crate::Patch::set_property)),
+    /// e.g. the authenticated [`Identity`](crate::Identity).
+    pub properties: Properties,
 }
 
 /// The flow a message travels.
@@ -69,6 +73,26 @@ impl Message {
             envelope,
             context: self.context.clone(),
         }
+    }
+
+    /// This message with `properties` set in its context (a later stage's view).
+    pub(crate) fn with_properties<'p>(
+        mut self,
+        properties: impl IntoIterator<Item = &'p crate::Property>,
+    ) -> Self {
+        let mut properties = properties.into_iter().peekable();
+        if properties.peek().is_some() {
+            let context = Arc::make_mut(&mut self.context);
+            for p in properties {
+                context.properties.set(p.clone());
+            }
+        }
+        self
+    }
+
+    /// Takes the envelope and the context out.
+    pub fn into_parts(self) -> (Envelope, Context) {
+        (self.envelope, Arc::unwrap_or_clone(self.context))
     }
 
     /// Takes the envelope out.

@@ -2,6 +2,7 @@
 //! stage can compute them against the same snapshot.
 
 use crate::access::{Access, Part};
+use crate::property::{Property, PropertyValue};
 use bytes::Bytes;
 use lather_envelope::{Edit, Envelope, Fault, QName};
 
@@ -28,6 +29,9 @@ pub enum PatchOp {
     RemoveHeader(QName),
     /// [`Patch::replace_body`]: the Body's new content.
     ReplaceBody(Bytes),
+    /// [`Patch::set_property`]: a message-context property for the handlers, service and
+    /// gateway after this stage.
+    SetProperty(Property),
 }
 
 use PatchOp as Op;
@@ -68,6 +72,24 @@ impl Patch {
         self
     }
 
+    /// Sets a message-context property (one value per type; a later set replaces an
+    /// earlier one) that the stages, the service and the gateway after this stage read
+    /// from [`Context::properties`](crate::Context). Properties are not part of a
+    /// handler's [`Access`]: handlers of one stage that set the same type are merged in the
+    /// stage's order, the last one winning.
+    pub fn set_property<T: PropertyValue>(mut self, value: T) -> Self {
+        self.ops.push(Op::SetProperty(Property::new(value)));
+        self
+    }
+
+    /// The properties this patch sets, in order.
+    pub fn properties(&self) -> impl Iterator<Item = &Property> {
+        self.ops.iter().filter_map(|op| match op {
+            Op::SetProperty(p) => Some(p),
+            _ => None,
+        })
+    }
+
     /// The changes in the order they were asked for.
     pub fn operations(&self) -> &[PatchOp] {
         &self.ops
@@ -86,6 +108,7 @@ impl Patch {
                 (!access.writes.has_header(name)).then(|| Part::Header(name.clone()))
             }
             Op::ReplaceBody(_) => (!access.writes.has_body()).then_some(Part::Body),
+            Op::SetProperty(_) => None,
         })
     }
 
@@ -107,6 +130,7 @@ impl Patch {
                     out.extend(named.map(|(i, _)| Edit::remove_header(i)));
                 }
                 Op::ReplaceBody(content) => out.push(Edit::replace_body(content.clone())?),
+                Op::SetProperty(_) => {}
             }
         }
         Ok(())

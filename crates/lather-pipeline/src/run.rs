@@ -4,7 +4,7 @@
 use crate::attempt::{Failure, failure_fault, perform};
 use crate::plan::{Counters, Step};
 use crate::{Message, Plan, Verdict, Work};
-use crate::{cost, cpu_pool};
+use crate::cpu_pool::{self, CpuPool};
 use futures_util::future::join_all;
 use lather_envelope::{Edit, Envelope, Fault, FaultKind, Limits};
 use std::future::Future;
@@ -55,6 +55,7 @@ async fn run_stage(
     let results = join_all(pending).await;
 
     let mut edits: Vec<Edit> = Vec::new();
+    let mut properties: Vec<crate::Property> = Vec::new();
     let mut response = None;
     for (step, result) in waited.iter().zip(results) {
         let failed = match result {
@@ -68,6 +69,7 @@ async fn run_stage(
                         ),
                     ))
                 } else {
+                    properties.extend(patch.properties().cloned());
                     let before = edits.len();
                     patch
                         .edits_for(snapshot.envelope(), &mut edits)
@@ -103,7 +105,7 @@ async fn run_stage(
     if let Some(envelope) = response {
         return Err(Outcome::Respond(envelope));
     }
-    let message = Arc::unwrap_or_clone(snapshot);
+    let message = Arc::unwrap_or_clone(snapshot).with_properties(&properties);
     if edits.is_empty() {
         return Ok(message);
     }
@@ -126,9 +128,9 @@ async fn run_stage(
 }
 
 /// Whether `step` goes to the CPU pool: CPU-bound, and not measured as cheaper than the
-/// hand-off to the pool and back (see [`crate::CPU_INLINE_VAR`]).
-fn on_pool(step: &Step) -> bool {
-    step.options().work == Work::Cpu && !step.cost().is_below(cost::inline_below())
+/// hand-off to the pool and back (the pool's [inline threshold](CpuPool::inline_below)).
+fn on_pool(step: &Step, pool: &CpuPool) -> bool {
+    step.options().work == Work::Cpu && !step.cost().is_below(pool.inline_threshold())
 }
 
 /// The handler's call: CPU-bound handlers on the CPU pool (never on the I/O threads, and
@@ -136,8 +138,9 @@ fn on_pool(step: &Step) -> bool {
 fn start(step: &Arc<Step>, snapshot: &Arc<Message>) -> Pending {
     let step = step.clone();
     let message = snapshot.clone();
-    if on_pool(&step) {
-        let task = cpu_pool::handle().spawn(async move { perform(&step, &message).await });
+    let pool = cpu_pool::current();
+    if on_pool(&step, &pool) {
+        let task = pool.handle().spawn(async move { perform(&step, &message).await });
         Box::pin(async move {
             task.await
                 .unwrap_or_else(|e| Err(Failure::Panicked(format!("handler task ended: {e}"))))
@@ -149,7 +152,8 @@ fn start(step: &Arc<Step>, snapshot: &Arc<Message>) -> Pending {
 
 /// Runs a oneway handler without waiting for it; its failures are counted.
 fn spawn_oneway(step: Arc<Step>, message: Arc<Message>) {
-    let pooled = on_pool(&step);
+    let pool = cpu_pool::current();
+    let pooled = on_pool(&step, &pool);
     let task = async move {
         match perform(&step, &message).await {
             Ok(Verdict::Continue(_) | Verdict::Respond(_)) => {}
@@ -163,8 +167,9 @@ fn spawn_oneway(step: Arc<Step>, message: Arc<Message>) {
             }
         }
     };
+    let task = pool.scope(task);
     if pooled {
-        cpu_pool::handle().spawn(task);
+        pool.handle().spawn(task);
     } else {
         tokio::spawn(task);
     }

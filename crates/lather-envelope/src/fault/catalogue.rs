@@ -381,9 +381,14 @@ catalogue! {
     MethodNotAllowed = 2006, Sender, true, 405, "Method not allowed";
     /// The request body could not be read or decoded.
     BadRequestBody = 2007, Sender, true, 400, "The request body could not be read";
+    /// The service does not serve the operation the request's Body names.
+    UnknownOperation = 2008, Sender, true, 400, "The service does not serve this operation";
     /// An HTTP/1.1 request without a `Host` header, with more than one, or with one that
     /// is not a host (RFC 9112 §3.2). Answered with 400 in both SOAP versions.
     BadHost = 2010, Sender, true, 400, "The request's Host header is missing, repeated or invalid";
+    /// A fault a service raised with its own codes ([`Fault::application`](crate::Fault::application)):
+    /// the envelope carries the service's code, subcodes and detail, not this row's.
+    Application = 5000, Receiver, true, 500, "The service raised a fault";
     /// No upstream could be reached.
     UpstreamUnavailable = 3001, Receiver, true, 503, "No upstream service could be reached";
     /// An upstream answered with something that is not a usable HTTP response.

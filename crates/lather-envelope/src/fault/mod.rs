@@ -1,11 +1,14 @@
 //! Faults: the catalogue, the [`Fault`] value and its SOAP 1.1 / 1.2 serialisation.
 
 mod addressing;
+mod application;
 pub mod bounds;
 mod catalogue;
 mod understood;
 
 use bounds::MAX_DETAIL_BYTES;
+
+pub use application::MAX_SUBCODES;
 
 pub use catalogue::{
     FaultCode, FaultKind, FaultSpec, LATHER_FAULT_NS, WSA04_NS, WSA10_NS, WSE04_NS, WSE11_NS,
@@ -37,6 +40,8 @@ pub struct Fault {
     addressing: Option<Box<AddressingDetail>>,
     /// Serialised elements written into the detail after `lf:fault` (boxed: rare).
     detail: Option<Box<str>>,
+    /// A service's own codes (boxed: rare).
+    application: Option<Box<application::Application>>,
 }
 
 /// What an addressing fault says beyond its kind (boxed: most faults have none).
@@ -58,6 +63,7 @@ impl Fault {
             not_understood: None,
             addressing: None,
             detail: None,
+            application: None,
         }
     }
 
@@ -70,6 +76,7 @@ impl Fault {
             not_understood: None,
             addressing: None,
             detail: None,
+            application: None,
         }
     }
 
@@ -185,7 +192,10 @@ impl Fault {
     /// (status 400) is answered with 500 as SOAP 1.1 §6.2 and WS-I BP R1126 require; refusals
     /// at the transport level (404, 405, 413, 415, 5xx) keep their status.
     pub fn http_status(&self, version: SoapVersion) -> u16 {
-        let status = self.kind.spec().http_status;
+        let status = self
+            .application
+            .as_ref()
+            .map_or(self.kind.spec().http_status, |a| a.status);
         match (version, status) {
             (SoapVersion::V11, 400) => 500,
             _ => status,
@@ -214,7 +224,9 @@ impl Fault {
             out.push_str("</soap:Header>");
         }
         out.push_str("<soap:Body><soap:Fault>");
-        if self.kind.has_foreign_subcode() {
+        if let Some(app) = &self.application {
+            app.write_soap11_code(out);
+        } else if self.kind.has_foreign_subcode() {
             let (ns, prefix, local) = self.kind.subcode();
             out.push_str(&format!(
                 r#"<faultcode xmlns:{prefix}="{ns}">{prefix}:{local}</faultcode>"#
@@ -237,10 +249,15 @@ impl Fault {
         out.push_str(SOAP12_NS);
         out.push_str(r#"">"#);
         self.write_soap12_header(out);
-        out.push_str("<env:Body><env:Fault><env:Code><env:Value>env:");
-        out.push_str(spec.code.soap12_local());
-        out.push_str("</env:Value>");
-        if spec.has_subcode {
+        out.push_str("<env:Body><env:Fault><env:Code>");
+        if let Some(app) = &self.application {
+            app.write_soap12_code(out);
+        } else {
+            out.push_str("<env:Value>env:");
+            out.push_str(spec.code.soap12_local());
+            out.push_str("</env:Value>");
+        }
+        if spec.has_subcode && self.application.is_none() {
             let (ns, prefix, local) = self.kind.subcode();
             out.push_str(&format!(
                 r#"<env:Subcode><env:Value xmlns:{prefix}="{ns}">{prefix}:{local}</env:Value>"#
@@ -288,10 +305,12 @@ impl Fault {
 
     fn write_detail(&self, out: &mut String) {
         let spec = self.kind.spec();
-        out.push_str(&format!(
-            r#"<lf:fault xmlns:lf="{LATHER_FAULT_NS}" code="{}" name="{}"/>"#,
-            spec.id, spec.name
-        ));
+        if self.application.is_none() {
+            out.push_str(&format!(
+                r#"<lf:fault xmlns:lf="{LATHER_FAULT_NS}" code="{}" name="{}"/>"#,
+                spec.id, spec.name
+            ));
+        }
         if let Some(detail) = &self.detail {
             out.push_str(detail);
         }

@@ -1,0 +1,147 @@
+//! Message-context properties: typed values handlers attach to a message for the handlers,
+//! services and gateway after them (the authenticated identity first of all).
+
+use std::any::{Any, TypeId};
+use std::fmt;
+use std::sync::Arc;
+
+/// A value that can travel in a message's context. Any `Clone + PartialEq + Debug + Send +
+/// Sync + 'static` type is one; give each meaning its own type (a newtype), since the
+/// context holds one value per type.
+pub trait PropertyValue: Any + Clone + PartialEq + fmt::Debug + Send + Sync {}
+
+impl<T: Any + Clone + PartialEq + fmt::Debug + Send + Sync> PropertyValue for T {}
+
+/// One property: a value of some [`PropertyValue`] type.
+#[derive(Clone)]
+pub struct Property {
+    type_id: TypeId,
+    value: Arc<dyn Any + Send + Sync>,
+    eq: fn(&(dyn Any + Send + Sync), &(dyn Any + Send + Sync)) -> bool,
+    debug: fn(&(dyn Any + Send + Sync), &mut fmt::Formatter<'_>) -> fmt::Result,
+}
+
+impl Property {
+    /// Wraps `value`.
+    pub fn new<T: PropertyValue>(value: T) -> Self {
+        Property {
+            type_id: TypeId::of::<T>(),
+            value: Arc::new(value),
+            eq: |a, b| match (a.downcast_ref::<T>(), b.downcast_ref::<T>()) {
+                (Some(a), Some(b)) => a == b,
+                _ => false,
+            },
+            debug: |v, f| match v.downcast_ref::<T>() {
+                Some(v) => v.fmt(f),
+                None => f.write_str("?"),
+            },
+        }
+    }
+
+    /// The value, if it is a `T`.
+    pub fn get<T: PropertyValue>(&self) -> Option<&T> {
+        self.value.downcast_ref::<T>()
+    }
+}
+
+impl PartialEq for Property {
+    fn eq(&self, other: &Self) -> bool {
+        self.type_id == other.type_id && (self.eq)(&*self.value, &*other.value)
+    }
+}
+
+impl Eq for Property {}
+
+impl fmt::Debug for Property {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        (self.debug)(&*self.value, f)
+    }
+}
+
+/// The properties of one message, one per type. Cheap to clone (values are shared).
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Properties {
+    entries: Vec<Property>,
+}
+
+impl Properties {
+    /// No properties.
+    pub fn new() -> Self {
+        Properties::default()
+    }
+
+    /// The value of type `T`, if set.
+    pub fn get<T: PropertyValue>(&self) -> Option<&T> {
+        self.entries.iter().find_map(Property::get::<T>)
+    }
+
+    /// Sets `value`, replacing a value of the same type.
+    pub fn insert<T: PropertyValue>(&mut self, value: T) {
+        self.set(Property::new(value));
+    }
+
+    /// Sets `property`, replacing one of the same type.
+    pub fn set(&mut self, property: Property) {
+        match self
+            .entries
+            .iter_mut()
+            .find(|p| p.type_id == property.type_id)
+        {
+            Some(slot) => *slot = property,
+            None => self.entries.push(property),
+        }
+    }
+
+    /// Whether no property is set.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl fmt::Debug for Properties {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(&self.entries).finish()
+    }
+}
+
+/// Who sent the message, as a handler established it (e.g. `wsse-username` from a
+/// verified UsernameToken): the authenticated user name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Identity(pub String);
+
+impl Identity {
+    /// The user name.
+    pub fn name(&self) -> &str {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Clone, PartialEq)]
+    struct Tenant(u32);
+
+    #[test]
+    fn one_value_per_type_replaced_by_a_later_set() {
+        let mut props = Properties::new();
+        assert!(props.get::<Identity>().is_none());
+        props.insert(Identity("ann".into()));
+        props.insert(Tenant(7));
+        props.insert(Identity("bob".into()));
+        assert_eq!(props.get::<Identity>().map(Identity::name), Some("bob"));
+        assert_eq!(props.get::<Tenant>(), Some(&Tenant(7)));
+        assert_eq!(format!("{props:?}"), r#"[Identity("bob"), Tenant(7)]"#);
+    }
+
+    #[test]
+    fn properties_compare_by_type_and_value() {
+        assert_eq!(Property::new(Tenant(1)), Property::new(Tenant(1)));
+        assert_ne!(Property::new(Tenant(1)), Property::new(Tenant(2)));
+        assert_ne!(
+            Property::new(Identity("1".into())),
+            Property::new("1".to_owned())
+        );
+    }
+}

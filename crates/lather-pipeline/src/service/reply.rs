@@ -1,0 +1,20 @@
+//! What a service answers.
+
+use bytes::Bytes;
+use lather_envelope::{Envelope, SoapVersion};
+
+/// A service's answer to one request.
+#[derive(Debug)]
+pub enum Reply {
+    /// A SOAP message (status 200; 500 when it is a fault). The response stages run on it
+    /// as it is, without writing and parsing it again.
+    Envelope(Envelope),
+    /// A complete SOAP envelope the service wrote itself in this version (status 200). It is
+    /// parsed only when response stages must run on it.
+    Written(SoapVersion, Bytes),
+    /// Nothing to answer (a one-way message): HTTP 202 without a body.
+    Accepted,
+    /// An HTTP answer passed on as it is (status, headers, body): a gateway's backend
+    /// answer. A SOAP body is parsed only when response or fault stages must run on it.
+    Http(http::Response<Bytes>),
+}
