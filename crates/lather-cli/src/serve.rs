@@ -6,7 +6,8 @@ use std::path::Path;
 
 /// Runs the server of the configuration at `path`; returns after a graceful shutdown.
 pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
-    let config = Config::load(path)?;
+    let mut config = Config::load(path)?;
+    cpu_overrides(&mut config.server)?;
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     if config.server.workers > 0 {
         runtime.worker_threads(config.server.workers);
@@ -16,14 +17,15 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         .build()
         .context("starting the runtime")?;
     runtime.block_on(async {
-        let server = lather_http::Server::bind(&config).await.map_err(|e| {
-            if e.kind() == std::io::ErrorKind::ConnectionRefused {
-                // NATS unreachable: the error names its URL.
-                anyhow::Error::new(e)
-            } else {
-                anyhow::Error::new(e).context(format!("cannot listen on {}", config.server.listen))
-            }
-        })?;
+        let server = lather_http::Server::from_config(&config)
+            .await
+            .map_err(|e| match e {
+                // The message names the file and line, or the NATS URL.
+                lather_http::ServeError::Config(_)
+                | lather_http::ServeError::NatsUnreachable(_) => anyhow::Error::new(e),
+                other => anyhow::Error::new(other)
+                    .context(format!("cannot serve on {}", config.server.listen)),
+            })?;
         tracing::info!(
             address = %server.local_addr(),
             services = config.services.len(),
@@ -85,4 +87,25 @@ pub(crate) async fn shutdown_signal() {
     {
         let _ = interrupt.await;
     }
+}
+
+/// Environment variable overriding `[server] cpu_threads` (for benchmark scripts).
+pub(crate) const CPU_THREADS_VAR: &str = "LATHER_CPU_THREADS";
+/// Environment variable overriding `[server] cpu_inline_micros`.
+pub(crate) const CPU_INLINE_VAR: &str = "LATHER_CPU_INLINE_MICROS";
+
+/// Applies [`CPU_THREADS_VAR`] and [`CPU_INLINE_VAR`] when set; a value that is not a
+/// number is an error naming the variable.
+pub(crate) fn cpu_overrides(server: &mut lather_config::ServerConfig) -> anyhow::Result<()> {
+    if let Ok(v) = std::env::var(CPU_THREADS_VAR) {
+        server.cpu_threads = v
+            .parse()
+            .with_context(|| format!("{CPU_THREADS_VAR}={v:?} is not a number of threads"))?;
+    }
+    if let Ok(v) = std::env::var(CPU_INLINE_VAR) {
+        server.cpu_inline_micros = v
+            .parse()
+            .with_context(|| format!("{CPU_INLINE_VAR}={v:?} is not a number of microseconds"))?;
+    }
+    Ok(())
 }

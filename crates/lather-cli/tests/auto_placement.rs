@@ -46,6 +46,7 @@ fn message(id: u128) -> Message {
             client: None,
             direction: Direction::Request,
             request: None,
+            properties: Default::default(),
         },
     )
 }

@@ -127,6 +127,7 @@ fn message(id: u128) -> Message {
             client: Some("127.0.0.1".into()),
             direction: Direction::Request,
             request: None,
+            properties: Default::default(),
         },
     )
 }

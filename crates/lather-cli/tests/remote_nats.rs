@@ -106,6 +106,7 @@ fn message_of(bytes: Bytes, id: u128) -> Message {
             client: Some("127.0.0.1".into()),
             direction: Direction::Request,
             request: None,
+            properties: Default::default(),
         },
     )
 }

@@ -82,6 +82,12 @@ pub struct ServerConfig {
     /// When set, each service's WSDL address is this URL followed by the service's path,
     /// instead of one built from the request's `Host` header.
     pub public_url: Option<String>,
+    /// Threads of the pool CPU-bound handlers run on; 0 (the default) means one per core.
+    pub cpu_threads: usize,
+    /// CPU-bound handlers whose calls take less than this many microseconds on average run
+    /// on the message's task instead of the CPU pool (default 50; 0 sends every CPU-bound
+    /// call to the pool).
+    pub cpu_inline_micros: u64,
 }
 
 /// `max_in_flight`: a fixed number or `"auto"`.
@@ -122,6 +128,8 @@ impl Default for ServerConfig {
             max_connections_per_client: 256,
             admin_allow: Vec::new(),
             public_url: None,
+            cpu_threads: 0,
+            cpu_inline_micros: 50,
         }
     }
 }
@@ -222,6 +230,11 @@ pub struct ServiceConfig {
     /// answer, in milliseconds (default 10 000); 4 failed connections in a row end the
     /// subscription with DeliveryFailure.
     pub sink_write_timeout_ms: Option<Spanned<u64>>,
+    /// Gateway only: the HTTP request header that carries the message's authenticated
+    /// identity (set by a handler such as `wsse-username`) to the backend, e.g.
+    /// `"X-Authenticated-User"` (default: none, the identity is not passed on). A client's
+    /// own header of that name is never forwarded.
+    pub identity_header: Option<Spanned<String>>,
 }
 
 /// What a service does, once validated.

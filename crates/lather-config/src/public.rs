@@ -84,6 +84,18 @@ pub(crate) fn check_service(
             }
         }
     }
+    if let Some(name) = &svc.identity_header {
+        if !gateway {
+            return Err(at(
+                name.span(),
+                format!(
+                    "service[{i}].identity_header: only a gateway (upstream) service passes the identity on"
+                ),
+            ));
+        }
+        check_name(name.get_ref())
+            .map_err(|why| at(name.span(), format!("service[{i}].identity_header: {why}")))?;
+    }
     Ok(())
 }
 
@@ -128,6 +140,21 @@ fn check_url(url: &str, path_allowed: bool) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn identity_header_is_a_gateway_header_name() {
+        let gateway =
+            "[[service]]\nname = \"g\"\npath = \"/g\"\nupstream = [\"http://127.0.0.1:9/\"]\n";
+        let ok = format!("{gateway}identity_header = \"X-User\"\n");
+        assert!(crate::Config::from_toml(&ok, "t.toml").is_ok());
+        let bad = format!("{gateway}identity_header = \"X User\"\n");
+        let e = crate::Config::from_toml(&bad, "t.toml").unwrap_err();
+        assert_eq!(e.line(), Some(5), "{e}");
+        assert!(e.message().contains("identity_header"), "{e}");
+        let echo = "[[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\nidentity_header = \"X-User\"\n";
+        let e = crate::Config::from_toml(echo, "t.toml").unwrap_err();
+        assert!(e.message().contains("only a gateway"), "{e}");
+    }
+
     use crate::Config;
 
     fn error_of(text: &str) -> String {

@@ -46,8 +46,8 @@ pub use element::{Element, Node};
 pub use envelope::Envelope;
 pub use fault::bounds as fault_bounds;
 pub use fault::{
-    Fault, FaultCode, MAX_SUBCODES, FaultKind, FaultSpec, LATHER_FAULT_NS, WSA04_NS, WSA10_NS, WSE04_NS,
-    WSE11_NS, WSN_B_NS, WSSE_NS,
+    Fault, FaultCode, FaultKind, FaultSpec, LATHER_FAULT_NS, MAX_SUBCODES, WSA04_NS, WSA10_NS,
+    WSE04_NS, WSE11_NS, WSN_B_NS, WSSE_NS,
 };
 pub use header::HeaderBlock;
 pub use limits::Limits;

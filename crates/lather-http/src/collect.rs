@@ -122,7 +122,7 @@ impl Collector for EngineCollector {
             MetricType::Counter,
         )?;
         for service in &self.services {
-            if let crate::service::Behaviour::EventSource(source) = &service.behaviour {
+            if let Some(source) = &service.event_source {
                 ConstCounter::new(source.filters_over_budget())
                     .encode(over.encode_family(&[("service", service.name.as_str())])?)?;
             }

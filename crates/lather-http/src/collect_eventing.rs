@@ -1,7 +1,7 @@
 //! Metrics read at scrape time from the event sources: the bytes their sinks hold, their
 //! live delivery tasks, and the notifications dropped and publishes refused by the bounds.
 
-use crate::service::{Behaviour, Service};
+use crate::service::Service;
 use lather_eventing::EventSource;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::MetricType;
@@ -51,9 +51,10 @@ pub(crate) fn encode(
 ) -> Result<(), std::fmt::Error> {
     let sources: Vec<(&str, &EventSource)> = services
         .iter()
-        .filter_map(|s| match &s.behaviour {
-            Behaviour::EventSource(source) => Some((s.name.as_str(), source)),
-            _ => None,
+        .filter_map(|s| {
+            s.event_source
+                .as_ref()
+                .map(|source| (s.name.as_str(), source))
         })
         .collect();
     if sources.is_empty() {

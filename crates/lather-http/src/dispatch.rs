@@ -2,20 +2,19 @@
 //! service, metrics. Every failure becomes a Fault response.
 
 use crate::body::{decode, read_limited};
-use crate::echo;
 use crate::flows::{self, Admitted};
 use crate::metrics::NO_SERVICE;
 use crate::negotiate::{SoapHeaders, guess_version, negotiate};
 use crate::respond::{self, HttpResponse};
 use crate::server::Peer;
-use crate::service::{Behaviour, Service};
+use crate::service::Service;
 use crate::state::State;
 use bytes::Bytes;
 use http::request::Parts;
 use http::{Method, Request, StatusCode};
 use hyper::body::Body;
 use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
-use lather_pipeline::{Context, Direction, Priority, check_must_understand};
+use lather_pipeline::{Context, Direction, Priority, Reply, ServiceRequest, check_must_understand};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -289,6 +288,20 @@ async fn exchange(
             ),
         ));
     }
+    if !service.operations.is_empty()
+        && !envelope
+            .operation()
+            .is_some_and(|op| service.operations.contains(op))
+    {
+        let named = envelope.operation().map_or_else(
+            || "an empty Body".to_owned(),
+            |op| format!("{{{}}}{}", op.namespace(), op.local()),
+        );
+        return Err(Fault::with_reason(
+            FaultKind::UnknownOperation,
+            format!("{} does not serve {named}", service.name),
+        ));
+    }
     let plans = &service.plans;
     if !plans.fault.is_empty() {
         context.request = Some(envelope.clone());
@@ -297,39 +310,48 @@ async fn exchange(
     let understands = |name: &_| {
         service.understood.contains(name) || request_plan.understood_headers().contains(name)
     };
-    check_must_understand(
-        &envelope,
-        understands,
-        service.behaviour.is_ultimate_receiver(),
-    )?;
-    let envelope = match flows::request(request_plan, envelope, context, &state.limits).await? {
-        Admitted::Forward(envelope) => envelope,
-        Admitted::Answered(response) => return Ok(response),
-    };
-    let response = match &service.behaviour {
-        Behaviour::Echo => respond::soap(StatusCode::OK, version, echo::respond(&envelope)),
-        Behaviour::Gateway(gateway) => {
-            gateway
-                .forward(&parts.headers, envelope.as_bytes().clone())
-                .await?
-        }
-        Behaviour::EventSource(source) => {
-            crate::eventing::respond(state, source, service, parts, &envelope, context).await?
-        }
-    };
+    check_must_understand(&envelope, understands, service.ultimate)?;
+    let (envelope, flowed) =
+        match flows::request(request_plan, envelope, context, &state.limits).await? {
+            Admitted::Forward(envelope, flowed) => (envelope, flowed),
+            Admitted::Answered(response) => return Ok(response),
+        };
+    // The properties the request stages set go on with the message (and into the fault
+    // flow's context).
+    context.properties = flowed.properties.clone();
+    let location = service_location(state, service, parts);
+    let path = parts.uri.path();
+    let runs_after = !response_plan.is_empty() || !plans.fault.is_empty();
+    let request = runs_after.then(|| envelope.clone());
+    let reply = service
+        .soap
+        .call(ServiceRequest {
+            envelope,
+            context: &flowed,
+            subpath: (path.len() > service.path.len()).then(|| &path[service.path.len()..]),
+            headers: &parts.headers,
+            location: &location,
+        })
+        .await?;
     // A fault comes back with a 4xx/5xx status: a success needs no look for the fault flow.
-    if response_plan.is_empty() && (plans.fault.is_empty() || response.status().is_success()) {
-        return Ok(response);
+    let success = match &reply {
+        Reply::Envelope(envelope) => !envelope.is_fault(),
+        Reply::Http(response) => response.status().is_success(),
+        Reply::Written(..) | Reply::Accepted => true,
+    };
+    if response_plan.is_empty() && (plans.fault.is_empty() || success) {
+        return Ok(flows::reply_response(reply, version));
     }
     let context = Context {
         direction: Direction::Response,
-        request: Some(envelope),
-        ..context.clone()
+        request,
+        ..*flowed
     };
     flows::response(
         response_plan,
         &plans.fault,
-        response,
+        reply,
+        version,
         &context,
         &state.limits,
     )
@@ -338,18 +360,8 @@ async fn exchange(
 
 async fn wsdl(state: &State, service: &Service, parts: &Parts) -> Result<HttpResponse, Fault> {
     let location = service_location(state, service, parts);
-    match &service.behaviour {
-        Behaviour::Echo => Ok(respond::with_type(
-            StatusCode::OK,
-            "text/xml; charset=utf-8",
-            echo::wsdl(&location),
-        )),
-        Behaviour::Gateway(gateway) => gateway.wsdl(&location).await,
-        Behaviour::EventSource(_) => Err(Fault::with_reason(
-            FaultKind::MethodNotAllowed,
-            "an event source serves no WSDL: POST WS-Eventing requests",
-        )),
-    }
+    let reply = service.soap.wsdl(&location).await?;
+    Ok(flows::reply_response(reply, guess_version(&parts.headers)))
 }
 
 fn is_wsdl_query(query: Option<&str>) -> bool {

@@ -3,7 +3,41 @@
 
 use bytes::Bytes;
 use lather_envelope::escape::escape_attribute;
-use lather_envelope::{Envelope, EnvelopeBuilder};
+use lather_envelope::{Envelope, EnvelopeBuilder, QName};
+use lather_pipeline::{Reply, ServiceFuture, ServiceRequest, SoapService};
+
+/// The built-in echo service (`builtin = "echo"`): answers with the request's Body content
+/// in the same SOAP version, relating the answer to the request's `wsa:MessageID`, and
+/// describes itself in WSDL.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Echo;
+
+impl SoapService for Echo {
+    fn call<'a>(&'a self, request: ServiceRequest<'a>) -> ServiceFuture<'a> {
+        let version = request.envelope.version();
+        let answer = respond(&request.envelope);
+        Box::pin(async move { Ok(Reply::Written(version, answer)) })
+    }
+
+    fn wsdl<'a>(&'a self, location: &'a str) -> ServiceFuture<'a> {
+        let document = wsdl(location);
+        Box::pin(async move {
+            let mut response = http::Response::new(document);
+            response.headers_mut().insert(
+                http::header::CONTENT_TYPE,
+                http::HeaderValue::from_static("text/xml; charset=utf-8"),
+            );
+            Ok(Reply::Http(response))
+        })
+    }
+
+    fn understood(&self) -> Vec<QName> {
+        UNDERSTOOD
+            .iter()
+            .map(|(ns, local)| QName::new(*ns, *local))
+            .collect()
+    }
+}
 
 /// WS-Addressing 1.0.
 const WSA10_NS: &str = "http://www.w3.org/2005/08/addressing";

@@ -1,31 +1,74 @@
-//! The `event-source` builtin over HTTP: WS-Eventing and WS-BaseNotification requests at the
-//! service's path (source and subscription manager in one), events published at
+//! The `event-source` builtin as a service: WS-Eventing and WS-BaseNotification requests at
+//! the service's path (source and subscription manager in one), events published at
 //! `{path}/publish` or as a `wsnt:Notify` to the path.
 
-use crate::dispatch::service_location;
-use crate::respond::{self, HttpResponse};
-use crate::service::{PUBLISH_SUFFIX, Service};
-use crate::state::State;
 use bytes::Bytes;
-use http::StatusCode;
-use http::request::Parts;
 use lather_envelope::{Envelope, Fault, QName, WSA04_NS, WSA10_NS};
 use lather_eventing::{EventSource, LATHER_EVENTING_NS};
-use lather_pipeline::Context;
+use lather_pipeline::{Identity, Reply, ServiceFuture, ServiceRequest, SoapService};
+
+/// The path events are published at, below an event source's path.
+pub(crate) const PUBLISH_SUFFIX: &str = "/publish";
+
+/// Header blocks an event source processes: the addressing headers it reads and the
+/// subscription identifiers and publish topic.
+const UNDERSTOOD: [(&str, &str); 11] = [
+    (WSA10_NS, "MessageID"),
+    (WSA04_NS, "MessageID"),
+    (WSA10_NS, "Action"),
+    (WSA10_NS, "To"),
+    (WSA10_NS, "ReplyTo"),
+    (WSA04_NS, "Action"),
+    (WSA04_NS, "To"),
+    (WSA04_NS, "ReplyTo"),
+    (lather_envelope::WSE04_NS, "Identifier"),
+    (LATHER_EVENTING_NS, "Identifier"),
+    (LATHER_EVENTING_NS, "Topic"),
+];
+
+/// An event source served at a path.
+#[derive(Debug, Clone)]
+pub struct EventSourceService {
+    source: EventSource,
+}
+
+impl EventSourceService {
+    /// Serves `source`.
+    pub fn new(source: EventSource) -> Self {
+        EventSourceService { source }
+    }
+
+    /// The event source.
+    pub fn source(&self) -> &EventSource {
+        &self.source
+    }
+}
+
+impl SoapService for EventSourceService {
+    fn call<'a>(&'a self, request: ServiceRequest<'a>) -> ServiceFuture<'a> {
+        Box::pin(respond(&self.source, request))
+    }
+
+    fn understood(&self) -> Vec<QName> {
+        UNDERSTOOD
+            .iter()
+            .map(|(ns, local)| QName::new(*ns, *local))
+            .collect()
+    }
+
+    fn subpaths(&self) -> Vec<String> {
+        vec![PUBLISH_SUFFIX.to_owned()]
+    }
+}
 
 /// Answers one message to an event source: a publish (at `{path}/publish`) or an eventing
 /// request.
-pub(crate) async fn respond(
-    state: &State,
-    source: &EventSource,
-    service: &Service,
-    parts: &Parts,
-    envelope: &Envelope,
-    context: &Context,
-) -> Result<HttpResponse, Fault> {
+async fn respond(source: &EventSource, request: ServiceRequest<'_>) -> Result<Reply, Fault> {
+    let envelope = &request.envelope;
     let version = envelope.version();
-    if parts.uri.path() != service.path && parts.uri.path().ends_with(PUBLISH_SUFFIX) {
-        let action = context
+    if request.subpath == Some(PUBLISH_SUFFIX) {
+        let action = request
+            .context
             .action
             .as_deref()
             .filter(|a| !a.is_empty())
@@ -39,24 +82,30 @@ pub(crate) async fn respond(
             r#"<?xml version="1.0" encoding="UTF-8"?><s:Envelope xmlns:s="{}"><s:Body><lev:Published xmlns:lev="{LATHER_EVENTING_NS}" queued="{queued}" durable="false"/></s:Body></s:Envelope>"#,
             version.namespace()
         );
-        return Ok(respond::soap(StatusCode::OK, version, Bytes::from(body)));
+        return Ok(Reply::Written(version, Bytes::from(body)));
     }
-    let manager = service_location(state, service, parts);
-    // The subscriber identity for the per-identity quota: the client's address until a
-    // wsse identity is carried in the context (a later change puts it there).
-    let identity = context.client.as_deref();
-    let answer = source.handle_for(envelope, &manager, identity).await?;
+    // The subscriber identity for the per-identity quota: the authenticated identity a
+    // handler set (e.g. wsse-username), else the client's address.
+    let identity = request
+        .context
+        .properties
+        .get::<Identity>()
+        .map(Identity::name)
+        .or(request.context.client.as_deref());
+    let answer = source
+        .handle_for(envelope, request.location, identity)
+        .await?;
     if answer.is_empty() {
         // A one-way message (wsnt:Notify): accepted, nothing to answer.
-        return Ok(respond::soap(StatusCode::ACCEPTED, version, answer));
+        return Ok(Reply::Accepted);
     }
-    Ok(respond::soap(StatusCode::OK, version, answer))
+    Ok(Reply::Written(version, answer))
 }
 
 /// The request's `wsa:Action`, in either addressing version.
 fn wsa_action(envelope: &Envelope) -> Option<String> {
-    [WSA10_NS, WSA04_NS].into_iter().find_map(|ns| {
-        let block = envelope.header(&QName::new(ns, "Action"))?;
+    [WSA10_NS, WSA04_NS].into_iter().find_map(|block_ns| {
+        let block = envelope.header(&QName::new(block_ns, "Action"))?;
         envelope.header_text(block)
     })
 }

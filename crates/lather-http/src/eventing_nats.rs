@@ -2,18 +2,17 @@
 //! not `"local"`): at start each connects, loads the shared subscriptions and joins the
 //! queue group of its event subject.
 
-use crate::service::Behaviour;
+use crate::ServeError;
 use crate::state::State;
 use lather_config::Config;
 use lather_eventing::SharedSettings;
 use lather_remote::Link;
-use std::io;
 use std::sync::Arc;
 
 /// Shares every such event source over NATS. NATS unreachable → a `ConnectionRefused`
 /// error naming the URL; JetStream KV unavailable → an error naming the service, URL and
 /// bucket.
-pub(crate) async fn share(config: &Config, state: &State) -> io::Result<()> {
+pub(crate) async fn share(config: &Config, state: &State) -> Result<(), ServeError> {
     let Some(nats) = &config.nats else {
         return Ok(());
     };
@@ -25,7 +24,7 @@ pub(crate) async fn share(config: &Config, state: &State) -> io::Result<()> {
         let Some(service) = state.services.get(svc.path.get_ref()) else {
             continue;
         };
-        let Behaviour::EventSource(source) = &service.behaviour else {
+        let Some(source) = &service.event_source else {
             continue;
         };
         let link = link.get_or_insert_with(|| {
@@ -36,9 +35,12 @@ pub(crate) async fn share(config: &Config, state: &State) -> io::Result<()> {
         });
         link.connect()
             .await
-            .map_err(|e| io::Error::new(io::ErrorKind::ConnectionRefused, e.to_string()))?;
+            .map_err(|e| ServeError::NatsUnreachable(e.to_string()))?;
         let Some(client) = link.client() else {
-            return Err(io::Error::other("NATS client missing after connect"));
+            return Err(ServeError::NatsUnreachable(format!(
+                "{}: no client after connecting",
+                link.url()
+            )));
         };
         let settings = SharedSettings {
             bucket: svc.subscription_bucket(nats),
@@ -48,12 +50,9 @@ pub(crate) async fn share(config: &Config, state: &State) -> io::Result<()> {
         source
             .share_over_nats(client.clone(), &settings)
             .await
-            .map_err(|e| {
-                io::Error::other(format!(
-                    "event source {}: NATS at {}: {e}",
-                    svc.name.get_ref(),
-                    link.url()
-                ))
+            .map_err(|e| ServeError::EventSource {
+                service: svc.name.get_ref().clone(),
+                reason: format!("NATS at {}: {e}", link.url()),
             })?;
         tracing::info!(
             service = svc.name.get_ref(),

@@ -5,8 +5,8 @@ use crate::respond::{self, HttpResponse};
 use bytes::Bytes;
 use http::{Response, StatusCode};
 use http_body_util::{BodyExt, Full};
-use lather_envelope::{Envelope, Fault, Limits};
-use lather_pipeline::{Context, Direction, Message, Outcome, Plan, run};
+use lather_envelope::{Envelope, Fault, Limits, SoapVersion};
+use lather_pipeline::{Context, Direction, Message, Outcome, Plan, Reply, run};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -14,8 +14,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// What the request flow decided.
 #[derive(Debug)]
 pub(crate) enum Admitted {
-    /// Go on to the service with this (possibly patched) envelope.
-    Forward(Envelope),
+    /// Go on to the service with this (possibly patched) envelope and the context the
+    /// handlers left (with the properties they set).
+    Forward(Envelope, Box<Context>),
     /// A handler answered; the service is not called.
     Answered(HttpResponse),
 }
@@ -28,28 +29,56 @@ pub(crate) async fn request(
     limits: &Limits,
 ) -> Result<Admitted, Fault> {
     if plan.is_empty() {
-        return Ok(Admitted::Forward(envelope));
+        return Ok(Admitted::Forward(envelope, Box::new(context.clone())));
     }
     match run(plan, Message::new(envelope, context.clone()), limits).await {
-        Outcome::Continue(message) => Ok(Admitted::Forward(message.into_envelope())),
+        Outcome::Continue(message) => {
+            let (envelope, context) = message.into_parts();
+            Ok(Admitted::Forward(envelope, Box::new(context)))
+        }
         Outcome::Respond(envelope) => Ok(Admitted::Answered(envelope_response(&envelope))),
         Outcome::Fault(fault) => Err(fault),
     }
 }
 
-/// Runs the response flow on a SOAP response, or the fault flow when the service answered
-/// with a fault; anything that is not an envelope (a WSDL, a backend's HTML error page)
-/// passes through untouched.
+/// A service's answer as an HTTP response, with no stages to run on it.
+pub(crate) fn reply_response(reply: Reply, version: SoapVersion) -> HttpResponse {
+    match reply {
+        Reply::Envelope(envelope) => envelope_response(&envelope),
+        Reply::Written(version, bytes) => respond::soap(StatusCode::OK, version, bytes),
+        Reply::Accepted => respond::soap(StatusCode::ACCEPTED, version, Bytes::new()),
+        Reply::Http(response) => response.map(Full::new),
+    }
+}
+
+/// Runs the response flow on a SOAP answer, or the fault flow when the service answered
+/// with a fault; anything that is not an envelope (a WSDL, a backend's HTML error page, a
+/// 202) passes through untouched. An answer that is already an [`Envelope`] is not
+/// written and parsed again.
 pub(crate) async fn response(
     plan: &Plan,
     fault_plan: &Plan,
-    response: HttpResponse,
+    reply: Reply,
+    version: SoapVersion,
     context: &Context,
     limits: &Limits,
 ) -> Result<HttpResponse, Fault> {
-    let (parts, bytes) = collect(response).await;
-    let Ok(envelope) = Envelope::parse(bytes.clone(), limits) else {
-        return Ok(Response::from_parts(parts, Full::new(bytes)));
+    let (parts, envelope) = match reply {
+        Reply::Envelope(envelope) => (None, envelope),
+        Reply::Accepted => return Ok(reply_response(Reply::Accepted, version)),
+        Reply::Written(version, bytes) => {
+            let Ok(envelope) = Envelope::parse(bytes.clone(), limits) else {
+                return Ok(respond::soap(StatusCode::OK, version, bytes));
+            };
+            (None, envelope)
+        }
+        Reply::Http(response) => {
+            let (parts, bytes) = response.into_parts();
+            let Ok(envelope) = Envelope::parse(bytes.clone(), limits) else {
+                return Ok(Response::from_parts(parts, Full::new(bytes)));
+            };
+            (Some(parts), envelope)
+        }
     };
     let (plan, context) = if envelope.is_fault() {
         let context = Context {
@@ -60,14 +89,15 @@ pub(crate) async fn response(
     } else {
         (plan, std::borrow::Cow::Borrowed(context))
     };
+    let answer = |envelope: &Envelope| match &parts {
+        Some(parts) => Response::from_parts(parts.clone(), Full::new(envelope.as_bytes().clone())),
+        None => envelope_response(envelope),
+    };
     if plan.is_empty() {
-        return Ok(Response::from_parts(parts, Full::new(bytes)));
+        return Ok(answer(&envelope));
     }
     match run(plan, Message::new(envelope, context.into_owned()), limits).await {
-        Outcome::Continue(message) => {
-            let bytes: Bytes = message.into_envelope().as_bytes().clone();
-            Ok(Response::from_parts(parts, Full::new(bytes)))
-        }
+        Outcome::Continue(message) => Ok(answer(message.envelope())),
         Outcome::Respond(envelope) => Ok(envelope_response(&envelope)),
         Outcome::Fault(fault) => Err(fault),
     }

@@ -1,8 +1,6 @@
 //! `GET /health`: `ok`, or `degraded` naming each service whose admission gate is full.
 
 use crate::service::Service;
-use lather_config::Config;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 /// The services `/health` looks at, each with its queue capacity.
@@ -12,17 +10,14 @@ pub(crate) struct Health {
 }
 
 impl Health {
-    /// The distinct services of `by_path`, with their capacities from `config`.
-    pub(crate) fn new(config: &Config, by_path: &HashMap<String, Arc<Service>>) -> Self {
-        let mut services: Vec<(Arc<Service>, usize)> = Vec::new();
-        for svc in &config.services {
-            let Some(service) = by_path.get(svc.path.get_ref()) else {
-                continue;
-            };
-            let capacity = svc.queue_capacity.unwrap_or(config.server.queue_capacity);
-            services.push((service.clone(), capacity));
+    /// Looks at `services` (each once), with their queue capacities.
+    pub(crate) fn new(services: &[Arc<Service>]) -> Self {
+        Health {
+            services: services
+                .iter()
+                .map(|s| (s.clone(), s.queue_capacity))
+                .collect(),
         }
-        Health { services }
     }
 
     /// The services that cannot take a request now: every slot in flight and the queue

@@ -9,11 +9,13 @@
 mod accept;
 mod authority;
 mod body;
+mod builder;
 mod collect;
 mod collect_eventing;
 mod conn_cap;
 mod dispatch;
 mod echo;
+mod error;
 mod event_sink;
 mod eventing;
 mod eventing_nats;
@@ -31,4 +33,8 @@ mod server;
 mod service;
 mod state;
 
+pub use builder::{Mount, ServerBuilder};
+pub use echo::Echo;
+pub use error::ServeError;
+pub use eventing::EventSourceService;
 pub use server::Server;

@@ -8,28 +8,33 @@ use crate::idle::{Activity, Busy, Watched};
 use crate::negotiate::guess_version;
 use crate::respond;
 use crate::state::State;
+use crate::{ServeError, ServerBuilder};
 use futures_util::FutureExt;
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
-use lather_config::Config;
+use lather_config::{Config, ServerConfig};
 use lather_envelope::{Fault, FaultKind};
 use std::convert::Infallible;
 use std::future::Future;
-use std::io;
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 
-/// A bound lather server. [`Server::bind`] it, then [`Server::serve`] it until shutdown.
+/// A bound lather server: build it with [`Server::builder`] (services in code) or
+/// [`Server::from_config`] (a TOML configuration), then [`Server::serve`] it until shutdown.
 ///
 /// ```no_run
-/// # async fn run(config: lather_config::Config) -> std::io::Result<()> {
-/// let server = lather_http::Server::bind(&config).await?;
+/// # async fn run() -> Result<(), lather_http::ServeError> {
+/// let server = lather_http::Server::builder()
+///     .listen("127.0.0.1:8080".parse().unwrap())
+///     .service("/echo", lather_http::Echo)
+///     .bind()
+///     .await?;
 /// println!("listening on {}", server.local_addr());
 /// server.serve(async { let _ = tokio::signal::ctrl_c().await; }).await
 /// # }
@@ -45,33 +50,35 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds `config.server.listen` and prepares the services and their handler stages.
-    /// A handler or flow that is not valid is an `InvalidInput` error naming its line. When a
-    /// handler is placed remotely it connects to `[nats]` first: an unreachable server is a
-    /// `ConnectionRefused` error naming the URL. So does an event source whose subscriptions
-    /// live in NATS (see docs/eventing.md, "Several nodes over NATS").
-    pub async fn bind(config: &Config) -> io::Result<Server> {
-        let listener = TcpListener::bind(config.server.listen).await?;
-        let local = listener.local_addr()?;
-        let state = State::new(config, local)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e.to_string()))?;
-        if let Some(link) = &state.link {
-            link.connect()
-                .await
-                .map_err(|e| io::Error::new(io::ErrorKind::ConnectionRefused, e.to_string()))?;
-        }
-        crate::eventing_nats::share(config, &state).await?;
-        crate::exposure::warn(config);
-        let server = &config.server;
+    /// A builder: listen address, limits, services by path, the CPU pool.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::default()
+    }
+
+    /// Binds `config.server.listen` and prepares the configuration's services and their
+    /// handler stages (the builder with [`ServerBuilder::config`]). A handler or flow that
+    /// is not valid is a [`ServeError::Config`] naming its line; when a handler is placed
+    /// remotely, or an event source shares its subscriptions over NATS, an unreachable
+    /// NATS server is [`ServeError::NatsUnreachable`] naming the URL.
+    pub async fn from_config(config: &Config) -> Result<Server, ServeError> {
+        Server::builder().config(config).bind().await
+    }
+
+    /// The same as [`Server::from_config`].
+    pub async fn bind(config: &Config) -> Result<Server, ServeError> {
+        Server::from_config(config).await
+    }
+
+    pub(crate) fn new(listener: TcpListener, state: State, server: &ServerConfig) -> Server {
         let max_connections = crate::fd_limit::fit(server.max_connections);
-        Ok(Server {
+        Server {
             listener,
             state: Arc::new(state),
             grace: Duration::from_millis(server.shutdown_grace_ms),
             caps: ConnectionCaps::new(max_connections, server.max_connections_per_client),
             idle: Duration::from_millis(server.idle_timeout_ms),
             header_timeout: Duration::from_millis(server.header_timeout_ms),
-        })
+        }
     }
 
     /// The address actually bound (useful with port 0).
@@ -81,7 +88,7 @@ impl Server {
 
     /// Serves until `shutdown` completes; then stops accepting, lets requests in flight
     /// finish (up to the configured grace period) and returns.
-    pub async fn serve(self, shutdown: impl Future<Output = ()>) -> io::Result<()> {
+    pub async fn serve(self, shutdown: impl Future<Output = ()>) -> Result<(), ServeError> {
         let graceful = GracefulShutdown::new();
         let mut builder = auto::Builder::new(TokioExecutor::new());
         builder
@@ -166,7 +173,8 @@ async fn answer(
 ) -> Result<respond::HttpResponse, Infallible> {
     let version = guess_version(req.headers());
     req.extensions_mut().insert(Peer(peer));
-    let response = AssertUnwindSafe(dispatch::handle(state, req))
+    let pool = state.cpu_pool.clone();
+    let response = AssertUnwindSafe(pool.scope(dispatch::handle(state, req)))
         .catch_unwind()
         .await
         .unwrap_or_else(|_| {

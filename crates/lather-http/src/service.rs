@@ -1,83 +1,104 @@
-//! A configured service: its name, path and behaviour.
+//! A served service: its name, path, SOAP service, handler plans and admission gate.
 
+use crate::eventing::EventSourceService;
 use crate::gateway::{Gateway, ResponsePolicy};
 use lather_config::{Builtin, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind};
 use lather_envelope::QName;
 use lather_handlers::ServicePlans;
-use lather_pipeline::{Gate, LimitPolicy};
+use lather_pipeline::{Gate, LimitPolicy, SoapService};
 use std::sync::Arc;
 
-/// What a service does with a request.
-#[derive(Debug)]
-pub(crate) enum Behaviour {
-    /// The built-in echo.
-    Echo,
-    /// Forward to backends.
-    Gateway(Box<Gateway>),
-    /// A WS-Eventing event source and subscription manager; events published at
-    /// `{path}/publish`.
-    EventSource(lather_eventing::EventSource),
-}
-
-/// The path events are published at, below an event source's path.
-pub(crate) const PUBLISH_SUFFIX: &str = "/publish";
-
 /// One service at one path.
-#[derive(Debug)]
 pub(crate) struct Service {
     pub(crate) name: String,
     pub(crate) path: String,
-    pub(crate) behaviour: Behaviour,
+    /// What answers the requests.
+    pub(crate) soap: Arc<dyn SoapService>,
     /// The request and response handler stages.
     pub(crate) plans: ServicePlans,
     /// Admission: the bounded queue and the in-flight window.
     pub(crate) gate: Arc<Gate>,
+    /// The most requests the gate queues.
+    pub(crate) queue_capacity: usize,
     /// Header blocks the service itself understands (its handlers' are added per message,
     /// from the plan the message takes).
     pub(crate) understood: Vec<QName>,
+    /// The operations it serves (empty: any).
+    pub(crate) operations: Vec<QName>,
+    /// Whether it is the ultimate SOAP receiver (not a gateway).
+    pub(crate) ultimate: bool,
     /// The configured URL clients reach the service at, if any (`public_url`).
     pub(crate) public_url: Option<String>,
+    /// The event source, when the service is the `event-source` builtin (its metrics, its
+    /// NATS sharing and the `publish` handlers reach it here).
+    pub(crate) event_source: Option<lather_eventing::EventSource>,
 }
 
-impl Behaviour {
-    /// Whether the service answers messages itself (the ultimate receiver) rather than
-    /// forwarding them.
-    pub(crate) fn is_ultimate_receiver(&self) -> bool {
-        matches!(self, Behaviour::Echo | Behaviour::EventSource(_))
+impl std::fmt::Debug for Service {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Service")
+            .field("name", &self.name)
+            .field("path", &self.path)
+            .finish_non_exhaustive()
     }
+}
 
-    /// Header blocks the behaviour itself processes.
-    fn understood(&self) -> Vec<QName> {
-        match self {
-            Behaviour::Echo => crate::echo::UNDERSTOOD
-                .iter()
-                .map(|(ns, local)| QName::new(*ns, *local))
-                .collect(),
-            Behaviour::EventSource(_) => crate::echo::UNDERSTOOD
-                .iter()
-                .chain(EVENTING_UNDERSTOOD.iter())
-                .map(|(ns, local)| QName::new(*ns, *local))
-                .collect(),
-            Behaviour::Gateway(_) => Vec::new(),
+/// How a service is admitted: the queue's capacity and the in-flight policy.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Admission {
+    pub(crate) queue_capacity: usize,
+    pub(crate) max_in_flight: MaxInFlight,
+    pub(crate) min_in_flight: usize,
+}
+
+impl Admission {
+    /// The server's defaults with a service's overrides.
+    pub(crate) fn of(server: &ServerConfig, config: Option<&ServiceConfig>) -> Self {
+        Admission {
+            queue_capacity: config
+                .and_then(|c| c.queue_capacity)
+                .unwrap_or(server.queue_capacity),
+            max_in_flight: config
+                .and_then(|c| c.max_in_flight)
+                .unwrap_or(server.max_in_flight),
+            min_in_flight: server.min_in_flight,
         }
     }
+
+    fn gate(&self) -> Arc<Gate> {
+        let policy = match self.max_in_flight {
+            MaxInFlight::Fixed(n) => LimitPolicy::Fixed(n),
+            MaxInFlight::Auto(_) => LimitPolicy::adaptive_with_floor(self.min_in_flight),
+        };
+        Gate::new(self.queue_capacity, policy)
+    }
 }
 
-/// Header blocks an event source processes: the addressing headers it reads and the
-/// subscription identifiers and publish topic.
-const EVENTING_UNDERSTOOD: [(&str, &str); 9] = [
-    (lather_envelope::WSA10_NS, "Action"),
-    (lather_envelope::WSA10_NS, "To"),
-    (lather_envelope::WSA10_NS, "ReplyTo"),
-    (lather_envelope::WSA04_NS, "Action"),
-    (lather_envelope::WSA04_NS, "To"),
-    (lather_envelope::WSA04_NS, "ReplyTo"),
-    (lather_envelope::WSE04_NS, "Identifier"),
-    (lather_eventing::LATHER_EVENTING_NS, "Identifier"),
-    (lather_eventing::LATHER_EVENTING_NS, "Topic"),
-];
-
 impl Service {
+    /// A service answering with `soap` at `path`.
+    pub(crate) fn new(
+        name: String,
+        path: String,
+        soap: Arc<dyn SoapService>,
+        plans: ServicePlans,
+        admission: Admission,
+        public_url: Option<String>,
+    ) -> Self {
+        Service {
+            name,
+            path,
+            understood: soap.understood(),
+            operations: soap.operations(),
+            ultimate: soap.is_ultimate_receiver(),
+            soap,
+            plans,
+            gate: admission.gate(),
+            queue_capacity: admission.queue_capacity,
+            public_url,
+            event_source: None,
+        }
+    }
+
     /// The service for `config`; fails (with the reason) if an event source's store cannot
     /// be opened.
     pub(crate) fn from_config(
@@ -86,38 +107,40 @@ impl Service {
         server: &ServerConfig,
         listen: std::net::SocketAddr,
     ) -> Result<Self, String> {
-        let max_message_bytes = server.max_message_bytes;
-        let capacity = config.queue_capacity.unwrap_or(server.queue_capacity);
-        let policy = match config.max_in_flight.unwrap_or(server.max_in_flight) {
-            MaxInFlight::Fixed(n) => LimitPolicy::Fixed(n),
-            MaxInFlight::Auto(_) => LimitPolicy::adaptive_with_floor(server.min_in_flight),
-        };
-        let behaviour = match config.kind() {
-            ServiceKind::Builtin(Builtin::Echo) => Behaviour::Echo,
-            ServiceKind::Builtin(Builtin::EventSource) => Behaviour::EventSource(
-                lather_eventing::EventSource::open(source_settings(config, listen)?)?,
-            ),
-            ServiceKind::Gateway(upstreams) => Behaviour::Gateway(Box::new(Gateway::new(
+        let mut event_source = None;
+        let soap: Arc<dyn SoapService> = match config.kind() {
+            ServiceKind::Builtin(Builtin::Echo) => Arc::new(crate::echo::Echo),
+            ServiceKind::Builtin(Builtin::EventSource) => {
+                let source = lather_eventing::EventSource::open(source_settings(config, listen)?)
+                    .map_err(|e| e.to_string())?;
+                event_source = Some(source.clone());
+                Arc::new(EventSourceService::new(source))
+            }
+            ServiceKind::Gateway(upstreams) => Arc::new(Gateway::new(
                 config.name.get_ref().clone(),
                 upstreams.clone(),
                 config.timeout(),
-                max_message_bytes,
+                server.max_message_bytes,
                 ResponsePolicy::new(
                     &config.response_headers_remove(),
                     &config.response_headers_set(),
                 ),
-            ))),
+                config
+                    .identity_header
+                    .as_ref()
+                    .and_then(|h| http::HeaderName::from_bytes(h.get_ref().as_bytes()).ok()),
+            )),
         };
-        let understood = behaviour.understood();
-        Ok(Service {
-            name: config.name.get_ref().clone(),
-            path: config.path.get_ref().clone(),
-            behaviour,
+        let mut service = Service::new(
+            config.name.get_ref().clone(),
+            config.path.get_ref().clone(),
+            soap,
             plans,
-            gate: Gate::new(capacity, policy),
-            understood,
-            public_url: config.public_url(server),
-        })
+            Admission::of(server, Some(config)),
+            config.public_url(server),
+        );
+        service.event_source = event_source;
+        Ok(service)
     }
 }
 

@@ -1,9 +1,10 @@
 //! What every request needs: the services by path, the limits and the metrics.
 
 use crate::metrics::Metrics;
-use crate::service::{Behaviour, PUBLISH_SUFFIX, Service};
-use lather_config::Config;
+use crate::service::Service;
+use lather_config::ServerConfig;
 use lather_envelope::Limits;
+use lather_pipeline::CpuPool;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use std::sync::Arc;
 /// Shared, read-only state of a running server (metrics use interior mutability).
 #[derive(Debug)]
 pub(crate) struct State {
+    /// Services by path (a service with subpaths is there under each).
     pub(crate) services: HashMap<String, Arc<Service>>,
     pub(crate) limits: Limits,
     /// How fast request bodies must arrive.
@@ -23,65 +25,62 @@ pub(crate) struct State {
     pub(crate) health: crate::health::Health,
     /// Who may read `/health` and `/metrics` (empty: everyone).
     pub(crate) admin_allow: Vec<lather_config::IpNet>,
+    /// Where CPU-bound handlers run.
+    pub(crate) cpu_pool: CpuPool,
 }
 
 impl State {
-    /// The state for `config`; fails if a handler or a flow is not valid.
-    pub(crate) fn new(
-        config: &Config,
+    /// The state serving `services` (in order) with the `[server]` settings `server`.
+    pub(crate) fn assemble(
+        server: &ServerConfig,
+        services: Vec<Arc<Service>>,
         listen: SocketAddr,
-    ) -> Result<Self, lather_config::ConfigError> {
-        // The plans' `publish` handlers find the event sources opened below here.
-        let sinks = lather_handlers::EventSinks::default();
-        let lather_handlers::Services { plans, link } =
-            lather_handlers::build_services_with(config, &sinks)?;
-        let server = &config.server;
+        link: Option<Arc<lather_remote::Link>>,
+        cpu_pool: CpuPool,
+    ) -> Result<Self, crate::ServeError> {
         let limits = Limits {
             max_message_bytes: server.max_message_bytes,
             max_depth: server.max_depth,
             max_attributes: server.max_attributes,
         };
-        let mut services: HashMap<String, Arc<Service>> = HashMap::new();
-        for (svc, plans) in config.services.iter().zip(plans) {
-            if matches!(
-                svc.kind(),
-                lather_config::ServiceKind::Builtin(lather_config::Builtin::EventSource)
-            ) {
-                crate::service::delivery_policy(svc)
-                    .map_err(|(span, why)| config.error_at(span, format!("event source: {why}")))?;
-            }
-            let service = Service::from_config(svc, plans, server, listen)
-                .map_err(|e| config.error_at(svc.path.span(), format!("event source: {e}")))?;
-            let service = Arc::new(service);
-            if let Behaviour::EventSource(source) = &service.behaviour {
-                sinks.register(
-                    &service.name,
-                    Arc::new(crate::event_sink::SourceSink(source.clone())),
-                );
-                let publish = format!("{}{PUBLISH_SUFFIX}", service.path);
-                services.entry(publish).or_insert_with(|| service.clone());
-            }
-            services.insert(service.path.clone(), service);
-        }
-        let mut metrics = Metrics::new(config.services.iter().map(|s| s.name.get_ref().as_str()));
-        // An event source answers at two paths; the collector counts each service once.
-        let mut all: Vec<Arc<Service>> = Vec::new();
-        for service in services.values() {
-            if !all.iter().any(|a| Arc::ptr_eq(a, service)) {
-                all.push(service.clone());
+        let mut by_path: HashMap<String, Arc<Service>> = HashMap::new();
+        for service in &services {
+            let paths = std::iter::once(service.path.clone()).chain(
+                service
+                    .soap
+                    .subpaths()
+                    .into_iter()
+                    .map(|sub| format!("{}{sub}", service.path)),
+            );
+            for path in paths {
+                if let Some(first) = by_path.get(&path) {
+                    // A subpath yields to a service configured at that path.
+                    if path != service.path {
+                        continue;
+                    }
+                    if first.path == path {
+                        return Err(crate::ServeError::DuplicatePath {
+                            path,
+                            first: first.name.clone(),
+                            second: service.name.clone(),
+                        });
+                    }
+                }
+                by_path.insert(path, service.clone());
             }
         }
-        metrics.register_collector(crate::collect::EngineCollector::new(all));
-        let health = crate::health::Health::new(config, &services);
+        let mut metrics = Metrics::new(services.iter().map(|s| s.name.as_str()));
+        metrics.register_collector(crate::collect::EngineCollector::new(services.clone()));
         Ok(State {
-            services,
+            services: by_path,
             limits,
             body: crate::body::BodyPace::from_config(server),
             metrics,
             listen,
             link,
-            health,
+            health: crate::health::Health::new(&services),
             admin_allow: server.admin_allow.clone(),
+            cpu_pool,
         })
     }
 }

@@ -117,7 +117,7 @@ async fn a_bad_handler_is_refused_when_the_server_starts() {
     );
     let config = Config::from_toml(&text, "bad.toml").unwrap();
     let err = lather_http::Server::bind(&config).await.unwrap_err();
-    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(matches!(err, lather_http::ServeError::Config(_)), "{err}");
     let msg = err.to_string();
     assert!(
         msg.contains("bad.toml:13:") && msg.contains("unknown kind \"digestive\""),

@@ -68,7 +68,8 @@ impl CpuPool {
         })
     }
 
-    /// A pool on a runtime the program already runs (its threads, its size).
+    /// A pool on a runtime the program already runs (its threads, its size). The runtime
+    /// must have its timers enabled (`enable_time`), since handlers' timeouts run there.
     pub fn from_handle(handle: Handle) -> CpuPool {
         let threads = handle.metrics().num_workers();
         CpuPool {
@@ -162,8 +163,8 @@ where
 mod tests {
     use super::*;
 
-    fn thread() -> impl Future<Output = Option<String>> + Send + 'static {
-        async { std::thread::current().name().map(str::to_owned) }
+    async fn thread() -> Option<String> {
+        std::thread::current().name().map(str::to_owned)
     }
 
     #[tokio::test]
@@ -195,6 +196,7 @@ mod tests {
         let named = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("program-pool")
+            .enable_time()
             .build()
             .unwrap();
         let pool = CpuPool::from_handle(named.handle().clone());

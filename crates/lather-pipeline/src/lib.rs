@@ -35,10 +35,8 @@ pub use auto::Order;
 pub use cost::Cost;
 pub use cpu_pool::{CpuPool, DEFAULT_INLINE_BELOW, run_cpu_bound};
 pub use gate::{Busy, Gate, GateStats, LimitPolicy, Permit, Priority};
-pub use kind::{
-    BuildEnv, DynKind, HandlerKind, KindError, KindRegistry, Resources, SettingsError,
-};
 pub use handler::{Handler, HandlerFuture, Observation, ObservationKind, Options, Work};
+pub use kind::{BuildEnv, DynKind, HandlerKind, KindError, KindRegistry, Resources, SettingsError};
 pub use message::{Context, Direction, Message};
 pub use patch::{Patch, PatchOp};
 pub use plan::{Counters, Plan, PlanError, Step};

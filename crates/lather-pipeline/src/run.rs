@@ -2,9 +2,9 @@
 //! time, their patches merged after the stage.
 
 use crate::attempt::{Failure, failure_fault, perform};
+use crate::cpu_pool::{self, CpuPool};
 use crate::plan::{Counters, Step};
 use crate::{Message, Plan, Verdict, Work};
-use crate::cpu_pool::{self, CpuPool};
 use futures_util::future::join_all;
 use lather_envelope::{Edit, Envelope, Fault, FaultKind, Limits};
 use std::future::Future;
@@ -140,7 +140,9 @@ fn start(step: &Arc<Step>, snapshot: &Arc<Message>) -> Pending {
     let message = snapshot.clone();
     let pool = cpu_pool::current();
     if on_pool(&step, &pool) {
-        let task = pool.handle().spawn(async move { perform(&step, &message).await });
+        let task = pool
+            .handle()
+            .spawn(async move { perform(&step, &message).await });
         Box::pin(async move {
             task.await
                 .unwrap_or_else(|e| Err(Failure::Panicked(format!("handler task ended: {e}"))))

@@ -120,6 +120,7 @@ async fn measure(
         client: Some("127.0.0.1".into()),
         direction: Direction::Request,
         request: None,
+        properties: Default::default(),
     };
     let size = envelope.as_bytes().len();
     let message = Message::new(envelope, context);

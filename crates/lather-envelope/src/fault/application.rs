@@ -39,7 +39,11 @@ impl Fault {
         subcodes: impl IntoIterator<Item = QName>,
         reason: impl Into<Cow<'static, str>>,
     ) -> Self {
-        let status = if code == FaultCode::Receiver { 500 } else { 400 };
+        let status = if code == FaultCode::Receiver {
+            500
+        } else {
+            400
+        };
         let mut fault = Fault::with_reason(FaultKind::Application, reason);
         fault.application = Some(Box::new(Application {
             code,
@@ -122,16 +126,25 @@ mod tests {
     fn subcodes_nest_in_soap12_and_the_last_is_the_soap11_faultcode() {
         let fault = crate::Fault::application(
             FaultCode::Receiver,
-            [QName::new("urn:a", "Store"), QName::new("urn:b&c", "Locked")],
+            [
+                QName::new("urn:a", "Store"),
+                QName::new("urn:b&c", "Locked"),
+            ],
             "try later",
         )
         .with_detail(r#"<x:why xmlns:x="urn:x">lock</x:why>"#);
         let v12 = text(&fault, SoapVersion::V12);
         assert!(v12.contains(r#"<env:Code><env:Value>env:Receiver</env:Value><env:Subcode><env:Value xmlns:a0="urn:a">a0:Store</env:Value><env:Subcode><env:Value xmlns:a1="urn:b&amp;c">a1:Locked</env:Value></env:Subcode></env:Subcode></env:Code>"#), "{v12}");
-        assert!(v12.contains(r#"<env:Detail><x:why xmlns:x="urn:x">lock</x:why></env:Detail>"#), "{v12}");
+        assert!(
+            v12.contains(r#"<env:Detail><x:why xmlns:x="urn:x">lock</x:why></env:Detail>"#),
+            "{v12}"
+        );
         assert!(!v12.contains("lf:fault"), "{v12}");
         let v11 = text(&fault, SoapVersion::V11);
-        assert!(v11.contains(r#"<faultcode xmlns:a0="urn:b&amp;c">a0:Locked</faultcode>"#), "{v11}");
+        assert!(
+            v11.contains(r#"<faultcode xmlns:a0="urn:b&amp;c">a0:Locked</faultcode>"#),
+            "{v11}"
+        );
         assert_eq!(fault.http_status(SoapVersion::V11), 500);
         assert_eq!(fault.subcodes().len(), 2);
         assert_eq!(fault.code(), FaultCode::Receiver);

@@ -9,7 +9,6 @@ mod wsdl;
 
 pub(crate) use headers::ResponsePolicy;
 
-use crate::respond::HttpResponse;
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Response, StatusCode, Uri};
@@ -19,6 +18,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use lather_config::Upstream;
 use lather_envelope::{Fault, FaultKind};
+use lather_pipeline::{Identity, Reply, ServiceFuture, ServiceRequest, SoapService};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -41,11 +41,16 @@ pub(crate) struct Gateway {
     timeout: Duration,
     max_response_bytes: usize,
     policy: ResponsePolicy,
+    /// The request header carrying the message's [`Identity`] to the backend, if any.
+    identity_header: Option<HeaderName>,
 }
+
+/// A backend's answer as it is passed on.
+type Passed = Response<Bytes>;
 
 /// How one attempt at one backend ended.
 enum Attempt {
-    Answered(HttpResponse),
+    Answered(Passed),
     Refused(String),
 }
 
@@ -56,6 +61,7 @@ impl Gateway {
         timeout: Duration,
         max_response_bytes: usize,
         policy: ResponsePolicy,
+        identity_header: Option<HeaderName>,
     ) -> Self {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
@@ -72,6 +78,7 @@ impl Gateway {
             timeout,
             max_response_bytes,
             policy,
+            identity_header,
         }
     }
 
@@ -83,17 +90,28 @@ impl Gateway {
         &self,
         headers: &HeaderMap,
         body: Bytes,
-    ) -> Result<HttpResponse, Fault> {
+        identity: Option<&Identity>,
+    ) -> Result<Passed, Fault> {
+        let identity = match (&self.identity_header, identity) {
+            (Some(name), Some(id)) => HeaderValue::from_str(id.name())
+                .ok()
+                .map(|value| (name.clone(), value)),
+            _ => None,
+        };
         let (_, response) = self
             .first_answer(|upstream| {
-                self.request(Method::POST, &upstream.uri, headers, body.clone())
+                let mut request = self.request(Method::POST, &upstream.uri, headers, body.clone());
+                if let Some((name, value)) = &identity {
+                    request.headers_mut().insert(name.clone(), value.clone());
+                }
+                request
             })
             .await?;
         Ok(response)
     }
 
     /// The first backend's WSDL (`GET {upstream}?wsdl`) with its addresses rewritten to `location`.
-    pub(crate) async fn wsdl(&self, location: &str) -> Result<HttpResponse, Fault> {
+    pub(crate) async fn wsdl(&self, location: &str) -> Result<Passed, Fault> {
         let (index, response) = self
             .first_answer(|upstream| {
                 let uri = with_query(&upstream.uri, "wsdl");
@@ -113,11 +131,6 @@ impl Gateway {
             ));
         }
         let (parts, body) = response.into_parts();
-        let body = body
-            .collect()
-            .await
-            .map(|c| c.to_bytes())
-            .unwrap_or_default();
         let Ok(text) = std::str::from_utf8(&body) else {
             tracing::warn!(service = %self.service, upstream = %upstream.url, "backend WSDL is not UTF-8");
             return Err(Fault::with_reason(
@@ -126,10 +139,7 @@ impl Gateway {
             ));
         };
         let rewritten = wsdl::rewrite_locations(text, location);
-        Ok(Response::from_parts(
-            parts,
-            Full::new(Bytes::from(rewritten)),
-        ))
+        Ok(Response::from_parts(parts, Bytes::from(rewritten)))
     }
 
     /// Sends the request `make` builds for each backend in round-robin order until one
@@ -138,7 +148,7 @@ impl Gateway {
     async fn first_answer(
         &self,
         make: impl Fn(&Upstream) -> Request<Full<Bytes>>,
-    ) -> Result<(usize, HttpResponse), Fault> {
+    ) -> Result<(usize, Passed), Fault> {
         let deadline = Instant::now() + self.timeout;
         let mut refusals = Vec::new();
         for index in self.rotation() {
@@ -247,10 +257,29 @@ impl Gateway {
             }
             Ok(Ok(c)) => c.to_bytes(),
         };
-        let mut response = Response::new(Full::new(body));
+        let mut response = Response::new(body);
         *response.status_mut() = parts.status;
         *response.headers_mut() = self.policy.filter(&parts.headers);
         Ok(Attempt::Answered(response))
+    }
+}
+
+impl SoapService for Gateway {
+    fn call<'a>(&'a self, request: ServiceRequest<'a>) -> ServiceFuture<'a> {
+        Box::pin(async move {
+            let identity = request.context.properties.get::<Identity>();
+            let body = request.envelope.as_bytes().clone();
+            let answer = self.forward(request.headers, body, identity).await?;
+            Ok(Reply::Http(answer))
+        })
+    }
+
+    fn wsdl<'a>(&'a self, location: &'a str) -> ServiceFuture<'a> {
+        Box::pin(async move { Ok(Reply::Http(Gateway::wsdl(self, location).await?)) })
+    }
+
+    fn is_ultimate_receiver(&self) -> bool {
+        false
     }
 }
 

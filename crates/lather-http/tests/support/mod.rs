@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 pub struct TestServer {
     pub addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
-    pub done: Option<JoinHandle<std::io::Result<()>>>,
+    pub done: Option<JoinHandle<Result<(), lather_http::ServeError>>>,
 }
 
 impl TestServer {
@@ -55,7 +55,7 @@ impl TestServer {
     }
 
     /// Asks the server to stop and returns the task that finishes when it has.
-    pub fn shutdown(&mut self) -> JoinHandle<std::io::Result<()>> {
+    pub fn shutdown(&mut self) -> JoinHandle<Result<(), lather_http::ServeError>> {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }

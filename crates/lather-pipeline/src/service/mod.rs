@@ -31,9 +31,9 @@ pub struct ServiceRequest<'a> {
     /// The message's context: id, action, client, the properties handlers set (e.g. the
     /// authenticated [`Identity`](crate::Identity)).
     pub context: &'a Context,
-    /// The path the request was sent to: the service's own, or one of its
-    /// [`SoapService::subpaths`] below it.
-    pub path: &'a str,
+    /// `None` at the service's own path; at one of its [`SoapService::subpaths`] below
+    /// it, that suffix (e.g. `Some("/publish")`).
+    pub subpath: Option<&'a str>,
     /// The HTTP request's headers.
     pub headers: &'a http::HeaderMap,
     /// The service's URL as clients reach it (the `public_url`, else from the request's
@@ -116,7 +116,7 @@ pub trait SoapService: Send + Sync + 'static {
     }
 
     /// Paths below its own it also answers at, as suffixes (e.g. `"/publish"`): a request
-    /// there reaches this service with [`ServiceRequest::path`] telling which. Default: none.
+    /// there reaches this service with [`ServiceRequest::subpath`] telling which. Default: none.
     fn subpaths(&self) -> Vec<String> {
         Vec::new()
     }

@@ -63,7 +63,11 @@ impl Answer {
         match &self.outcome {
             Outcome::Continue(patch) => {
                 w.u8(OUTCOME_CONTINUE);
-                let ops = patch.operations();
+                let ops: Vec<&PatchOp> = patch
+                    .operations()
+                    .iter()
+                    .filter(|op| !matches!(op, PatchOp::SetProperty(_)))
+                    .collect();
                 w.count(ops.len(), "patch")?;
                 for op in ops {
                     match op {
@@ -85,6 +89,8 @@ impl Answer {
                             w.u8(OP_REPLACE_BODY);
                             w.blob32(content, "body")?;
                         }
+                        // Properties are not shipped by this frame version.
+                        PatchOp::SetProperty(_) => {}
                     }
                 }
             }

@@ -1,0 +1,271 @@
+//! Building a server in code: services by path, limits, handler kinds, the CPU pool — and
+//! the TOML configuration path on top of it.
+
+use crate::service::{Admission, Service};
+use crate::state::State;
+use crate::{ServeError, Server};
+use lather_config::{Config, MaxInFlight, ServerConfig};
+use lather_handlers::ServicePlans;
+use lather_pipeline::{CpuPool, Plan, SoapService};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A service to serve at a path, with its handler stages and admission settings.
+///
+/// ```
+/// use lather_http::{Echo, Mount};
+/// let mount = Mount::new("/echo", Echo).name("echo").max_in_flight(64);
+/// # let _ = mount;
+/// ```
+pub struct Mount {
+    path: String,
+    name: Option<String>,
+    service: Arc<dyn SoapService>,
+    plans: ServicePlans,
+    queue_capacity: Option<usize>,
+    max_in_flight: Option<MaxInFlight>,
+    public_url: Option<String>,
+}
+
+impl Mount {
+    /// `service` at `path` (which starts with `/`).
+    pub fn new(path: impl Into<String>, service: impl SoapService) -> Self {
+        Mount::shared(path, Arc::new(service))
+    }
+
+    /// A service already shared as a trait object.
+    pub fn shared(path: impl Into<String>, service: Arc<dyn SoapService>) -> Self {
+        Mount {
+            path: path.into(),
+            name: None,
+            service,
+            plans: ServicePlans::default(),
+            queue_capacity: None,
+            max_in_flight: None,
+            public_url: None,
+        }
+    }
+
+    /// Its name in metrics and logs (default: the path without its leading `/`).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The stages run on each request before the service.
+    pub fn request(mut self, plan: Plan) -> Self {
+        self.plans.request = plan;
+        self
+    }
+
+    /// The stages run on each SOAP response of the service.
+    pub fn response(mut self, plan: Plan) -> Self {
+        self.plans.response = plan;
+        self
+    }
+
+    /// The stages run on each fault on its way back.
+    pub fn fault(mut self, plan: Plan) -> Self {
+        self.plans.fault = plan;
+        self
+    }
+
+    /// Its own queue capacity (default: the server's).
+    pub fn queue_capacity(mut self, capacity: usize) -> Self {
+        self.queue_capacity = Some(capacity);
+        self
+    }
+
+    /// A fixed in-flight limit (default: the server's, adaptive).
+    pub fn max_in_flight(mut self, limit: usize) -> Self {
+        self.max_in_flight = Some(MaxInFlight::Fixed(limit.max(1)));
+        self
+    }
+
+    /// The URL clients reach it at (its WSDL's address).
+    pub fn public_url(mut self, url: impl Into<String>) -> Self {
+        self.public_url = Some(url.into());
+        self
+    }
+
+    fn into_service(self, server: &ServerConfig) -> Service {
+        let admission = Admission {
+            queue_capacity: self.queue_capacity.unwrap_or(server.queue_capacity),
+            max_in_flight: self.max_in_flight.unwrap_or(server.max_in_flight),
+            min_in_flight: server.min_in_flight,
+        };
+        let name = self
+            .name
+            .unwrap_or_else(|| self.path.trim_start_matches('/').to_owned());
+        let public_url = self.public_url.or_else(|| {
+            server
+                .public_url
+                .as_ref()
+                .map(|base| format!("{}{}", base.trim_end_matches('/'), self.path))
+        });
+        Service::new(
+            name,
+            self.path,
+            self.service,
+            self.plans,
+            admission,
+            public_url,
+        )
+    }
+}
+
+impl std::fmt::Debug for Mount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mount")
+            .field("path", &self.path)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds a [`Server`]: see [`Server::builder`].
+#[derive(Debug, Default)]
+pub struct ServerBuilder {
+    server: ServerConfig,
+    config: Option<Config>,
+    mounts: Vec<Mount>,
+    cpu_pool: Option<CpuPool>,
+}
+
+impl ServerBuilder {
+    /// The address to listen on (default `127.0.0.1:8080`; port 0 picks a free port).
+    pub fn listen(mut self, address: SocketAddr) -> Self {
+        self.server.listen = address;
+        self
+    }
+
+    /// All `[server]` settings at once (limits, timeouts, connection caps, admission).
+    pub fn settings(mut self, settings: ServerConfig) -> Self {
+        self.server = settings;
+        self
+    }
+
+    /// The largest request accepted, in bytes (default 4 MiB).
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.server.max_message_bytes = bytes;
+        self
+    }
+
+    /// A fixed in-flight limit for every service (default adaptive).
+    pub fn max_in_flight(mut self, limit: usize) -> Self {
+        self.server.max_in_flight = MaxInFlight::Fixed(limit.max(1));
+        self
+    }
+
+    /// How many requests each service queues beyond its in-flight limit (default 1024).
+    pub fn queue_capacity(mut self, capacity: usize) -> Self {
+        self.server.queue_capacity = capacity;
+        self
+    }
+
+    /// How long a graceful shutdown waits for requests in flight (default 30 s).
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.server.shutdown_grace_ms = u64::try_from(grace.as_millis()).unwrap_or(u64::MAX);
+        self
+    }
+
+    /// Serves `service` at `path` (named after the path).
+    pub fn service(self, path: impl Into<String>, service: impl SoapService) -> Self {
+        self.mount(Mount::new(path, service))
+    }
+
+    /// Serves a [`Mount`]: a service with its name, handler stages and admission settings.
+    pub fn mount(mut self, mount: Mount) -> Self {
+        self.mounts.push(mount);
+        self
+    }
+
+    /// The services, handlers and `[server]` settings of a configuration; services added in
+    /// code are served beside the configuration's.
+    pub fn config(mut self, config: &Config) -> Self {
+        self.server = config.server.clone();
+        self.config = Some(config.clone());
+        self
+    }
+
+    /// The pool CPU-bound handlers run on (default: one of `[server] cpu_threads` threads,
+    /// made at bind).
+    pub fn cpu_pool(mut self, pool: CpuPool) -> Self {
+        self.cpu_pool = Some(pool);
+        self
+    }
+
+    /// Binds the listen address and prepares every service and its handler stages. A
+    /// handler or flow that is not valid is a [`ServeError::Config`] naming its line; an
+    /// unreachable NATS server (remote handlers, shared subscriptions) is
+    /// [`ServeError::NatsUnreachable`] naming the URL.
+    pub async fn bind(self) -> Result<Server, ServeError> {
+        let server = self.server;
+        let listener = tokio::net::TcpListener::bind(server.listen)
+            .await
+            .map_err(|source| ServeError::Listen {
+                address: server.listen,
+                source,
+            })?;
+        let local = listener.local_addr()?;
+        let cpu_pool = match self.cpu_pool {
+            Some(pool) => pool,
+            None => CpuPool::new(server.cpu_threads)
+                .map_err(ServeError::CpuPool)?
+                .inline_below(Duration::from_micros(server.cpu_inline_micros)),
+        };
+        let (mut services, link) = match &self.config {
+            Some(config) => configured(config, local)?,
+            None => (Vec::new(), None),
+        };
+        services.extend(
+            self.mounts
+                .into_iter()
+                .map(|m| Arc::new(m.into_service(&server))),
+        );
+        let state = State::assemble(&server, services, local, link, cpu_pool)?;
+        if let Some(link) = &state.link {
+            link.connect()
+                .await
+                .map_err(|e| ServeError::NatsUnreachable(e.to_string()))?;
+        }
+        if let Some(config) = &self.config {
+            crate::eventing_nats::share(config, &state).await?;
+            crate::exposure::warn(config);
+        }
+        Ok(Server::new(listener, state, &server))
+    }
+}
+
+/// The configuration's services with their plans, and the NATS link of its remote handlers.
+#[expect(clippy::type_complexity, reason = "a private pair")]
+fn configured(
+    config: &Config,
+    listen: SocketAddr,
+) -> Result<(Vec<Arc<Service>>, Option<Arc<lather_remote::Link>>), ServeError> {
+    // The plans' `publish` handlers find the event sources opened below here.
+    let sinks = lather_handlers::EventSinks::default();
+    let lather_handlers::Services { plans, link } =
+        lather_handlers::build_services_with(config, &sinks)?;
+    let mut services = Vec::new();
+    for (svc, plans) in config.services.iter().zip(plans) {
+        if matches!(
+            svc.kind(),
+            lather_config::ServiceKind::Builtin(lather_config::Builtin::EventSource)
+        ) {
+            crate::service::delivery_policy(svc)
+                .map_err(|(span, why)| config.error_at(span, format!("event source: {why}")))?;
+        }
+        let service = Service::from_config(svc, plans, &config.server, listen)
+            .map_err(|e| config.error_at(svc.path.span(), format!("event source: {e}")))?;
+        if let Some(source) = &service.event_source {
+            sinks.register(
+                &service.name,
+                Arc::new(crate::event_sink::SourceSink(source.clone())),
+            );
+        }
+        services.push(Arc::new(service));
+    }
+    Ok((services, link))
+}
