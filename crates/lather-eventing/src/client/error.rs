@@ -30,9 +30,10 @@ pub enum ClientError {
     Fault {
         /// The HTTP status of the answer.
         status: u16,
-        /// The fault code (`Sender`, `Receiver`, `soap:Client`, …).
+        /// The fault code's local name (`Sender`, `Receiver`, `Client`, …).
         code: String,
-        /// The most specific subcode, e.g. `wse:FilteringRequestedUnavailable`, if any.
+        /// The most specific subcode's local name, e.g. `FilteringRequestedUnavailable`,
+        /// if any.
         subcode: Option<String>,
         /// The fault's reason text.
         reason: String,

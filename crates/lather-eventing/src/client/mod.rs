@@ -134,11 +134,11 @@ pub struct RemoteSubscription {
     pub expires: Option<String>,
 }
 
-/// A client for remote event sources. Cheap to clone; keeps connections alive.
+/// A client for remote event sources, on a [`lather_client::Client`]. Cheap to clone; keeps
+/// connections alive.
 #[derive(Debug, Clone)]
 pub struct EventingClient {
-    http: transport::HttpClient,
-    timeout: Duration,
+    soap: lather_client::Client,
 }
 
 impl Default for EventingClient {
@@ -151,8 +151,7 @@ impl EventingClient {
     /// A client waiting at most `timeout` for each answer.
     pub fn new(timeout: Duration) -> EventingClient {
         EventingClient {
-            http: crate::delivery::client(),
-            timeout,
+            soap: transport::soap_client(timeout),
         }
     }
 
@@ -161,16 +160,8 @@ impl EventingClient {
         url: &str,
         soap: SoapVersion,
         out: message::Outbound,
-    ) -> Result<(u16, bytes::Bytes), ClientError> {
-        transport::post(
-            &self.http,
-            url,
-            soap,
-            &out.action,
-            out.envelope,
-            self.timeout,
-        )
-        .await
+    ) -> Result<(u16, Option<lather_envelope::Envelope>), ClientError> {
+        transport::post(&self.soap, url, soap, &out.action, out.envelope).await
     }
 
     /// Subscribes at the event source `source` (an `http://` URL).
