@@ -40,23 +40,14 @@ impl Wsa {
 }
 
 /// The addressing a request carries: its version, MessageID and ReplyTo.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Addressing {
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Addressing<'a> {
     pub(crate) wsa: Wsa,
-    pub(crate) message_id: String,
-    pub(crate) reply_to: Option<String>,
+    pub(crate) message_id: &'a str,
+    pub(crate) reply_to: Option<&'a str>,
 }
 
-impl Addressing {
-    /// `wsa` with a fresh MessageID and no ReplyTo.
-    pub(crate) fn new(wsa: Wsa) -> Addressing {
-        Addressing {
-            wsa,
-            message_id: fresh_message_id(),
-            reply_to: None,
-        }
-    }
-
+impl Addressing<'_> {
     /// The header blocks: MessageID, To, Action and ReplyTo — given, or for 2004/08 (where
     /// a reply needs one) the anonymous address.
     pub(crate) fn header_blocks(&self, to: &str, action: &str) -> Vec<Bytes> {
@@ -69,12 +60,12 @@ impl Addressing {
             ))
         };
         let mut blocks = vec![
-            text("MessageID", &self.message_id),
+            text("MessageID", self.message_id),
             text("To", to),
             text("Action", action),
         ];
-        let reply_to = match (&self.reply_to, self.wsa) {
-            (Some(address), _) => Some(address.as_str()),
+        let reply_to = match (self.reply_to, self.wsa) {
+            (Some(address), _) => Some(address),
             (None, Wsa::Submission04) => Some(self.wsa.anonymous()),
             (None, Wsa::V10) => None,
         };
@@ -119,24 +110,23 @@ mod tests {
 
     #[test]
     fn submission_gets_an_anonymous_reply_to_and_1_0_none_unless_given() {
-        let mut a = Addressing::new(Wsa::Submission04);
+        let mut a = Addressing {
+            wsa: Wsa::Submission04,
+            message_id: "urn:uuid:1",
+            reply_to: None,
+        };
         let blocks = a.header_blocks("http://h/x", "urn:a&b");
         assert_eq!(blocks.len(), 4);
-        assert!(
-            std::str::from_utf8(&blocks[2])
-                .unwrap()
-                .contains(">urn:a&amp;b</wsa:Action>")
-        );
-        assert!(
-            std::str::from_utf8(&blocks[3])
-                .unwrap()
-                .contains("/2004/08/addressing/role/anonymous<")
-        );
+        let text = |b: &Bytes| std::str::from_utf8(b).unwrap().to_owned();
+        assert!(text(&blocks[0]).contains(">urn:uuid:1</wsa:MessageID>"));
+        assert!(text(&blocks[1]).contains(">http://h/x</wsa:To>"));
+        assert!(text(&blocks[2]).contains(">urn:a&amp;b</wsa:Action>"));
+        assert!(text(&blocks[3]).contains("/2004/08/addressing/role/anonymous<"));
         a.wsa = Wsa::V10;
         assert_eq!(a.header_blocks("http://h/x", "urn:a").len(), 3);
-        a.reply_to = Some("http://me/replies".into());
+        a.reply_to = Some("http://me/replies");
         let blocks = a.header_blocks("http://h/x", "urn:a");
-        assert!(std::str::from_utf8(&blocks[3]).unwrap().contains(
+        assert!(text(&blocks[3]).contains(
             r#"xmlns:wsa="http://www.w3.org/2005/08/addressing"><wsa:Address>http://me/replies<"#
         ));
     }

@@ -1,7 +1,7 @@
 //! One request as the caller describes it: the operation payload, the SOAP version, the
 //! action, header blocks and WS-Addressing.
 
-use crate::addressing::{Addressing, Wsa};
+use crate::addressing::{Addressing, Wsa, fresh_message_id};
 use bytes::Bytes;
 use lather_envelope::{EnvelopeBuilder, SoapVersion};
 
@@ -24,7 +24,9 @@ pub struct Call {
     version: Option<SoapVersion>,
     action: Option<String>,
     headers: Vec<Bytes>,
-    addressing: Option<Addressing>,
+    wsa: Option<Wsa>,
+    message_id: String,
+    reply_to: Option<String>,
 }
 
 impl Call {
@@ -37,7 +39,9 @@ impl Call {
             version: None,
             action: None,
             headers: Vec::new(),
-            addressing: None,
+            wsa: None,
+            message_id: String::new(),
+            reply_to: None,
         }
     }
 
@@ -60,39 +64,34 @@ impl Call {
         self
     }
 
-    /// Adds WS-Addressing headers in version `wsa`: a fresh `wsa:MessageID`, `wsa:To` (the
-    /// URL called), `wsa:Action` (the [`action`](Self::action), which addressing requires)
-    /// and `wsa:ReplyTo` when [`reply_to`](Self::reply_to) gives one (2004/08 always sends
-    /// one, anonymous by default, as its replies require).
+    /// Adds WS-Addressing headers in version `wsa`: a `wsa:MessageID` (a fresh `urn:uuid`
+    /// drawn by each call of this method), `wsa:To` (the URL called), `wsa:Action` (the
+    /// [`action`](Self::action), which addressing requires) and `wsa:ReplyTo` when
+    /// [`reply_to`](Self::reply_to) gives one (2004/08 always sends one, anonymous by
+    /// default, as its replies require). A `Call` sent twice carries the same MessageID,
+    /// as a retransmission does; call this again for a new message.
     pub fn addressing(mut self, wsa: Wsa) -> Call {
-        match &mut self.addressing {
-            Some(addressing) => addressing.wsa = wsa,
-            None => self.addressing = Some(Addressing::new(wsa)),
-        }
+        self.wsa = Some(wsa);
+        self.message_id = fresh_message_id();
         self
     }
 
-    /// The `wsa:ReplyTo` address (effective with [`addressing`](Self::addressing)).
+    /// The `wsa:ReplyTo` address, sent when addressing is on.
     pub fn reply_to(mut self, address: impl Into<String>) -> Call {
-        if let Some(addressing) = &mut self.addressing {
-            addressing.reply_to = Some(address.into());
-        }
+        self.reply_to = Some(address.into());
         self
     }
 
-    /// Replaces the generated `wsa:MessageID` (effective with
-    /// [`addressing`](Self::addressing)).
+    /// Replaces the `wsa:MessageID` [`addressing`](Self::addressing) drew (call it after).
     pub fn with_message_id(mut self, id: impl Into<String>) -> Call {
-        if let Some(addressing) = &mut self.addressing {
-            addressing.message_id = id.into();
-        }
+        self.message_id = id.into();
         self
     }
 
     /// The `wsa:MessageID` the request will carry, if addressing is on: an answer's
     /// `wsa:RelatesTo` (see [`Wsa::relates_to`]) names it.
     pub fn message_id(&self) -> Option<&str> {
-        self.addressing.as_ref().map(|a| a.message_id.as_str())
+        self.wsa.map(|_| self.message_id.as_str())
     }
 
     /// The action, if set.
@@ -113,7 +112,12 @@ impl Call {
         version: SoapVersion,
     ) -> Result<Bytes, crate::error::ClientError> {
         let mut builder = EnvelopeBuilder::new(version);
-        if let Some(addressing) = &self.addressing {
+        if let Some(wsa) = self.wsa {
+            let addressing = Addressing {
+                wsa,
+                message_id: &self.message_id,
+                reply_to: self.reply_to.as_deref(),
+            };
             let action = self.action.as_deref().ok_or_else(|| {
                 crate::error::ClientError::InvalidRequest {
                     reason: "WS-Addressing needs an action (wsa:Action is mandatory)".into(),
@@ -127,5 +131,67 @@ impl Call {
             builder = builder.header(block.clone());
         }
         Ok(builder.body(self.body.clone()).build())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lather_envelope::{Envelope, Limits, QName, WSA04_NS, WSA10_NS};
+
+    fn sent(call: &Call, version: SoapVersion) -> Envelope {
+        let bytes = call
+            .envelope("http://h:1/svc", version)
+            .expect("an envelope");
+        Envelope::parse(bytes, &Limits::default()).expect("well-formed")
+    }
+
+    #[test]
+    fn headers_and_body_go_into_the_envelope_in_order() {
+        let call = Call::new("<m:x xmlns:m=\"urn:m\"/>")
+            .action("urn:x")
+            .header("<t:A xmlns:t=\"urn:t\">1</t:A>")
+            .addressing(Wsa::V10)
+            .header("<t:B xmlns:t=\"urn:t\">2</t:B>");
+        let envelope = sent(&call, SoapVersion::V11);
+        assert_eq!(envelope.version(), SoapVersion::V11);
+        let names: Vec<String> = envelope
+            .headers()
+            .iter()
+            .map(|h| h.name().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                format!("{{{WSA10_NS}}}MessageID"),
+                format!("{{{WSA10_NS}}}To"),
+                format!("{{{WSA10_NS}}}Action"),
+                "{urn:t}A".to_owned(),
+                "{urn:t}B".to_owned(),
+            ]
+        );
+        let to = envelope.header(&QName::new(WSA10_NS, "To")).unwrap();
+        assert_eq!(envelope.header_text(to).as_deref(), Some("http://h:1/svc"));
+        let id = envelope.header(&QName::new(WSA10_NS, "MessageID")).unwrap();
+        assert_eq!(envelope.header_text(id).as_deref(), call.message_id());
+        assert_eq!(&envelope.body()[..], b"<m:x xmlns:m=\"urn:m\"/>");
+    }
+
+    #[test]
+    fn reply_to_and_message_id_hold_whatever_the_order() {
+        let call = Call::new("<m:x xmlns:m=\"urn:m\"/>")
+            .reply_to("http://me/r")
+            .action("urn:x")
+            .addressing(Wsa::Submission04)
+            .with_message_id("urn:uuid:fixed");
+        assert_eq!(call.message_id(), Some("urn:uuid:fixed"));
+        let envelope = sent(&call, SoapVersion::V12);
+        let reply_to = envelope.header(&QName::new(WSA04_NS, "ReplyTo")).unwrap();
+        let text = String::from_utf8_lossy(&envelope.header_bytes(reply_to)).into_owned();
+        assert!(text.contains(">http://me/r</wsa:Address>"), "{text}");
+        // Without addressing there is no MessageID and no addressing header.
+        let plain = Call::new("<m:x xmlns:m=\"urn:m\"/>").reply_to("http://me/r");
+        assert_eq!(plain.message_id(), None);
+        assert!(sent(&plain, SoapVersion::V12).headers().is_empty());
     }
 }

@@ -187,3 +187,26 @@ fn chain(error: &(dyn StdError + 'static)) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_connect_error_caused_by_a_timeout_is_both_connect_and_timeout() {
+        let timed_out = ClientError::Connect {
+            url: "http://h/".into(),
+            source: Box::new(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "connect timeout",
+            )),
+        };
+        assert!(timed_out.is_connect() && timed_out.is_timeout());
+        let refused = ClientError::Connect {
+            url: "http://h/".into(),
+            source: Box::new(std::io::Error::from(std::io::ErrorKind::ConnectionRefused)),
+        };
+        assert!(refused.is_connect() && !refused.is_timeout());
+        assert_eq!(refused.status(), None);
+    }
+}

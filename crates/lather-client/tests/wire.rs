@@ -82,6 +82,22 @@ async fn content_type_and_action_follow_the_version_and_connections_are_reused()
 }
 
 #[tokio::test]
+async fn without_idle_connections_kept_each_call_dials_anew() {
+    let peer = RawPeer::answering(http_answer(
+        "200 OK",
+        "application/soap+xml",
+        ANSWER12.as_bytes(),
+    ))
+    .await;
+    let client = Client::builder().pool_max_idle_per_host(0).build().unwrap();
+    let call = Call::new("<m:x xmlns:m=\"urn:m\"/>");
+    for _ in 0..3 {
+        client.call(&peer.url("/svc"), &call).await.unwrap();
+    }
+    assert_eq!(peer.connections(), 3);
+}
+
+#[tokio::test]
 async fn a_one_way_operation_answered_202_is_ok_but_a_call_expecting_an_answer_is_not() {
     let peer =
         RawPeer::answering(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n".to_vec()).await;
