@@ -30,10 +30,11 @@ pub enum ClientError {
     Fault {
         /// The HTTP status of the answer.
         status: u16,
-        /// The fault code's local name (`Sender`, `Receiver`, `Client`, …).
+        /// The fault code (`Sender`, `Receiver`, `Client`, …).
         code: String,
-        /// The most specific subcode's local name, e.g. `FilteringRequestedUnavailable`,
-        /// if any.
+        /// The most specific subcode, e.g. `wse:FilteringRequestedUnavailable` (eventing
+        /// and addressing codes with their usual prefix, others as `{namespace}local`), if
+        /// any.
         subcode: Option<String>,
         /// The fault's reason text.
         reason: String,

@@ -4,7 +4,9 @@
 use super::ClientError;
 use bytes::Bytes;
 use http::Uri;
-use lather_envelope::{Envelope, SoapVersion};
+use lather_envelope::{
+    Envelope, QName, SOAP11_NS, SOAP12_NS, SoapVersion, WSA04_NS, WSA10_NS, WSE04_NS, WSE11_NS,
+};
 use std::time::Duration;
 
 /// Most bytes of an answer read.
@@ -101,8 +103,8 @@ fn told(url: &str, error: lather_client::ClientError) -> ClientError {
         },
         E::Fault { status, fault } => ClientError::Fault {
             status,
-            code: fault.code().local().to_owned(),
-            subcode: fault.subcodes().last().map(|s| s.local().to_owned()),
+            code: short(fault.code()),
+            subcode: fault.subcodes().last().map(short),
             reason: fault.reason().to_owned(),
         },
         E::Malformed { status, source } => ClientError::BadAnswer {
@@ -113,5 +115,37 @@ fn told(url: &str, error: lather_client::ClientError) -> ClientError {
             status,
             why: other.to_string(),
         },
+    }
+}
+
+/// A fault code as people read it: SOAP's own codes by their local name (`Sender`,
+/// `Client`), eventing and addressing codes with their usual prefix
+/// (`wse:InvalidExpirationTime`, `wsa:ActionNotSupported`), others in Clark notation.
+fn short(code: &QName) -> String {
+    match code.namespace() {
+        SOAP11_NS | SOAP12_NS | "" => code.local().to_owned(),
+        WSE04_NS | WSE11_NS => format!("wse:{}", code.local()),
+        WSA04_NS | WSA10_NS => format!("wsa:{}", code.local()),
+        _ => code.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_read_as_people_write_them() {
+        assert_eq!(short(&QName::new(SOAP12_NS, "Sender")), "Sender");
+        assert_eq!(short(&QName::new(SOAP11_NS, "Client")), "Client");
+        assert_eq!(
+            short(&QName::new(WSE11_NS, "UnknownSubscription")),
+            "wse:UnknownSubscription"
+        );
+        assert_eq!(
+            short(&QName::new(WSA10_NS, "ActionNotSupported")),
+            "wsa:ActionNotSupported"
+        );
+        assert_eq!(short(&QName::new("urn:app", "Stock")), "{urn:app}Stock");
     }
 }
