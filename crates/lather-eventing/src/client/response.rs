@@ -1,6 +1,6 @@
 //! Reading the source's answers: the expected response element.
 
-use super::ClientError;
+use super::EventingClientError;
 use crate::{Endpoint, Version};
 use bytes::Bytes;
 use lather_envelope::{Element, Envelope, Limits, QName};
@@ -24,8 +24,8 @@ pub(crate) fn expect(
     version: Version,
     expected: &str,
     empty_ok: bool,
-) -> Result<Option<(Element, Bytes)>, ClientError> {
-    let bad = |why: String| ClientError::BadAnswer { status, why };
+) -> Result<Option<(Element, Bytes)>, EventingClientError> {
+    let bad = |why: String| EventingClientError::BadAnswer { status, why };
     let Some(envelope) = answer else {
         return Err(bad(format!("an empty answer instead of {expected}")));
     };
@@ -68,8 +68,8 @@ pub(crate) fn manager(
     version: Version,
     element: &Element,
     source: &[u8],
-) -> Result<Endpoint, ClientError> {
-    let bad = |why: &str| ClientError::BadAnswer {
+) -> Result<Endpoint, EventingClientError> {
+    let bad = |why: &str| EventingClientError::BadAnswer {
         status,
         why: why.to_owned(),
     };

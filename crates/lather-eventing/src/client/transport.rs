@@ -1,7 +1,7 @@
 //! One SOAP request over HTTP and its answer, through [`lather_client::Client`]; its errors
 //! told as the eventing client's.
 
-use super::ClientError;
+use super::EventingClientError;
 use bytes::Bytes;
 use http::Uri;
 use lather_envelope::{
@@ -24,8 +24,8 @@ pub(crate) fn soap_client(timeout: Duration) -> lather_client::Client {
 }
 
 /// `url` if it is an `http://` URL with a host.
-pub(crate) fn checked_url(url: &str) -> Result<Uri, ClientError> {
-    let bad = |why: &str| ClientError::BadUrl {
+pub(crate) fn checked_url(url: &str) -> Result<Uri, EventingClientError> {
+    let bad = |why: &str| EventingClientError::BadUrl {
         url: url.to_owned(),
         why: why.to_owned(),
     };
@@ -57,14 +57,14 @@ fn causes(error: &dyn std::error::Error) -> String {
 }
 
 /// POSTs `envelope` with `action` to `url`; returns the HTTP status and the answer's
-/// envelope (`None` for an empty 2xx answer). A fault answer is [`ClientError::Fault`].
+/// envelope (`None` for an empty 2xx answer). A fault answer is [`EventingClientError::Fault`].
 pub(crate) async fn post(
     client: &lather_client::Client,
     url: &str,
     soap: SoapVersion,
     action: &str,
     envelope: Bytes,
-) -> Result<(u16, Option<Envelope>), ClientError> {
+) -> Result<(u16, Option<Envelope>), EventingClientError> {
     checked_url(url)?;
     let answer = client.send_bytes(url, soap, Some(action), envelope).await;
     match answer {
@@ -74,19 +74,19 @@ pub(crate) async fn post(
 }
 
 /// A `lather_client` error as the eventing client's.
-fn told(url: &str, error: lather_client::ClientError) -> ClientError {
+fn told(url: &str, error: lather_client::ClientError) -> EventingClientError {
     use lather_client::ClientError as E;
     let status = error.status().unwrap_or(0);
     match error {
-        E::InvalidUrl { url, reason } => ClientError::BadUrl {
+        E::InvalidUrl { url, reason } => EventingClientError::BadUrl {
             url,
             why: reason.to_owned(),
         },
-        E::InvalidRequest { reason } => ClientError::BadUrl {
+        E::InvalidRequest { reason } => EventingClientError::BadUrl {
             url: url.to_owned(),
             why: reason,
         },
-        E::Connect { url, source } => ClientError::Unreachable {
+        E::Connect { url, source } => EventingClientError::Unreachable {
             cause: {
                 let deeper = causes(source.as_ref());
                 if deeper.is_empty() {
@@ -97,21 +97,21 @@ fn told(url: &str, error: lather_client::ClientError) -> ClientError {
             },
             url,
         },
-        E::Timeout { url, after } => ClientError::Timeout {
+        E::Timeout { url, after } => EventingClientError::Timeout {
             url,
             waited_ms: u64::try_from(after.as_millis()).unwrap_or(u64::MAX),
         },
-        E::Fault { status, fault } => ClientError::Fault {
+        E::Fault { status, fault } => EventingClientError::Fault {
             status,
             code: short(fault.code()),
             subcode: fault.subcodes().last().map(short),
             reason: fault.reason().to_owned(),
         },
-        E::Malformed { status, source } => ClientError::BadAnswer {
+        E::Malformed { status, source } => EventingClientError::BadAnswer {
             status,
             why: format!("not a SOAP envelope: {}", source.reason()),
         },
-        other => ClientError::BadAnswer {
+        other => EventingClientError::BadAnswer {
             status,
             why: other.to_string(),
         },
