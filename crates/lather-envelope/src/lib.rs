@@ -18,7 +18,8 @@
 //! # Faults
 //!
 //! Every refusal is a [`Fault`] whose [`FaultKind`] has one row in the catalogue: stable
-//! code, SOAP 1.2 code and subcode, SOAP 1.1 faultcode, HTTP status and reason.
+//! code, SOAP 1.2 code and subcode, SOAP 1.1 faultcode, HTTP status and reason. A fault
+//! received from someone else is read with [`ReceivedFault`].
 //!
 //! This crate has no async runtime and no I/O.
 
@@ -34,6 +35,7 @@ mod limits;
 mod namespace;
 mod parse;
 mod qname;
+mod received;
 mod scan;
 mod utf16;
 pub mod uuid;
@@ -53,4 +55,5 @@ pub use header::HeaderBlock;
 pub use limits::Limits;
 pub use namespace::XML_NS;
 pub use qname::QName;
+pub use received::ReceivedFault;
 pub use version::{SOAP11_NS, SOAP12_NS, SoapVersion};

@@ -6,7 +6,7 @@ mod support;
 
 use lather_envelope::SoapVersion;
 use lather_eventing::client::{
-    ClientError, EventingClient, Filter, Sink, SinkMessage, SubscribeOptions,
+    EventingClient, EventingClientError, Filter, Sink, SinkMessage, SubscribeOptions,
 };
 use lather_eventing::{Endpoint, Version};
 use std::time::Duration;
@@ -108,7 +108,7 @@ async fn every_operation_in_each_version_with_reference_parameters_both_ways() {
         assert!(publish(&server, EVENT).await.contains(r#"queued="0""#));
         // The manager no longer knows it: the fault comes back as a clear error.
         let err = client.get_status(&sub).await.unwrap_err();
-        let ClientError::Fault { subcode, .. } = &err else {
+        let EventingClientError::Fault { subcode, .. } = &err else {
             panic!("{err:?}")
         };
         let expected = if version.is_2004() {
@@ -262,7 +262,7 @@ async fn faults_and_an_unreachable_source_are_errors_that_name_the_problem() {
         .subscribe(&server.url("/events"), &options)
         .await
         .unwrap_err();
-    let ClientError::Fault {
+    let EventingClientError::Fault {
         status,
         code,
         subcode,
@@ -300,12 +300,15 @@ async fn faults_and_an_unreachable_source_are_errors_that_name_the_problem() {
     let dead = closed_port().await;
     let url = format!("http://{dead}/events");
     let err = client.subscribe(&url, &options).await.unwrap_err();
-    assert!(matches!(err, ClientError::Unreachable { .. }), "{err:?}");
+    assert!(
+        matches!(err, EventingClientError::Unreachable { .. }),
+        "{err:?}"
+    );
     assert!(err.to_string().contains(&url), "{err}");
 
     let err = client
         .subscribe("https://example.org/events", &options)
         .await
         .unwrap_err();
-    assert!(matches!(err, ClientError::BadUrl { .. }), "{err:?}");
+    assert!(matches!(err, EventingClientError::BadUrl { .. }), "{err:?}");
 }

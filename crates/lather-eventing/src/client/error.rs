@@ -4,7 +4,7 @@ use std::fmt;
 
 /// A failed eventing request, naming the problem.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClientError {
+pub enum EventingClientError {
     /// The URL is not an `http://` URL the client can use.
     BadUrl {
         /// The URL given.
@@ -30,9 +30,11 @@ pub enum ClientError {
     Fault {
         /// The HTTP status of the answer.
         status: u16,
-        /// The fault code (`Sender`, `Receiver`, `soap:Client`, …).
+        /// The fault code (`Sender`, `Receiver`, `Client`, …).
         code: String,
-        /// The most specific subcode, e.g. `wse:FilteringRequestedUnavailable`, if any.
+        /// The most specific subcode, e.g. `wse:FilteringRequestedUnavailable` (eventing
+        /// and addressing codes with their usual prefix, others as `{namespace}local`), if
+        /// any.
         subcode: Option<String>,
         /// The fault's reason text.
         reason: String,
@@ -48,17 +50,17 @@ pub enum ClientError {
     Sink(String),
 }
 
-impl fmt::Display for ClientError {
+impl fmt::Display for EventingClientError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ClientError::BadUrl { url, why } => write!(f, "cannot use {url:?}: {why}"),
-            ClientError::Unreachable { url, cause } => {
+            EventingClientError::BadUrl { url, why } => write!(f, "cannot use {url:?}: {why}"),
+            EventingClientError::Unreachable { url, cause } => {
                 write!(f, "event source {url} is unreachable: {cause}")
             }
-            ClientError::Timeout { url, waited_ms } => {
+            EventingClientError::Timeout { url, waited_ms } => {
                 write!(f, "event source {url} did not answer within {waited_ms} ms")
             }
-            ClientError::Fault {
+            EventingClientError::Fault {
                 status,
                 code,
                 subcode,
@@ -73,15 +75,15 @@ impl fmt::Display for ClientError {
                 }
                 write!(f, "): {reason}")
             }
-            ClientError::BadAnswer { status, why } => {
+            EventingClientError::BadAnswer { status, why } => {
                 write!(
                     f,
                     "unexpected answer from the event source (HTTP {status}): {why}"
                 )
             }
-            ClientError::Sink(why) => write!(f, "notification sink: {why}"),
+            EventingClientError::Sink(why) => write!(f, "notification sink: {why}"),
         }
     }
 }
 
-impl std::error::Error for ClientError {}
+impl std::error::Error for EventingClientError {}

@@ -3,7 +3,7 @@
 //! notifications and SubscriptionEnd. `lather subscribe` is built on it.
 //!
 //! ```no_run
-//! # async fn run() -> Result<(), lather_eventing::client::ClientError> {
+//! # async fn run() -> Result<(), lather_eventing::client::EventingClientError> {
 //! use lather_eventing::client::{EventingClient, Filter, Sink, SinkMessage, SubscribeOptions};
 //! use lather_eventing::{Endpoint, Version};
 //! let mut sink = Sink::bind("127.0.0.1:0".parse().unwrap()).await?;
@@ -27,7 +27,7 @@ mod sink;
 mod stream_sink;
 mod transport;
 
-pub use error::ClientError;
+pub use error::EventingClientError;
 pub use sink::{Notification, Sink, SinkMessage, SubscriptionEnded};
 
 use crate::{Endpoint, TOPIC_DIALECT, Version};
@@ -134,11 +134,11 @@ pub struct RemoteSubscription {
     pub expires: Option<String>,
 }
 
-/// A client for remote event sources. Cheap to clone; keeps connections alive.
+/// A client for remote event sources, on a [`lather_client::Client`]. Cheap to clone; keeps
+/// connections alive.
 #[derive(Debug, Clone)]
 pub struct EventingClient {
-    http: transport::HttpClient,
-    timeout: Duration,
+    soap: lather_client::Client,
 }
 
 impl Default for EventingClient {
@@ -151,8 +151,7 @@ impl EventingClient {
     /// A client waiting at most `timeout` for each answer.
     pub fn new(timeout: Duration) -> EventingClient {
         EventingClient {
-            http: crate::delivery::client(),
-            timeout,
+            soap: transport::soap_client(timeout),
         }
     }
 
@@ -161,16 +160,8 @@ impl EventingClient {
         url: &str,
         soap: SoapVersion,
         out: message::Outbound,
-    ) -> Result<(u16, bytes::Bytes), ClientError> {
-        transport::post(
-            &self.http,
-            url,
-            soap,
-            &out.action,
-            out.envelope,
-            self.timeout,
-        )
-        .await
+    ) -> Result<(u16, Option<lather_envelope::Envelope>), EventingClientError> {
+        transport::post(&self.soap, url, soap, &out.action, out.envelope).await
     }
 
     /// Subscribes at the event source `source` (an `http://` URL).
@@ -178,18 +169,18 @@ impl EventingClient {
         &self,
         source: &str,
         options: &SubscribeOptions,
-    ) -> Result<RemoteSubscription, ClientError> {
+    ) -> Result<RemoteSubscription, EventingClientError> {
         transport::checked_url(source)?;
         let out = message::subscribe(source, options);
         let (status, answer) = self.exchange(source, options.soap, out).await?;
         let (element, payload) =
             response::expect(status, answer, options.version, "SubscribeResponse", false)?
-                .ok_or_else(|| ClientError::BadAnswer {
+                .ok_or_else(|| EventingClientError::BadAnswer {
                     status,
                     why: "an empty Body instead of SubscribeResponse".into(),
                 })?;
         let manager = response::manager(status, options.version, &element, &payload)?;
-        transport::checked_url(&manager.address).map_err(|e| ClientError::BadAnswer {
+        transport::checked_url(&manager.address).map_err(|e| EventingClientError::BadAnswer {
             status,
             why: format!("the subscription manager's address: {e}"),
         })?;
@@ -206,7 +197,7 @@ impl EventingClient {
         subscription: &RemoteSubscription,
         operation: &str,
         expires: Option<&str>,
-    ) -> Result<Option<String>, ClientError> {
+    ) -> Result<Option<String>, EventingClientError> {
         let out = message::to_manager(
             subscription.version,
             subscription.soap,
@@ -234,7 +225,7 @@ impl EventingClient {
         &self,
         subscription: &mut RemoteSubscription,
         expires: Option<&str>,
-    ) -> Result<Option<String>, ClientError> {
+    ) -> Result<Option<String>, EventingClientError> {
         let granted = self.to_manager(subscription, "Renew", expires).await?;
         subscription.expires.clone_from(&granted);
         Ok(granted)
@@ -244,12 +235,15 @@ impl EventingClient {
     pub async fn get_status(
         &self,
         subscription: &RemoteSubscription,
-    ) -> Result<Option<String>, ClientError> {
+    ) -> Result<Option<String>, EventingClientError> {
         self.to_manager(subscription, "GetStatus", None).await
     }
 
     /// Ends `subscription`.
-    pub async fn unsubscribe(&self, subscription: &RemoteSubscription) -> Result<(), ClientError> {
+    pub async fn unsubscribe(
+        &self,
+        subscription: &RemoteSubscription,
+    ) -> Result<(), EventingClientError> {
         self.to_manager(subscription, "Unsubscribe", None)
             .await
             .map(|_| ())

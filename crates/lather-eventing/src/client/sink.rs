@@ -2,7 +2,7 @@
 //! that takes notifications and SubscriptionEnd messages, gzip-compressed or not (inflated
 //! within a bound), and hands them out in arrival order.
 
-use super::ClientError;
+use super::EventingClientError;
 use crate::Binding;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
@@ -68,18 +68,21 @@ pub struct Sink {
 
 impl Sink {
     /// Listens for HTTP on `address` (port 0 = any free port). Call within a tokio runtime.
-    pub async fn bind(address: SocketAddr) -> Result<Sink, ClientError> {
+    pub async fn bind(address: SocketAddr) -> Result<Sink, EventingClientError> {
         Sink::bind_in(address, Binding::Http).await
     }
 
     /// Listens on `address` in `binding`. Call within a tokio runtime.
-    pub async fn bind_in(address: SocketAddr, binding: Binding) -> Result<Sink, ClientError> {
+    pub async fn bind_in(
+        address: SocketAddr,
+        binding: Binding,
+    ) -> Result<Sink, EventingClientError> {
         let listener = TcpListener::bind(address)
             .await
-            .map_err(|e| ClientError::Sink(format!("cannot listen on {address}: {e}")))?;
+            .map_err(|e| EventingClientError::Sink(format!("cannot listen on {address}: {e}")))?;
         let address = listener
             .local_addr()
-            .map_err(|e| ClientError::Sink(e.to_string()))?;
+            .map_err(|e| EventingClientError::Sink(e.to_string()))?;
         let (tx, messages) = mpsc::channel(QUEUE);
         let task = match binding {
             Binding::Http => tokio::spawn(accept(listener, tx)),
