@@ -89,6 +89,7 @@ pub fn rebuild_message(request: &Request, limits: &Limits) -> Result<Message, Fa
         client: request.client.clone(),
         direction: request.direction,
         request: None,
+        properties: Default::default(),
     };
     Ok(Message::new(envelope, context))
 }

@@ -26,6 +26,7 @@ fn big_message() -> Message {
         client: Some("10.1.2.3".into()),
         direction: Direction::Request,
         request: None,
+        properties: Default::default(),
     };
     Message::new(envelope, context)
 }
