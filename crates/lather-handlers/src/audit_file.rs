@@ -155,3 +155,51 @@ impl Handler for AuditFile {
         })
     }
 }
+
+/// The `audit-file` kind: its handlers write outside the message, so they are not
+/// idempotent.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AuditFileKind;
+
+/// `[handlers.NAME]` settings of kind `audit-file`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditFileSettings {
+    /// The file messages are appended to (required).
+    pub path: String,
+    /// `"always"` (default), `"never"`, or an interval like `"100ms"`.
+    pub fsync: Option<String>,
+}
+
+impl lather_pipeline::HandlerKind for AuditFileKind {
+    type Settings = AuditFileSettings;
+
+    fn name(&self) -> &'static str {
+        "audit-file"
+    }
+
+    fn idempotent(&self) -> bool {
+        false
+    }
+
+    fn build(
+        &self,
+        settings: AuditFileSettings,
+        _env: &lather_pipeline::BuildEnv<'_>,
+    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        use lather_pipeline::SettingsError;
+        let fsync = match settings.fsync.as_deref() {
+            None => Fsync::Always,
+            Some(f) => Fsync::parse(f).ok_or_else(|| {
+                SettingsError::key(
+                    "fsync",
+                    format!("{f:?} is not \"always\", \"never\" or an interval like \"100ms\""),
+                )
+            })?,
+        };
+        let file = AuditFile::open(Path::new(&settings.path), fsync).map_err(|e| {
+            SettingsError::key("path", format!("cannot open {:?}: {e}", settings.path))
+        })?;
+        Ok(std::sync::Arc::new(file))
+    }
+}

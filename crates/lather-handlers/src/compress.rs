@@ -41,3 +41,52 @@ impl Handler for Compress {
         })
     }
 }
+
+/// The `compress` kind (CPU-bound).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CompressKind;
+
+/// `[handlers.NAME]` settings of kind `compress`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompressSettings {
+    /// `"gzip"` (default) or `"deflate"`.
+    pub algorithm: Option<String>,
+    /// Body content smaller than this (bytes) is left as it is (default 1024).
+    #[serde(default = "default_min_bytes")]
+    pub min_bytes: u64,
+}
+
+fn default_min_bytes() -> u64 {
+    1024
+}
+
+impl lather_pipeline::HandlerKind for CompressKind {
+    type Settings = CompressSettings;
+
+    fn name(&self) -> &'static str {
+        "compress"
+    }
+
+    fn work(&self) -> lather_pipeline::Work {
+        lather_pipeline::Work::Cpu
+    }
+
+    fn build(
+        &self,
+        settings: CompressSettings,
+        _env: &lather_pipeline::BuildEnv<'_>,
+    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        let algorithm = match settings.algorithm.as_deref() {
+            None => Algorithm::Gzip,
+            Some(a) => Algorithm::parse(a).ok_or_else(|| {
+                lather_pipeline::SettingsError::key(
+                    "algorithm",
+                    format!("{a:?} is not gzip or deflate"),
+                )
+            })?,
+        };
+        let min = usize::try_from(settings.min_bytes).unwrap_or(usize::MAX);
+        Ok(std::sync::Arc::new(Compress::new(algorithm, min)))
+    }
+}

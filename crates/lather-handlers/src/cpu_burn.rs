@@ -39,3 +39,35 @@ impl Handler for CpuBurn {
         })
     }
 }
+
+/// The `cpu-burn` kind (CPU-bound).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuBurnKind;
+
+/// `[handlers.NAME]` settings of kind `cpu-burn`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuBurnSettings {
+    /// Microseconds of CPU work per message (required).
+    pub micros: u64,
+}
+
+impl lather_pipeline::HandlerKind for CpuBurnKind {
+    type Settings = CpuBurnSettings;
+
+    fn name(&self) -> &'static str {
+        "cpu-burn"
+    }
+
+    fn work(&self) -> lather_pipeline::Work {
+        lather_pipeline::Work::Cpu
+    }
+
+    fn build(
+        &self,
+        settings: CpuBurnSettings,
+        _env: &lather_pipeline::BuildEnv<'_>,
+    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        Ok(std::sync::Arc::new(CpuBurn::new(settings.micros)))
+    }
+}

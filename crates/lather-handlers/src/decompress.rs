@@ -37,3 +37,41 @@ impl Handler for Decompress {
         })
     }
 }
+
+/// The `decompress` kind (CPU-bound).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DecompressKind;
+
+/// `[handlers.NAME]` settings of kind `decompress`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecompressSettings {
+    /// Largest decompressed Body accepted, in bytes (default 4 MiB).
+    #[serde(default = "default_max_bytes")]
+    pub max_bytes: u64,
+}
+
+fn default_max_bytes() -> u64 {
+    4 * 1024 * 1024
+}
+
+impl lather_pipeline::HandlerKind for DecompressKind {
+    type Settings = DecompressSettings;
+
+    fn name(&self) -> &'static str {
+        "decompress"
+    }
+
+    fn work(&self) -> lather_pipeline::Work {
+        lather_pipeline::Work::Cpu
+    }
+
+    fn build(
+        &self,
+        settings: DecompressSettings,
+        _env: &lather_pipeline::BuildEnv<'_>,
+    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        let max = usize::try_from(settings.max_bytes).unwrap_or(usize::MAX);
+        Ok(std::sync::Arc::new(Decompress::new(max)))
+    }
+}

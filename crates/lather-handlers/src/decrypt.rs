@@ -246,3 +246,51 @@ impl Handler for Decrypt {
         })
     }
 }
+
+/// The `decrypt` kind (CPU-bound).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DecryptKind;
+
+/// `[handlers.NAME]` settings of kind `decrypt`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecryptSettings {
+    /// The AES key: 16 or 32 raw bytes or one line of hex (required).
+    pub key_file: String,
+    /// A Body (or header) that is not encrypted is refused (default false).
+    #[serde(default)]
+    pub required: bool,
+    /// Restore the header blocks of this name (`{urn:ns}Local`) instead of the Body.
+    pub header: Option<String>,
+    /// Pass the `wsse:Security` header on as it came (default false: its encryption parts
+    /// are taken out).
+    #[serde(default)]
+    pub forward_security: bool,
+}
+
+impl lather_pipeline::HandlerKind for DecryptKind {
+    type Settings = DecryptSettings;
+
+    fn name(&self) -> &'static str {
+        "decrypt"
+    }
+
+    fn work(&self) -> lather_pipeline::Work {
+        lather_pipeline::Work::Cpu
+    }
+
+    fn build(
+        &self,
+        settings: DecryptSettings,
+        _env: &lather_pipeline::BuildEnv<'_>,
+    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        let decrypt = Decrypt::new(xmlenc::load_key(&settings.key_file)?, settings.required)
+            .forward_security(settings.forward_security);
+        Ok(std::sync::Arc::new(
+            match xmlenc::header_name(settings.header.as_deref())? {
+                Some(q) => decrypt.header(q),
+                None => decrypt,
+            },
+        ))
+    }
+}

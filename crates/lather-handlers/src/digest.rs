@@ -41,6 +41,38 @@ impl Handler for Digest {
     }
 }
 
+/// The `digest` kind (CPU-bound).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DigestKind;
+
+/// `[handlers.NAME]` settings of kind `digest`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DigestSettings {
+    /// SHA-256 rounds over the whole request (required).
+    pub rounds: u32,
+}
+
+impl lather_pipeline::HandlerKind for DigestKind {
+    type Settings = DigestSettings;
+
+    fn name(&self) -> &'static str {
+        "digest"
+    }
+
+    fn work(&self) -> lather_pipeline::Work {
+        lather_pipeline::Work::Cpu
+    }
+
+    fn build(
+        &self,
+        settings: DigestSettings,
+        _env: &lather_pipeline::BuildEnv<'_>,
+    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        Ok(std::sync::Arc::new(Digest::new(settings.rounds)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -123,3 +123,58 @@ impl Handler for Encrypt {
         })
     }
 }
+
+/// The `encrypt` kind (CPU-bound).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EncryptKind;
+
+/// `[handlers.NAME]` settings of kind `encrypt`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EncryptSettings {
+    /// The AES key: 16 or 32 raw bytes or one line of hex (required).
+    pub key_file: String,
+    /// `"aes256-gcm"` (default), `"aes128-gcm"`, `"aes256-cbc"` or `"aes128-cbc"`.
+    pub algorithm: Option<String>,
+    /// Encrypt the header blocks of this name (`{urn:ns}Local`) instead of the Body.
+    pub header: Option<String>,
+}
+
+impl lather_pipeline::HandlerKind for EncryptKind {
+    type Settings = EncryptSettings;
+
+    fn name(&self) -> &'static str {
+        "encrypt"
+    }
+
+    fn work(&self) -> lather_pipeline::Work {
+        lather_pipeline::Work::Cpu
+    }
+
+    fn build(
+        &self,
+        settings: EncryptSettings,
+        _env: &lather_pipeline::BuildEnv<'_>,
+    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        use lather_pipeline::SettingsError;
+        let key = xmlenc::load_key(&settings.key_file)?;
+        let algorithm = match settings.algorithm.as_deref() {
+            None => EncryptionAlgorithm::Aes256Gcm,
+            Some(a) => EncryptionAlgorithm::from_name(a).ok_or_else(|| {
+                let known: Vec<&str> = EncryptionAlgorithm::ALL.iter().map(|a| a.name()).collect();
+                SettingsError::key(
+                    "algorithm",
+                    format!("{a:?} is not one of {}", known.join(", ")),
+                )
+            })?,
+        };
+        let encrypt = Encrypt::new(key, algorithm)
+            .map_err(|e| SettingsError::key("key_file", format!("{}: {e}", settings.key_file)))?;
+        Ok(std::sync::Arc::new(
+            match xmlenc::header_name(settings.header.as_deref())? {
+                Some(q) => encrypt.header(q),
+                None => encrypt,
+            },
+        ))
+    }
+}

@@ -33,3 +33,28 @@ impl Handler for Logging {
         })
     }
 }
+
+/// The `logging` kind: no settings.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoggingKind;
+
+/// `[handlers.NAME]` settings of kind `logging`: none.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoggingSettings {}
+
+impl lather_pipeline::HandlerKind for LoggingKind {
+    type Settings = LoggingSettings;
+
+    fn name(&self) -> &'static str {
+        "logging"
+    }
+
+    fn build(
+        &self,
+        _settings: LoggingSettings,
+        _env: &lather_pipeline::BuildEnv<'_>,
+    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        Ok(std::sync::Arc::new(Logging))
+    }
+}

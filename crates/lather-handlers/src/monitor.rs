@@ -123,3 +123,37 @@ impl Handler for Monitor {
         out
     }
 }
+
+/// The `monitor` kind.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MonitorKind;
+
+/// `[handlers.NAME]` settings of kind `monitor`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MonitorSettings {
+    /// Clients tracked one by one per operation (default 1000).
+    #[serde(default = "default_max_clients")]
+    pub max_clients: u64,
+}
+
+fn default_max_clients() -> u64 {
+    1000
+}
+
+impl lather_pipeline::HandlerKind for MonitorKind {
+    type Settings = MonitorSettings;
+
+    fn name(&self) -> &'static str {
+        "monitor"
+    }
+
+    fn build(
+        &self,
+        settings: MonitorSettings,
+        _env: &lather_pipeline::BuildEnv<'_>,
+    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        let max = usize::try_from(settings.max_clients).unwrap_or(usize::MAX);
+        Ok(std::sync::Arc::new(Monitor::new(max)))
+    }
+}

@@ -172,3 +172,39 @@ impl Handler for Notify {
         })
     }
 }
+
+/// The `notify` kind: its handlers send a notification per message, so they are not
+/// idempotent. The handler's timeout bounds each round trip.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NotifyKind;
+
+/// `[handlers.NAME]` settings of kind `notify`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotifySettings {
+    /// Where notifications are POSTed, `http://host:port/path` (required).
+    pub sink: String,
+}
+
+impl lather_pipeline::HandlerKind for NotifyKind {
+    type Settings = NotifySettings;
+
+    fn name(&self) -> &'static str {
+        "notify"
+    }
+
+    fn idempotent(&self) -> bool {
+        false
+    }
+
+    fn build(
+        &self,
+        settings: NotifySettings,
+        env: &lather_pipeline::BuildEnv<'_>,
+    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        let notify = Notify::new(&settings.sink, env.timeout).map_err(|why| {
+            lather_pipeline::SettingsError::key("sink", format!("{:?} {why}", settings.sink))
+        })?;
+        Ok(std::sync::Arc::new(notify))
+    }
+}

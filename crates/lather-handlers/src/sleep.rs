@@ -32,3 +32,31 @@ impl Handler for Sleep {
         })
     }
 }
+
+/// The `sleep` kind.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SleepKind;
+
+/// `[handlers.NAME]` settings of kind `sleep`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SleepSettings {
+    /// Milliseconds to wait per message (required).
+    pub millis: u64,
+}
+
+impl lather_pipeline::HandlerKind for SleepKind {
+    type Settings = SleepSettings;
+
+    fn name(&self) -> &'static str {
+        "sleep"
+    }
+
+    fn build(
+        &self,
+        settings: SleepSettings,
+        _env: &lather_pipeline::BuildEnv<'_>,
+    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        Ok(std::sync::Arc::new(Sleep::new(settings.millis)))
+    }
+}

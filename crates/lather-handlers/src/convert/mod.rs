@@ -62,3 +62,46 @@ impl Handler for FormatConvert {
         })
     }
 }
+
+/// The `format-convert` kind (CPU-bound).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FormatConvertKind;
+
+/// `[handlers.NAME]` settings of kind `format-convert`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FormatConvertSettings {
+    /// The renaming rules, one per line (see docs/handlers.md) (required).
+    pub mapping_file: String,
+    /// Apply the rules backwards, new names to old (default false).
+    #[serde(default)]
+    pub reverse: bool,
+}
+
+impl lather_pipeline::HandlerKind for FormatConvertKind {
+    type Settings = FormatConvertSettings;
+
+    fn name(&self) -> &'static str {
+        "format-convert"
+    }
+
+    fn work(&self) -> lather_pipeline::Work {
+        lather_pipeline::Work::Cpu
+    }
+
+    fn build(
+        &self,
+        settings: FormatConvertSettings,
+        _env: &lather_pipeline::BuildEnv<'_>,
+    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        use lather_pipeline::SettingsError;
+        let file = &settings.mapping_file;
+        let text = std::fs::read_to_string(file).map_err(|e| {
+            SettingsError::key("mapping_file", format!("cannot read {file:?}: {e}"))
+        })?;
+        let convert = FormatConvert::from_rules(&text, settings.reverse).map_err(|e| {
+            SettingsError::key("mapping_file", format!("{file}:{}: {}", e.line, e.message))
+        })?;
+        Ok(std::sync::Arc::new(convert))
+    }
+}

@@ -85,3 +85,37 @@ impl Handler for WsAddressing {
         })
     }
 }
+
+/// The `wsa` kind.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WsaKind;
+
+/// `[handlers.NAME]` settings of kind `wsa`.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WsaSettings {
+    /// A request without WS-Addressing headers is refused (default false).
+    #[serde(default)]
+    pub required: bool,
+    /// The `wsa:Action` of responses (default: the request's action + `Response`).
+    pub response_action: Option<String>,
+}
+
+impl lather_pipeline::HandlerKind for WsaKind {
+    type Settings = WsaSettings;
+
+    fn name(&self) -> &'static str {
+        "wsa"
+    }
+
+    fn build(
+        &self,
+        settings: WsaSettings,
+        _env: &lather_pipeline::BuildEnv<'_>,
+    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        Ok(std::sync::Arc::new(WsAddressing::new(
+            settings.required,
+            settings.response_action,
+        )))
+    }
+}

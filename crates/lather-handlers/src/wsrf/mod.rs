@@ -185,3 +185,54 @@ impl Handler for WsrfResource {
         })
     }
 }
+
+/// The `wsrf-resource` kind: its handlers keep resources in a store, so they are stateful
+/// (never retried, not idempotent).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WsrfResourceKind;
+
+/// `[handlers.NAME]` settings of kind `wsrf-resource`.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WsrfResourceSettings {
+    /// The redb store (required).
+    pub path: String,
+    /// Most resources the store holds; new ones beyond are refused (default 100 000).
+    #[serde(default = "default_max_resources")]
+    pub max_resources: u64,
+}
+
+/// Resources a store holds unless `max_resources` says otherwise.
+fn default_max_resources() -> u64 {
+    100_000
+}
+
+impl lather_pipeline::HandlerKind for WsrfResourceKind {
+    type Settings = WsrfResourceSettings;
+
+    fn name(&self) -> &'static str {
+        "wsrf-resource"
+    }
+
+    fn stateful(&self) -> bool {
+        true
+    }
+
+    fn build(
+        &self,
+        settings: WsrfResourceSettings,
+        _env: &lather_pipeline::BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        let store =
+            WsrfResource::open(Path::new(&settings.path), settings.max_resources).map_err(|e| {
+                lather_pipeline::SettingsError::key(
+                    "path",
+                    format!(
+                        "cannot open the resource store {:?}: {e}",
+                        settings.path
+                    ),
+                )
+            })?;
+        Ok(Arc::new(store))
+    }
+}
