@@ -106,6 +106,7 @@ fn message_of(bytes: Bytes, id: u128) -> Message {
             client: Some("127.0.0.1".into()),
             direction: Direction::Request,
             request: None,
+            properties: Default::default(),
         },
     )
 }
@@ -124,7 +125,7 @@ fn summary(outcome: &Outcome) -> String {
 
 fn plans_by_kind(
     config: &Config,
-    plans: Vec<lather_handlers::ServicePlans>,
+    plans: Vec<lather_compose::ServicePlans>,
 ) -> Vec<(String, Plan)> {
     config
         .services
@@ -153,7 +154,7 @@ impl Worker {
             .iter()
             .filter(|(_, h)| h.placement() == lather_config::Placement::Remote)
             .map(|(name, cfg)| {
-                let (handler, options) = lather_handlers::build_handler(name, cfg, config).unwrap();
+                let (handler, options) = lather_compose::build_handler(name, cfg, config).unwrap();
                 Hosted {
                     name: name.clone(),
                     handler,
@@ -195,9 +196,9 @@ async fn remote_results_equal_local_results_for_every_kind() {
     let remote_config = kinds_config(&dir, Some(&server.url()));
     let local = plans_by_kind(
         &local_config,
-        lather_handlers::service_plans(&local_config).unwrap(),
+        lather_compose::service_plans(&local_config).unwrap(),
     );
-    let services = lather_handlers::build_services(&remote_config).unwrap();
+    let services = lather_compose::build_services(&remote_config).unwrap();
     services.link.as_ref().unwrap().connect().await.unwrap();
     let remote = plans_by_kind(&remote_config, services.plans);
     let worker = Worker::start(&remote_config).await;
@@ -280,7 +281,7 @@ fn slow_config(url: &str, fallback: &str, extra: &str) -> Config {
 }
 
 async fn client_plan(config: &Config) -> Plan {
-    let services = lather_handlers::build_services(config).unwrap();
+    let services = lather_compose::build_services(config).unwrap();
     services.link.as_ref().unwrap().connect().await.unwrap();
     services.plans[0].request.clone()
 }

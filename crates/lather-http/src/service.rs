@@ -3,7 +3,7 @@
 use crate::gateway::{Gateway, ResponsePolicy};
 use lather_config::{Builtin, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind};
 use lather_envelope::QName;
-use lather_handlers::ServicePlans;
+use lather_compose::ServicePlans;
 use lather_pipeline::{Gate, LimitPolicy};
 use std::sync::Arc;
 

@@ -33,8 +33,8 @@ impl State {
     ) -> Result<Self, lather_config::ConfigError> {
         // The plans' `publish` handlers find the event sources opened below here.
         let sinks = lather_handlers::EventSinks::default();
-        let lather_handlers::Services { plans, link } =
-            lather_handlers::build_services_with(config, &sinks)?;
+        let lather_compose::Services { plans, link } =
+            lather_compose::build_services_with(config, &sinks)?;
         let server = &config.server;
         let limits = Limits {
             max_message_bytes: server.max_message_bytes,
