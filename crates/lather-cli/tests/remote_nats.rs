@@ -123,10 +123,7 @@ fn summary(outcome: &Outcome) -> String {
     }
 }
 
-fn plans_by_kind(
-    config: &Config,
-    plans: Vec<lather_compose::ServicePlans>,
-) -> Vec<(String, Plan)> {
+fn plans_by_kind(config: &Config, plans: Vec<lather_compose::ServicePlans>) -> Vec<(String, Plan)> {
     config
         .services
         .iter()

@@ -49,7 +49,11 @@ impl Composer {
     /// share (not connected yet: the host connects it before serving). Kinds find what the
     /// process shares in `resources` (e.g. `publish` its
     /// [`EventSinks`](lather_handlers::EventSinks)). Errors name the file, line and key.
-    pub fn services(&self, config: &Config, resources: &Resources) -> Result<Services, ConfigError> {
+    pub fn services(
+        &self,
+        config: &Config,
+        resources: &Resources,
+    ) -> Result<Services, ConfigError> {
         let remote = config
             .handlers
             .values()

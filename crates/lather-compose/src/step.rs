@@ -1,7 +1,9 @@
 //! One configured handler: its kind, its settings, the engine's options, and where it runs.
 
 use crate::settings::{self, HandlerTables};
-use lather_config::{Builtin, Config, ConfigError, Fallback, HandlerConfig, Placement, ServiceKind};
+use lather_config::{
+    Builtin, Config, ConfigError, Fallback, HandlerConfig, Placement, ServiceKind,
+};
 use lather_pipeline::{BuildEnv, Handler, KindRegistry, Options, Resources, Step, Work};
 use lather_remote::{AutoPlaced, Link, OnewayRemoteHandler, RemoteHandler};
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 
 use lather_compose::Composer;
 use lather_config::Config;
-use lather_envelope::{EnvelopeBuilder, Envelope, Fault, FaultKind, Limits, SoapVersion};
+use lather_envelope::{Envelope, EnvelopeBuilder, Fault, FaultKind, Limits, SoapVersion};
 use lather_pipeline::{
     Access, BuildEnv, Context, Handler, HandlerFuture, HandlerKind, Message, Outcome, Parts,
     SettingsError, Verdict, Work, run,
@@ -164,9 +164,15 @@ fn an_unknown_key_names_its_file_line_and_key() {
 #[test]
 fn a_settings_error_names_the_line_of_its_key() {
     let err = error("note = \"cap\"\nmax_bytes = 0\n");
-    assert_eq!(err, "outside.toml:7: handlers.cap.max_bytes: must be greater than 0");
+    assert_eq!(
+        err,
+        "outside.toml:7: handlers.cap.max_bytes: must be greater than 0"
+    );
     let err = error("max_bytes = 4\nnote = \"\"\n");
-    assert_eq!(err, "outside.toml:5: handlers.cap: a note must say something");
+    assert_eq!(
+        err,
+        "outside.toml:5: handlers.cap: a note must say something"
+    );
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Building handlers and plans from configuration, and the errors that name the line.
 
-use lather_config::Config;
 use lather_compose::service_plans;
+use lather_config::Config;
 
 fn config(handlers: &str, request: &str) -> Config {
     let text = format!(

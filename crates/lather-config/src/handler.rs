@@ -160,8 +160,8 @@ mod tests {
 
     #[test]
     fn engine_keys_keep_their_type_errors_and_kind_is_required() {
-        let err = Config::from_toml("[handlers.a]\nkind = \"x\"\nretries = \"many\"\n", "t")
-            .unwrap_err();
+        let err =
+            Config::from_toml("[handlers.a]\nkind = \"x\"\nretries = \"many\"\n", "t").unwrap_err();
         assert_eq!(err.line(), Some(3), "{err}");
         let err = Config::from_toml("[handlers.a]\nrounds = 3\n", "t").unwrap_err();
         assert!(err.message().contains("missing field `kind`"), "{err}");

@@ -2,12 +2,12 @@
 //! source of the same process, with no HTTP hop.
 
 use crate::event_sink::EventSinks;
-use lather_pipeline::{BuildEnv, SettingsError};
 use lather_envelope::{Fault, FaultKind, QName, WSA04_NS, WSA10_NS};
 use lather_pipeline::{
     Access, Direction, Handler, HandlerFuture, Message, Observation, ObservationKind, Parts,
     Verdict,
 };
+use lather_pipeline::{BuildEnv, SettingsError};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Publishes the first element of each message's Body as an event to the event source
@@ -196,7 +196,11 @@ impl lather_pipeline::HandlerKind for PublishKind {
         }
         // Where no event source runs (`lather check`, a worker), the handler faults with
         // `EventSourceNotRunning`.
-        let sinks = env.resources.get::<EventSinks>().cloned().unwrap_or_default();
+        let sinks = env
+            .resources
+            .get::<EventSinks>()
+            .cloned()
+            .unwrap_or_default();
         Ok(std::sync::Arc::new(Publish::new(
             &settings.source,
             sinks,

@@ -9,8 +9,8 @@ use lather_pipeline::{
     Access, Context, Handler, HandlerFuture, Identity, Message, Options, Outcome, Plan, Step,
     Verdict, run,
 };
-use std::sync::Arc;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 const WSU_NS: &str =

@@ -1,9 +1,9 @@
 //! A configured service: its name, path and behaviour.
 
 use crate::gateway::{Gateway, ResponsePolicy};
+use lather_compose::ServicePlans;
 use lather_config::{Builtin, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind};
 use lather_envelope::QName;
-use lather_compose::ServicePlans;
 use lather_pipeline::{Gate, LimitPolicy};
 use std::sync::Arc;
 

@@ -227,10 +227,7 @@ impl lather_pipeline::HandlerKind for WsrfResourceKind {
             WsrfResource::open(Path::new(&settings.path), settings.max_resources).map_err(|e| {
                 lather_pipeline::SettingsError::key(
                     "path",
-                    format!(
-                        "cannot open the resource store {:?}: {e}",
-                        settings.path
-                    ),
+                    format!("cannot open the resource store {:?}: {e}", settings.path),
                 )
             })?;
         Ok(Arc::new(store))

@@ -59,7 +59,8 @@ impl HandlerKind for WsseUsernameKind {
                 format!("must be between 1 and {max}"),
             )),
         };
-        let max_nonce_bytes = positive("max_nonce_bytes", settings.max_nonce_bytes, MAX_NONCE_BYTES)?;
+        let max_nonce_bytes =
+            positive("max_nonce_bytes", settings.max_nonce_bytes, MAX_NONCE_BYTES)?;
         let max_nonces = positive("max_nonces", settings.max_nonces, u64::MAX)?;
         Ok(Arc::new(WsseUsername::with_settings(
             users,
