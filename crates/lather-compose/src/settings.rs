@@ -113,13 +113,14 @@ fn to_config_error(
             None => config.error_at(kind_span, format!("handlers.{name}: {}", e.message())),
         },
         KindError::Shape { message, span } => {
-            if let Some(key) = quoted_field(&message, "unknown field `") {
+            let message = message.trim();
+            if let Some(key) = quoted_field(message, "unknown field `") {
                 return config.error_at(
                     key_span(key).unwrap_or(kind_span),
                     format!("handlers.{name}.{key}: kind {kind:?} does not take {key}"),
                 );
             }
-            if let Some(key) = quoted_field(&message, "missing field `") {
+            if let Some(key) = quoted_field(message, "missing field `") {
                 return config.error_at(
                     kind_span,
                     format!("handlers.{name}: kind {kind:?} needs {key} = …"),

@@ -1,10 +1,14 @@
 //! `audit-file`: appends every message to a file.
 
 use lather_envelope::{Fault, FaultKind};
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, SettingsError, Verdict,
+};
+use serde::Deserialize;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::oneshot;
@@ -162,7 +166,7 @@ impl Handler for AuditFile {
 pub struct AuditFileKind;
 
 /// `[handlers.NAME]` settings of kind `audit-file`.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AuditFileSettings {
     /// The file messages are appended to (required).
@@ -171,7 +175,7 @@ pub struct AuditFileSettings {
     pub fsync: Option<String>,
 }
 
-impl lather_pipeline::HandlerKind for AuditFileKind {
+impl HandlerKind for AuditFileKind {
     type Settings = AuditFileSettings;
 
     fn name(&self) -> &'static str {
@@ -185,9 +189,8 @@ impl lather_pipeline::HandlerKind for AuditFileKind {
     fn build(
         &self,
         settings: AuditFileSettings,
-        _env: &lather_pipeline::BuildEnv<'_>,
-    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
-        use lather_pipeline::SettingsError;
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
         let fsync = match settings.fsync.as_deref() {
             None => Fsync::Always,
             Some(f) => Fsync::parse(f).ok_or_else(|| {
@@ -200,6 +203,6 @@ impl lather_pipeline::HandlerKind for AuditFileKind {
         let file = AuditFile::open(Path::new(&settings.path), fsync).map_err(|e| {
             SettingsError::key("path", format!("cannot open {:?}: {e}", settings.path))
         })?;
-        Ok(std::sync::Arc::new(file))
+        Ok(Arc::new(file))
     }
 }

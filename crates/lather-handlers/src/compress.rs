@@ -1,7 +1,12 @@
 //! `compress`: replaces a large Body with its compressed form.
 
 use crate::compressed_body::{self, Algorithm};
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Patch, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, Patch, SettingsError,
+    Verdict, Work,
+};
+use serde::Deserialize;
+use std::sync::Arc;
 
 /// Compresses the Body content into one `lc:Compressed` element (see the convention in
 /// `compressed_body`) when it is at least `min_bytes` long; smaller Bodies, whose
@@ -47,7 +52,7 @@ impl Handler for Compress {
 pub struct CompressKind;
 
 /// `[handlers.NAME]` settings of kind `compress`.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CompressSettings {
     /// `"gzip"` (default) or `"deflate"`.
@@ -61,32 +66,29 @@ fn default_min_bytes() -> u64 {
     1024
 }
 
-impl lather_pipeline::HandlerKind for CompressKind {
+impl HandlerKind for CompressKind {
     type Settings = CompressSettings;
 
     fn name(&self) -> &'static str {
         "compress"
     }
 
-    fn work(&self) -> lather_pipeline::Work {
-        lather_pipeline::Work::Cpu
+    fn work(&self) -> Work {
+        Work::Cpu
     }
 
     fn build(
         &self,
         settings: CompressSettings,
-        _env: &lather_pipeline::BuildEnv<'_>,
-    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
         let algorithm = match settings.algorithm.as_deref() {
             None => Algorithm::Gzip,
             Some(a) => Algorithm::parse(a).ok_or_else(|| {
-                lather_pipeline::SettingsError::key(
-                    "algorithm",
-                    format!("{a:?} is not gzip or deflate"),
-                )
+                SettingsError::key("algorithm", format!("{a:?} is not gzip or deflate"))
             })?,
         };
         let min = usize::try_from(settings.min_bytes).unwrap_or(usize::MAX);
-        Ok(std::sync::Arc::new(Compress::new(algorithm, min)))
+        Ok(Arc::new(Compress::new(algorithm, min)))
     }
 }

@@ -1,7 +1,11 @@
 //! `cpu-burn`: spends a fixed amount of CPU time on each message.
 
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, SettingsError, Verdict, Work,
+};
+use serde::Deserialize;
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Keeps a core busy for a fixed time per message, then continues unchanged. A benchmark
@@ -45,29 +49,29 @@ impl Handler for CpuBurn {
 pub struct CpuBurnKind;
 
 /// `[handlers.NAME]` settings of kind `cpu-burn`.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CpuBurnSettings {
     /// Microseconds of CPU work per message (required).
     pub micros: u64,
 }
 
-impl lather_pipeline::HandlerKind for CpuBurnKind {
+impl HandlerKind for CpuBurnKind {
     type Settings = CpuBurnSettings;
 
     fn name(&self) -> &'static str {
         "cpu-burn"
     }
 
-    fn work(&self) -> lather_pipeline::Work {
-        lather_pipeline::Work::Cpu
+    fn work(&self) -> Work {
+        Work::Cpu
     }
 
     fn build(
         &self,
         settings: CpuBurnSettings,
-        _env: &lather_pipeline::BuildEnv<'_>,
-    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
-        Ok(std::sync::Arc::new(CpuBurn::new(settings.micros)))
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        Ok(Arc::new(CpuBurn::new(settings.micros)))
     }
 }

@@ -1,7 +1,12 @@
 //! `decompress`: restores a compressed Body.
 
 use crate::compressed_body;
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Patch, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, Patch, SettingsError,
+    Verdict, Work,
+};
+use serde::Deserialize;
+use std::sync::Arc;
 
 /// Restores a Body compressed by the `lc:Compressed` convention (see `compressed_body`),
 /// refusing output above `max_bytes` (`DecodedTooLarge`) and undecodable data
@@ -43,7 +48,7 @@ impl Handler for Decompress {
 pub struct DecompressKind;
 
 /// `[handlers.NAME]` settings of kind `decompress`.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DecompressSettings {
     /// Largest decompressed Body accepted, in bytes (default 4 MiB).
@@ -55,23 +60,23 @@ fn default_max_bytes() -> u64 {
     4 * 1024 * 1024
 }
 
-impl lather_pipeline::HandlerKind for DecompressKind {
+impl HandlerKind for DecompressKind {
     type Settings = DecompressSettings;
 
     fn name(&self) -> &'static str {
         "decompress"
     }
 
-    fn work(&self) -> lather_pipeline::Work {
-        lather_pipeline::Work::Cpu
+    fn work(&self) -> Work {
+        Work::Cpu
     }
 
     fn build(
         &self,
         settings: DecompressSettings,
-        _env: &lather_pipeline::BuildEnv<'_>,
-    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
         let max = usize::try_from(settings.max_bytes).unwrap_or(usize::MAX);
-        Ok(std::sync::Arc::new(Decompress::new(max)))
+        Ok(Arc::new(Decompress::new(max)))
     }
 }

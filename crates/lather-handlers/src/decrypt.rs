@@ -6,7 +6,12 @@ use crate::xmlenc::{
 };
 use bytes::Bytes;
 use lather_envelope::{Edit, Element, Envelope, Fault, FaultKind, Limits, QName};
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Patch, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, Patch, SettingsError,
+    Verdict, Work,
+};
+use serde::Deserialize;
+use std::sync::Arc;
 
 /// The one reason given for every failure that involves the key — a tag that does not
 /// verify, impossible padding, a plaintext that is not XML — so a client cannot tell them
@@ -252,7 +257,7 @@ impl Handler for Decrypt {
 pub struct DecryptKind;
 
 /// `[handlers.NAME]` settings of kind `decrypt`.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DecryptSettings {
     /// The AES key: 16 or 32 raw bytes or one line of hex (required).
@@ -268,25 +273,25 @@ pub struct DecryptSettings {
     pub forward_security: bool,
 }
 
-impl lather_pipeline::HandlerKind for DecryptKind {
+impl HandlerKind for DecryptKind {
     type Settings = DecryptSettings;
 
     fn name(&self) -> &'static str {
         "decrypt"
     }
 
-    fn work(&self) -> lather_pipeline::Work {
-        lather_pipeline::Work::Cpu
+    fn work(&self) -> Work {
+        Work::Cpu
     }
 
     fn build(
         &self,
         settings: DecryptSettings,
-        _env: &lather_pipeline::BuildEnv<'_>,
-    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
         let decrypt = Decrypt::new(xmlenc::load_key(&settings.key_file)?, settings.required)
             .forward_security(settings.forward_security);
-        Ok(std::sync::Arc::new(
+        Ok(Arc::new(
             match xmlenc::header_name(settings.header.as_deref())? {
                 Some(q) => decrypt.header(q),
                 None => decrypt,

@@ -4,7 +4,12 @@ use crate::xmlenc::{
     self, CipherError, ENCRYPTED_DATA, EncryptionAlgorithm, EncryptionKey, XENC_NS,
 };
 use lather_envelope::{Envelope, Fault, FaultKind, QName};
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Patch, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, Patch, SettingsError,
+    Verdict, Work,
+};
+use serde::Deserialize;
+use std::sync::Arc;
 
 /// Replaces the Body content by one `xenc:EncryptedData` of Type `#Content`, encrypted with
 /// the configured algorithm and key under a fresh random IV (and, for CBC, random ISO 10126
@@ -129,7 +134,7 @@ impl Handler for Encrypt {
 pub struct EncryptKind;
 
 /// `[handlers.NAME]` settings of kind `encrypt`.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EncryptSettings {
     /// The AES key: 16 or 32 raw bytes or one line of hex (required).
@@ -140,23 +145,22 @@ pub struct EncryptSettings {
     pub header: Option<String>,
 }
 
-impl lather_pipeline::HandlerKind for EncryptKind {
+impl HandlerKind for EncryptKind {
     type Settings = EncryptSettings;
 
     fn name(&self) -> &'static str {
         "encrypt"
     }
 
-    fn work(&self) -> lather_pipeline::Work {
-        lather_pipeline::Work::Cpu
+    fn work(&self) -> Work {
+        Work::Cpu
     }
 
     fn build(
         &self,
         settings: EncryptSettings,
-        _env: &lather_pipeline::BuildEnv<'_>,
-    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
-        use lather_pipeline::SettingsError;
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
         let key = xmlenc::load_key(&settings.key_file)?;
         let algorithm = match settings.algorithm.as_deref() {
             None => EncryptionAlgorithm::Aes256Gcm,
@@ -170,7 +174,7 @@ impl lather_pipeline::HandlerKind for EncryptKind {
         };
         let encrypt = Encrypt::new(key, algorithm)
             .map_err(|e| SettingsError::key("key_file", format!("{}: {e}", settings.key_file)))?;
-        Ok(std::sync::Arc::new(
+        Ok(Arc::new(
             match xmlenc::header_name(settings.header.as_deref())? {
                 Some(q) => encrypt.header(q),
                 None => encrypt,

@@ -1,6 +1,10 @@
 //! `logging`: one structured line per message.
 
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, SettingsError, Verdict,
+};
+use serde::Deserialize;
+use std::sync::Arc;
 
 /// Writes one structured log line per message (target `lather::message`, level INFO): the
 /// message id, service, action, operation and size in bytes.
@@ -39,11 +43,11 @@ impl Handler for Logging {
 pub struct LoggingKind;
 
 /// `[handlers.NAME]` settings of kind `logging`: none.
-#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoggingSettings {}
 
-impl lather_pipeline::HandlerKind for LoggingKind {
+impl HandlerKind for LoggingKind {
     type Settings = LoggingSettings;
 
     fn name(&self) -> &'static str {
@@ -53,8 +57,8 @@ impl lather_pipeline::HandlerKind for LoggingKind {
     fn build(
         &self,
         _settings: LoggingSettings,
-        _env: &lather_pipeline::BuildEnv<'_>,
-    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
-        Ok(std::sync::Arc::new(Logging))
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        Ok(Arc::new(Logging))
     }
 }

@@ -1,9 +1,12 @@
 //! `monitor`: counts messages, bytes and clients per operation, for the metrics endpoint.
 
 use lather_pipeline::{
-    Access, Handler, HandlerFuture, Message, Observation, ObservationKind, Parts, Verdict,
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Observation, ObservationKind,
+    Parts, SettingsError, Verdict,
 };
+use serde::Deserialize;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::Mutex;
 
 /// Counts, per operation (the Body's first child, in Clark notation): messages, bytes, the
@@ -129,7 +132,7 @@ impl Handler for Monitor {
 pub struct MonitorKind;
 
 /// `[handlers.NAME]` settings of kind `monitor`.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MonitorSettings {
     /// Clients tracked one by one per operation (default 1000).
@@ -141,7 +144,7 @@ fn default_max_clients() -> u64 {
     1000
 }
 
-impl lather_pipeline::HandlerKind for MonitorKind {
+impl HandlerKind for MonitorKind {
     type Settings = MonitorSettings;
 
     fn name(&self) -> &'static str {
@@ -151,9 +154,9 @@ impl lather_pipeline::HandlerKind for MonitorKind {
     fn build(
         &self,
         settings: MonitorSettings,
-        _env: &lather_pipeline::BuildEnv<'_>,
-    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
         let max = usize::try_from(settings.max_clients).unwrap_or(usize::MAX);
-        Ok(std::sync::Arc::new(Monitor::new(max)))
+        Ok(Arc::new(Monitor::new(max)))
     }
 }

@@ -9,7 +9,12 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use lather_envelope::escape::{escape_attribute, escape_text};
 use lather_envelope::{EnvelopeBuilder, Fault, FaultKind, SoapVersion};
-use lather_pipeline::{Access, Direction, Handler, HandlerFuture, Message, Parts, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Direction, Handler, HandlerFuture, HandlerKind, Message, Parts,
+    SettingsError, Verdict,
+};
+use serde::Deserialize;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The notification's namespace and its `wsa:Action`.
@@ -179,14 +184,14 @@ impl Handler for Notify {
 pub struct NotifyKind;
 
 /// `[handlers.NAME]` settings of kind `notify`.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NotifySettings {
     /// Where notifications are POSTed, `http://host:port/path` (required).
     pub sink: String,
 }
 
-impl lather_pipeline::HandlerKind for NotifyKind {
+impl HandlerKind for NotifyKind {
     type Settings = NotifySettings;
 
     fn name(&self) -> &'static str {
@@ -200,11 +205,10 @@ impl lather_pipeline::HandlerKind for NotifyKind {
     fn build(
         &self,
         settings: NotifySettings,
-        env: &lather_pipeline::BuildEnv<'_>,
-    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
-        let notify = Notify::new(&settings.sink, env.timeout).map_err(|why| {
-            lather_pipeline::SettingsError::key("sink", format!("{:?} {why}", settings.sink))
-        })?;
-        Ok(std::sync::Arc::new(notify))
+        env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        let notify = Notify::new(&settings.sink, env.timeout)
+            .map_err(|why| SettingsError::key("sink", format!("{:?} {why}", settings.sink)))?;
+        Ok(Arc::new(notify))
     }
 }

@@ -4,10 +4,11 @@
 use crate::event_sink::EventSinks;
 use lather_envelope::{Fault, FaultKind, QName, WSA04_NS, WSA10_NS};
 use lather_pipeline::{
-    Access, Direction, Handler, HandlerFuture, Message, Observation, ObservationKind, Parts,
-    Verdict,
+    Access, BuildEnv, Direction, Handler, HandlerFuture, HandlerKind, Message, Observation,
+    ObservationKind, Parts, SettingsError, Verdict,
 };
-use lather_pipeline::{BuildEnv, SettingsError};
+use serde::Deserialize;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Publishes the first element of each message's Body as an event to the event source
@@ -153,7 +154,7 @@ impl Handler for Publish {
 pub struct PublishKind;
 
 /// `[handlers.NAME]` settings of kind `publish`.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PublishSettings {
     /// The `builtin = "event-source"` service (by name) events are published to (required).
@@ -168,7 +169,7 @@ pub struct PublishSettings {
 /// The built-in service name of an event source, as [`BuildEnv::services`] lists it.
 const EVENT_SOURCE: &str = "event-source";
 
-impl lather_pipeline::HandlerKind for PublishKind {
+impl HandlerKind for PublishKind {
     type Settings = PublishSettings;
 
     fn name(&self) -> &'static str {
@@ -187,7 +188,7 @@ impl lather_pipeline::HandlerKind for PublishKind {
         &self,
         settings: PublishSettings,
         env: &BuildEnv<'_>,
-    ) -> Result<std::sync::Arc<dyn Handler>, SettingsError> {
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
         check_source(&settings.source, env)?;
         for (key, value) in [("action", &settings.action), ("topic", &settings.topic)] {
             if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
@@ -201,7 +202,7 @@ impl lather_pipeline::HandlerKind for PublishKind {
             .get::<EventSinks>()
             .cloned()
             .unwrap_or_default();
-        Ok(std::sync::Arc::new(Publish::new(
+        Ok(Arc::new(Publish::new(
             &settings.source,
             sinks,
             settings.action,

@@ -1,6 +1,10 @@
 //! `sleep`: waits a fixed time on each message.
 
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, SettingsError, Verdict,
+};
+use serde::Deserialize;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Waits a fixed time per message without using a core, then continues unchanged. A
@@ -38,14 +42,14 @@ impl Handler for Sleep {
 pub struct SleepKind;
 
 /// `[handlers.NAME]` settings of kind `sleep`.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SleepSettings {
     /// Milliseconds to wait per message (required).
     pub millis: u64,
 }
 
-impl lather_pipeline::HandlerKind for SleepKind {
+impl HandlerKind for SleepKind {
     type Settings = SleepSettings;
 
     fn name(&self) -> &'static str {
@@ -55,8 +59,8 @@ impl lather_pipeline::HandlerKind for SleepKind {
     fn build(
         &self,
         settings: SleepSettings,
-        _env: &lather_pipeline::BuildEnv<'_>,
-    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
-        Ok(std::sync::Arc::new(Sleep::new(settings.millis)))
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        Ok(Arc::new(Sleep::new(settings.millis)))
     }
 }

@@ -8,9 +8,14 @@ mod tag;
 pub use mapping::MappingError;
 
 use lather_envelope::{Fault, FaultKind};
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Patch, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, Patch, SettingsError,
+    Verdict, Work,
+};
 use mapping::Mapping;
 use rewrite::{RewriteError, rewrite};
+use serde::Deserialize;
+use std::sync::Arc;
 
 /// Converts the Body between message formats that differ in names: an old client's format
 /// reaches the service in the one it expects (request flow), and, with the rules reversed,
@@ -68,7 +73,7 @@ impl Handler for FormatConvert {
 pub struct FormatConvertKind;
 
 /// `[handlers.NAME]` settings of kind `format-convert`.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FormatConvertSettings {
     /// The renaming rules, one per line (see docs/handlers.md) (required).
@@ -78,23 +83,22 @@ pub struct FormatConvertSettings {
     pub reverse: bool,
 }
 
-impl lather_pipeline::HandlerKind for FormatConvertKind {
+impl HandlerKind for FormatConvertKind {
     type Settings = FormatConvertSettings;
 
     fn name(&self) -> &'static str {
         "format-convert"
     }
 
-    fn work(&self) -> lather_pipeline::Work {
-        lather_pipeline::Work::Cpu
+    fn work(&self) -> Work {
+        Work::Cpu
     }
 
     fn build(
         &self,
         settings: FormatConvertSettings,
-        _env: &lather_pipeline::BuildEnv<'_>,
-    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
-        use lather_pipeline::SettingsError;
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
         let file = &settings.mapping_file;
         let text = std::fs::read_to_string(file).map_err(|e| {
             SettingsError::key("mapping_file", format!("cannot read {file:?}: {e}"))
@@ -102,6 +106,6 @@ impl lather_pipeline::HandlerKind for FormatConvertKind {
         let convert = FormatConvert::from_rules(&text, settings.reverse).map_err(|e| {
             SettingsError::key("mapping_file", format!("{file}:{}: {}", e.line, e.message))
         })?;
-        Ok(std::sync::Arc::new(convert))
+        Ok(Arc::new(convert))
     }
 }

@@ -6,7 +6,12 @@ mod validate;
 mod version;
 
 use headers::PROPERTIES;
-use lather_pipeline::{Access, Direction, Handler, HandlerFuture, Message, Parts, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Direction, Handler, HandlerFuture, HandlerKind, Message, Parts,
+    SettingsError, Verdict,
+};
+use serde::Deserialize;
+use std::sync::Arc;
 use version::WsaVersion;
 
 /// WS-Addressing for both the W3C Recommendation (1.0, `http://www.w3.org/2005/08/addressing`)
@@ -91,7 +96,7 @@ impl Handler for WsAddressing {
 pub struct WsaKind;
 
 /// `[handlers.NAME]` settings of kind `wsa`.
-#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WsaSettings {
     /// A request without WS-Addressing headers is refused (default false).
@@ -101,7 +106,7 @@ pub struct WsaSettings {
     pub response_action: Option<String>,
 }
 
-impl lather_pipeline::HandlerKind for WsaKind {
+impl HandlerKind for WsaKind {
     type Settings = WsaSettings;
 
     fn name(&self) -> &'static str {
@@ -111,9 +116,9 @@ impl lather_pipeline::HandlerKind for WsaKind {
     fn build(
         &self,
         settings: WsaSettings,
-        _env: &lather_pipeline::BuildEnv<'_>,
-    ) -> Result<std::sync::Arc<dyn Handler>, lather_pipeline::SettingsError> {
-        Ok(std::sync::Arc::new(WsAddressing::new(
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        Ok(Arc::new(WsAddressing::new(
             settings.required,
             settings.response_action,
         )))

@@ -4,8 +4,11 @@ mod request;
 mod store;
 
 use lather_envelope::{Envelope, EnvelopeBuilder, Fault, FaultKind, Limits, QName};
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, SettingsError, Verdict,
+};
 use request::Request;
+use serde::Deserialize;
 use std::path::Path;
 use std::sync::Arc;
 use store::Store;
@@ -192,7 +195,7 @@ impl Handler for WsrfResource {
 pub struct WsrfResourceKind;
 
 /// `[handlers.NAME]` settings of kind `wsrf-resource`.
-#[derive(Debug, Clone, serde::Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WsrfResourceSettings {
     /// The redb store (required).
@@ -207,7 +210,7 @@ fn default_max_resources() -> u64 {
     100_000
 }
 
-impl lather_pipeline::HandlerKind for WsrfResourceKind {
+impl HandlerKind for WsrfResourceKind {
     type Settings = WsrfResourceSettings;
 
     fn name(&self) -> &'static str {
@@ -221,11 +224,11 @@ impl lather_pipeline::HandlerKind for WsrfResourceKind {
     fn build(
         &self,
         settings: WsrfResourceSettings,
-        _env: &lather_pipeline::BuildEnv<'_>,
-    ) -> Result<Arc<dyn Handler>, lather_pipeline::SettingsError> {
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
         let store =
             WsrfResource::open(Path::new(&settings.path), settings.max_resources).map_err(|e| {
-                lather_pipeline::SettingsError::key(
+                SettingsError::key(
                     "path",
                     format!("cannot open the resource store {:?}: {e}", settings.path),
                 )
