@@ -6,7 +6,7 @@ use std::path::Path;
 /// Loads `path`, prints the plan, or fails with the error naming the line and key.
 pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
     let config = Config::load(path)?;
-    let plans = lather_handlers::service_plans(&config)?;
+    let plans = lather_compose::service_plans(&config)?;
     let server = &config.server;
     println!("{}: ok", path.display());
     println!(

@@ -47,14 +47,14 @@ pub(crate) fn run(path: &Path, handlers: Option<&str>, concurrency: usize) -> an
                 known.join(", ")
             );
         };
-        let (handler, options) = lather_handlers::build_handler(name, cfg, &config)?;
+        let (handler, options) = lather_compose::build_handler(name, cfg, &config)?;
         hosted.push(Hosted {
             name: name.clone(),
             handler,
             options,
         });
     }
-    let limits = lather_handlers::limits(&config);
+    let limits = lather_compose::limits(&config);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

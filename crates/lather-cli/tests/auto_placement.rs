@@ -110,7 +110,7 @@ async fn the_cheap_handler_stays_local_and_the_slow_one_goes_to_the_bigger_worke
     let config = Config::from_toml(&config_text(&server.url(), 100), "server.toml").unwrap();
     wait_for_worker(&config, "cheap", Duration::from_secs(20)).await;
     wait_for_worker(&config, "slow", Duration::from_secs(20)).await;
-    let services = lather_handlers::build_services(&config).unwrap();
+    let services = lather_compose::build_services(&config).unwrap();
     services.link.as_ref().unwrap().connect().await.unwrap();
     let plan = Arc::new(services.plans[0].request.clone());
     let cheap = plan.stages()[0][0].clone();

@@ -133,7 +133,7 @@ fn message(id: u128) -> Message {
 }
 
 async fn client_plan(config: &Config) -> Plan {
-    let services = lather_handlers::build_services(config).unwrap();
+    let services = lather_compose::build_services(config).unwrap();
     services.link.as_ref().unwrap().connect().await.unwrap();
     services.plans[0].request.clone()
 }
@@ -169,7 +169,7 @@ async fn stored(config: &Config) -> u64 {
 /// The handler `tell` of `config`, as a worker hosts it.
 fn hosted(config: &Config) -> Hosted {
     let (handler, options) =
-        lather_handlers::build_handler("tell", &config.handlers["tell"], config).unwrap();
+        lather_compose::build_handler("tell", &config.handlers["tell"], config).unwrap();
     assert!(options.oneway);
     Hosted {
         name: "tell".into(),

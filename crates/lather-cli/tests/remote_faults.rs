@@ -117,7 +117,7 @@ fn message(id: u128) -> Message {
 }
 
 async fn client_plan(config: &Config) -> Arc<Plan> {
-    let services = lather_handlers::build_services(config).unwrap();
+    let services = lather_compose::build_services(config).unwrap();
     services.link.as_ref().unwrap().connect().await.unwrap();
     Arc::new(services.plans[0].request.clone())
 }
@@ -349,7 +349,7 @@ async fn a_call_whose_client_gave_up_is_counted_as_abandoned_and_timeouts_adapt(
     let (path, config) = config_file(&dir, "abandoned.toml", &text);
     let worker = WorkerProcess::start(&path);
     worker.wait_ready();
-    let services = lather_handlers::build_services(&config).unwrap();
+    let services = lather_compose::build_services(&config).unwrap();
     services.link.as_ref().unwrap().connect().await.unwrap();
     let slow = Arc::new(services.plans[0].request.clone());
     let quick = Arc::new(services.plans[1].request.clone());

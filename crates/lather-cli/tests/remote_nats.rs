@@ -8,7 +8,7 @@ mod workers;
 use bytes::Bytes;
 use lather_config::Config;
 use lather_envelope::{Envelope, FaultKind, Limits};
-use lather_pipeline::{Context, Direction, Message, Outcome, Plan, Step, run};
+use lather_pipeline::{Context, Direction, Identity, Message, Outcome, Plan, Step, run};
 use lather_remote::Link;
 use lather_remote::worker::Hosted;
 use nats::{NatsServer, free_port};
@@ -123,10 +123,7 @@ fn summary(outcome: &Outcome) -> String {
     }
 }
 
-fn plans_by_kind(
-    config: &Config,
-    plans: Vec<lather_handlers::ServicePlans>,
-) -> Vec<(String, Plan)> {
+fn plans_by_kind(config: &Config, plans: Vec<lather_compose::ServicePlans>) -> Vec<(String, Plan)> {
     config
         .services
         .iter()
@@ -154,7 +151,7 @@ impl Worker {
             .iter()
             .filter(|(_, h)| h.placement() == lather_config::Placement::Remote)
             .map(|(name, cfg)| {
-                let (handler, options) = lather_handlers::build_handler(name, cfg, config).unwrap();
+                let (handler, options) = lather_compose::build_handler(name, cfg, config).unwrap();
                 Hosted {
                     name: name.clone(),
                     handler,
@@ -196,9 +193,9 @@ async fn remote_results_equal_local_results_for_every_kind() {
     let remote_config = kinds_config(&dir, Some(&server.url()));
     let local = plans_by_kind(
         &local_config,
-        lather_handlers::service_plans(&local_config).unwrap(),
+        lather_compose::service_plans(&local_config).unwrap(),
     );
-    let services = lather_handlers::build_services(&remote_config).unwrap();
+    let services = lather_compose::build_services(&remote_config).unwrap();
     services.link.as_ref().unwrap().connect().await.unwrap();
     let remote = plans_by_kind(&remote_config, services.plans);
     let worker = Worker::start(&remote_config).await;
@@ -281,7 +278,7 @@ fn slow_config(url: &str, fallback: &str, extra: &str) -> Config {
 }
 
 async fn client_plan(config: &Config) -> Plan {
-    let services = lather_handlers::build_services(config).unwrap();
+    let services = lather_compose::build_services(config).unwrap();
     services.link.as_ref().unwrap().connect().await.unwrap();
     services.plans[0].request.clone()
 }
@@ -524,5 +521,38 @@ fn a_remote_handler_without_nats_is_a_config_error_naming_the_line() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("nonats.toml:3:"), "{stderr}");
     assert!(stderr.contains("[nats]"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_remote_wsse_username_sets_the_identity_in_the_serving_process() {
+    let server = NatsServer::start("identity");
+    let dir = scratch("identity");
+    let users = dir.join("users.txt");
+    std::fs::write(&users, "alice:secret\n").unwrap();
+    let text = format!(
+        "[nats]\nurl = \"{}\"\n[handlers.auth]\nkind = \"wsse-username\"\nusers_file = {:?}\nplacement = \"remote\"\nfallback = \"fault\"\ntimeout_ms = 5000\n[[service]]\nname = \"s\"\npath = \"/s\"\nbuiltin = \"echo\"\nrequest = [[\"auth\"]]\n",
+        server.url(),
+        users.display().to_string()
+    );
+    let config = Config::from_toml(&text, "identity.toml").unwrap();
+    let plan = client_plan(&config).await;
+    let worker = Worker::start(&config).await;
+    let out = run(&plan, small_message(5), &Limits::default()).await;
+    let Outcome::Continue(m) = &out else {
+        panic!("{}", summary(&out))
+    };
+    assert_eq!(
+        m.context().properties.get::<Identity>(),
+        Some(&Identity("alice".into()))
+    );
+    assert!(
+        !summary(&out).contains("UsernameToken"),
+        "{}",
+        summary(&out)
+    );
+    assert_eq!(figure(step_of(&plan), "remote_calls"), 1);
+    worker.stop().await;
+    drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,14 +1,34 @@
-//! `[handlers.NAME]`: a handler instance — its kind, the engine options, its parameters.
+//! `[handlers.NAME]`: a handler instance — its kind, the engine's options, and the kind's own
+//! settings.
 
 use serde::Deserialize;
+use serde::de::{self, MapAccess, Visitor};
+use std::collections::BTreeMap;
+use std::fmt;
 use toml::Spanned;
+
+/// The keys of a `[handlers.NAME]` table the engine reads itself; every other key belongs to
+/// the handler's kind.
+pub const ENGINE_KEYS: &[&str] = &[
+    "kind",
+    "must_perform",
+    "oneway",
+    "retries",
+    "retry_backoff_ms",
+    "timeout_ms",
+    "work",
+    "snapshot",
+    "after",
+    "placement",
+    "fallback",
+];
 
 /// One `[handlers.NAME]` table.
 ///
-/// `kind` picks the implementation; the option keys apply to every kind; the parameter keys
-/// belong to particular kinds, and a parameter the kind does not take is an error.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `kind` picks the implementation; the engine's options apply to every kind; every other
+/// key is one of the kind's own [`settings`](HandlerConfig::settings), which the kind reads
+/// (and refuses, naming the key, when it does not take it) when the handler is built.
+#[derive(Debug, Clone)]
 pub struct HandlerConfig {
     /// The implementation, e.g. `"logging"`, `"cpu-burn"`.
     pub kind: Spanned<String>,
@@ -35,68 +55,9 @@ pub struct HandlerConfig {
     pub placement: Option<Spanned<crate::Placement>>,
     /// A remote handler whose workers cannot be reached: `"fault"` (default) or `"local"`.
     pub fallback: Option<Spanned<crate::Fallback>>,
-    /// `cpu-burn`: microseconds of CPU work per message.
-    pub micros: Option<Spanned<u64>>,
-    /// `sleep`: milliseconds to wait per message.
-    pub millis: Option<Spanned<u64>>,
-    /// `digest`: SHA-256 rounds over the whole request.
-    pub rounds: Option<Spanned<u32>>,
-    /// `compress`: `"gzip"` (default) or `"deflate"`; `encrypt`: `"aes256-gcm"` (default),
-    /// `"aes128-gcm"`, `"aes256-cbc"` or `"aes128-cbc"`.
-    pub algorithm: Option<Spanned<String>>,
-    /// `compress`: Body content smaller than this (bytes) is left as it is (default 1024).
-    pub min_bytes: Option<Spanned<u64>>,
-    /// `decompress`: largest decompressed Body accepted, in bytes (default 4 MiB).
-    pub max_bytes: Option<Spanned<u64>>,
-    /// `monitor`: clients tracked one by one per operation (default 1000).
-    pub max_clients: Option<Spanned<u64>>,
-    /// `wsse-username`: the user table, one `name:password` per line.
-    pub users_file: Option<Spanned<String>>,
-    /// `wsse-username`: how old a `wsu:Created` may be, in seconds (default 300).
-    pub window_s: Option<Spanned<u64>>,
-    /// `encrypt`, `decrypt`: the AES key, 16 or 32 raw bytes or one line of hex.
-    pub key_file: Option<Spanned<String>>,
-    /// `encrypt`, `decrypt`: work on the header blocks of this name (Clark notation)
-    /// instead of the Body, as WS-Security 1.1 `EncryptedHeader`s.
-    pub header: Option<Spanned<String>>,
-    /// `decrypt`: a Body that is not encrypted is refused; `wsa`: a request without
-    /// WS-Addressing headers is refused (default false: both pass).
-    pub required: Option<Spanned<bool>>,
-    /// `audit-file`: the file messages are appended to; `wsrf-resource`: the redb store.
-    pub path: Option<Spanned<String>>,
-    /// `audit-file`: `"always"` (default), `"never"`, or an interval like `"100ms"`.
-    pub fsync: Option<Spanned<String>>,
-    /// `wsrf-resource`: most resources the store holds; new ones beyond are refused
-    /// (default 100 000).
-    pub max_resources: Option<Spanned<u64>>,
-    /// `notify`: where notifications are POSTed, `http://host:port/path`.
-    pub sink: Option<Spanned<String>>,
-    /// `wsa`: the `wsa:Action` of responses (default: the request's action + `Response`).
-    pub response_action: Option<Spanned<String>>,
-    /// `format-convert`: the renaming rules, one per line (see docs/handlers.md).
-    pub mapping_file: Option<Spanned<String>>,
-    /// `format-convert`: apply the rules backwards, new names to old (default false).
-    pub reverse: Option<Spanned<bool>>,
-    /// `publish`: the `builtin = "event-source"` service (by name) events are published to.
-    pub source: Option<Spanned<String>>,
-    /// `publish`: the notifications' `wsa:Action` (default: the message's action, else the
-    /// event source's `event_action`).
-    pub action: Option<Spanned<String>>,
-    /// `publish`: the topics the event carries beside its root element's name
-    /// (space-separated, like a `lev:Topic` header).
-    pub topic: Option<Spanned<String>>,
-    /// `wsse-username`: longest `wsse:Nonce` accepted, in bytes once decoded (default 128).
-    pub max_nonce_bytes: Option<Spanned<u64>>,
-    /// `wsse-username`: most nonces the replay cache remembers at once (default 100 000);
-    /// when it is full, tokens with new nonces are refused until entries expire.
-    pub max_nonces: Option<Spanned<u64>>,
-    /// `wsse-username`: every token must carry `wsse:Nonce` and `wsu:Created`, PasswordText
-    /// ones too, so none can be replayed (default false).
-    pub require_nonce: Option<Spanned<bool>>,
-    /// `wsse-username`, `decrypt`: pass the processed `wsse:Security` header on to the
-    /// service instead of removing it — `wsse-username` without its passwords and its
-    /// `mustUnderstand`, `decrypt` as it came (default false: removed).
-    pub forward_security: Option<Spanned<bool>>,
+    /// The kind's own settings: every other key of the table, with its value and where the
+    /// value stands in the configuration text.
+    pub settings: BTreeMap<String, Spanned<toml::Value>>,
 }
 
 impl HandlerConfig {
@@ -114,58 +75,67 @@ impl HandlerConfig {
             .map_or_else(Default::default, |f| *f.get_ref())
     }
 
-    /// The parameters that were set, by key, with their spans: for kinds to refuse those
-    /// they do not take.
-    pub fn parameters(&self) -> Vec<(&'static str, std::ops::Range<usize>)> {
-        let spans = [
-            ("micros", self.micros.as_ref().map(Spanned::span)),
-            ("millis", self.millis.as_ref().map(Spanned::span)),
-            ("rounds", self.rounds.as_ref().map(Spanned::span)),
-            ("algorithm", self.algorithm.as_ref().map(Spanned::span)),
-            ("min_bytes", self.min_bytes.as_ref().map(Spanned::span)),
-            ("max_bytes", self.max_bytes.as_ref().map(Spanned::span)),
-            ("max_clients", self.max_clients.as_ref().map(Spanned::span)),
-            ("users_file", self.users_file.as_ref().map(Spanned::span)),
-            ("window_s", self.window_s.as_ref().map(Spanned::span)),
-            ("key_file", self.key_file.as_ref().map(Spanned::span)),
-            ("header", self.header.as_ref().map(Spanned::span)),
-            ("required", self.required.as_ref().map(Spanned::span)),
-            ("path", self.path.as_ref().map(Spanned::span)),
-            ("fsync", self.fsync.as_ref().map(Spanned::span)),
-            (
-                "max_resources",
-                self.max_resources.as_ref().map(Spanned::span),
-            ),
-            ("sink", self.sink.as_ref().map(Spanned::span)),
-            (
-                "response_action",
-                self.response_action.as_ref().map(Spanned::span),
-            ),
-            (
-                "mapping_file",
-                self.mapping_file.as_ref().map(Spanned::span),
-            ),
-            ("reverse", self.reverse.as_ref().map(Spanned::span)),
-            ("source", self.source.as_ref().map(Spanned::span)),
-            ("action", self.action.as_ref().map(Spanned::span)),
-            ("topic", self.topic.as_ref().map(Spanned::span)),
-            (
-                "max_nonce_bytes",
-                self.max_nonce_bytes.as_ref().map(Spanned::span),
-            ),
-            ("max_nonces", self.max_nonces.as_ref().map(Spanned::span)),
-            (
-                "require_nonce",
-                self.require_nonce.as_ref().map(Spanned::span),
-            ),
-            (
-                "forward_security",
-                self.forward_security.as_ref().map(Spanned::span),
-            ),
-        ];
-        spans
-            .into_iter()
-            .filter_map(|(key, span)| span.map(|s| (key, s)))
+    /// The kind's settings that were set, by key, with their spans.
+    pub fn parameters(&self) -> Vec<(&str, std::ops::Range<usize>)> {
+        self.settings
+            .iter()
+            .map(|(key, value)| (key.as_str(), value.span()))
             .collect()
+    }
+}
+
+impl<'de> Deserialize<'de> for HandlerConfig {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(HandlerVisitor)
+    }
+}
+
+/// Reads the engine's keys into their typed fields and keeps the rest for the kind.
+struct HandlerVisitor;
+
+impl<'de> Visitor<'de> for HandlerVisitor {
+    type Value = HandlerConfig;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a handler table with a kind")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<HandlerConfig, A::Error> {
+        let mut kind = None;
+        let mut cfg = HandlerConfig {
+            kind: Spanned::new(0..0, String::new()),
+            must_perform: None,
+            oneway: None,
+            retries: None,
+            retry_backoff_ms: None,
+            timeout_ms: None,
+            work: None,
+            snapshot: None,
+            after: None,
+            placement: None,
+            fallback: None,
+            settings: BTreeMap::new(),
+        };
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "kind" => kind = Some(map.next_value()?),
+                "must_perform" => cfg.must_perform = Some(map.next_value()?),
+                "oneway" => cfg.oneway = Some(map.next_value()?),
+                "retries" => cfg.retries = Some(map.next_value()?),
+                "retry_backoff_ms" => cfg.retry_backoff_ms = Some(map.next_value()?),
+                "timeout_ms" => cfg.timeout_ms = Some(map.next_value()?),
+                "work" => cfg.work = Some(map.next_value()?),
+                "snapshot" => cfg.snapshot = Some(map.next_value()?),
+                "after" => cfg.after = Some(map.next_value()?),
+                "placement" => cfg.placement = Some(map.next_value()?),
+                "fallback" => cfg.fallback = Some(map.next_value()?),
+                _ => {
+                    let value = map.next_value()?;
+                    cfg.settings.insert(key, value);
+                }
+            }
+        }
+        cfg.kind = kind.ok_or_else(|| de::Error::missing_field("kind"))?;
+        Ok(cfg)
     }
 }

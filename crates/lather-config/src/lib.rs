@@ -30,7 +30,7 @@ mod validate;
 
 pub use error::ConfigError;
 pub use flow::{Flow, FlowSpec};
-pub use handler::HandlerConfig;
+pub use handler::{ENGINE_KEYS, HandlerConfig};
 pub use ipnet::{IpNet, IpNetError};
 pub use model::{
     Auto, Builtin, Config, DEFAULT_RESPONSE_HEADERS_REMOVE, MaxInFlight, ServerConfig,

@@ -335,6 +335,18 @@ impl Config {
         Ok(config)
     }
 
+    /// The configuration's text as it was read (empty for a configuration not read by
+    /// [`Config::from_toml`] or [`Config::load`]), so settings can be read again with their
+    /// spans.
+    pub fn text(&self) -> &str {
+        &self.source.1
+    }
+
+    /// Where the text came from (usually the file path), as errors name it.
+    pub fn origin(&self) -> &str {
+        &self.source.0
+    }
+
     /// An error about the value at `span` (from a [`Spanned`] field), naming its line.
     pub fn error_at(
         &self,

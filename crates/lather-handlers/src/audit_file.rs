@@ -1,10 +1,14 @@
 //! `audit-file`: appends every message to a file.
 
 use lather_envelope::{Fault, FaultKind};
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, SettingsError, Verdict,
+};
+use serde::Deserialize;
 use std::fs::{File, OpenOptions};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::oneshot;
@@ -153,5 +157,52 @@ impl Handler for AuditFile {
                 Err(_) => failed("the writer has stopped".into()),
             }
         })
+    }
+}
+
+/// The `audit-file` kind: its handlers write outside the message, so they are not
+/// idempotent.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AuditFileKind;
+
+/// `[handlers.NAME]` settings of kind `audit-file`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuditFileSettings {
+    /// The file messages are appended to (required).
+    pub path: String,
+    /// `"always"` (default), `"never"`, or an interval like `"100ms"`.
+    pub fsync: Option<String>,
+}
+
+impl HandlerKind for AuditFileKind {
+    type Settings = AuditFileSettings;
+
+    fn name(&self) -> &'static str {
+        "audit-file"
+    }
+
+    fn idempotent(&self) -> bool {
+        false
+    }
+
+    fn build(
+        &self,
+        settings: AuditFileSettings,
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        let fsync = match settings.fsync.as_deref() {
+            None => Fsync::Always,
+            Some(f) => Fsync::parse(f).ok_or_else(|| {
+                SettingsError::key(
+                    "fsync",
+                    format!("{f:?} is not \"always\", \"never\" or an interval like \"100ms\""),
+                )
+            })?,
+        };
+        let file = AuditFile::open(Path::new(&settings.path), fsync).map_err(|e| {
+            SettingsError::key("path", format!("cannot open {:?}: {e}", settings.path))
+        })?;
+        Ok(Arc::new(file))
     }
 }

@@ -1,7 +1,12 @@
 //! `compress`: replaces a large Body with its compressed form.
 
 use crate::compressed_body::{self, Algorithm};
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Patch, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, Patch, SettingsError,
+    Verdict, Work,
+};
+use serde::Deserialize;
+use std::sync::Arc;
 
 /// Compresses the Body content into one `lc:Compressed` element (see the convention in
 /// `compressed_body`) when it is at least `min_bytes` long; smaller Bodies, whose
@@ -39,5 +44,51 @@ impl Handler for Compress {
                 Patch::new().replace_body(compressed_body::encode(&content, self.algorithm)),
             )
         })
+    }
+}
+
+/// The `compress` kind (CPU-bound).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CompressKind;
+
+/// `[handlers.NAME]` settings of kind `compress`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompressSettings {
+    /// `"gzip"` (default) or `"deflate"`.
+    pub algorithm: Option<String>,
+    /// Body content smaller than this (bytes) is left as it is (default 1024).
+    #[serde(default = "default_min_bytes")]
+    pub min_bytes: u64,
+}
+
+fn default_min_bytes() -> u64 {
+    1024
+}
+
+impl HandlerKind for CompressKind {
+    type Settings = CompressSettings;
+
+    fn name(&self) -> &'static str {
+        "compress"
+    }
+
+    fn work(&self) -> Work {
+        Work::Cpu
+    }
+
+    fn build(
+        &self,
+        settings: CompressSettings,
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        let algorithm = match settings.algorithm.as_deref() {
+            None => Algorithm::Gzip,
+            Some(a) => Algorithm::parse(a).ok_or_else(|| {
+                SettingsError::key("algorithm", format!("{a:?} is not gzip or deflate"))
+            })?,
+        };
+        let min = usize::try_from(settings.min_bytes).unwrap_or(usize::MAX);
+        Ok(Arc::new(Compress::new(algorithm, min)))
     }
 }

@@ -1,7 +1,11 @@
 //! `cpu-burn`: spends a fixed amount of CPU time on each message.
 
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, SettingsError, Verdict, Work,
+};
+use serde::Deserialize;
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Keeps a core busy for a fixed time per message, then continues unchanged. A benchmark
@@ -37,5 +41,37 @@ impl Handler for CpuBurn {
             black_box(x);
             Verdict::proceed()
         })
+    }
+}
+
+/// The `cpu-burn` kind (CPU-bound).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuBurnKind;
+
+/// `[handlers.NAME]` settings of kind `cpu-burn`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuBurnSettings {
+    /// Microseconds of CPU work per message (required).
+    pub micros: u64,
+}
+
+impl HandlerKind for CpuBurnKind {
+    type Settings = CpuBurnSettings;
+
+    fn name(&self) -> &'static str {
+        "cpu-burn"
+    }
+
+    fn work(&self) -> Work {
+        Work::Cpu
+    }
+
+    fn build(
+        &self,
+        settings: CpuBurnSettings,
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        Ok(Arc::new(CpuBurn::new(settings.micros)))
     }
 }

@@ -1,7 +1,12 @@
 //! `decompress`: restores a compressed Body.
 
 use crate::compressed_body;
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Patch, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, Patch, SettingsError,
+    Verdict, Work,
+};
+use serde::Deserialize;
+use std::sync::Arc;
 
 /// Restores a Body compressed by the `lc:Compressed` convention (see `compressed_body`),
 /// refusing output above `max_bytes` (`DecodedTooLarge`) and undecodable data
@@ -35,5 +40,43 @@ impl Handler for Decompress {
                 Err(fault) => Verdict::Fault(fault),
             }
         })
+    }
+}
+
+/// The `decompress` kind (CPU-bound).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DecompressKind;
+
+/// `[handlers.NAME]` settings of kind `decompress`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecompressSettings {
+    /// Largest decompressed Body accepted, in bytes (default 4 MiB).
+    #[serde(default = "default_max_bytes")]
+    pub max_bytes: u64,
+}
+
+fn default_max_bytes() -> u64 {
+    4 * 1024 * 1024
+}
+
+impl HandlerKind for DecompressKind {
+    type Settings = DecompressSettings;
+
+    fn name(&self) -> &'static str {
+        "decompress"
+    }
+
+    fn work(&self) -> Work {
+        Work::Cpu
+    }
+
+    fn build(
+        &self,
+        settings: DecompressSettings,
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        let max = usize::try_from(settings.max_bytes).unwrap_or(usize::MAX);
+        Ok(Arc::new(Decompress::new(max)))
     }
 }

@@ -6,7 +6,12 @@ use crate::xmlenc::{
 };
 use bytes::Bytes;
 use lather_envelope::{Edit, Element, Envelope, Fault, FaultKind, Limits, QName};
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Patch, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, Patch, SettingsError,
+    Verdict, Work,
+};
+use serde::Deserialize;
+use std::sync::Arc;
 
 /// The one reason given for every failure that involves the key — a tag that does not
 /// verify, impossible padding, a plaintext that is not XML — so a client cannot tell them
@@ -244,5 +249,53 @@ impl Handler for Decrypt {
                 Err(fault) => Verdict::Fault(fault),
             }
         })
+    }
+}
+
+/// The `decrypt` kind (CPU-bound).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DecryptKind;
+
+/// `[handlers.NAME]` settings of kind `decrypt`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecryptSettings {
+    /// The AES key: 16 or 32 raw bytes or one line of hex (required).
+    pub key_file: String,
+    /// A Body (or header) that is not encrypted is refused (default false).
+    #[serde(default)]
+    pub required: bool,
+    /// Restore the header blocks of this name (`{urn:ns}Local`) instead of the Body.
+    pub header: Option<String>,
+    /// Pass the `wsse:Security` header on as it came (default false: its encryption parts
+    /// are taken out).
+    #[serde(default)]
+    pub forward_security: bool,
+}
+
+impl HandlerKind for DecryptKind {
+    type Settings = DecryptSettings;
+
+    fn name(&self) -> &'static str {
+        "decrypt"
+    }
+
+    fn work(&self) -> Work {
+        Work::Cpu
+    }
+
+    fn build(
+        &self,
+        settings: DecryptSettings,
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        let decrypt = Decrypt::new(xmlenc::load_key(&settings.key_file)?, settings.required)
+            .forward_security(settings.forward_security);
+        Ok(Arc::new(
+            match xmlenc::header_name(settings.header.as_deref())? {
+                Some(q) => decrypt.header(q),
+                None => decrypt,
+            },
+        ))
     }
 }

@@ -1,8 +1,13 @@
 //! `digest`: SHA-256 over the whole request, N times in a row.
 
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, SettingsError, Verdict,
+    Work,
+};
+use serde::Deserialize;
 use sha2::{Digest as _, Sha256};
 use std::hint::black_box;
+use std::sync::Arc;
 
 /// Hashes the whole request with SHA-256 `rounds` times in a row, then continues
 /// unchanged. A benchmark aid whose work is identical in any engine: the same bytes, the
@@ -38,6 +43,38 @@ impl Handler for Digest {
             black_box(self.run(message.envelope().as_bytes()));
             Verdict::proceed()
         })
+    }
+}
+
+/// The `digest` kind (CPU-bound).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DigestKind;
+
+/// `[handlers.NAME]` settings of kind `digest`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DigestSettings {
+    /// SHA-256 rounds over the whole request (required).
+    pub rounds: u32,
+}
+
+impl HandlerKind for DigestKind {
+    type Settings = DigestSettings;
+
+    fn name(&self) -> &'static str {
+        "digest"
+    }
+
+    fn work(&self) -> Work {
+        Work::Cpu
+    }
+
+    fn build(
+        &self,
+        settings: DigestSettings,
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        Ok(Arc::new(Digest::new(settings.rounds)))
     }
 }
 

@@ -4,7 +4,12 @@ use crate::xmlenc::{
     self, CipherError, ENCRYPTED_DATA, EncryptionAlgorithm, EncryptionKey, XENC_NS,
 };
 use lather_envelope::{Envelope, Fault, FaultKind, QName};
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Patch, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, Patch, SettingsError,
+    Verdict, Work,
+};
+use serde::Deserialize;
+use std::sync::Arc;
 
 /// Replaces the Body content by one `xenc:EncryptedData` of Type `#Content`, encrypted with
 /// the configured algorithm and key under a fresh random IV (and, for CBC, random ISO 10126
@@ -121,5 +126,59 @@ impl Handler for Encrypt {
                 Err(fault) => Verdict::Fault(fault),
             }
         })
+    }
+}
+
+/// The `encrypt` kind (CPU-bound).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EncryptKind;
+
+/// `[handlers.NAME]` settings of kind `encrypt`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EncryptSettings {
+    /// The AES key: 16 or 32 raw bytes or one line of hex (required).
+    pub key_file: String,
+    /// `"aes256-gcm"` (default), `"aes128-gcm"`, `"aes256-cbc"` or `"aes128-cbc"`.
+    pub algorithm: Option<String>,
+    /// Encrypt the header blocks of this name (`{urn:ns}Local`) instead of the Body.
+    pub header: Option<String>,
+}
+
+impl HandlerKind for EncryptKind {
+    type Settings = EncryptSettings;
+
+    fn name(&self) -> &'static str {
+        "encrypt"
+    }
+
+    fn work(&self) -> Work {
+        Work::Cpu
+    }
+
+    fn build(
+        &self,
+        settings: EncryptSettings,
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        let key = xmlenc::load_key(&settings.key_file)?;
+        let algorithm = match settings.algorithm.as_deref() {
+            None => EncryptionAlgorithm::Aes256Gcm,
+            Some(a) => EncryptionAlgorithm::from_name(a).ok_or_else(|| {
+                let known: Vec<&str> = EncryptionAlgorithm::ALL.iter().map(|a| a.name()).collect();
+                SettingsError::key(
+                    "algorithm",
+                    format!("{a:?} is not one of {}", known.join(", ")),
+                )
+            })?,
+        };
+        let encrypt = Encrypt::new(key, algorithm)
+            .map_err(|e| SettingsError::key("key_file", format!("{}: {e}", settings.key_file)))?;
+        Ok(Arc::new(
+            match xmlenc::header_name(settings.header.as_deref())? {
+                Some(q) => encrypt.header(q),
+                None => encrypt,
+            },
+        ))
     }
 }

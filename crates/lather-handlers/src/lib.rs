@@ -1,5 +1,6 @@
-//! lather's built-in handlers, one module each, and [`build_step`], which makes a configured
-//! `[handlers.NAME]` table into a pipeline [`Step`](lather_pipeline::Step).
+//! lather's built-in handlers, one module each, each with its kind: a
+//! [`HandlerKind`](lather_pipeline::HandlerKind) that reads the kind's settings from a
+//! `[handlers.NAME]` table and makes the handler. [`builtin_kinds`] registers them all.
 //!
 //! | kind | what it does | work |
 //! |---|---|---|
@@ -24,6 +25,7 @@
 //! handler chains can be compared like for like.
 
 mod audit_file;
+mod builtin;
 mod compress;
 mod compressed_body;
 mod convert;
@@ -36,9 +38,7 @@ mod event_sink;
 mod logging;
 mod monitor;
 mod notify;
-mod plans;
 mod publish;
-mod registry;
 mod sleep;
 mod uuid;
 mod wsa;
@@ -46,33 +46,28 @@ mod wsrf;
 mod wsse;
 mod xmlenc;
 
-pub use audit_file::{AuditFile, Fsync};
-pub use compress::Compress;
+pub use audit_file::{AuditFile, AuditFileKind, AuditFileSettings, Fsync};
+pub use builtin::builtin_kinds;
+pub use compress::{Compress, CompressKind, CompressSettings};
 pub use compressed_body::{Algorithm, COMPRESSION_NS};
-pub use convert::{FormatConvert, MappingError};
-pub use cpu_burn::CpuBurn;
-pub use decompress::Decompress;
-pub use decrypt::Decrypt;
-pub use digest::Digest;
-pub use encrypt::Encrypt;
+pub use convert::{FormatConvert, FormatConvertKind, FormatConvertSettings, MappingError};
+pub use cpu_burn::{CpuBurn, CpuBurnKind, CpuBurnSettings};
+pub use decompress::{Decompress, DecompressKind, DecompressSettings};
+pub use decrypt::{Decrypt, DecryptKind, DecryptSettings};
+pub use digest::{Digest, DigestKind, DigestSettings};
+pub use encrypt::{Encrypt, EncryptKind, EncryptSettings};
 pub use event_sink::{EventSink, EventSinks};
-pub use logging::Logging;
-pub use monitor::Monitor;
-pub use notify::{NOTIFY_NS, Notify};
-pub use plans::{
-    Route, ServicePlans, Services, build_services, build_services_with, service_plans,
-};
-pub use publish::Publish;
-pub use registry::{
-    KINDS, NOT_IDEMPOTENT, build_handler, build_handler_with, build_placed_step, build_step,
-    is_idempotent, limits,
-};
-pub use sleep::Sleep;
-pub use wsa::WsAddressing;
+pub use logging::{Logging, LoggingKind, LoggingSettings};
+pub use monitor::{Monitor, MonitorKind, MonitorSettings};
+pub use notify::{NOTIFY_NS, Notify, NotifyKind, NotifySettings};
+pub use publish::{Publish, PublishKind, PublishSettings};
+pub use sleep::{Sleep, SleepKind, SleepSettings};
+pub use wsa::{WsAddressing, WsaKind, WsaSettings};
 pub use wsrf::{
     MAX_PROPERTIES, MAX_PROPERTY_BYTES, RESOURCE_ID, RESOURCE_NS, WSRL_NS, WSRP_NS, WsrfResource,
+    WsrfResourceKind, WsrfResourceSettings,
 };
-pub use wsse::{WsseSettings, WsseUsername};
+pub use wsse::{WsseSettings, WsseUsername, WsseUsernameKind, WsseUsernameSettings};
 pub use xmlenc::{
     ENCRYPTED_HEADER, EncryptionAlgorithm, EncryptionKey, WSSE11_NS, XENC_NS, XENC11_NS,
 };

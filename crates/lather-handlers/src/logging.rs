@@ -1,6 +1,10 @@
 //! `logging`: one structured line per message.
 
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, SettingsError, Verdict,
+};
+use serde::Deserialize;
+use std::sync::Arc;
 
 /// Writes one structured log line per message (target `lather::message`, level INFO): the
 /// message id, service, action, operation and size in bytes.
@@ -31,5 +35,30 @@ impl Handler for Logging {
             );
             Verdict::proceed()
         })
+    }
+}
+
+/// The `logging` kind: no settings.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LoggingKind;
+
+/// `[handlers.NAME]` settings of kind `logging`: none.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoggingSettings {}
+
+impl HandlerKind for LoggingKind {
+    type Settings = LoggingSettings;
+
+    fn name(&self) -> &'static str {
+        "logging"
+    }
+
+    fn build(
+        &self,
+        _settings: LoggingSettings,
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        Ok(Arc::new(Logging))
     }
 }

@@ -1,9 +1,12 @@
 //! `monitor`: counts messages, bytes and clients per operation, for the metrics endpoint.
 
 use lather_pipeline::{
-    Access, Handler, HandlerFuture, Message, Observation, ObservationKind, Parts, Verdict,
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Observation, ObservationKind,
+    Parts, SettingsError, Verdict,
 };
+use serde::Deserialize;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::Mutex;
 
 /// Counts, per operation (the Body's first child, in Clark notation): messages, bytes, the
@@ -121,5 +124,39 @@ impl Handler for Monitor {
             }
         }
         out
+    }
+}
+
+/// The `monitor` kind.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct MonitorKind;
+
+/// `[handlers.NAME]` settings of kind `monitor`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MonitorSettings {
+    /// Clients tracked one by one per operation (default 1000).
+    #[serde(default = "default_max_clients")]
+    pub max_clients: u64,
+}
+
+fn default_max_clients() -> u64 {
+    1000
+}
+
+impl HandlerKind for MonitorKind {
+    type Settings = MonitorSettings;
+
+    fn name(&self) -> &'static str {
+        "monitor"
+    }
+
+    fn build(
+        &self,
+        settings: MonitorSettings,
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        let max = usize::try_from(settings.max_clients).unwrap_or(usize::MAX);
+        Ok(Arc::new(Monitor::new(max)))
     }
 }

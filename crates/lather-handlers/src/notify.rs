@@ -9,7 +9,12 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use lather_envelope::escape::{escape_attribute, escape_text};
 use lather_envelope::{EnvelopeBuilder, Fault, FaultKind, SoapVersion};
-use lather_pipeline::{Access, Direction, Handler, HandlerFuture, Message, Parts, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Direction, Handler, HandlerFuture, HandlerKind, Message, Parts,
+    SettingsError, Verdict,
+};
+use serde::Deserialize;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The notification's namespace and its `wsa:Action`.
@@ -170,5 +175,40 @@ impl Handler for Notify {
                 self.failed(format!("answered {status}"))
             }
         })
+    }
+}
+
+/// The `notify` kind: its handlers send a notification per message, so they are not
+/// idempotent. The handler's timeout bounds each round trip.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NotifyKind;
+
+/// `[handlers.NAME]` settings of kind `notify`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotifySettings {
+    /// Where notifications are POSTed, `http://host:port/path` (required).
+    pub sink: String,
+}
+
+impl HandlerKind for NotifyKind {
+    type Settings = NotifySettings;
+
+    fn name(&self) -> &'static str {
+        "notify"
+    }
+
+    fn idempotent(&self) -> bool {
+        false
+    }
+
+    fn build(
+        &self,
+        settings: NotifySettings,
+        env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        let notify = Notify::new(&settings.sink, env.timeout)
+            .map_err(|why| SettingsError::key("sink", format!("{:?} {why}", settings.sink)))?;
+        Ok(Arc::new(notify))
     }
 }

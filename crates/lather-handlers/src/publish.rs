@@ -4,9 +4,11 @@
 use crate::event_sink::EventSinks;
 use lather_envelope::{Fault, FaultKind, QName, WSA04_NS, WSA10_NS};
 use lather_pipeline::{
-    Access, Direction, Handler, HandlerFuture, Message, Observation, ObservationKind, Parts,
-    Verdict,
+    Access, BuildEnv, Direction, Handler, HandlerFuture, HandlerKind, Message, Observation,
+    ObservationKind, Parts, SettingsError, Verdict,
 };
+use serde::Deserialize;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Publishes the first element of each message's Body as an event to the event source
@@ -143,6 +145,98 @@ impl Handler for Publish {
             },
         ]
     }
+}
+
+/// The `publish` kind: its handlers hand events to an event source of the serving process,
+/// found in the build's resources as [`EventSinks`], so they run there only (not remote
+/// capable) and are not idempotent.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PublishKind;
+
+/// `[handlers.NAME]` settings of kind `publish`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublishSettings {
+    /// The `builtin = "event-source"` service (by name) events are published to (required).
+    pub source: String,
+    /// The notifications' `wsa:Action` (default: the message's action, else the event
+    /// source's `event_action`).
+    pub action: Option<String>,
+    /// The topics the event carries beside its root element's name (space-separated).
+    pub topic: Option<String>,
+}
+
+/// The built-in service name of an event source, as [`BuildEnv::services`] lists it.
+const EVENT_SOURCE: &str = "event-source";
+
+impl HandlerKind for PublishKind {
+    type Settings = PublishSettings;
+
+    fn name(&self) -> &'static str {
+        "publish"
+    }
+
+    fn idempotent(&self) -> bool {
+        false
+    }
+
+    fn remote_capable(&self) -> bool {
+        false
+    }
+
+    fn build(
+        &self,
+        settings: PublishSettings,
+        env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        check_source(&settings.source, env)?;
+        for (key, value) in [("action", &settings.action), ("topic", &settings.topic)] {
+            if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+                return Err(SettingsError::key(key, "must not be empty"));
+            }
+        }
+        // Where no event source runs (`lather check`, a worker), the handler faults with
+        // `EventSourceNotRunning`.
+        let sinks = env
+            .resources
+            .get::<EventSinks>()
+            .cloned()
+            .unwrap_or_default();
+        Ok(Arc::new(Publish::new(
+            &settings.source,
+            sinks,
+            settings.action,
+            settings.topic.as_deref(),
+        )))
+    }
+}
+
+/// `source` names a `builtin = "event-source"` service of this process.
+fn check_source(wanted: &str, env: &BuildEnv<'_>) -> Result<(), SettingsError> {
+    let found = env.services.iter().find(|(name, _)| name == wanted);
+    if found.is_some_and(|(_, builtin)| builtin == EVENT_SOURCE) {
+        return Ok(());
+    }
+    let sources: Vec<&str> = env
+        .services
+        .iter()
+        .filter(|(_, builtin)| builtin == EVENT_SOURCE)
+        .map(|(name, _)| name.as_str())
+        .collect();
+    let what = if found.is_some() {
+        "is not a builtin = \"event-source\" service"
+    } else {
+        "names no service"
+    };
+    let known = if sources.is_empty() {
+        "this configuration has no event source".to_owned()
+    } else {
+        format!("event sources: {}", sources.join(", "))
+    };
+    Err(SettingsError::key(
+        "source",
+        format!("{wanted:?} {what} ({known})"),
+    ))
 }
 
 #[cfg(test)]

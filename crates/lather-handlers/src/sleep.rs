@@ -1,6 +1,10 @@
 //! `sleep`: waits a fixed time on each message.
 
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, SettingsError, Verdict,
+};
+use serde::Deserialize;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Waits a fixed time per message without using a core, then continues unchanged. A
@@ -30,5 +34,33 @@ impl Handler for Sleep {
             tokio::time::sleep(self.wait).await;
             Verdict::proceed()
         })
+    }
+}
+
+/// The `sleep` kind.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SleepKind;
+
+/// `[handlers.NAME]` settings of kind `sleep`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SleepSettings {
+    /// Milliseconds to wait per message (required).
+    pub millis: u64,
+}
+
+impl HandlerKind for SleepKind {
+    type Settings = SleepSettings;
+
+    fn name(&self) -> &'static str {
+        "sleep"
+    }
+
+    fn build(
+        &self,
+        settings: SleepSettings,
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        Ok(Arc::new(Sleep::new(settings.millis)))
     }
 }

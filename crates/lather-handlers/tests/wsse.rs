@@ -1,90 +1,20 @@
-//! `wsse-username` as configured: its keys and their errors, how its access now places it
-//! beside `decrypt`, and its replay cache under a stream of distinct nonces.
+//! `wsse-username`: its replay cache under a stream of distinct nonces, and the identity it
+//! gives the stages after it.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use lather_config::Config;
 use lather_envelope::{Envelope, EnvelopeBuilder, FaultKind, Limits, SoapVersion, WSSE_NS};
-use lather_handlers::{WsseSettings, WsseUsername, service_plans};
-use lather_pipeline::{Context, Handler, Message, Verdict};
+use lather_handlers::{WsseSettings, WsseUsername};
+use lather_pipeline::{
+    Access, Context, Handler, HandlerFuture, Identity, Message, Options, Outcome, Plan, Step,
+    Verdict, run,
+};
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 const WSU_NS: &str =
     "http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-utility-1.0.xsd";
-
-fn scratch(test: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("lather-wsse-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("users"), "alice:s3cret\n").unwrap();
-    std::fs::write(dir.join("aes.key"), "11".repeat(32)).unwrap();
-    dir
-}
-
-/// The plans of one echo service whose handlers are `auth` (wsse-username, with `auth`
-/// extra keys) and `open` (decrypt, with `open` extra keys), and whose request flow is
-/// `request`; or the error, as text.
-fn plans(test: &str, auth: &str, open: &str, request: &str) -> Result<String, String> {
-    let dir = scratch(test);
-    let text = format!(
-        "[handlers.auth]\nkind = \"wsse-username\"\nusers_file = \"{}\"\n{auth}\n\
-         [handlers.open]\nkind = \"decrypt\"\nkey_file = \"{}\"\n{open}\n\
-         [[service]]\nname = \"s\"\npath = \"/s\"\nbuiltin = \"echo\"\nrequest = {request}\n",
-        dir.join("users").display(),
-        dir.join("aes.key").display()
-    );
-    let config = Config::from_toml(&text, "w.toml").map_err(|e| e.to_string())?;
-    service_plans(&config)
-        .map(|p| p[0].request.to_string())
-        .map_err(|e| e.to_string())
-}
-
-#[test]
-fn the_new_keys_are_read_and_bad_values_name_their_line() {
-    let ok = plans(
-        "keys",
-        "max_nonce_bytes = 64\nmax_nonces = 10\nrequire_nonce = true\nforward_security = true",
-        "forward_security = true",
-        r#"[["auth"]]"#,
-    );
-    assert!(ok.is_ok(), "{ok:?}");
-    for (keys, line, key) in [
-        ("max_nonce_bytes = 0", 4, "max_nonce_bytes"),
-        ("max_nonce_bytes = 5000", 4, "max_nonce_bytes"),
-        ("window_s = 60\nmax_nonces = 0", 5, "max_nonces"),
-    ] {
-        let err = plans("bad", keys, "", r#"[["auth"]]"#).unwrap_err();
-        assert!(
-            err.starts_with(&format!("w.toml:{line}:"))
-                && err.contains(&format!("handlers.auth.{key}: must be between 1 and")),
-            "{err}"
-        );
-    }
-    let err = plans("foreign", "", "max_nonces = 5", r#"[["open"]]"#).unwrap_err();
-    assert!(err.contains("does not take max_nonces"), "{err}");
-}
-
-#[test]
-fn both_handlers_now_write_the_security_header() {
-    // Both take their parts out of wsse:Security: they cannot share a stage...
-    let err = plans("clash", "", "", r#"[["open", "auth"]]"#).unwrap_err();
-    assert!(
-        err.contains("open and auth cannot run together") && err.contains("Security"),
-        "{err}"
-    );
-    // ...and `auto` runs them in the order listed.
-    let plan = plans("auto", "", "", r#"{ auto = ["open", "auth"] }"#).unwrap();
-    assert_eq!(plan, "1: open\n2: auth\n");
-    // A decrypt that forwards the header leaves it alone, so it may share a stage again.
-    let plan = plans(
-        "share",
-        "",
-        "forward_security = true",
-        r#"[["open", "auth"]]"#,
-    )
-    .unwrap();
-    assert_eq!(plan, "1: open ‖ auth\n");
-}
 
 /// `wsu:Created` for now.
 fn now() -> String {
@@ -163,4 +93,107 @@ async fn many_distinct_nonces_leave_the_cache_at_its_bound() {
         ));
     }
     assert_eq!(fresh.remembered_nonces(), 0);
+}
+
+/// Records the identity each message it sees carries.
+#[derive(Debug, Default)]
+struct SeesIdentity {
+    seen: std::sync::Mutex<Vec<Option<Identity>>>,
+}
+
+impl Handler for SeesIdentity {
+    fn access(&self) -> Access {
+        Access::default()
+    }
+
+    fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
+        Box::pin(async move {
+            let identity = message.context().properties.get::<Identity>().cloned();
+            self.seen.lock().unwrap().push(identity);
+            Verdict::proceed()
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_verified_token_sets_the_identity_the_next_stage_sees() {
+    let auth: Arc<dyn Handler> = Arc::new(WsseUsername::new(
+        HashMap::from([("alice".to_owned(), "s3cret".to_owned())]),
+        300,
+    ));
+    let probe = Arc::new(SeesIdentity::default());
+    let plan = Plan::new(vec![
+        vec![Arc::new(Step::new("auth", auth, Options::default()))],
+        vec![Arc::new(Step::new(
+            "probe",
+            probe.clone() as Arc<dyn Handler>,
+            Options::default(),
+        ))],
+    ])
+    .unwrap();
+    let created = now();
+    let Outcome::Continue(out) = run(
+        &plan,
+        message("s3cret", b"nonce-1", &created),
+        &Limits::default(),
+    )
+    .await
+    else {
+        panic!("a good token was refused")
+    };
+    // The Security header is gone, the identity stays with the message.
+    assert!(out.envelope().headers().is_empty());
+    assert_eq!(
+        out.context().properties.get::<Identity>(),
+        Some(&Identity("alice".into()))
+    );
+    assert_eq!(
+        *probe.seen.lock().unwrap(),
+        [Some(Identity("alice".into()))]
+    );
+    // A bad password: a fault, no identity, and the next stage never runs.
+    let outcome = run(
+        &plan,
+        message("guess", b"nonce-2", &created),
+        &Limits::default(),
+    )
+    .await;
+    let Outcome::Fault(fault) = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert_eq!(fault.kind(), FaultKind::FailedAuthentication);
+    assert_eq!(probe.seen.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_bad_token_under_must_perform_false_sets_no_identity() {
+    let auth: Arc<dyn Handler> = Arc::new(WsseUsername::new(
+        HashMap::from([("alice".to_owned(), "s3cret".to_owned())]),
+        300,
+    ));
+    let lenient = Options {
+        must_perform: false,
+        ..Options::default()
+    };
+    let probe = Arc::new(SeesIdentity::default());
+    let plan = Plan::new(vec![
+        vec![Arc::new(Step::new("auth", auth, lenient))],
+        vec![Arc::new(Step::new(
+            "probe",
+            probe.clone() as Arc<dyn Handler>,
+            Options::default(),
+        ))],
+    ])
+    .unwrap();
+    let outcome = run(
+        &plan,
+        message("guess", b"nonce-3", &now()),
+        &Limits::default(),
+    )
+    .await;
+    let Outcome::Continue(out) = outcome else {
+        panic!("{outcome:?}")
+    };
+    assert!(out.context().properties.get::<Identity>().is_none());
+    assert_eq!(*probe.seen.lock().unwrap(), [None]);
 }

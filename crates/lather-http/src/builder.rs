@@ -5,8 +5,8 @@ use crate::service::{Admission, Service};
 use crate::state::State;
 use crate::{ServeError, Server};
 use lather_config::{Config, MaxInFlight, ServerConfig};
-use lather_handlers::ServicePlans;
-use lather_pipeline::{CpuPool, Plan, SoapService};
+use lather_compose::{Composer, ServicePlans};
+use lather_pipeline::{CpuPool, HandlerKind, Plan, Resources, SoapService};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -125,12 +125,25 @@ impl std::fmt::Debug for Mount {
 }
 
 /// Builds a [`Server`]: see [`Server::builder`].
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ServerBuilder {
     server: ServerConfig,
     config: Option<Config>,
     mounts: Vec<Mount>,
     cpu_pool: Option<CpuPool>,
+    composer: Composer,
+}
+
+impl Default for ServerBuilder {
+    fn default() -> Self {
+        ServerBuilder {
+            server: ServerConfig::default(),
+            config: None,
+            mounts: Vec::new(),
+            cpu_pool: None,
+            composer: Composer::builtin(),
+        }
+    }
 }
 
 impl ServerBuilder {
@@ -189,6 +202,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds a handler kind the configuration's `[handlers.NAME]` tables may use
+    /// (`kind = "<its name>"`), beside the built-in kinds (replacing one of the same name).
+    pub fn kind<K: HandlerKind>(mut self, kind: K) -> Self {
+        self.composer.kinds_mut().register(kind);
+        self
+    }
+
     /// The pool CPU-bound handlers run on (default: one of `[server] cpu_threads` threads,
     /// made at bind).
     pub fn cpu_pool(mut self, pool: CpuPool) -> Self {
@@ -216,7 +236,7 @@ impl ServerBuilder {
                 .inline_below(Duration::from_micros(server.cpu_inline_micros)),
         };
         let (mut services, link) = match &self.config {
-            Some(config) => configured(config, local)?,
+            Some(config) => configured(&self.composer, config, local)?,
             None => (Vec::new(), None),
         };
         services.extend(
@@ -241,13 +261,15 @@ impl ServerBuilder {
 /// The configuration's services with their plans, and the NATS link of its remote handlers.
 #[expect(clippy::type_complexity, reason = "a private pair")]
 fn configured(
+    composer: &Composer,
     config: &Config,
     listen: SocketAddr,
 ) -> Result<(Vec<Arc<Service>>, Option<Arc<lather_remote::Link>>), ServeError> {
     // The plans' `publish` handlers find the event sources opened below here.
     let sinks = lather_handlers::EventSinks::default();
-    let lather_handlers::Services { plans, link } =
-        lather_handlers::build_services_with(config, &sinks)?;
+    let mut resources = Resources::new();
+    resources.insert(sinks.clone());
+    let lather_compose::Services { plans, link } = composer.services(config, &resources)?;
     let mut services = Vec::new();
     for (svc, plans) in config.services.iter().zip(plans) {
         if matches!(

@@ -14,12 +14,10 @@ pub(crate) fn warn(config: &Config) {
         );
     }
     for (name, handler) in &config.handlers {
-        for (key, file) in [
-            ("key_file", handler.key_file.as_ref()),
-            ("users_file", handler.users_file.as_ref()),
-        ] {
-            let Some(file) = file else { continue };
-            let path = file.get_ref();
+        for key in ["key_file", "users_file"] {
+            let Some(path) = handler.settings.get(key).and_then(|v| v.get_ref().as_str()) else {
+                continue;
+            };
             if world_readable(path) {
                 tracing::warn!(
                     handler = %name,

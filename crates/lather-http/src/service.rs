@@ -2,9 +2,9 @@
 
 use crate::eventing::EventSourceService;
 use crate::gateway::{Gateway, ResponsePolicy};
+use lather_compose::ServicePlans;
 use lather_config::{Builtin, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind};
 use lather_envelope::QName;
-use lather_handlers::ServicePlans;
 use lather_pipeline::{Gate, LimitPolicy, SoapService};
 use std::sync::Arc;
 

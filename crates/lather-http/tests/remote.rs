@@ -28,7 +28,7 @@ async fn a_remote_handler_answers_through_a_worker_and_shows_on_metrics() {
     let link = Link::new(config.nats.as_ref().unwrap());
     link.connect().await.unwrap();
     let (handler, options) =
-        lather_handlers::build_handler("log", &config.handlers["log"], &config).unwrap();
+        lather_compose::build_handler("log", &config.handlers["log"], &config).unwrap();
     let hosted = vec![Hosted {
         name: "log".into(),
         handler,

@@ -2,7 +2,7 @@
 
 use bytes::Bytes;
 use lather_envelope::{Fault, FaultKind, QName, SoapVersion};
-use lather_pipeline::{Direction, Patch, PatchOp};
+use lather_pipeline::{Direction, Identity, Patch, PatchOp, Property};
 use lather_remote::frame::{
     Answer, FrameError, Outcome, Payload, Progress, ProgressKind, Reply, Request, WorkerTiming,
 };
@@ -57,6 +57,7 @@ fn op() -> impl Strategy<Value = PatchOp> {
         (qname(), blob()).prop_map(|(q, b)| PatchOp::ReplaceHeader(q, b)),
         qname().prop_map(PatchOp::RemoveHeader),
         blob().prop_map(PatchOp::ReplaceBody),
+        text().prop_map(|user| PatchOp::SetProperty(Property::new(Identity(user)))),
     ]
 }
 

@@ -92,7 +92,7 @@ async fn measure(
         .handlers
         .get("h")
         .ok_or_else(|| BenchError::Experiment("no [handlers.h]".into()))?;
-    let (local, options) = lather_handlers::build_handler("h", cfg, config)
+    let (local, options) = lather_compose::build_handler("h", cfg, config)
         .map_err(|e| BenchError::Experiment(e.to_string()))?;
     let nats = config
         .nats
@@ -108,9 +108,9 @@ async fn measure(
         link,
         lather_config::Fallback::Fault,
         options.timeout,
-        lather_handlers::limits(config),
+        lather_compose::limits(config),
     );
-    let limits = lather_handlers::limits(config);
+    let limits = lather_compose::limits(config);
     let envelope = Envelope::parse(body, &limits)
         .map_err(|f| BenchError::Experiment(format!("request: {}", f.reason())))?;
     let context = Context {

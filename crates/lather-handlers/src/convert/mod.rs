@@ -8,9 +8,14 @@ mod tag;
 pub use mapping::MappingError;
 
 use lather_envelope::{Fault, FaultKind};
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Patch, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, Patch, SettingsError,
+    Verdict, Work,
+};
 use mapping::Mapping;
 use rewrite::{RewriteError, rewrite};
+use serde::Deserialize;
+use std::sync::Arc;
 
 /// Converts the Body between message formats that differ in names: an old client's format
 /// reaches the service in the one it expects (request flow), and, with the rules reversed,
@@ -60,5 +65,47 @@ impl Handler for FormatConvert {
                 )),
             }
         })
+    }
+}
+
+/// The `format-convert` kind (CPU-bound).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FormatConvertKind;
+
+/// `[handlers.NAME]` settings of kind `format-convert`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FormatConvertSettings {
+    /// The renaming rules, one per line (see docs/handlers.md) (required).
+    pub mapping_file: String,
+    /// Apply the rules backwards, new names to old (default false).
+    #[serde(default)]
+    pub reverse: bool,
+}
+
+impl HandlerKind for FormatConvertKind {
+    type Settings = FormatConvertSettings;
+
+    fn name(&self) -> &'static str {
+        "format-convert"
+    }
+
+    fn work(&self) -> Work {
+        Work::Cpu
+    }
+
+    fn build(
+        &self,
+        settings: FormatConvertSettings,
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        let file = &settings.mapping_file;
+        let text = std::fs::read_to_string(file).map_err(|e| {
+            SettingsError::key("mapping_file", format!("cannot read {file:?}: {e}"))
+        })?;
+        let convert = FormatConvert::from_rules(&text, settings.reverse).map_err(|e| {
+            SettingsError::key("mapping_file", format!("{file}:{}: {}", e.line, e.message))
+        })?;
+        Ok(Arc::new(convert))
     }
 }

@@ -6,7 +6,12 @@ mod validate;
 mod version;
 
 use headers::PROPERTIES;
-use lather_pipeline::{Access, Direction, Handler, HandlerFuture, Message, Parts, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Direction, Handler, HandlerFuture, HandlerKind, Message, Parts,
+    SettingsError, Verdict,
+};
+use serde::Deserialize;
+use std::sync::Arc;
 use version::WsaVersion;
 
 /// WS-Addressing for both the W3C Recommendation (1.0, `http://www.w3.org/2005/08/addressing`)
@@ -83,5 +88,39 @@ impl Handler for WsAddressing {
                 Err(fault) => Verdict::Fault(fault),
             }
         })
+    }
+}
+
+/// The `wsa` kind.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WsaKind;
+
+/// `[handlers.NAME]` settings of kind `wsa`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WsaSettings {
+    /// A request without WS-Addressing headers is refused (default false).
+    #[serde(default)]
+    pub required: bool,
+    /// The `wsa:Action` of responses (default: the request's action + `Response`).
+    pub response_action: Option<String>,
+}
+
+impl HandlerKind for WsaKind {
+    type Settings = WsaSettings;
+
+    fn name(&self) -> &'static str {
+        "wsa"
+    }
+
+    fn build(
+        &self,
+        settings: WsaSettings,
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        Ok(Arc::new(WsAddressing::new(
+            settings.required,
+            settings.response_action,
+        )))
     }
 }

@@ -4,8 +4,11 @@ mod request;
 mod store;
 
 use lather_envelope::{Envelope, EnvelopeBuilder, Fault, FaultKind, Limits, QName};
-use lather_pipeline::{Access, Handler, HandlerFuture, Message, Parts, Verdict};
+use lather_pipeline::{
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, SettingsError, Verdict,
+};
 use request::Request;
+use serde::Deserialize;
 use std::path::Path;
 use std::sync::Arc;
 use store::Store;
@@ -183,5 +186,53 @@ impl Handler for WsrfResource {
                 )),
             }
         })
+    }
+}
+
+/// The `wsrf-resource` kind: its handlers keep resources in a store, so they are stateful
+/// (never retried, not idempotent).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WsrfResourceKind;
+
+/// `[handlers.NAME]` settings of kind `wsrf-resource`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WsrfResourceSettings {
+    /// The redb store (required).
+    pub path: String,
+    /// Most resources the store holds; new ones beyond are refused (default 100 000).
+    #[serde(default = "default_max_resources")]
+    pub max_resources: u64,
+}
+
+/// Resources a store holds unless `max_resources` says otherwise.
+fn default_max_resources() -> u64 {
+    100_000
+}
+
+impl HandlerKind for WsrfResourceKind {
+    type Settings = WsrfResourceSettings;
+
+    fn name(&self) -> &'static str {
+        "wsrf-resource"
+    }
+
+    fn stateful(&self) -> bool {
+        true
+    }
+
+    fn build(
+        &self,
+        settings: WsrfResourceSettings,
+        _env: &BuildEnv<'_>,
+    ) -> Result<Arc<dyn Handler>, SettingsError> {
+        let store =
+            WsrfResource::open(Path::new(&settings.path), settings.max_resources).map_err(|e| {
+                SettingsError::key(
+                    "path",
+                    format!("cannot open the resource store {:?}: {e}", settings.path),
+                )
+            })?;
+        Ok(Arc::new(store))
     }
 }

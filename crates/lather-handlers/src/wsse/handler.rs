@@ -7,7 +7,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use lather_envelope::{Element, Envelope, Fault, FaultKind, Limits};
 use lather_pipeline::{
-    Access, Handler, HandlerFuture, Message, Observation, Parts, Patch, Verdict,
+    Access, Handler, HandlerFuture, Identity, Message, Observation, Parts, Patch, Verdict,
 };
 use std::collections::HashMap;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -61,7 +61,9 @@ impl Default for WsseSettings {
 /// a cache of at most `max_nonces` entries; when it is full, a token with a new nonce gets
 /// `ReplayCacheFull` (503) until entries expire.
 ///
-/// Once authenticated, the Security header aimed at this node is removed from the message
+/// Once authenticated, the message's context gets the user as its
+/// [`Identity`](lather_pipeline::Identity) (for the handlers, service and gateway after this
+/// stage), and the Security header aimed at this node is removed from the message
 /// (it has been processed here; a backend would otherwise receive the password and a
 /// mandatory header it may not understand). With `forward_security` it is passed on
 /// instead, without its `wsse:Password` elements and its `mustUnderstand` attribute.
@@ -119,9 +121,16 @@ impl WsseUsername {
         Ok(users)
     }
 
-    /// Authenticates the message at `now` (seconds since the epoch) and gives the patch that
-    /// takes the processed Security header out (or forwards it without its passwords).
+    /// [`Self::verify`]'s patch for the Security header alone.
+    #[cfg(test)]
     fn process(&self, envelope: &Envelope, now: i64) -> Result<Patch, Fault> {
+        self.verify(envelope, now).map(|(_, patch)| patch)
+    }
+
+    /// Authenticates the message at `now` (seconds since the epoch): the user the token
+    /// proves, and the patch that takes the processed Security header out (or forwards it
+    /// without its passwords).
+    fn verify(&self, envelope: &Envelope, now: i64) -> Result<(Identity, Patch), Fault> {
         let invalid = |why: String| Fault::with_reason(FaultKind::InvalidSecurity, why);
         let block = security_header::find(envelope)?
             .ok_or_else(|| invalid("no wsse:Security header for this node".into()))?;
@@ -133,7 +142,8 @@ impl WsseUsername {
         let replacement = self.settings.forward_security.then(|| {
             security_header::rewrite(&bytes, &security, token.password_ranges.clone(), true)
         });
-        Ok(security_header::replace(envelope, replacement))
+        let patch = security_header::replace(envelope, replacement);
+        Ok((Identity(token.username), patch))
     }
 
     fn authenticate(&self, token: &UsernameToken, now: i64) -> Result<(), Fault> {
@@ -228,8 +238,15 @@ impl Handler for WsseUsername {
             let now = SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 4));
-            match self.process(message.envelope(), now) {
-                Ok(patch) => Verdict::Continue(patch),
+            match self.verify(message.envelope(), now) {
+                // The identity is set first, then the header it came from goes.
+                Ok((identity, header)) => Verdict::Continue(
+                    header
+                        .operations()
+                        .iter()
+                        .cloned()
+                        .fold(Patch::new().set_property(identity), Patch::with),
+                ),
                 Err(fault) => Verdict::Fault(fault),
             }
         })

@@ -22,6 +22,7 @@ mod cipher;
 mod encrypted_data;
 mod header;
 mod key;
+mod settings;
 
 pub use algorithm::{EncryptionAlgorithm, XENC_NS, XENC11_NS};
 pub(crate) use cipher::{CipherError, decrypt, encrypt};
@@ -29,3 +30,4 @@ pub(crate) use encrypted_data::{ENCRYPTED_DATA, read, write};
 pub use header::{ENCRYPTED_HEADER, WSSE11_NS};
 pub(crate) use header::{encrypted_data_of, encrypted_header_name, wrap_header};
 pub use key::EncryptionKey;
+pub(crate) use settings::{header_name, load_key};

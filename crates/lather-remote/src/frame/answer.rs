@@ -4,7 +4,7 @@ use super::wire::{Reader, Writer};
 use super::{FrameError, KIND_ANSWER, read_start, write_start};
 use bytes::Bytes;
 use lather_envelope::{Fault, FaultKind};
-use lather_pipeline::{Patch, PatchOp};
+use lather_pipeline::{Identity, Patch, PatchOp};
 
 /// A worker's answer to the request with the same id.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,13 +47,16 @@ const OP_ADD_HEADER: u8 = 1;
 const OP_REPLACE_HEADER: u8 = 2;
 const OP_REMOVE_HEADER: u8 = 3;
 const OP_REPLACE_BODY: u8 = 4;
+/// Sets the message's [`Identity`] property; the only property a frame carries.
+const OP_SET_IDENTITY: u8 = 5;
 
 /// Longest fault reason sent; a longer one is cut at a character boundary.
 const MAX_REASON: usize = 4096;
 
 impl Answer {
-    /// The frame's bytes; fails only if a part is 4 GiB or more or a name is longer than
-    /// 65 535 bytes. A fault reason is cut to 4096 bytes.
+    /// The frame's bytes; fails if a part is 4 GiB or more, a name or the identity is longer
+    /// than 65 535 bytes, or the patch sets a property other than [`Identity`] (the only
+    /// one a frame carries). A fault reason is cut to 4096 bytes.
     pub fn encode(&self) -> Result<Bytes, FrameError> {
         let mut w = Writer::with_capacity(64);
         write_start(&mut w, KIND_ANSWER);
@@ -63,11 +66,7 @@ impl Answer {
         match &self.outcome {
             Outcome::Continue(patch) => {
                 w.u8(OUTCOME_CONTINUE);
-                let ops: Vec<&PatchOp> = patch
-                    .operations()
-                    .iter()
-                    .filter(|op| !matches!(op, PatchOp::SetProperty(_)))
-                    .collect();
+                let ops = patch.operations();
                 w.count(ops.len(), "patch")?;
                 for op in ops {
                     match op {
@@ -89,8 +88,13 @@ impl Answer {
                             w.u8(OP_REPLACE_BODY);
                             w.blob32(content, "body")?;
                         }
-                        // Properties are not shipped by this frame version.
-                        PatchOp::SetProperty(_) => {}
+                        PatchOp::SetProperty(property) => {
+                            let identity = property
+                                .get::<Identity>()
+                                .ok_or(FrameError::UnshippableProperty)?;
+                            w.u8(OP_SET_IDENTITY);
+                            w.str16(identity.name(), "identity")?;
+                        }
                     }
                 }
             }
@@ -144,6 +148,10 @@ impl Answer {
                         }
                         OP_REMOVE_HEADER => PatchOp::RemoveHeader(r.qname()?),
                         OP_REPLACE_BODY => PatchOp::ReplaceBody(r.blob32("body")?),
+                        OP_SET_IDENTITY => {
+                            patch = patch.set_property(Identity(r.str16("identity")?));
+                            continue;
+                        }
                         _ => return Err(FrameError::BadValue("patch operation")),
                     };
                     patch = patch.with(op);

@@ -54,6 +54,9 @@ pub enum FrameError {
     TrailingBytes(usize),
     /// Encoding: this value is longer than its length field allows.
     TooLong(&'static str),
+    /// Encoding: the patch sets a message-context property of a type a frame cannot carry
+    /// (only the authenticated identity travels).
+    UnshippableProperty,
 }
 
 impl fmt::Display for FrameError {
@@ -72,6 +75,9 @@ impl fmt::Display for FrameError {
             FrameError::NotUtf8(what) => write!(f, "the frame's {what} is not UTF-8"),
             FrameError::TrailingBytes(n) => write!(f, "{n} bytes follow the frame's end"),
             FrameError::TooLong(what) => write!(f, "the {what} is too long for a frame"),
+            FrameError::UnshippableProperty => f.write_str(
+                "the patch sets a message-context property other than the identity, which a frame cannot carry",
+            ),
         }
     }
 }

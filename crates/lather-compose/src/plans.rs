@@ -1,6 +1,5 @@
 //! Every service's request and response plans, built from the configuration.
 
-use crate::{EventSinks, build_placed_step};
 use lather_config::{Config, ConfigError, Flow, FlowSpec, parse_clark};
 use lather_envelope::{Envelope, QName};
 use lather_pipeline::{Order, Plan, Priority, Step};
@@ -105,55 +104,32 @@ pub struct Services {
     pub link: Option<Arc<Link>>,
 }
 
-/// Builds each handler once and each service's plans, in the order of `config.services`.
-/// A clash inside a stage is reported at the flow's line, naming both handlers. Remote
-/// handlers are placed as configured (see [`build_services`] for the link they use).
-pub fn service_plans(config: &Config) -> Result<Vec<ServicePlans>, ConfigError> {
-    build_services(config).map(|s| s.plans)
-}
-
-/// [`service_plans`] plus the NATS link of the remote handlers, which the host must connect
-/// before serving. No event source runs here (see [`build_services_with`]).
-pub fn build_services(config: &Config) -> Result<Services, ConfigError> {
-    build_services_with(config, &EventSinks::default())
-}
-
-/// [`build_services`] for a host whose event sources are (or will be) registered in
-/// `sinks`, where `publish` handlers find them.
-pub fn build_services_with(config: &Config, sinks: &EventSinks) -> Result<Services, ConfigError> {
-    let remote = config
-        .handlers
-        .values()
-        .any(|h| h.placement().uses_workers());
-    let link = match &config.nats {
-        Some(nats) if remote => Some(Arc::new(Link::new(nats))),
-        _ => None,
-    };
-    let mut steps: HashMap<&str, Arc<Step>> = HashMap::new();
-    for (name, cfg) in &config.handlers {
-        let step = build_placed_step(name, cfg, config, link.as_ref(), sinks)?;
-        steps.insert(name, Arc::new(step));
-    }
-    let plans = config
+/// Each service's plans, in the order of `config.services`, from the steps built for its
+/// handlers. A clash inside a stage is reported at the flow's line, naming both handlers.
+pub(crate) fn assemble(
+    config: &Config,
+    steps: &HashMap<&str, Arc<Step>>,
+) -> Result<Vec<ServicePlans>, ConfigError> {
+    config
         .services
         .iter()
         .enumerate()
         .map(|(i, svc)| {
             let request = plan(
                 config,
-                &steps,
+                steps,
                 svc.request.as_ref(),
                 &format!("service[{i}].request"),
             )?;
             let response = plan(
                 config,
-                &steps,
+                steps,
                 svc.response.as_ref(),
                 &format!("service[{i}].response"),
             )?;
             let fault = plan(
                 config,
-                &steps,
+                steps,
                 svc.fault.as_ref(),
                 &format!("service[{i}].fault"),
             )?;
@@ -164,7 +140,7 @@ pub fn build_services_with(config: &Config, sinks: &EventSinks) -> Result<Servic
                 .map(|(r, route)| {
                     route_plans(
                         config,
-                        &steps,
+                        steps,
                         route,
                         &format!("service[{i}].route[{r}]"),
                         &request,
@@ -179,8 +155,7 @@ pub fn build_services_with(config: &Config, sinks: &EventSinks) -> Result<Servic
                 routes,
             })
         })
-        .collect::<Result<Vec<_>, ConfigError>>()?;
-    Ok(Services { plans, link })
+        .collect()
 }
 
 fn route_plans(

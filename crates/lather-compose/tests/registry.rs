@@ -1,7 +1,7 @@
 //! Building handlers and plans from configuration, and the errors that name the line.
 
+use lather_compose::service_plans;
 use lather_config::Config;
-use lather_handlers::service_plans;
 
 fn config(handlers: &str, request: &str) -> Config {
     let text = format!(
@@ -388,7 +388,7 @@ fn a_remote_handler_keeps_its_access_waits_on_io_and_shares_one_link() {
         "[nats]\nurl = \"nats://127.0.0.1:4222\"\n[handlers.burn]\nkind = \"cpu-burn\"\nmicros = 5\nplacement = \"remote\"\n[handlers.zip]\nkind = \"compress\"\nplacement = \"remote\"\ntimeout_ms = 250\n[handlers.here]\nkind = \"compress\"\n",
         r#"[["burn", "zip"], ["here"]]"#,
     );
-    let services = lather_handlers::build_services(&cfg).unwrap();
+    let services = lather_compose::build_services(&cfg).unwrap();
     let link = services.link.expect("a remote handler makes a link");
     assert_eq!(link.url(), "nats://127.0.0.1:4222");
     assert!(
@@ -415,7 +415,7 @@ fn a_remote_handler_keeps_its_access_waits_on_io_and_shares_one_link() {
         r#"[["zip"]]"#,
     );
     assert!(
-        lather_handlers::build_services(&local)
+        lather_compose::build_services(&local)
             .unwrap()
             .link
             .is_none()
