@@ -13,7 +13,7 @@
 //! Latencies go to one HDR histogram per connection (microseconds), merged
 //! into a [`Report`] at the end.
 //!
-//! The CLI mounts [`HttpBenchArgs`] as `lather bench http`, builds a tokio
+//! The `lather-bench` binary mounts [`HttpBenchArgs`] as `lather-bench http`, builds a tokio
 //! runtime with [`HttpBenchArgs::threads`] worker threads (see
 //! [`build_runtime`]) and runs [`run_http_bench`] on it, then prints the
 //! result with [`print_report`].

@@ -1,6 +1,6 @@
 //! A server process's CPU time (`/proc/PID/stat`) and resident memory
-//! (`/proc/PID/status`), as `lather bench http --server-pid` and
-//! `lather bench abuse` report them.
+//! (`/proc/PID/status`), as `lather-bench http --server-pid` and
+//! `lather-bench abuse` report them.
 
 use std::path::PathBuf;
 use std::time::Duration;

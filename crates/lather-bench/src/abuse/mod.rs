@@ -1,4 +1,4 @@
-//! `lather bench abuse`: replays the severe hostile cases of issue 10
+//! `lather-bench abuse`: replays the severe hostile cases of issue 10
 //! against a running lather server on loopback, and reports for each the
 //! server's RSS (before, sampled peak, after), its CPU time, the latency of
 //! a normal echo request made every ~20 ms meanwhile, and whether the
@@ -28,7 +28,7 @@ use crate::procfs::Watched;
 /// Each probe must be answered within this.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Arguments of `lather bench abuse`.
+/// Arguments of `lather-bench abuse`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct AbuseArgs {
     /// The server, on loopback only: http://127.0.0.1:PORT
@@ -141,7 +141,7 @@ pub fn run(args: &AbuseArgs) -> Result<(), BenchError> {
     let table = measure::table(&rows);
     let form = if args.quick { "quick" } else { "full" };
     let text = format!(
-        "lather bench abuse ({form} form) against {} (pid {})\n\n{table}",
+        "lather-bench abuse ({form} form) against {} (pid {})\n\n{table}",
         args.target, args.server_pid
     );
     println!("{text}");

@@ -1,6 +1,6 @@
 //! A TCP proxy that holds every chunk it forwards for a fixed time in each direction: the
 //! propagation delay of a network link, made in user space where the kernel has no
-//! `netem` qdisc (`lather bench delay-proxy`).
+//! `netem` qdisc (`lather-bench delay-proxy`).
 //!
 //! Each accepted connection gets its own connection to the target and, per direction, a
 //! reader thread that stamps each chunk with the time it was read and a writer thread
@@ -15,7 +15,7 @@ use crate::BenchError;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::Duration;
 
-/// Arguments of `lather bench delay-proxy`.
+/// Arguments of `lather-bench delay-proxy`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct DelayProxyArgs {
     /// Address to accept connections on, e.g. 127.0.0.1:4222

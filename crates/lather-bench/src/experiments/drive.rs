@@ -1,4 +1,4 @@
-//! Load for the experiments, through the same generator as `lather bench http`.
+//! Load for the experiments, through the same generator as `lather-bench http`.
 
 use crate::http::{HttpBenchArgs, SoapVersion, run_http_bench_blocking};
 use crate::{BenchError, LatencySummary, Report};

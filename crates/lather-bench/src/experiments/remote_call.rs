@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Arguments of `lather bench remote-call`.
+/// Arguments of `lather-bench remote-call`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RemoteCallArgs {
     /// The NATS server the worker and the caller meet at

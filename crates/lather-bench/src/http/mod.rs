@@ -1,4 +1,4 @@
-//! `lather bench http`: arguments and the run driver.
+//! `lather-bench http`: arguments and the run driver.
 
 mod closed;
 mod conn;
@@ -39,7 +39,7 @@ pub enum SoapVersion {
     V12,
 }
 
-/// Arguments of `lather bench http`.
+/// Arguments of `lather-bench http`.
 ///
 /// Without `--rate` the run is a closed loop (each connection sends its next
 /// request when the previous answer is in); with `--rate` it is an open loop

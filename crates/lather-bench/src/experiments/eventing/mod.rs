@@ -1,7 +1,7 @@
-//! `lather bench eventing`: seed 001's experiments on lather's event source. One publisher
-//! (an `EventSource` in this process, published to with `EventSource::publish_event`, so
+//! `lather-bench eventing`: the WS-Eventing delivery study's experiments on lather's event
+//! source. One publisher (an `EventSource` in this process, published to with `EventSource::publish_event`, so
 //! what is measured is delivery and not a publish request sharing the cores), 10 or 20
-//! subscriber processes (`lather bench eventing-sink`), the three bindings, changed-fields
+//! subscriber processes (`lather-bench eventing-sink`), the three bindings, changed-fields
 //! vs full-record events, with and without the two extra processing elements. Reported in
 //! the paper's table shape, plus a rate sweep and a max-throughput run.
 
@@ -52,7 +52,7 @@ const BINDINGS: [BindingArg; 3] = [BindingArg::Binary, BindingArg::SoapTcp, Bind
 /// Parts of the experiment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Part {
-    /// The paper's tables: baseline (10, 20 subscribers), EPEs, full record.
+    /// Latency tables: baseline (10, 20 subscribers), extra processing elements, full record.
     Tables,
     /// Latency against offered rate, 20 subscribers.
     Sweep,
@@ -63,7 +63,7 @@ pub enum Part {
     Wan,
 }
 
-/// Arguments of `lather bench eventing`.
+/// Arguments of `lather-bench eventing`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct EventingArgs {
     /// Parts to run (repeatable; default all)
