@@ -32,8 +32,9 @@ mod stats;
 
 pub use error::BenchError;
 pub use http::{
-    ErrorKind, HttpBenchArgs, SoapVersion, build_runtime, run_http_bench, run_http_bench_blocking,
+    ErrorKind, HttpBenchArgs, SoapVersionArg, build_runtime, run_http_bench,
+    run_http_bench_blocking,
 };
 pub use report::{
-    LatencySummary, Mode, OpenLoopReport, Report, ServerUsage, print_report, write_json,
+    LatencySummary, OpenLoopReport, Pacing, Report, ServerUsage, print_report, write_json,
 };

@@ -4,7 +4,8 @@ use bytes::Bytes;
 use lather_envelope::{Fault, FaultKind, QName, SoapVersion};
 use lather_pipeline::{Direction, Patch, PatchOp};
 use lather_remote::frame::{
-    Answer, FrameError, Outcome, Payload, Progress, ProgressKind, Reply, Request, WorkerTiming,
+    Answer, FrameError, Payload, Progress, ProgressKind, RemoteVerdict, Reply, Request,
+    WorkerTiming,
 };
 use proptest::prelude::*;
 
@@ -85,10 +86,11 @@ fn fault() -> impl Strategy<Value = Fault> {
 
 fn answer() -> impl Strategy<Value = Answer> {
     let outcome = prop_oneof![
-        proptest::collection::vec(op(), 0..5)
-            .prop_map(|ops| Outcome::Continue(ops.into_iter().fold(Patch::new(), Patch::with))),
-        blob().prop_map(Outcome::Respond),
-        fault().prop_map(Outcome::Fault),
+        proptest::collection::vec(op(), 0..5).prop_map(|ops| RemoteVerdict::Continue(
+            ops.into_iter().fold(Patch::new(), Patch::with)
+        )),
+        blob().prop_map(RemoteVerdict::Respond),
+        fault().prop_map(RemoteVerdict::Fault),
     ];
     (any::<u128>(), any::<(u32, u32)>(), outcome).prop_map(
         |(id, (handler_us, worker_us), outcome)| Answer {
@@ -97,7 +99,7 @@ fn answer() -> impl Strategy<Value = Answer> {
                 handler_us,
                 worker_us,
             },
-            outcome,
+            verdict: outcome,
         },
     )
 }

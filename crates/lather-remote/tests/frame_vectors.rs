@@ -7,7 +7,8 @@ use bytes::Bytes;
 use lather_envelope::{FaultKind, QName, SoapVersion};
 use lather_pipeline::{Direction, PatchOp};
 use lather_remote::frame::{
-    Answer, FrameError, Outcome, Payload, Progress, ProgressKind, Reply, Request, WorkerTiming,
+    Answer, FrameError, Payload, Progress, ProgressKind, RemoteVerdict, Reply, Request,
+    WorkerTiming,
 };
 use std::path::PathBuf;
 
@@ -66,7 +67,7 @@ fn answers_decode_to_what_the_python_encoder_wrote() {
             worker_us: 1500
         }
     );
-    let Outcome::Continue(patch) = a.outcome else {
+    let RemoteVerdict::Continue(patch) = a.verdict else {
         panic!("expected Continue")
     };
     let q = |l: &str| QName::new("urn:t", l);
@@ -85,10 +86,10 @@ fn answers_decode_to_what_the_python_encoder_wrote() {
     let a = Answer::decode(read("answer_respond.bin")).unwrap();
     assert_eq!(a.id, 9);
     assert_eq!(a.timing.worker_us, 7);
-    assert!(matches!(a.outcome, Outcome::Respond(b) if b.ends_with(b"</e:Envelope>")));
+    assert!(matches!(a.verdict, RemoteVerdict::Respond(b) if b.ends_with(b"</e:Envelope>")));
     let a = Answer::decode(read("answer_fault.bin")).unwrap();
     assert_eq!(a.timing.handler_us, u32::MAX);
-    let Outcome::Fault(f) = a.outcome else {
+    let RemoteVerdict::Fault(f) = a.verdict else {
         panic!("expected Fault")
     };
     assert_eq!(f.kind(), FaultKind::HandlerFailed);

@@ -19,11 +19,11 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use self::cases::{Ctx, Verdict};
+use self::cases::{CaseVerdict, Ctx};
 use self::measure::{Row, RssSampler};
 use self::probe::{Probe, ProbeStats};
 use crate::error::BenchError;
-use crate::procfs::Watched;
+use crate::procfs::WatchedProcess;
 
 /// Each probe must be answered within this.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -106,7 +106,7 @@ pub fn run(args: &AbuseArgs) -> Result<(), BenchError> {
             )));
         }
     }
-    let watched = Watched::new(args.server_pid)?;
+    let watched = WatchedProcess::new(args.server_pid)?;
     let ctx = Ctx {
         addr,
         quick: args.quick,
@@ -168,7 +168,7 @@ pub fn run(args: &AbuseArgs) -> Result<(), BenchError> {
 /// Runs one case with the RSS sampler and the probe around it.
 async fn measured(
     ctx: &Ctx,
-    watched: Watched,
+    watched: WatchedProcess,
     letter: char,
     name: &str,
 ) -> Result<Row, BenchError> {
@@ -179,7 +179,7 @@ async fn measured(
     let limit = Duration::from_secs(ctx.pick(120, 600));
     let verdict = match tokio::time::timeout(limit, run_case(ctx, letter)).await {
         Ok(v) => v,
-        Err(_) => Verdict::new(false, format!("the case did not end within {limit:?}")),
+        Err(_) => CaseVerdict::new(false, format!("the case did not end within {limit:?}")),
     };
     let probe = probe.finish().await;
     let rss_peak = sampler.finish();
@@ -215,7 +215,7 @@ pub(crate) fn met(case: bool, rss_ok: bool, probe: &ProbeStats) -> bool {
     case && rss_ok && probe.failures == 0 && probe.ok > 0
 }
 
-async fn run_case(ctx: &Ctx, letter: char) -> Verdict {
+async fn run_case(ctx: &Ctx, letter: char) -> CaseVerdict {
     match letter {
         'a' => cases::slot_leak::run(ctx).await,
         'b' => cases::xpath_bomb::run(ctx).await,

@@ -128,12 +128,12 @@ fn relay(client: TcpStream, to: &str, delay: Duration, spin: Duration) -> std::i
     server.set_nodelay(true)?;
     let up = direction::forward(client.try_clone()?, server.try_clone()?, delay, spin)?;
     let down = direction::forward(server, client, delay, spin)?;
-    let join = |h: std::thread::JoinHandle<direction::Summary>| {
+    let join = |h: std::thread::JoinHandle<direction::DirectionSummary>| {
         h.join()
             .map_err(|_| std::io::Error::other("a relay thread panicked"))
     };
     let (up, down) = (join(up)?, join(down)?);
-    let describe = |s: &direction::Summary| {
+    let describe = |s: &direction::DirectionSummary| {
         let l = &s.lateness_us;
         format!(
             "{} chunks, {} bytes, late by p50 {} / p99 {} / max {} µs",

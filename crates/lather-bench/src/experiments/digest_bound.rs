@@ -3,7 +3,7 @@
 //! `digest` stage can approach; the CXF comparison reports lather against it.
 
 use crate::BenchError;
-use crate::http::SoapVersion;
+use crate::http::SoapVersionArg;
 use crate::request::soap_echo_body;
 use sha2::{Digest as _, Sha256};
 use std::hint::black_box;
@@ -40,7 +40,7 @@ pub fn run(args: &DigestBoundArgs) -> Result<(), BenchError> {
             path: path.clone(),
             source,
         })?,
-        None => soap_echo_body(SoapVersion::V11, args.payload_bytes).to_vec(),
+        None => soap_echo_body(SoapVersionArg::V11, args.payload_bytes).to_vec(),
     };
     if !(args.seconds.is_finite() && args.seconds > 0.0) || args.rounds == 0 || args.handlers == 0 {
         return Err(BenchError::InvalidArgument(

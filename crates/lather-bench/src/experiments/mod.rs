@@ -23,8 +23,8 @@ mod workers;
 
 pub use digest_bound::{DigestBoundArgs, run as digest_bound};
 pub use eventing::{
-    BindingArg, EventingArgs, EventingSinkArgs, Part as EventingPart, Shape as EventShape,
-    run as eventing, sink as eventing_sink,
+    BindingArg, EventingArgs, EventingPart, EventingSinkArgs, Shape as EventShape, run as eventing,
+    sink as eventing_sink,
 };
 pub use rate_knee::{Logger, RateKneeArgs, run as rate_knee};
 pub use remote_call::{RemoteCallArgs, run as remote_call};

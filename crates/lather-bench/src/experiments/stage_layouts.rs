@@ -134,7 +134,7 @@ fn stand_ins(
     costs: [u64; 5],
     unit: &str,
 ) -> Result<SetSpec, BenchError> {
-    let body = crate::request::soap_echo_body(crate::http::SoapVersion::V11, 100);
+    let body = crate::request::soap_echo_body(crate::http::SoapVersionArg::V11, 100);
     Ok(SetSpec {
         title: if kind == "sleep" {
             "I/O-bound handlers (sleep)"

@@ -15,7 +15,7 @@ mod reply;
 mod request;
 pub(crate) mod wire;
 
-pub use answer::{Answer, Outcome, WorkerTiming};
+pub use answer::{Answer, RemoteVerdict, WorkerTiming};
 pub use progress::{Progress, ProgressKind};
 pub use reply::Reply;
 pub use request::{Payload, Request};
