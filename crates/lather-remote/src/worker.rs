@@ -2,7 +2,7 @@
 //! handler so several workers share the load.
 
 use crate::frame::{
-    Answer, FrameError, Progress, ProgressKind, RemoteVerdict, Request, WorkerTiming,
+    Answer, CallRequest, FrameError, Progress, ProgressKind, RemoteVerdict, WorkerTiming,
 };
 use crate::{Link, LinkError, rebuild_message};
 use bytes::Bytes;
@@ -41,13 +41,13 @@ impl std::fmt::Debug for Hosted {
 /// an unreadable frame, a frame for another handler, parts that do not make an envelope, a
 /// timeout or a panic all become a fault answer.
 pub async fn answer(hosted: &Hosted, frame: Bytes, limits: &Limits) -> Bytes {
-    answer_decoded(hosted, Request::decode(frame), limits, Instant::now()).await
+    answer_decoded(hosted, CallRequest::decode(frame), limits, Instant::now()).await
 }
 
 /// [`answer`] for a frame already decoded (or refused) on its arrival at `arrived`.
 async fn answer_decoded(
     hosted: &Hosted,
-    decoded: Result<Request, FrameError>,
+    decoded: Result<CallRequest, FrameError>,
     limits: &Limits,
     arrived: Instant,
 ) -> Bytes {
@@ -104,7 +104,7 @@ async fn answer_decoded(
 }
 
 /// Runs the request's handler; the outcome and the time the handler's stage took.
-async fn run(hosted: &Hosted, request: &Request, limits: &Limits) -> (RemoteVerdict, Duration) {
+async fn run(hosted: &Hosted, request: &CallRequest, limits: &Limits) -> (RemoteVerdict, Duration) {
     if request.handler != hosted.name {
         let fault = RemoteVerdict::Fault(Fault::with_reason(
             FaultKind::HandlerFailed,
@@ -241,7 +241,7 @@ pub async fn serve_bounded(
                 let Some((hosted, message)) = next else { break };
                 let Some(reply) = message.reply.clone() else { continue };
                 let arrived = Instant::now();
-                let decoded = Request::decode(message.payload);
+                let decoded = CallRequest::decode(message.payload);
                 let beats = decoded
                     .as_ref()
                     .ok()
@@ -297,7 +297,7 @@ pub async fn serve_bounded(
 /// A request a worker took: it waits for a slot, then runs where its kind of work belongs.
 struct Taken {
     hosted: Arc<Hosted>,
-    decoded: Result<Request, FrameError>,
+    decoded: Result<CallRequest, FrameError>,
     arrived: Instant,
     limits: Arc<Limits>,
     slots: Arc<Semaphore>,
