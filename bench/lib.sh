@@ -118,6 +118,7 @@ bench_cmd() {
         # shellcheck disable=SC2086 # BENCH_CMD may hold a command with words
         set -- ${BENCH_CMD} "$@"
     else
+        [ -x "$LATHER_BENCH" ] || die "$LATHER_BENCH not found (build lather-bench or set LATHER_BENCH)"
         set -- "$LATHER_BENCH" http "$@"
     fi
     if [ -n "${CLIENT_CPUS:-}" ]; then
