@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Server CPU per request, side by side: lather's echo (and, with OLD_LATHER, an earlier
 # lather build) and gSOAP 2.8's echo, interleaved, at fixed offered rates (open loop,
-# `lather bench http --rate R --server-pid PID`) and saturated with wrk (Debian's
+# `lather-bench http --rate R --server-pid PID`) and saturated with wrk (Debian's
 # package; the server's CPU read from /proc/PID/stat before and after).
 #
 # Prints one table: server, load, req/s, p50/p99, server CPU µs per request.

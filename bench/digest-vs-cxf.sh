@@ -10,7 +10,7 @@
 # loopback ports, checks one request against each (200, a SOAP envelope, the
 # payload echoed), loads CXF for WARMUP_CXF seconds so that its JIT settles,
 # gives lather the same warm-up, then measures CXF, lather, CXF, lather …
-# (ROUNDS pairs) with the load generator (`lather bench http`, closed loop,
+# (ROUNDS pairs) with the load generator (`lather-bench http`, closed loop,
 # same connections and duration), stops both and goes on with the next value.
 # It prints req/s and latency per run, then the means per engine and the
 # lather/CXF ratios.
@@ -33,7 +33,8 @@
 #   JAVA=java            the JVM; JAVA_OPTS (default empty: the JVM's own heap and GC choice)
 #   CXF_JAR              use this jar instead of building bench/cxf
 #   LATHER=target/release/lather   lather binary
-#   BENCH_CMD            generator command instead of "$LATHER bench http"
+#   LATHER_BENCH=target/release/lather-bench   load generator binary
+#   BENCH_CMD            generator command instead of "$LATHER_BENCH http"
 #   SKIP_BUILD=1         build neither lather nor the CXF server
 set -euo pipefail
 
@@ -236,11 +237,11 @@ echo "(req/s ratio above 1: lather serves more; latency ratio below 1: lather an
 
 # --- the hashing bound: what SHA-256 alone allows on these cores ----------
 echo
-printf 'Hashing bound (lather bench digest-bound: %s digests of the same request on every core, nothing else):\n' "$DIGESTS"
+printf 'Hashing bound (lather-bench digest-bound: %s digests of the same request on every core, nothing else):\n' "$DIGESTS"
 printf '%-7s %14s %14s %16s\n' rounds "bound req/s" "lather req/s" "lather / bound"
 declare -A bound
 for digest_rounds in $ROUNDS_LIST; do
-    "$LATHER" bench digest-bound --rounds "$digest_rounds" --handlers "$DIGESTS" \
+    "$LATHER_BENCH" digest-bound --rounds "$digest_rounds" --handlers "$DIGESTS" \
         --payload-bytes "$PAYLOAD_BYTES" --seconds 5 >"$out_dir/bound-r$digest_rounds.txt" 2>&1 ||
         die "digest-bound failed; see $out_dir/bound-r$digest_rounds.txt"
     bound[$digest_rounds]="$(sed -n 's/.*at most \([0-9.]*\) requests\/s.*/\1/p' "$out_dir/bound-r$digest_rounds.txt")"

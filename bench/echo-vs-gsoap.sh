@@ -3,7 +3,7 @@
 #
 # Builds lather (release) and the gSOAP server (bench/gsoap/build.sh), starts
 # both on free loopback ports, checks one request against each, then runs the
-# load generator (`lather bench http`, closed loop) against gSOAP, lather,
+# load generator (`lather-bench http`, closed loop) against gSOAP, lather,
 # gSOAP, lather … so that run-to-run noise is visible, and prints req/s and
 # latency percentiles per run plus the lather/gSOAP ratios.
 #
@@ -19,7 +19,8 @@
 #   BENCH_THREADS=1   generator threads
 #   SERVER_CPUS / CLIENT_CPUS  optional taskset CPU lists for servers / generator
 #   LATHER=target/release/lather   lather binary
-#   BENCH_CMD         generator command instead of "$LATHER bench http"
+#   LATHER_BENCH=target/release/lather-bench   load generator binary
+#   BENCH_CMD         generator command instead of "$LATHER_BENCH http"
 #   SKIP_BUILD=1      do not run cargo build
 #   SKIP_LATHER=1     bench gSOAP only (lather is not started)
 set -euo pipefail

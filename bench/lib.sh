@@ -111,14 +111,15 @@ json_num() {
     sed -n "s/^ *\"$2\": \\([-0-9.eE+]*\\),\\{0,1\\}\$/\\1/p" "$1" | head -n1
 }
 
-# The generator: `lather bench http` unless BENCH_CMD overrides it (a command
+# The generator: `lather-bench http` unless BENCH_CMD overrides it (a command
 # taking the same arguments, e.g. target/release/examples/bench-http).
 bench_cmd() {
     if [ -n "${BENCH_CMD:-}" ]; then
         # shellcheck disable=SC2086 # BENCH_CMD may hold a command with words
         set -- ${BENCH_CMD} "$@"
     else
-        set -- "$LATHER" bench http "$@"
+        [ -x "$LATHER_BENCH" ] || die "$LATHER_BENCH not found (build lather-bench or set LATHER_BENCH)"
+        set -- "$LATHER_BENCH" http "$@"
     fi
     if [ -n "${CLIENT_CPUS:-}" ]; then
         taskset -c "$CLIENT_CPUS" "$@"
@@ -176,6 +177,7 @@ bench_defaults() {
     PAYLOAD_BYTES="${PAYLOAD_BYTES:-100}"
     BENCH_THREADS="${BENCH_THREADS:-1}"
     LATHER="${LATHER:-$repo/target/release/lather}"
+    LATHER_BENCH="${LATHER_BENCH:-$repo/target/release/lather-bench}"
 }
 
 # results_dir NAME: makes and prints target/bench-results/NAME-<timestamp>.
@@ -186,10 +188,10 @@ results_dir() {
     echo "$dir"
 }
 
-# Builds the lather binary in release, unless SKIP_BUILD=1.
+# Builds the lather and lather-bench binaries in release, unless SKIP_BUILD=1.
 build_lather() {
     if [ "${SKIP_BUILD:-0}" != "1" ]; then
-        log "building lather (release)"
-        (cd "$repo" && cargo build --release -p lather-cli)
+        log "building lather and lather-bench (release)"
+        (cd "$repo" && cargo build --release -p lather-cli -p lather-bench)
     fi
 }

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Remote handler stages across a (virtual) network: the workers in their own network
 # namespace, NATS and the server in another, joined by a veth pair, with ~DELAY_US µs
-# added each way (RTT ≈ 2 × DELAY_US) by `lather bench delay-proxy`: this kernel has no
+# added each way (RTT ≈ 2 × DELAY_US) by `lather-bench delay-proxy`: this kernel has no
 # `netem` qdisc, so the delay is made in user space, on the workers' side.
 #
 # Topology (both namespaces are created here and deleted on exit):
 #
 #   ns lather-srv-PID                               ns lather-wrk-PID
 #   nats-server 0.0.0.0:4222                        delay-proxy 127.0.0.1:4222
-#   lather bench (server + caller)                    → 10.200.0.1:4222, DELAY_US each way
+#   lather-bench (server + caller)                    → 10.200.0.1:4222, DELAY_US each way
 #     nats://127.0.0.1:4222 (loopback)              lather worker × N
 #                                                     nats://127.0.0.1:4222 (→ the proxy)
 #   veth lvs-PID 10.200.0.1/24  <───── veth ─────>  veth lvw-PID 10.200.0.2/24
@@ -19,12 +19,12 @@
 # loopback is per namespace.
 #
 # Runs: the RTT probes (NATS PING/PONG: server side, worker side through the proxy, worker
-# side straight over the veth); (a) `lather bench remote-call`; (b) `lather bench figure3`
+# side straight over the veth); (a) `lather-bench remote-call`; (b) `lather-bench stage-layouts`
 # for each set in SETS, A–E on WORKERS workers. Needs root (ip netns).
 #
-# Environment: DELAY_US=100, WORKERS=2, SETS="io cpu", REQUESTS=100 (figure 3, per
-# configuration), CALLS=5000 (remote-call), STEP_TIMEOUT=900 (seconds per step), LATHER,
-# SKIP_BUILD as the other scripts.
+# Environment: DELAY_US=100, WORKERS=2, SETS="io cpu", REQUESTS=100 (stage layouts,
+# per configuration), CALLS=5000 (remote-call), STEP_TIMEOUT=900 (seconds per step), LATHER,
+# LATHER_BENCH, SKIP_BUILD as the other scripts.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -77,6 +77,9 @@ trap cleanup EXIT
 out_dir="$(results_dir remote-netns)"
 build_lather
 LATHER="$(cd "$(dirname "$LATHER")" && pwd)/$(basename "$LATHER")"
+LATHER_BENCH="$(cd "$(dirname "$LATHER_BENCH")" && pwd)/$(basename "$LATHER_BENCH")"
+# The experiments start their `lather worker` processes from this binary.
+export LATHER_BIN="$LATHER"
 
 in_srv() { ip netns exec "$srv_ns" "$@"; }
 in_wrk() { ip netns exec "$wrk_ns" "$@"; }
@@ -102,7 +105,7 @@ ns_port_open() {
 
 start_bg "$out_dir/nats.log" ip netns exec "$srv_ns" nats-server -a 0.0.0.0 -p "$nats_port"
 wait_for nats-server "$bg_pid" "$out_dir/nats.log" 10 ns_port_open "$srv_ns" 127.0.0.1 "$nats_port"
-start_bg "$out_dir/delay-proxy.log" ip netns exec "$wrk_ns" "$LATHER" bench delay-proxy \
+start_bg "$out_dir/delay-proxy.log" ip netns exec "$wrk_ns" "$LATHER_BENCH" delay-proxy \
     --listen "127.0.0.1:$nats_port" --to "$srv_ip:$nats_port" --delay-us "$DELAY_US"
 wait_for delay-proxy "$bg_pid" "$out_dir/delay-proxy.log" 10 ns_port_open "$wrk_ns" 127.0.0.1 "$nats_port"
 log "nats-server in $srv_ns, delay proxy (${DELAY_US} µs each way) in $wrk_ns"
@@ -110,25 +113,25 @@ log "nats-server in $srv_ns, delay proxy (${DELAY_US} µs each way) in $wrk_ns"
 {
     echo "date: $(date -u +%Y-%m-%dT%H:%MZ); cores: $(nproc); kernel: $(uname -r)"
     echo "nats-server: $(nats-server --version 2>&1)"
-    echo "delay: ${DELAY_US} µs each way, user space (lather bench delay-proxy)"
+    echo "delay: ${DELAY_US} µs each way, user space (lather-bench delay-proxy)"
     echo
     echo "NATS PING/PONG round trip, µs (1000 probes after 100):"
     printf '%-44s %s\n' "server side, loopback:" \
-        "$(in_srv "$LATHER" bench nats-rtt --nats "$url")"
+        "$(in_srv "$LATHER_BENCH" nats-rtt --nats "$url")"
     printf '%-44s %s\n' "worker side, veth + delay proxy:" \
-        "$(in_wrk "$LATHER" bench nats-rtt --nats "$url")"
+        "$(in_wrk "$LATHER_BENCH" nats-rtt --nats "$url")"
     printf '%-44s %s\n' "worker side, veth only (no proxy):" \
-        "$(in_wrk "$LATHER" bench nats-rtt --nats "nats://$srv_ip:$nats_port")"
+        "$(in_wrk "$LATHER_BENCH" nats-rtt --nats "nats://$srv_ip:$nats_port")"
 } | tee "$out_dir/rtt.txt"
 
 wrap="ip netns exec $wrk_ns"
 log "(a) remote-call, the worker in $wrk_ns"
-timeout "$STEP_TIMEOUT" ip netns exec "$srv_ns" "$LATHER" --log-level warn bench remote-call \
+timeout "$STEP_TIMEOUT" ip netns exec "$srv_ns" "$LATHER_BENCH" --log-level warn remote-call \
     --nats "$url" --calls "$CALLS" --out "$out_dir" --worker-wrap "$wrap"
 
 for set in $SETS; do
-    log "(b) figure3 --set $set, A–E on $WORKERS workers in $wrk_ns"
-    timeout "$STEP_TIMEOUT" ip netns exec "$srv_ns" "$LATHER" --log-level warn bench figure3 \
+    log "(b) stage-layouts --set $set, A–E on $WORKERS workers in $wrk_ns"
+    timeout "$STEP_TIMEOUT" ip netns exec "$srv_ns" "$LATHER_BENCH" --log-level warn stage-layouts \
         --set "$set" --requests "$REQUESTS" --warmup 1 --nats "$url" --workers "$WORKERS" \
         --out "$out_dir" --worker-wrap "$wrap"
 done

@@ -71,7 +71,7 @@ pub enum BenchError {
     /// The server process named by `--server-pid` could not be read in `/proc`.
     #[error(transparent)]
     Proc(#[from] crate::procfs::ProcError),
-    /// `lather bench abuse`: some cases did not get the expected treatment.
+    /// `lather-bench abuse`: some cases did not get the expected treatment.
     #[error("{failed} of {total} abuse cases did not meet their expectation")]
     AbuseExpectations {
         /// Cases whose expectation was not met.

@@ -13,7 +13,7 @@
 //! Latencies go to one HDR histogram per connection (microseconds), merged
 //! into a [`Report`] at the end.
 //!
-//! The CLI mounts [`HttpBenchArgs`] as `lather bench http`, builds a tokio
+//! The `lather-bench` binary mounts [`HttpBenchArgs`] as `lather-bench http`, builds a tokio
 //! runtime with [`HttpBenchArgs::threads`] worker threads (see
 //! [`build_runtime`]) and runs [`run_http_bench`] on it, then prints the
 //! result with [`print_report`].
@@ -32,8 +32,9 @@ mod stats;
 
 pub use error::BenchError;
 pub use http::{
-    ErrorKind, HttpBenchArgs, SoapVersion, build_runtime, run_http_bench, run_http_bench_blocking,
+    ErrorKind, HttpBenchArgs, SoapVersionArg, build_runtime, run_http_bench,
+    run_http_bench_blocking,
 };
 pub use report::{
-    LatencySummary, Mode, OpenLoopReport, Report, ServerUsage, print_report, write_json,
+    LatencySummary, OpenLoopReport, Pacing, Report, ServerUsage, print_report, write_json,
 };

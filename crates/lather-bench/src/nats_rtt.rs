@@ -1,5 +1,5 @@
 //! The round trip to a NATS server over one TCP connection, measured with the protocol's
-//! own `PING`/`PONG` (`lather bench nats-rtt`): what a network path between a process and
+//! own `PING`/`PONG` (`lather-bench nats-rtt`): what a network path between a process and
 //! NATS adds, with nothing of lather's in it.
 
 use crate::BenchError;
@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-/// Arguments of `lather bench nats-rtt`.
+/// Arguments of `lather-bench nats-rtt`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct NatsRttArgs {
     /// The NATS server, `nats://HOST:PORT` or `HOST:PORT`

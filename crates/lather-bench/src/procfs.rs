@@ -1,6 +1,6 @@
 //! A server process's CPU time (`/proc/PID/stat`) and resident memory
-//! (`/proc/PID/status`), as `lather bench http --server-pid` and
-//! `lather bench abuse` report them.
+//! (`/proc/PID/status`), as `lather-bench http --server-pid` and
+//! `lather-bench abuse` report them.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -105,17 +105,17 @@ impl ClockTicks {
 
 /// A process watched through `/proc`.
 #[derive(Debug, Clone, Copy)]
-pub struct Watched {
+pub struct WatchedProcess {
     /// Its process id.
     pub pid: u32,
     /// The clock tick rate its CPU times are counted in.
     pub ticks: ClockTicks,
 }
 
-impl Watched {
+impl WatchedProcess {
     /// Watches `pid`; fails when `/proc/PID/stat` cannot be read now.
     pub fn new(pid: u32) -> Result<Self, ProcError> {
-        let watched = Watched {
+        let watched = WatchedProcess {
             pid,
             ticks: ClockTicks::detect(),
         };
@@ -220,7 +220,7 @@ mod tests {
 
     #[test]
     fn this_process_can_be_watched() {
-        let me = Watched::new(std::process::id()).expect("own /proc entry");
+        let me = WatchedProcess::new(std::process::id()).expect("own /proc entry");
         assert!(me.rss_bytes().expect("own VmRSS") > 0);
         assert!(me.ticks.per_second > 0);
     }

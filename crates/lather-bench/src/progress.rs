@@ -8,7 +8,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use crate::http::plan::Plan;
+use crate::http::plan::RunPlan;
 
 /// Counters the connections bump after every measured request.
 #[derive(Debug, Default)]
@@ -35,16 +35,16 @@ impl LiveCounters {
 /// A progress bar on stderr refreshed by a background task. It is hidden
 /// with `--quiet` and, by indicatif, whenever stderr is not a terminal.
 #[derive(Debug)]
-pub(crate) struct Progress {
+pub(crate) struct ProgressDisplay {
     bar: ProgressBar,
     ticker: Option<JoinHandle<()>>,
 }
 
 const REFRESH: Duration = Duration::from_millis(250);
 
-impl Progress {
+impl ProgressDisplay {
     /// Starts the bar for `plan` (a no-op bar when `quiet`).
-    pub(crate) fn start(plan: &Arc<Plan>, quiet: bool) -> Self {
+    pub(crate) fn start(plan: &Arc<RunPlan>, quiet: bool) -> Self {
         if quiet {
             return Self {
                 bar: ProgressBar::hidden(),
@@ -75,7 +75,7 @@ impl Progress {
     }
 }
 
-async fn tick(plan: Arc<Plan>, bar: ProgressBar) {
+async fn tick(plan: Arc<RunPlan>, bar: ProgressBar) {
     let total = plan.end.saturating_duration_since(plan.start).as_secs_f64();
     let mut interval = tokio::time::interval(REFRESH);
     let mut last = (Instant::now(), 0_u64);

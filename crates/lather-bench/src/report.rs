@@ -11,14 +11,14 @@ use tokio::time::Instant;
 
 use crate::error::BenchError;
 use crate::http::ErrorKind;
-use crate::http::plan::Plan;
-use crate::procfs::{CpuTicks, Watched};
+use crate::http::plan::RunPlan;
+use crate::procfs::{CpuTicks, WatchedProcess};
 use crate::stats::Stats;
 
 /// How requests were paced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Mode {
+pub enum Pacing {
     /// Each connection sends its next request when the previous answer is in.
     Closed,
     /// Requests are sent at a fixed rate regardless of answers.
@@ -106,12 +106,12 @@ pub struct OpenLoopReport {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Report {
     /// Closed or open loop.
-    pub mode: Mode,
-    /// Target URL.
+    pub mode: Pacing,
+    /// TargetUrl URL.
     pub url: String,
     /// Number of connections.
     pub connections: usize,
-    /// Target rate (open loop), requests/s.
+    /// TargetUrl rate (open loop), requests/s.
     pub rate: Option<f64>,
     /// Warm-up length, s.
     pub warmup_s: f64,
@@ -171,7 +171,7 @@ impl ServerUsage {
     /// The usage between the CPU readings `before` and `after`, with the RSS
     /// read now.
     pub(crate) fn measure(
-        watched: &Watched,
+        watched: &WatchedProcess,
         before: CpuTicks,
         after: CpuTicks,
         requests: u64,
@@ -195,12 +195,12 @@ impl ServerUsage {
 /// What [`Report::build`] needs to know about the run.
 #[derive(Debug)]
 pub(crate) struct RunInfo<'a> {
-    pub(crate) mode: Mode,
+    pub(crate) mode: Pacing,
     pub(crate) url: &'a str,
     pub(crate) connections: usize,
     pub(crate) rate: Option<f64>,
     pub(crate) warmup: Duration,
-    pub(crate) plan: &'a Plan,
+    pub(crate) plan: &'a RunPlan,
     pub(crate) stats: &'a Stats,
     pub(crate) schedule: Option<&'a crate::http::Schedule>,
     pub(crate) late_threshold: Duration,
@@ -310,8 +310,8 @@ fn render(r: &Report) -> String {
 
     let mut s = String::new();
     let mode = match r.mode {
-        Mode::Closed => "closed loop".to_owned(),
-        Mode::Open => format!("open loop at {} req/s", r.rate.unwrap_or(0.0)),
+        Pacing::Closed => "closed loop".to_owned(),
+        Pacing::Open => format!("open loop at {} req/s", r.rate.unwrap_or(0.0)),
     };
     // Writing to a String cannot fail.
     let _ = writeln!(s, "{} — {mode}, {} connections", r.url, r.connections);

@@ -6,7 +6,7 @@ use http::{Method, Request, Uri};
 use http_body_util::Full;
 
 use crate::error::BenchError;
-use crate::http::SoapVersion;
+use crate::http::SoapVersionArg;
 
 /// The SOAP action of the built-in echo operation.
 const ECHO_ACTION: &str = "urn:lather:echo#echo";
@@ -28,7 +28,7 @@ pub(crate) struct RequestSpec<'a> {
     /// Origin-form request target (`/path?query`).
     pub(crate) path: Uri,
     /// SOAP version of the built-in request (also picks the default headers).
-    pub(crate) soap: SoapVersion,
+    pub(crate) soap: SoapVersionArg,
     /// Raw body; `None` for the built-in SOAP echo request.
     pub(crate) body: Option<Bytes>,
     /// Size of the text inside `<text>` of the built-in request.
@@ -50,7 +50,7 @@ impl RequestTemplate {
         let mut headers = HeaderMap::new();
         headers.insert(HOST, header_value(spec.authority, "Host")?);
         match spec.soap {
-            SoapVersion::V11 => {
+            SoapVersionArg::V11 => {
                 headers.insert(
                     CONTENT_TYPE,
                     HeaderValue::from_static("text/xml; charset=utf-8"),
@@ -61,7 +61,7 @@ impl RequestTemplate {
                     header_value(&action, "SOAPAction")?,
                 );
             }
-            SoapVersion::V12 => {
+            SoapVersionArg::V12 => {
                 let ct = format!("application/soap+xml; charset=utf-8; action=\"{ECHO_ACTION}\"");
                 headers.insert(CONTENT_TYPE, header_value(&ct, "Content-Type")?);
             }
@@ -106,10 +106,10 @@ impl RequestTemplate {
 }
 
 /// The built-in SOAP echo request with `payload_bytes` ASCII letters of text.
-pub(crate) fn soap_echo_body(soap: SoapVersion, payload_bytes: usize) -> Bytes {
+pub(crate) fn soap_echo_body(soap: SoapVersionArg, payload_bytes: usize) -> Bytes {
     let env_ns = match soap {
-        SoapVersion::V11 => "http://schemas.xmlsoap.org/soap/envelope/",
-        SoapVersion::V12 => "http://www.w3.org/2003/05/soap-envelope",
+        SoapVersionArg::V11 => "http://schemas.xmlsoap.org/soap/envelope/",
+        SoapVersionArg::V12 => "http://www.w3.org/2003/05/soap-envelope",
     };
     let head = format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?><soap:Envelope xmlns:soap=\"{env_ns}\">\
@@ -150,7 +150,7 @@ mod tests {
 
     #[test]
     fn soap11_body_has_the_exact_shape() {
-        let body = soap_echo_body(SoapVersion::V11, 30);
+        let body = soap_echo_body(SoapVersionArg::V11, 30);
         assert_eq!(
             std::str::from_utf8(&body).unwrap(),
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?><soap:Envelope \
@@ -165,7 +165,7 @@ mod tests {
         let spec = RequestSpec {
             authority: "example:80",
             path: Uri::from_static("/echo"),
-            soap: SoapVersion::V12,
+            soap: SoapVersionArg::V12,
             body: None,
             payload_bytes: 5,
             content_type: None,
@@ -197,7 +197,7 @@ mod tests {
         let spec = RequestSpec {
             authority: "h",
             path: Uri::from_static("/"),
-            soap: SoapVersion::V11,
+            soap: SoapVersionArg::V11,
             body: Some(Bytes::from_static(b"abc")),
             payload_bytes: 0,
             content_type: Some("text/plain"),

@@ -7,7 +7,7 @@ use hdrhistogram::Histogram;
 use tokio::time::Instant;
 
 use crate::http::ErrorKind;
-use crate::http::outcome::{Exchange, Outcome};
+use crate::http::finished::{Finished, RequestResult};
 
 /// Lowest and highest trackable latency (µs) and significant digits.
 const HIST_LOW: u64 = 1;
@@ -71,7 +71,7 @@ impl Stats {
     /// Records a measured exchange whose latency counts from `origin`
     /// (send time in the closed loop, scheduled time in the open loop).
     /// Returns whether it succeeded.
-    pub(crate) fn record(&mut self, exchange: Exchange, origin: Instant) -> bool {
+    pub(crate) fn record(&mut self, exchange: Finished, origin: Instant) -> bool {
         self.bytes_sent += exchange.bytes_sent;
         self.bytes_received += exchange.bytes_received;
         self.last_finished = Some(
@@ -79,7 +79,7 @@ impl Stats {
                 .map_or(exchange.finished, |t| t.max(exchange.finished)),
         );
         match exchange.outcome {
-            Outcome::Answer { status, expect_ok } => {
+            RequestResult::Answer { status, expect_ok } => {
                 *self.status.entry(status).or_insert(0) += 1;
                 if !(200..300).contains(&status) {
                     self.failed += 1;
@@ -101,7 +101,7 @@ impl Stats {
                     true
                 }
             }
-            Outcome::Failed(failure) => {
+            RequestResult::Failed(failure) => {
                 self.failed += 1;
                 self.count_error(failure.kind, || failure.detail);
                 false

@@ -15,7 +15,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
-use lather_bench::{ErrorKind, HttpBenchArgs, Mode, Report, run_http_bench};
+use lather_bench::{ErrorKind, HttpBenchArgs, Pacing, Report, run_http_bench};
 use tokio::net::TcpListener;
 
 const ANSWER: &[u8] = b"<soap:Envelope><soap:Body><ns:echoResponse><result>x</result>\
@@ -111,7 +111,7 @@ async fn closed_loop_sends_exactly_the_requested_number() {
         &["--requests", "300", "--connections", "8"],
     ))
     .await;
-    assert_eq!(report.mode, Mode::Closed);
+    assert_eq!(report.mode, Pacing::Closed);
     assert_eq!(report.requests_ok, 300);
     assert_eq!(report.requests_failed, 0);
     assert_eq!(report.requests_total, 300);
@@ -188,7 +188,7 @@ async fn open_loop_sends_at_the_requested_rate() {
         &["--rate", "200", "--duration", "1", "--connections", "8"],
     ))
     .await;
-    assert_eq!(report.mode, Mode::Open);
+    assert_eq!(report.mode, Pacing::Open);
     assert!(
         (199..=201).contains(&report.requests_total),
         "sent {}",

@@ -1,4 +1,4 @@
-//! `lather bench http --server-pid`: the server's CPU per request and RSS,
+//! `lather-bench http --server-pid`: the server's CPU per request and RSS,
 //! read from /proc, against a lather server on 127.0.0.1:0.
 //!
 //! The server runs in this test's process (its PID is the test's own), so

@@ -1,4 +1,5 @@
-//! The `lather` command: `serve`, `worker`, `check`, `subscribe`, `bench`.
+//! The `lather` command: `serve`, `worker`, `check`, `subscribe`. The load generators and
+//! benchmarks are the separate `lather-bench` binary.
 
 mod check;
 mod logging;
@@ -7,7 +8,6 @@ mod subscribe;
 mod worker;
 
 use clap::{Parser, Subcommand};
-use lather_bench::experiments;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -52,57 +52,6 @@ enum Command {
     /// Subscribe to a remote WS-Eventing source and print each notification's body (one
     /// line each) until N arrived, Ctrl-C or the timeout; then unsubscribe.
     Subscribe(Box<subscribe::SubscribeArgs>),
-    /// Load generators and benchmarks.
-    Bench {
-        #[command(subcommand)]
-        which: BenchCommand,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-enum BenchCommand {
-    /// HTTP load: closed loop (N connections) or open loop (fixed rate).
-    Http(Box<lather_bench::HttpBenchArgs>),
-    /// Replay hostile cases against a lather server on loopback (RSS, CPU, probe latency).
-    Abuse(Box<lather_bench::abuse::AbuseArgs>),
-    /// Figure 3: five handlers in six stage configurations (mean, sd, speedup, eq. 5 ideal).
-    Figure3(experiments::Figure3Args),
-    /// Table 1: wsrf-resource and notify, sequential vs parallel.
-    Table1(experiments::Table1Args),
-    /// Figure 10: response time vs offered rate — sequential, parallel, unregulated.
-    Figure10(experiments::Figure10Args),
-    /// The request rate SHA-256 alone allows for N digest handlers on these cores.
-    DigestBound(experiments::DigestBoundArgs),
-    /// Eventing: seed 001's tables for three bindings, a rate sweep, max throughput.
-    Eventing(experiments::EventingArgs),
-    /// One subscriber process of `bench eventing` (started by it).
-    #[command(hide = true)]
-    EventingSink(experiments::EventingSinkArgs),
-    /// One remote handler call against the same handler in process, split as equation 1.
-    RemoteCall(experiments::RemoteCallArgs),
-    /// A TCP proxy holding each chunk N µs in each direction (a link delay without netem).
-    #[command(hide = true)]
-    DelayProxy(lather_bench::delay_proxy::DelayProxyArgs),
-    /// NATS PING/PONG round trips over one TCP connection.
-    #[command(hide = true)]
-    NatsRtt(lather_bench::nats_rtt::NatsRttArgs),
-}
-
-fn bench(which: BenchCommand) -> Result<(), lather_bench::BenchError> {
-    match which {
-        BenchCommand::Http(args) => lather_bench::run_http_bench_blocking(&args)
-            .map(|report| lather_bench::print_report(&report)),
-        BenchCommand::Abuse(args) => lather_bench::abuse::run(&args),
-        BenchCommand::Figure3(args) => experiments::figure3(&args),
-        BenchCommand::Table1(args) => experiments::table1(&args),
-        BenchCommand::Figure10(args) => experiments::figure10(&args),
-        BenchCommand::DigestBound(args) => experiments::digest_bound(&args),
-        BenchCommand::Eventing(args) => experiments::eventing(&args),
-        BenchCommand::EventingSink(args) => experiments::eventing_sink(&args),
-        BenchCommand::RemoteCall(args) => experiments::remote_call(&args),
-        BenchCommand::DelayProxy(args) => lather_bench::delay_proxy::run(&args),
-        BenchCommand::NatsRtt(args) => lather_bench::nats_rtt::run(&args),
-    }
 }
 
 fn main() -> ExitCode {
@@ -117,7 +66,6 @@ fn main() -> ExitCode {
             handlers,
             concurrency,
         } => worker::run(&config, handlers.as_deref(), concurrency),
-        Command::Bench { which } => bench(which).map_err(anyhow::Error::from),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -3,7 +3,7 @@
 //! stands for a bigger machine: its own configuration gives the same handler a tenth of the
 //! cost) goes remote.
 
-mod nats;
+use lather_test_util::nats;
 mod workers;
 
 use bytes::Bytes;

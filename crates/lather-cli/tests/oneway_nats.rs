@@ -3,7 +3,7 @@
 //! across a worker killed mid-handling, the message id as idempotency key, and the
 //! fallback when NATS is down or the stream is full.
 
-mod nats;
+use lather_test_util::nats;
 mod workers;
 
 use bytes::Bytes;

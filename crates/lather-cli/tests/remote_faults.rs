@@ -7,7 +7,7 @@
 //! Every bound here is a generous "answered within 10 s": without acknowledgements,
 //! heartbeats and connection events these calls hang for the 30 s default timeout.
 
-mod nats;
+use lather_test_util::nats;
 mod workers;
 
 use bytes::Bytes;

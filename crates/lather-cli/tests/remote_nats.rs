@@ -2,7 +2,7 @@
 //! equal local ones, fallbacks, recovery after a NATS restart, a worker killed under load,
 //! and the CLI's behaviour when NATS is unreachable.
 
-mod nats;
+use lather_test_util::nats;
 mod workers;
 
 use bytes::Bytes;

@@ -233,8 +233,7 @@ impl KvStore {
 
 /// The test harness that starts a real nats-server.
 #[cfg(test)]
-#[path = "../../lather-cli/tests/nats/mod.rs"]
-mod nats;
+use lather_test_util::nats;
 
 #[cfg(test)]
 mod tests {

@@ -5,9 +5,9 @@
 //! own NATS connection. Every wait is bounded; the only process started is the test's own
 //! `nats-server`, stopped by its PID.
 
-#[path = "../../lather-cli/tests/nats/mod.rs"]
-mod nats;
 mod support;
+
+use lather_test_util::nats;
 
 use bytes::Bytes;
 use http::Request;

@@ -2,9 +2,9 @@
 //! answered through a worker, `/metrics` counts remote calls and fallbacks, and without a
 //! worker the client gets the `HandlerFailed` fault.
 
-#[path = "../../lather-cli/tests/nats/mod.rs"]
-mod nats;
 mod support;
+
+use lather_test_util::nats;
 
 use lather_config::Config;
 use lather_envelope::{FaultKind, Limits, SoapVersion};

@@ -1,44 +1,13 @@
 //! Orchestration overhead: what running a message through stages costs beyond the handlers'
-//! own work. Handlers here do nothing (or add one header), so the time is the engine's.
+//! own work. Handlers here (the crate's doubles) do nothing or set one header, so the time
+//! is the engine's.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use lather_envelope::{Envelope, EnvelopeBuilder, Limits, QName, SoapVersion};
-use lather_pipeline::{
-    Access, Context, Handler, HandlerFuture, Message, Options, Parts, Patch, Plan, Step, Verdict,
-    run,
-};
+use lather_envelope::{Envelope, EnvelopeBuilder, Limits, SoapVersion};
+use lather_pipeline::doubles::{Nop, Stamp};
+use lather_pipeline::{Context, Handler, Message, Options, Plan, Step, run};
 use std::hint::black_box;
 use std::sync::Arc;
-
-/// Does nothing.
-struct Nop;
-
-impl Handler for Nop {
-    fn access(&self) -> Access {
-        Access::default()
-    }
-    fn call<'a>(&'a self, _: &'a Message) -> HandlerFuture<'a> {
-        Box::pin(async { Verdict::proceed() })
-    }
-}
-
-/// Adds one header block (so the stage has a patch to merge and a message to re-parse).
-struct Stamp(&'static str);
-
-impl Handler for Stamp {
-    fn access(&self) -> Access {
-        Access {
-            reads: Parts::none(),
-            writes: Parts::none().header(QName::new("urn:b", self.0)),
-        }
-    }
-    fn call<'a>(&'a self, _: &'a Message) -> HandlerFuture<'a> {
-        Box::pin(async move {
-            let block = EnvelopeBuilder::text_element("urn:b", "b", self.0, "1");
-            Verdict::Continue(Patch::new().add_header(QName::new("urn:b", self.0), block))
-        })
-    }
-}
 
 fn message() -> Message {
     let item = r#"<m:item id="1" kind="a">text &amp; more</m:item>"#;
@@ -92,15 +61,15 @@ fn bench(c: &mut Criterion) {
         ("1 stage x 5 nop", plan(1, 5, |_| Arc::new(Nop))),
         (
             "1 stage x 1 patch",
-            plan(1, 1, |i| Arc::new(Stamp(NAMES[i]))),
+            plan(1, 1, |i| Arc::new(Stamp(NAMES[i], "1"))),
         ),
         (
             "5 stages x 1 patch",
-            plan(5, 1, |i| Arc::new(Stamp(NAMES[i]))),
+            plan(5, 1, |i| Arc::new(Stamp(NAMES[i], "1"))),
         ),
         (
             "1 stage x 5 patch",
-            plan(1, 5, |i| Arc::new(Stamp(NAMES[i]))),
+            plan(1, 5, |i| Arc::new(Stamp(NAMES[i], "1"))),
         ),
     ];
     let mut group = c.benchmark_group("orchestration");

@@ -28,9 +28,21 @@ pub type HandlerFuture<'a> = Pin<Box<dyn Future<Output = Verdict> + Send + 'a>>;
 ///
 /// # Cancel safety
 ///
-/// The engine drops a handler's future when its timeout expires or when another handler of
-/// its stage halts the message. A handler that writes outside the message (a file, a
-/// store) must leave it consistent if dropped at any `.await`.
+/// The engine itself drops a handler's future in one case: the attempt's
+/// [`Options::timeout`] expires. The future is dropped at the `.await` it is waiting on (a
+/// handler that never yields is not interrupted), and a stateless handler may then be
+/// called again ([`Options::retries`]). If the caller of [`run`](crate::run) drops its
+/// future (the host gave up on the message), the handlers of the running stage that run
+/// inline are dropped with it; those on the CPU pool (see [`Work::Cpu`]) run on to the end
+/// of their attempt and their verdict is discarded.
+///
+/// A handler is *not* cancelled when another handler of its stage faults or answers: the
+/// engine waits for every handler of the stage, then halts the message, and the later
+/// stages never start. [`Options::oneway`] handlers run on their own task and are never
+/// cancelled by what becomes of the message.
+///
+/// A handler that writes outside the message (a file, a store) must leave it consistent if
+/// dropped at any `.await`.
 ///
 /// # Backpressure
 ///

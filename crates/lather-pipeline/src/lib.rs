@@ -17,6 +17,8 @@ mod attempt;
 mod auto;
 mod cost;
 mod cpu_pool;
+#[cfg(feature = "test-util")]
+pub mod doubles;
 mod gate;
 mod handler;
 mod kind;

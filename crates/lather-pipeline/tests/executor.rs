@@ -102,6 +102,58 @@ async fn a_must_perform_failure_halts_the_message() {
     );
 }
 
+/// The cancellation rule of the `Handler` docs: a stage-mate's fault does not cancel the
+/// others; the engine waits for the whole stage, then halts before the next one.
+#[tokio::test]
+async fn a_fault_waits_for_its_stage_mates_and_stops_the_later_stages() {
+    let go = Arc::new(tokio::sync::Semaphore::new(0));
+    let done = Arc::new(AtomicU32::new(0));
+    let mate = WaitThen {
+        go: go.clone(),
+        fault: false,
+        done: done.clone(),
+    };
+    let later = step("later", Stamp("L", "x"), Options::default());
+    let p = Arc::new(plan(vec![
+        vec![
+            step("refuse", Refuse, Options::default()),
+            step("mate", mate, Options::default()),
+        ],
+        vec![later.clone()],
+    ]));
+    let running = tokio::spawn({
+        let p = p.clone();
+        async move { run(&p, message(), &limits()).await }
+    });
+    // On this single-threaded runtime the run is polled here: Refuse faults at once while
+    // its mate waits for a permit. An engine that cancelled the mate would finish now.
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    assert!(
+        !running.is_finished(),
+        "the run did not wait for the stage-mate"
+    );
+    go.add_permits(1);
+    let fault = faulted(
+        tokio::time::timeout(Duration::from_secs(10), running)
+            .await
+            .expect("the run ends once the mate has its permit")
+            .expect("the run task"),
+    );
+    assert_eq!(fault.reason(), "refused");
+    assert_eq!(
+        done.load(Ordering::SeqCst),
+        1,
+        "the stage-mate was cancelled"
+    );
+    assert_eq!(
+        later.counters().calls.load(Ordering::SeqCst),
+        0,
+        "a later stage ran"
+    );
+}
+
 #[tokio::test]
 async fn a_failure_that_need_not_be_performed_is_counted_and_ignored() {
     let refuse = step(

@@ -2,7 +2,7 @@
 //!
 //! A handler configured with `placement = "remote"` runs on a `lather worker` process,
 //! possibly on another machine. The serving process wraps it in a [`RemoteHandler`], which
-//! sends a [`frame::Request`] — the message id, its properties and only the parts the
+//! sends a [`frame::CallRequest`] — the message id, its properties and only the parts the
 //! handler declared it reads — to the subject `{prefix}.handler.{name}`; workers answer in a
 //! queue group per handler (see [`worker`]), so several share the load and a retry may land
 //! on another one. When NATS or every worker is unavailable the handler follows its

@@ -1,7 +1,7 @@
 //! The worker side of oneway handlers: a durable pull consumer per handler on the
 //! work-queue stream, messages acknowledged after handling.
 
-use crate::frame::{Answer, Outcome};
+use crate::frame::{Answer, RemoteVerdict};
 use crate::oneway_stream::ensure_stream;
 use crate::worker::{Hosted, answer};
 use crate::{Link, LinkError};
@@ -209,7 +209,7 @@ async fn handle(hosted: &Hosted, message: jetstream::Message, limits: &Limits) {
     let bytes = answer(hosted, message.payload.clone(), limits).await;
     match Answer::decode(bytes) {
         Ok(Answer {
-            outcome: Outcome::Fault(fault),
+            verdict: RemoteVerdict::Fault(fault),
             id,
             ..
         }) => {

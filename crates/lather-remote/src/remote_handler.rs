@@ -1,7 +1,7 @@
 //! `RemoteHandler`: a handler stage that runs on a worker, reached through NATS.
 
 use crate::call::{Call, Exchange, exchange};
-use crate::frame::{Answer, Outcome, WorkerTiming};
+use crate::frame::{Answer, RemoteVerdict, WorkerTiming};
 use crate::latency::Latencies;
 use crate::stand_in::StandIn;
 use crate::{Link, request_for};
@@ -368,10 +368,10 @@ impl RemoteHandler {
             );
             return (self.failed(why), None);
         }
-        let verdict = match answer.outcome {
-            Outcome::Continue(patch) => Verdict::Continue(patch),
-            Outcome::Fault(fault) => Verdict::Fault(fault),
-            Outcome::Respond(bytes) => match Envelope::parse(bytes, &self.limits) {
+        let verdict = match answer.verdict {
+            RemoteVerdict::Continue(patch) => Verdict::Continue(patch),
+            RemoteVerdict::Fault(fault) => Verdict::Fault(fault),
+            RemoteVerdict::Respond(bytes) => match Envelope::parse(bytes, &self.limits) {
                 Ok(envelope) => Verdict::Respond(Box::new(envelope)),
                 Err(f) => self.failed(format!(
                     "the worker's response is not a valid envelope: {}",

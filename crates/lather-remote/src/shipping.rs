@@ -1,7 +1,7 @@
 //! Partial shipping: the request frame holds only what the handler reads, and the worker
 //! rebuilds a message from it.
 
-use crate::frame::{Payload, Request};
+use crate::frame::{CallRequest, Payload};
 use bytes::{Bytes, BytesMut};
 use lather_envelope::{Envelope, EnvelopeBuilder, Fault, FaultKind, Limits};
 use lather_pipeline::{Access, Context, Message};
@@ -19,7 +19,7 @@ pub fn request_for(
     message: &Message,
     attempt: u32,
     deadline_unix_ms: u64,
-) -> Request {
+) -> CallRequest {
     let envelope = message.envelope();
     let reads = &access.reads;
     let whole = reads.has_body() && reads.has_all_headers();
@@ -46,7 +46,7 @@ pub fn request_for(
         }
     };
     let context = message.context();
-    Request {
+    CallRequest {
         id: context.id,
         handler: name.to_owned(),
         attempt,
@@ -67,7 +67,7 @@ pub fn request_for(
 /// holding the shipped header blocks and Body content (or the whole envelope shipped), and
 /// the request's properties as its context. Parts the handler does not read are absent.
 /// Parts that do not make an envelope within `limits` are a `HandlerFailed` fault.
-pub fn rebuild_message(request: &Request, limits: &Limits) -> Result<Message, Fault> {
+pub fn rebuild_message(request: &CallRequest, limits: &Limits) -> Result<Message, Fault> {
     let bytes = match &request.payload {
         Payload::Whole(bytes) => bytes.clone(),
         Payload::Parts { headers, body } => synthetic_envelope(request, headers, body.as_ref()),
@@ -99,7 +99,7 @@ pub fn rebuild_message(request: &Request, limits: &Limits) -> Result<Message, Fa
 /// prefix the message used for the SOAP namespace: the Body's content then has the same
 /// declarations in scope, in the same order, as in the original message, so
 /// `extract_payload`/`extract_body` give the same bytes on both sides.
-fn synthetic_envelope(request: &Request, headers: &[Bytes], body: Option<&Bytes>) -> Bytes {
+fn synthetic_envelope(request: &CallRequest, headers: &[Bytes], body: Option<&Bytes>) -> Bytes {
     let soap_ns = request.soap.namespace();
     let soap_prefix = request
         .namespaces

@@ -1,7 +1,9 @@
 //! The worker side: answer request frames for the hosted handlers, in a queue group per
 //! handler so several workers share the load.
 
-use crate::frame::{Answer, FrameError, Outcome, Progress, ProgressKind, Request, WorkerTiming};
+use crate::frame::{
+    Answer, CallRequest, FrameError, Progress, ProgressKind, RemoteVerdict, WorkerTiming,
+};
 use crate::{Link, LinkError, rebuild_message};
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -39,13 +41,13 @@ impl std::fmt::Debug for Hosted {
 /// an unreadable frame, a frame for another handler, parts that do not make an envelope, a
 /// timeout or a panic all become a fault answer.
 pub async fn answer(hosted: &Hosted, frame: Bytes, limits: &Limits) -> Bytes {
-    answer_decoded(hosted, Request::decode(frame), limits, Instant::now()).await
+    answer_decoded(hosted, CallRequest::decode(frame), limits, Instant::now()).await
 }
 
 /// [`answer`] for a frame already decoded (or refused) on its arrival at `arrived`.
 async fn answer_decoded(
     hosted: &Hosted,
-    decoded: Result<Request, FrameError>,
+    decoded: Result<CallRequest, FrameError>,
     limits: &Limits,
     arrived: Instant,
 ) -> Bytes {
@@ -53,7 +55,7 @@ async fn answer_decoded(
         Err(e) => (
             0,
             Duration::ZERO,
-            Outcome::Fault(Fault::with_reason(
+            RemoteVerdict::Fault(Fault::with_reason(
                 FaultKind::HandlerFailed,
                 format!(
                     "worker for {}: the request frame is unreadable: {e}",
@@ -79,7 +81,7 @@ async fn answer_decoded(
             handler_us: micros(handler_time),
             worker_us: 0,
         },
-        outcome,
+        verdict: outcome,
     };
     // The encoding itself is the one part the worker time cannot include; it is a copy.
     answer.timing.worker_us = micros(arrived.elapsed());
@@ -94,7 +96,7 @@ async fn answer_decoded(
         Answer {
             id,
             timing: answer.timing,
-            outcome: Outcome::Fault(fault),
+            verdict: RemoteVerdict::Fault(fault),
         }
         .encode()
         .unwrap_or_default()
@@ -102,9 +104,9 @@ async fn answer_decoded(
 }
 
 /// Runs the request's handler; the outcome and the time the handler's stage took.
-async fn run(hosted: &Hosted, request: &Request, limits: &Limits) -> (Outcome, Duration) {
+async fn run(hosted: &Hosted, request: &CallRequest, limits: &Limits) -> (RemoteVerdict, Duration) {
     if request.handler != hosted.name {
-        let fault = Outcome::Fault(Fault::with_reason(
+        let fault = RemoteVerdict::Fault(Fault::with_reason(
             FaultKind::HandlerFailed,
             format!(
                 "worker for {} was sent a request for {}",
@@ -122,11 +124,11 @@ async fn run(hosted: &Hosted, request: &Request, limits: &Limits) -> (Outcome, D
             FaultKind::HandlerTimeout,
             format!("handler {}: the request's deadline had passed", hosted.name),
         );
-        return (Outcome::Fault(fault), Duration::ZERO);
+        return (RemoteVerdict::Fault(fault), Duration::ZERO);
     }
     let message = match rebuild_message(request, limits) {
         Ok(message) => message,
-        Err(fault) => return (Outcome::Fault(fault), Duration::ZERO),
+        Err(fault) => return (RemoteVerdict::Fault(fault), Duration::ZERO),
     };
     let options = Options {
         retries: 0,
@@ -138,9 +140,9 @@ async fn run(hosted: &Hosted, request: &Request, limits: &Limits) -> (Outcome, D
     let verdict = step.perform(&message).await;
     let handler_time = started.elapsed();
     let outcome = match verdict {
-        Verdict::Continue(patch) => Outcome::Continue(patch),
-        Verdict::Respond(envelope) => Outcome::Respond(envelope.as_bytes().clone()),
-        Verdict::Fault(fault) => Outcome::Fault(fault),
+        Verdict::Continue(patch) => RemoteVerdict::Continue(patch),
+        Verdict::Respond(envelope) => RemoteVerdict::Respond(envelope.as_bytes().clone()),
+        Verdict::Fault(fault) => RemoteVerdict::Fault(fault),
     };
     (outcome, handler_time)
 }
@@ -239,7 +241,7 @@ pub async fn serve_bounded(
                 let Some((hosted, message)) = next else { break };
                 let Some(reply) = message.reply.clone() else { continue };
                 let arrived = Instant::now();
-                let decoded = Request::decode(message.payload);
+                let decoded = CallRequest::decode(message.payload);
                 let beats = decoded
                     .as_ref()
                     .ok()
@@ -295,7 +297,7 @@ pub async fn serve_bounded(
 /// A request a worker took: it waits for a slot, then runs where its kind of work belongs.
 struct Taken {
     hosted: Arc<Hosted>,
-    decoded: Result<Request, FrameError>,
+    decoded: Result<CallRequest, FrameError>,
     arrived: Instant,
     limits: Arc<Limits>,
     slots: Arc<Semaphore>,

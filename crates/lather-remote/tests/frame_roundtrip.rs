@@ -4,7 +4,8 @@ use bytes::Bytes;
 use lather_envelope::{Fault, FaultKind, QName, SoapVersion};
 use lather_pipeline::{Direction, Identity, Patch, PatchOp, Property};
 use lather_remote::frame::{
-    Answer, FrameError, Outcome, Payload, Progress, ProgressKind, Reply, Request, WorkerTiming,
+    Answer, CallRequest, FrameError, Payload, Progress, ProgressKind, RemoteVerdict, Reply,
+    WorkerTiming,
 };
 use proptest::prelude::*;
 
@@ -46,8 +47,8 @@ prop_compose! {
         soap in prop_oneof![Just(SoapVersion::V11), Just(SoapVersion::V12)],
         namespaces in proptest::collection::vec((text(), text()), 0..4),
         payload in payload(),
-    ) -> Request {
-        Request { id, handler, attempt, deadline_unix_ms: deadline, heartbeat_ms, trace, service, action, client, direction, soap, namespaces, payload }
+    ) -> CallRequest {
+        CallRequest { id, handler, attempt, deadline_unix_ms: deadline, heartbeat_ms, trace, service, action, client, direction, soap, namespaces, payload }
     }
 }
 
@@ -86,10 +87,11 @@ fn fault() -> impl Strategy<Value = Fault> {
 
 fn answer() -> impl Strategy<Value = Answer> {
     let outcome = prop_oneof![
-        proptest::collection::vec(op(), 0..5)
-            .prop_map(|ops| Outcome::Continue(ops.into_iter().fold(Patch::new(), Patch::with))),
-        blob().prop_map(Outcome::Respond),
-        fault().prop_map(Outcome::Fault),
+        proptest::collection::vec(op(), 0..5).prop_map(|ops| RemoteVerdict::Continue(
+            ops.into_iter().fold(Patch::new(), Patch::with)
+        )),
+        blob().prop_map(RemoteVerdict::Respond),
+        fault().prop_map(RemoteVerdict::Fault),
     ];
     (any::<u128>(), any::<(u32, u32)>(), outcome).prop_map(
         |(id, (handler_us, worker_us), outcome)| Answer {
@@ -98,7 +100,7 @@ fn answer() -> impl Strategy<Value = Answer> {
                 handler_us,
                 worker_us,
             },
-            outcome,
+            verdict: outcome,
         },
     )
 }
@@ -107,7 +109,7 @@ proptest! {
     #[test]
     fn requests_round_trip(r in request()) {
         let bytes = r.encode().unwrap();
-        prop_assert_eq!(Request::decode(bytes).unwrap(), r);
+        prop_assert_eq!(CallRequest::decode(bytes).unwrap(), r);
     }
 
     #[test]
@@ -129,7 +131,7 @@ proptest! {
         prop_assert_eq!(Progress::decode(bytes.clone()).unwrap(), p);
         prop_assert_eq!(Reply::decode(bytes.clone()).unwrap(), Reply::Progress(p));
         prop_assert!(Answer::decode(bytes.clone()).is_err());
-        prop_assert!(Request::decode(bytes).is_err());
+        prop_assert!(CallRequest::decode(bytes).is_err());
         let answer = a.encode().unwrap();
         prop_assert_eq!(Reply::decode(answer.clone()).unwrap(), Reply::Answer(a));
         prop_assert!(Progress::decode(answer).is_err());
@@ -137,7 +139,7 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_decode_to_an_error_or_a_frame(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
-        let _ = Request::decode(Bytes::from(bytes.clone()));
+        let _ = CallRequest::decode(Bytes::from(bytes.clone()));
         let _ = Reply::decode(Bytes::from(bytes.clone()));
         let _ = Progress::decode(Bytes::from(bytes.clone()));
         let _ = Answer::decode(Bytes::from(bytes));
@@ -153,12 +155,12 @@ proptest! {
     ) {
         for frame in [r.encode().unwrap(), a.encode().unwrap()] {
             let truncated = frame.slice(..cut.index(frame.len()));
-            prop_assert!(Request::decode(truncated.clone()).is_err());
+            prop_assert!(CallRequest::decode(truncated.clone()).is_err());
             prop_assert!(Answer::decode(truncated).is_err());
             let mut changed = frame.to_vec();
             let i = flip.index(changed.len());
             changed[i] = value;
-            let _ = Request::decode(Bytes::from(changed.clone()));
+            let _ = CallRequest::decode(Bytes::from(changed.clone()));
             let _ = Answer::decode(Bytes::from(changed));
         }
     }
@@ -166,7 +168,7 @@ proptest! {
 
 #[test]
 fn huge_lengths_and_counts_are_refused_before_anything_is_allocated() {
-    let r = Request {
+    let r = CallRequest {
         id: 1,
         handler: "h".into(),
         attempt: 0,
@@ -191,26 +193,26 @@ fn huge_lengths_and_counts_are_refused_before_anything_is_allocated() {
     let mut lying = frame.clone();
     lying[count_at..count_at + 2].copy_from_slice(&u16::MAX.to_be_bytes());
     assert_eq!(
-        Request::decode(Bytes::from(lying)),
+        CallRequest::decode(Bytes::from(lying)),
         Err(FrameError::Truncated("namespace list"))
     );
     // Body flag 1 with a 4 GiB length.
     let mut big = frame[..frame.len() - 1].to_vec();
     big.extend_from_slice(&[1, 0xff, 0xff, 0xff, 0xff]);
     assert_eq!(
-        Request::decode(Bytes::from(big)),
+        CallRequest::decode(Bytes::from(big)),
         Err(FrameError::Truncated("body"))
     );
     let mut trailing = frame.clone();
     trailing.push(0);
     assert_eq!(
-        Request::decode(Bytes::from(trailing)),
+        CallRequest::decode(Bytes::from(trailing)),
         Err(FrameError::TrailingBytes(1))
     );
     let mut version = frame.clone();
     version[4] = 9;
     assert_eq!(
-        Request::decode(Bytes::from(version)),
+        CallRequest::decode(Bytes::from(version)),
         Err(FrameError::UnsupportedVersion(9))
     );
     assert_eq!(
@@ -218,7 +220,7 @@ fn huge_lengths_and_counts_are_refused_before_anything_is_allocated() {
         Err(FrameError::WrongKind(1))
     );
     assert_eq!(
-        Request::decode(Bytes::from_static(b"NOPE")),
+        CallRequest::decode(Bytes::from_static(b"NOPE")),
         Err(FrameError::BadMagic)
     );
 }

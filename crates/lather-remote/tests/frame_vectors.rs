@@ -7,7 +7,8 @@ use bytes::Bytes;
 use lather_envelope::{FaultKind, QName, SoapVersion};
 use lather_pipeline::{Direction, PatchOp};
 use lather_remote::frame::{
-    Answer, FrameError, Outcome, Payload, Progress, ProgressKind, Reply, Request, WorkerTiming,
+    Answer, CallRequest, FrameError, Payload, Progress, ProgressKind, RemoteVerdict, Reply,
+    WorkerTiming,
 };
 use std::path::PathBuf;
 
@@ -21,7 +22,7 @@ fn read(name: &str) -> Bytes {
 
 #[test]
 fn a_parts_request_decodes_to_what_the_python_encoder_wrote() {
-    let r = Request::decode(read("request_parts.bin")).unwrap();
+    let r = CallRequest::decode(read("request_parts.bin")).unwrap();
     assert_eq!(r.id, 0x0123456789ABCDEF0011223344556677);
     assert_eq!(r.attempt, 2);
     assert_eq!(r.deadline_unix_ms, 1_700_000_000_123);
@@ -48,7 +49,7 @@ fn a_parts_request_decodes_to_what_the_python_encoder_wrote() {
 
 #[test]
 fn a_whole_envelope_request_decodes() {
-    let r = Request::decode(read("request_whole.bin")).unwrap();
+    let r = CallRequest::decode(read("request_whole.bin")).unwrap();
     assert_eq!((r.id, r.attempt, r.soap), (7, 0, SoapVersion::V11));
     assert_eq!(r.heartbeat_ms, 0);
     assert_eq!(r.direction, Direction::Response);
@@ -66,7 +67,7 @@ fn answers_decode_to_what_the_python_encoder_wrote() {
             worker_us: 1500
         }
     );
-    let Outcome::Continue(patch) = a.outcome else {
+    let RemoteVerdict::Continue(patch) = a.verdict else {
         panic!("expected Continue")
     };
     let q = |l: &str| QName::new("urn:t", l);
@@ -85,10 +86,10 @@ fn answers_decode_to_what_the_python_encoder_wrote() {
     let a = Answer::decode(read("answer_respond.bin")).unwrap();
     assert_eq!(a.id, 9);
     assert_eq!(a.timing.worker_us, 7);
-    assert!(matches!(a.outcome, Outcome::Respond(b) if b.ends_with(b"</e:Envelope>")));
+    assert!(matches!(a.verdict, RemoteVerdict::Respond(b) if b.ends_with(b"</e:Envelope>")));
     let a = Answer::decode(read("answer_fault.bin")).unwrap();
     assert_eq!(a.timing.handler_us, u32::MAX);
-    let Outcome::Fault(f) = a.outcome else {
+    let RemoteVerdict::Fault(f) = a.verdict else {
         panic!("expected Fault")
     };
     assert_eq!(f.kind(), FaultKind::HandlerFailed);
@@ -126,7 +127,7 @@ fn progress_frames_decode_to_what_the_python_encoder_wrote() {
 #[test]
 fn refused_vectors_name_the_field() {
     assert_eq!(
-        Request::decode(read("bad_count.bin")),
+        CallRequest::decode(read("bad_count.bin")),
         Err(FrameError::Truncated("namespace list"))
     );
     assert!(matches!(
@@ -141,7 +142,7 @@ fn the_whole_corpus_replays_and_frames_encode_back_byte_for_byte() {
     for entry in std::fs::read_dir(corpus()).unwrap() {
         let bytes = Bytes::from(std::fs::read(entry.unwrap().path()).unwrap());
         files += 1;
-        if let Ok(r) = Request::decode(bytes.clone()) {
+        if let Ok(r) = CallRequest::decode(bytes.clone()) {
             assert_eq!(r.encode().unwrap(), bytes);
         }
         if let Ok(a) = Answer::decode(bytes.clone()) {

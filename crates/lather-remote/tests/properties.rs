@@ -7,7 +7,7 @@ use lather_envelope::{Envelope, EnvelopeBuilder, FaultKind, Limits, SoapVersion}
 use lather_pipeline::{
     Access, Context, Handler, HandlerFuture, Identity, Message, Options, Patch, Verdict,
 };
-use lather_remote::frame::{Answer, FrameError, Outcome, WorkerTiming};
+use lather_remote::frame::{Answer, FrameError, RemoteVerdict, WorkerTiming};
 use lather_remote::request_for;
 use lather_remote::worker::{Hosted, answer};
 use std::sync::Arc;
@@ -20,11 +20,11 @@ fn an_identity_round_trips_beside_the_other_operations() {
     let a = Answer {
         id: 7,
         timing: WorkerTiming::default(),
-        outcome: Outcome::Continue(patch.clone()),
+        verdict: RemoteVerdict::Continue(patch.clone()),
     };
     let decoded = Answer::decode(a.encode().unwrap()).unwrap();
     assert_eq!(decoded, a);
-    let Outcome::Continue(back) = decoded.outcome else {
+    let RemoteVerdict::Continue(back) = decoded.verdict else {
         panic!("not a patch")
     };
     let identity = back.properties().find_map(|p| p.get::<Identity>().cloned());
@@ -40,7 +40,7 @@ fn another_property_type_is_refused_when_encoding() {
     let a = Answer {
         id: 7,
         timing: WorkerTiming::default(),
-        outcome: Outcome::Continue(Patch::new().set_property(Tenant(3))),
+        verdict: RemoteVerdict::Continue(Patch::new().set_property(Tenant(3))),
     };
     assert_eq!(a.encode(), Err(FrameError::UnshippableProperty));
 }
@@ -77,8 +77,8 @@ async fn a_worker_whose_handler_sets_another_property_answers_handler_failed() {
         .encode()
         .unwrap();
     let reply = Answer::decode(answer(&hosted, frame, &Limits::default()).await).unwrap();
-    let Outcome::Fault(fault) = reply.outcome else {
-        panic!("{:?}", reply.outcome)
+    let RemoteVerdict::Fault(fault) = reply.verdict else {
+        panic!("{:?}", reply.verdict)
     };
     assert_eq!(fault.kind(), FaultKind::HandlerFailed);
     assert!(

@@ -4,7 +4,7 @@
 use bytes::Bytes;
 use lather_envelope::{Envelope, Limits, QName};
 use lather_pipeline::{Access, Context, Direction, Message, Parts};
-use lather_remote::frame::{Payload, Request};
+use lather_remote::frame::{CallRequest, Payload};
 use lather_remote::{rebuild_message, request_for, trace_id};
 
 const SEC: &str = "urn:example:sec";
@@ -45,7 +45,7 @@ fn a_handler_reading_one_header_ships_at_most_a_tenth_of_a_16_kb_message() {
         "frame {} bytes for a {size}-byte message",
         frame.len()
     );
-    let request = Request::decode(frame).unwrap();
+    let request = CallRequest::decode(frame).unwrap();
     let Payload::Parts { headers, body } = &request.payload else {
         panic!("expected parts")
     };
@@ -84,7 +84,8 @@ fn a_body_reader_gets_the_same_body_bytes_and_namespaces() {
             .contains(&("q".to_owned(), "urn:quotes".to_owned()))
     );
     let frame = request.encode().unwrap();
-    let rebuilt = rebuild_message(&Request::decode(frame).unwrap(), &Limits::default()).unwrap();
+    let rebuilt =
+        rebuild_message(&CallRequest::decode(frame).unwrap(), &Limits::default()).unwrap();
     let (a, b) = (message.envelope(), rebuilt.envelope());
     assert!(a.body() == b.body(), "bodies differ");
     assert_eq!(a.operation(), b.operation());

@@ -13,7 +13,7 @@ const KEPT: usize = 256 * 1024;
 
 /// An answer as read.
 #[derive(Debug, Clone)]
-pub(crate) struct Answer {
+pub(crate) struct RawAnswer {
     /// The status code.
     pub(crate) status: u16,
     /// The first [`KEPT`] bytes of the body (as sent: possibly chunked).
@@ -24,7 +24,7 @@ pub(crate) struct Answer {
     pub(crate) truncated: bool,
 }
 
-impl Answer {
+impl RawAnswer {
     /// Whether the body holds a SOAP Fault element.
     pub(crate) fn is_fault(&self) -> bool {
         self.body.contains(":Fault") || self.body.contains("<Fault")
@@ -38,7 +38,7 @@ impl Answer {
 
 /// One request: what to send and how long and how much to read.
 #[derive(Debug, Clone)]
-pub(crate) struct Call<'a> {
+pub(crate) struct RawCall<'a> {
     /// `POST` or `GET`.
     pub(crate) method: &'a str,
     /// Request target.
@@ -55,10 +55,10 @@ pub(crate) struct Call<'a> {
     pub(crate) from: Option<IpAddr>,
 }
 
-impl<'a> Call<'a> {
+impl<'a> RawCall<'a> {
     /// A POST of a SOAP 1.2 envelope.
     pub(crate) fn soap12(path: &'a str, body: &'a [u8], timeout: Duration) -> Self {
-        Call {
+        RawCall {
             method: "POST",
             path,
             headers: &[],
@@ -71,7 +71,7 @@ impl<'a> Call<'a> {
 
     /// A GET.
     pub(crate) fn get(path: &'a str, timeout: Duration) -> Self {
-        Call {
+        RawCall {
             method: "GET",
             path,
             headers: &[],
@@ -85,14 +85,14 @@ impl<'a> Call<'a> {
 
 /// Sends `call` to `addr`; an error names what failed (connect, write,
 /// timeout, malformed answer).
-pub(crate) async fn send(addr: SocketAddr, call: &Call<'_>) -> Result<Answer, String> {
+pub(crate) async fn send(addr: SocketAddr, call: &RawCall<'_>) -> Result<RawAnswer, String> {
     match tokio::time::timeout(call.timeout, exchange(addr, call)).await {
         Ok(result) => result,
         Err(_) => Err(format!("no complete answer within {:?}", call.timeout)),
     }
 }
 
-async fn exchange(addr: SocketAddr, call: &Call<'_>) -> Result<Answer, String> {
+async fn exchange(addr: SocketAddr, call: &RawCall<'_>) -> Result<RawAnswer, String> {
     let mut stream = connect(addr, call.from)
         .await
         .map_err(|e| format!("connect: {e}"))?;
@@ -167,7 +167,7 @@ async fn connect(addr: SocketAddr, from: Option<IpAddr>) -> std::io::Result<TcpS
     socket.connect(addr).await
 }
 
-fn parse(raw: &[u8], total: u64, truncated: bool) -> Result<Answer, String> {
+fn parse(raw: &[u8], total: u64, truncated: bool) -> Result<RawAnswer, String> {
     let text = String::from_utf8_lossy(raw);
     let status = text
         .strip_prefix("HTTP/1.1 ")
@@ -176,7 +176,7 @@ fn parse(raw: &[u8], total: u64, truncated: bool) -> Result<Answer, String> {
         .and_then(|code| code.parse().ok())
         .ok_or_else(|| format!("not an HTTP answer: {:?}", &text[..text.len().min(60)]))?;
     let head_len = text.find("\r\n\r\n").map_or(text.len(), |i| i + 4);
-    Ok(Answer {
+    Ok(RawAnswer {
         status,
         body: text[head_len..].to_owned(),
         body_len: total.saturating_sub(head_len as u64),

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use super::probe::ProbeStats;
-use crate::procfs::Watched;
+use crate::procfs::WatchedProcess;
 
 /// How often the RSS is sampled for the peak.
 const RSS_EVERY: Duration = Duration::from_millis(25);
@@ -21,7 +21,7 @@ pub(crate) struct RssSampler {
 
 impl RssSampler {
     /// Starts sampling `watched`; `initial` counts as the first sample.
-    pub(crate) fn start(watched: Watched, initial: u64) -> Self {
+    pub(crate) fn start(watched: WatchedProcess, initial: u64) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let peak = Arc::new(AtomicU64::new(initial));
         let (flag, max) = (Arc::clone(&stop), Arc::clone(&peak));

@@ -1,4 +1,4 @@
-//! `lather bench abuse`: replays the severe hostile cases of issue 10
+//! `lather-bench abuse`: replays the severe hostile cases of issue 10
 //! against a running lather server on loopback, and reports for each the
 //! server's RSS (before, sampled peak, after), its CPU time, the latency of
 //! a normal echo request made every ~20 ms meanwhile, and whether the
@@ -19,16 +19,16 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use self::cases::{Ctx, Verdict};
+use self::cases::{CaseVerdict, Ctx};
 use self::measure::{Row, RssSampler};
 use self::probe::{Probe, ProbeStats};
 use crate::error::BenchError;
-use crate::procfs::Watched;
+use crate::procfs::WatchedProcess;
 
 /// Each probe must be answered within this.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Arguments of `lather bench abuse`.
+/// Arguments of `lather-bench abuse`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct AbuseArgs {
     /// The server, on loopback only: http://127.0.0.1:PORT
@@ -106,7 +106,7 @@ pub fn run(args: &AbuseArgs) -> Result<(), BenchError> {
             )));
         }
     }
-    let watched = Watched::new(args.server_pid)?;
+    let watched = WatchedProcess::new(args.server_pid)?;
     let ctx = Ctx {
         addr,
         quick: args.quick,
@@ -141,7 +141,7 @@ pub fn run(args: &AbuseArgs) -> Result<(), BenchError> {
     let table = measure::table(&rows);
     let form = if args.quick { "quick" } else { "full" };
     let text = format!(
-        "lather bench abuse ({form} form) against {} (pid {})\n\n{table}",
+        "lather-bench abuse ({form} form) against {} (pid {})\n\n{table}",
         args.target, args.server_pid
     );
     println!("{text}");
@@ -168,7 +168,7 @@ pub fn run(args: &AbuseArgs) -> Result<(), BenchError> {
 /// Runs one case with the RSS sampler and the probe around it.
 async fn measured(
     ctx: &Ctx,
-    watched: Watched,
+    watched: WatchedProcess,
     letter: char,
     name: &str,
 ) -> Result<Row, BenchError> {
@@ -179,7 +179,7 @@ async fn measured(
     let limit = Duration::from_secs(ctx.pick(120, 600));
     let verdict = match tokio::time::timeout(limit, run_case(ctx, letter)).await {
         Ok(v) => v,
-        Err(_) => Verdict::new(false, format!("the case did not end within {limit:?}")),
+        Err(_) => CaseVerdict::new(false, format!("the case did not end within {limit:?}")),
     };
     let probe = probe.finish().await;
     let rss_peak = sampler.finish();
@@ -215,7 +215,7 @@ pub(crate) fn met(case: bool, rss_ok: bool, probe: &ProbeStats) -> bool {
     case && rss_ok && probe.failures == 0 && probe.ok > 0
 }
 
-async fn run_case(ctx: &Ctx, letter: char) -> Verdict {
+async fn run_case(ctx: &Ctx, letter: char) -> CaseVerdict {
     match letter {
         'a' => cases::slot_leak::run(ctx).await,
         'b' => cases::xpath_bomb::run(ctx).await,

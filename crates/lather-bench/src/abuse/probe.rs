@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
-use super::client::{Call, send};
+use super::client::{RawCall, send};
 
 /// Pause between the end of one probe and the start of the next.
 const INTERVAL: Duration = Duration::from_millis(20);
@@ -49,7 +49,7 @@ impl Probe {
             // At least one probe, however short the case.
             loop {
                 let start = Instant::now();
-                let mut call = Call::soap12(&path, body.as_bytes(), timeout);
+                let mut call = RawCall::soap12(&path, body.as_bytes(), timeout);
                 call.from = probe_source(addr);
                 match send(addr, &call).await {
                     Ok(a) if a.status == 200 && a.body.contains("probe") => {

@@ -18,7 +18,7 @@ const QUEUE_CHUNKS: usize = 1024;
 
 /// What one direction forwarded, and how late its chunks left.
 #[derive(Debug)]
-pub(super) struct Summary {
+pub(super) struct DirectionSummary {
     pub(super) chunks: u64,
     pub(super) bytes: u64,
     /// Microseconds between a chunk's due time and its write.
@@ -33,7 +33,7 @@ pub(super) fn forward(
     to: TcpStream,
     delay: Duration,
     spin: Duration,
-) -> std::io::Result<JoinHandle<Summary>> {
+) -> std::io::Result<JoinHandle<DirectionSummary>> {
     let (queue, held) = sync_channel(QUEUE_CHUNKS);
     let stop_reading = from.try_clone()?;
     let reader = std::thread::Builder::new()
@@ -69,8 +69,8 @@ fn write_side(
     mut to: TcpStream,
     (delay, spin): (Duration, Duration),
     from: &TcpStream,
-) -> Summary {
-    let mut summary = Summary {
+) -> DirectionSummary {
+    let mut summary = DirectionSummary {
         chunks: 0,
         bytes: 0,
         lateness_us: crate::stats::new_histogram(),

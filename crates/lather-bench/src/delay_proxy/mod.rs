@@ -1,6 +1,6 @@
 //! A TCP proxy that holds every chunk it forwards for a fixed time in each direction: the
 //! propagation delay of a network link, made in user space where the kernel has no
-//! `netem` qdisc (`lather bench delay-proxy`).
+//! `netem` qdisc (`lather-bench delay-proxy`).
 //!
 //! Each accepted connection gets its own connection to the target and, per direction, a
 //! reader thread that stamps each chunk with the time it was read and a writer thread
@@ -15,7 +15,7 @@ use crate::BenchError;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::Duration;
 
-/// Arguments of `lather bench delay-proxy`.
+/// Arguments of `lather-bench delay-proxy`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct DelayProxyArgs {
     /// Address to accept connections on, e.g. 127.0.0.1:4222
@@ -128,12 +128,12 @@ fn relay(client: TcpStream, to: &str, delay: Duration, spin: Duration) -> std::i
     server.set_nodelay(true)?;
     let up = direction::forward(client.try_clone()?, server.try_clone()?, delay, spin)?;
     let down = direction::forward(server, client, delay, spin)?;
-    let join = |h: std::thread::JoinHandle<direction::Summary>| {
+    let join = |h: std::thread::JoinHandle<direction::DirectionSummary>| {
         h.join()
             .map_err(|_| std::io::Error::other("a relay thread panicked"))
     };
     let (up, down) = (join(up)?, join(down)?);
-    let describe = |s: &direction::Summary| {
+    let describe = |s: &direction::DirectionSummary| {
         let l = &s.lateness_us;
         format!(
             "{} chunks, {} bytes, late by p50 {} / p99 {} / max {} µs",

@@ -3,14 +3,14 @@
 //! `digest` stage can approach; the CXF comparison reports lather against it.
 
 use crate::BenchError;
-use crate::http::SoapVersion;
+use crate::http::SoapVersionArg;
 use crate::request::soap_echo_body;
 use sha2::{Digest as _, Sha256};
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-/// Arguments of `lather bench digest-bound`.
+/// Arguments of `lather-bench digest-bound`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct DigestBoundArgs {
     /// SHA-256 rounds per handler (as the `digest` handler's `rounds`)
@@ -22,7 +22,7 @@ pub struct DigestBoundArgs {
     /// Hash this file (the request body) instead of the built-in SOAP 1.1 echo request
     #[arg(long, value_name = "FILE")]
     pub body: Option<PathBuf>,
-    /// Size of the text inside the built-in request (as `lather bench http`)
+    /// Size of the text inside the built-in request (as `lather-bench http`)
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub payload_bytes: usize,
     /// Threads hashing at once (default: one per core)
@@ -40,7 +40,7 @@ pub fn run(args: &DigestBoundArgs) -> Result<(), BenchError> {
             path: path.clone(),
             source,
         })?,
-        None => soap_echo_body(SoapVersion::V11, args.payload_bytes).to_vec(),
+        None => soap_echo_body(SoapVersionArg::V11, args.payload_bytes).to_vec(),
     };
     if !(args.seconds.is_finite() && args.seconds > 0.0) || args.rounds == 0 || args.handlers == 0 {
         return Err(BenchError::InvalidArgument(

@@ -1,6 +1,6 @@
-//! Load for the experiments, through the same generator as `lather bench http`.
+//! Load for the experiments, through the same generator as `lather-bench http`.
 
-use crate::http::{HttpBenchArgs, SoapVersion, run_http_bench_blocking};
+use crate::http::{HttpBenchArgs, SoapVersionArg, run_http_bench_blocking};
 use crate::{BenchError, LatencySummary, Report};
 use std::path::Path;
 
@@ -14,7 +14,7 @@ fn args(url: &str, body: &Path) -> HttpBenchArgs {
         warmup: 0.0,
         rate: None,
         body: Some(body.to_path_buf()),
-        soap: SoapVersion::V11,
+        soap: SoapVersionArg::V11,
         payload_bytes: 0,
         headers: Vec::new(),
         content_type: None,

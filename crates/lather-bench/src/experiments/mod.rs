@@ -1,8 +1,9 @@
-//! The Distributed Handler Architecture experiments, run against a lather server started
-//! in this process: Figure 3 (six stage configurations of five handlers), Table 1 (a WSRF
-//! resource and an eventing notify, sequential vs parallel), Figure 10 (response time
-//! against offered rate: sequential, parallel, unregulated) and the digest bound (what
-//! SHA-256 alone allows on these cores, for the comparison with CXF).
+//! The handler-stage experiments, run against a lather server started in this process:
+//! stage layouts (five handlers in six stage configurations; the Distributed Handler
+//! Architecture paper's Figure 3), resource + notify (a WSRF resource and an eventing
+//! notify, sequential vs parallel; its Table 1), the rate knee (response time against
+//! offered rate: sequential, parallel, unregulated; its Figure 10) and the digest bound
+//! (what SHA-256 alone allows on these cores, for the comparison with CXF).
 //!
 //! Each writes a Markdown table (printed and saved) and, where it has one, an SVG chart
 //! into `--out`.
@@ -11,24 +12,24 @@ mod chart;
 mod digest_bound;
 mod drive;
 mod eventing;
-mod figure10;
-mod figure3;
 mod files;
+mod rate_knee;
 mod real_set;
 mod remote_call;
+mod resource_notify;
 mod server;
-mod table1;
+mod stage_layouts;
 mod workers;
 
 pub use digest_bound::{DigestBoundArgs, run as digest_bound};
 pub use eventing::{
-    BindingArg, EventingArgs, EventingSinkArgs, Part as EventingPart, Shape as EventShape,
-    run as eventing, sink as eventing_sink,
+    BindingArg, EventingArgs, EventingPart, EventingSinkArgs, Shape as EventShape, run as eventing,
+    sink as eventing_sink,
 };
-pub use figure3::{Figure3Args, HandlerSet, run as figure3};
-pub use figure10::{Figure10Args, Logger, run as figure10};
+pub use rate_knee::{Logger, RateKneeArgs, run as rate_knee};
 pub use remote_call::{RemoteCallArgs, run as remote_call};
-pub use table1::{Table1Args, run as table1};
+pub use resource_notify::{ResourceNotifyArgs, run as resource_notify};
+pub use stage_layouts::{HandlerSet, StageLayoutsArgs, run as stage_layouts};
 
 use crate::{BenchError, LatencySummary};
 

@@ -1,4 +1,4 @@
-//! Figure 3's real handlers on a real message: A `decompress` (the Body arrives gzip
+//! The stage-layouts experiment's real handlers on a real message: A `decompress` (the Body arrives gzip
 //! compressed), B `decrypt` (a header block arrives as a WS-Security 1.1 EncryptedHeader,
 //! AES-256-GCM), C `audit-file` (every message appended and synced), D `monitor`, E
 //! `logging`.
@@ -8,8 +8,8 @@
 //! the audit log keeps what was received. The message is made by lather's own `compress`
 //! and `encrypt` handlers, so the experiment measures the way back.
 
-use super::figure3::SetSpec;
 use super::files::Scratch;
+use super::stage_layouts::SetSpec;
 use crate::BenchError;
 use lather_envelope::{Envelope, EnvelopeBuilder, Limits, QName, SoapVersion};
 use lather_handlers::{Algorithm, Compress, Encrypt, EncryptionAlgorithm, EncryptionKey};
@@ -24,7 +24,7 @@ const QUOTES: usize = 12_000;
 const SECRET_BYTES: usize = 512 * 1024;
 
 fn fail(what: &str, e: impl std::fmt::Display) -> BenchError {
-    BenchError::Experiment(format!("figure 3 real set: {what}: {e}"))
+    BenchError::Experiment(format!("stage layouts, real set: {what}: {e}"))
 }
 
 /// The plain message: a large Body of quotes and a large secret header block.

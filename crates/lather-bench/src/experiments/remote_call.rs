@@ -6,7 +6,7 @@
 use super::files::{Scratch, out_dir};
 use super::workers::Workers;
 use crate::BenchError;
-use crate::http::SoapVersion;
+use crate::http::SoapVersionArg;
 use crate::request::soap_echo_body;
 use lather_config::Config;
 use lather_envelope::Envelope;
@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Arguments of `lather bench remote-call`.
+/// Arguments of `lather-bench remote-call`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct RemoteCallArgs {
     /// The NATS server the worker and the caller meet at
@@ -64,7 +64,7 @@ pub fn run(args: &RemoteCallArgs) -> Result<(), BenchError> {
         .enable_all()
         .build()
         .map_err(|e| BenchError::Experiment(format!("cannot start a runtime: {e}")))?;
-    let body = soap_echo_body(SoapVersion::V11, args.payload_bytes);
+    let body = soap_echo_body(SoapVersionArg::V11, args.payload_bytes);
     let size = body.len();
     let samples = runtime.block_on(measure(args, &config, body))?;
     let markdown = table(args, size, &samples);

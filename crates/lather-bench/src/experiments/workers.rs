@@ -1,8 +1,8 @@
-//! `lather worker` processes for the remote variants of the experiments: started from
-//! this very binary, stopped (and reaped) by their PIDs when dropped.
+//! `lather worker` processes for the remote variants of the experiments: started from the
+//! `lather` binary (see [`lather_binary`]), stopped (and reaped) by their PIDs when dropped.
 
 use crate::BenchError;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// Worker processes serving one configuration.
@@ -20,8 +20,7 @@ impl Workers {
         count: usize,
         wrap: Option<&str>,
     ) -> Result<Workers, BenchError> {
-        let exe = std::env::current_exe()
-            .map_err(|e| BenchError::Experiment(format!("cannot find this program: {e}")))?;
+        let exe = lather_binary()?;
         let mut children = Vec::new();
         for _ in 0..count {
             let mut command = match wrap.map(|w| w.split_whitespace().collect::<Vec<_>>()) {
@@ -52,6 +51,26 @@ impl Workers {
             }
         }
         Ok(workers)
+    }
+}
+
+/// The `lather` server binary: `$LATHER_BIN` when set, else `lather` next to this program
+/// (both are built into the same `target/<profile>/` directory).
+fn lather_binary() -> Result<PathBuf, BenchError> {
+    if let Some(path) = std::env::var_os("LATHER_BIN") {
+        return Ok(PathBuf::from(path));
+    }
+    let this = std::env::current_exe()
+        .map_err(|e| BenchError::Experiment(format!("cannot find this program: {e}")))?;
+    let lather = this.with_file_name("lather");
+    if lather.is_file() {
+        Ok(lather)
+    } else {
+        Err(BenchError::Experiment(format!(
+            "no `lather` binary at {} (build it with `cargo build --release -p lather-cli`, \
+             or name it in LATHER_BIN)",
+            lather.display()
+        )))
     }
 }
 

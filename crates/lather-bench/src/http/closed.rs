@@ -9,8 +9,8 @@ use tokio::time::Instant;
 
 use super::conn::Conn;
 use super::exchange::exchange;
-use super::outcome::{ErrorKind, Outcome};
-use super::plan::Plan;
+use super::finished::{ErrorKind, RequestResult};
+use super::plan::RunPlan;
 use crate::error::BenchError;
 use crate::stats::Stats;
 
@@ -21,7 +21,10 @@ const BACKOFF_MAX: Duration = Duration::from_millis(500);
 
 /// Runs one virtual client per connection until the duration ends or the
 /// `--requests` budget is used up; returns the merged stats.
-pub(crate) async fn run(plan: &Arc<Plan>, conns: Vec<Option<Conn>>) -> Result<Stats, BenchError> {
+pub(crate) async fn run(
+    plan: &Arc<RunPlan>,
+    conns: Vec<Option<Conn>>,
+) -> Result<Stats, BenchError> {
     let mut set = JoinSet::new();
     for conn in conns {
         set.spawn(client(Arc::clone(plan), conn));
@@ -34,7 +37,7 @@ pub(crate) async fn run(plan: &Arc<Plan>, conns: Vec<Option<Conn>>) -> Result<St
     Ok(total)
 }
 
-async fn client(plan: Arc<Plan>, mut slot: Option<Conn>) -> Stats {
+async fn client(plan: Arc<RunPlan>, mut slot: Option<Conn>) -> Stats {
     let mut stats = Stats::default();
     let mut scratch = Vec::new();
     let mut backoff = BACKOFF_MIN;
@@ -49,7 +52,7 @@ async fn client(plan: Arc<Plan>, mut slot: Option<Conn>) -> Stats {
         }
         let ex = exchange(&plan, &mut slot, sent + plan.timeout, &mut scratch).await;
         let connect_failed =
-            matches!(&ex.outcome, Outcome::Failed(f) if f.kind == ErrorKind::Connect);
+            matches!(&ex.outcome, RequestResult::Failed(f) if f.kind == ErrorKind::Connect);
         if measured {
             let ok = stats.record(ex, sent);
             plan.live.count(ok);

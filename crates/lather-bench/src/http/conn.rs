@@ -11,7 +11,7 @@ use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
 
 use super::counting::{CountingStream, IoCounters};
-use super::outcome::{ErrorKind, Failure};
+use super::finished::{ErrorKind, RequestFailure};
 
 /// An established connection: hyper's request sender, the task driving the
 /// connection, and the connection's byte counters.
@@ -33,18 +33,20 @@ impl Drop for Conn {
 impl Conn {
     /// Connects to `addr` (with `TCP_NODELAY`) and performs the HTTP/1.1
     /// handshake.
-    pub(crate) async fn connect(addr: SocketAddr) -> Result<Self, Failure> {
+    pub(crate) async fn connect(addr: SocketAddr) -> Result<Self, RequestFailure> {
         let stream = TcpStream::connect(addr)
             .await
-            .map_err(|e| Failure::connect(&e))?;
+            .map_err(|e| RequestFailure::connect(&e))?;
         // Nagle would add up to 40 ms to small requests.
-        stream.set_nodelay(true).map_err(|e| Failure::connect(&e))?;
+        stream
+            .set_nodelay(true)
+            .map_err(|e| RequestFailure::connect(&e))?;
         let counters = Arc::new(IoCounters::default());
         let io = TokioIo::new(CountingStream::new(stream, Arc::clone(&counters)));
         let (sender, connection) = http1::Builder::new()
             .handshake(io)
             .await
-            .map_err(|e| Failure::new(ErrorKind::Protocol, e.to_string()))?;
+            .map_err(|e| RequestFailure::new(ErrorKind::Protocol, e.to_string()))?;
         let driver = tokio::spawn(async move {
             // Errors surface on the request side as well; nothing to do here.
             let _ = connection.await;

@@ -9,12 +9,12 @@ use tokio::time::Instant;
 
 use super::conn::Conn;
 use super::counting::IoCounters;
-use super::outcome::{ErrorKind, Exchange, Failure, Outcome};
-use super::plan::Plan;
+use super::finished::{ErrorKind, Finished, RequestFailure, RequestResult};
+use super::plan::RunPlan;
 
 /// A complete answer.
 #[derive(Debug)]
-struct Answer {
+struct HttpAnswer {
     status: u16,
     expect_ok: bool,
     /// The server announced it will close the connection.
@@ -51,11 +51,11 @@ impl Traffic {
 /// connection is dropped so that the next request reconnects. `scratch`
 /// holds the body while it is checked against `--expect`.
 pub(crate) async fn exchange(
-    plan: &Plan,
+    plan: &RunPlan,
     slot: &mut Option<Conn>,
     deadline: Instant,
     scratch: &mut Vec<u8>,
-) -> Exchange {
+) -> Finished {
     let mut traffic = Traffic::default();
     let result =
         tokio::time::timeout_at(deadline, attempt(plan, slot, scratch, &mut traffic)).await;
@@ -65,25 +65,25 @@ pub(crate) async fn exchange(
             if answer.close {
                 *slot = None;
             }
-            Outcome::Answer {
+            RequestResult::Answer {
                 status: answer.status,
                 expect_ok: answer.expect_ok,
             }
         }
         Ok(Err(failure)) => {
             *slot = None;
-            Outcome::Failed(failure)
+            RequestResult::Failed(failure)
         }
         Err(_elapsed) => {
             *slot = None;
-            Outcome::Failed(Failure::new(
+            RequestResult::Failed(RequestFailure::new(
                 ErrorKind::Timeout,
                 format!("no complete answer within {} ms", plan.timeout.as_millis()),
             ))
         }
     };
     let (bytes_sent, bytes_received) = traffic.delta();
-    Exchange {
+    Finished {
         outcome,
         finished,
         bytes_sent,
@@ -92,11 +92,11 @@ pub(crate) async fn exchange(
 }
 
 async fn attempt(
-    plan: &Plan,
+    plan: &RunPlan,
     slot: &mut Option<Conn>,
     scratch: &mut Vec<u8>,
     traffic: &mut Traffic,
-) -> Result<Answer, Failure> {
+) -> Result<HttpAnswer, RequestFailure> {
     let mut request = plan.request.build();
     // A kept-alive connection the server closed while idle is replaced
     // without counting an error: once when it is found closed before the
@@ -112,7 +112,7 @@ async fn attempt(
                     *slot = None;
                     request = unsent;
                 }
-                _ => return Err(Failure::from_hyper(&err.into_error())),
+                _ => return Err(RequestFailure::from_hyper(&err.into_error())),
             },
         }
     };
@@ -123,7 +123,7 @@ async fn attempt(
     scratch.clear();
     let mut body = response.into_body();
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| Failure::from_hyper(&e))?;
+        let frame = frame.map_err(|e| RequestFailure::from_hyper(&e))?;
         if check && let Some(data) = frame.data_ref() {
             scratch.extend_from_slice(data);
         }
@@ -132,7 +132,7 @@ async fn attempt(
         Some(finder) if check => finder.find(scratch).is_some(),
         _ => true,
     };
-    Ok(Answer {
+    Ok(HttpAnswer {
         status: status.as_u16(),
         expect_ok,
         close,
@@ -142,10 +142,10 @@ async fn attempt(
 /// The connection in `slot`, ready for a request; reconnects when there is
 /// none or the old one was closed. Sets `fresh` when it connected.
 async fn ready_conn<'a>(
-    plan: &Plan,
+    plan: &RunPlan,
     slot: &'a mut Option<Conn>,
     fresh: &mut bool,
-) -> Result<&'a mut Conn, Failure> {
+) -> Result<&'a mut Conn, RequestFailure> {
     loop {
         if slot.as_ref().is_none_or(|c| c.sender.is_closed()) {
             *slot = None;
@@ -157,12 +157,12 @@ async fn ready_conn<'a>(
         };
         match conn.sender.ready().await {
             Ok(()) => break,
-            Err(e) if *fresh => return Err(Failure::from_hyper(&e)),
+            Err(e) if *fresh => return Err(RequestFailure::from_hyper(&e)),
             Err(_) => *slot = None,
         }
     }
     slot.as_mut()
-        .ok_or_else(|| Failure::new(ErrorKind::Closed, "connection vanished"))
+        .ok_or_else(|| RequestFailure::new(ErrorKind::Closed, "connection vanished"))
 }
 
 /// `Connection: close` (any token, case-insensitive).

@@ -1,4 +1,4 @@
-//! `lather bench http`: arguments and the run driver.
+//! `lather-bench http`: arguments and the run driver.
 
 mod closed;
 mod conn;
@@ -6,7 +6,7 @@ mod counting;
 mod exchange;
 mod open;
 pub(crate) use self::open::Schedule;
-pub(crate) mod outcome;
+pub(crate) mod finished;
 pub(crate) mod plan;
 mod target;
 
@@ -18,18 +18,18 @@ use bytes::Bytes;
 use tokio::task::JoinSet;
 
 use self::conn::Conn;
-pub use self::outcome::ErrorKind;
-use self::plan::Plan;
-use self::target::Target;
+pub use self::finished::ErrorKind;
+use self::plan::RunPlan;
+use self::target::TargetUrl;
 use crate::error::BenchError;
-use crate::procfs::{CpuTicks, ProcError, Watched};
-use crate::progress::Progress;
-use crate::report::{Mode, Report, RunInfo, ServerUsage, write_json};
+use crate::procfs::{CpuTicks, ProcError, WatchedProcess};
+use crate::progress::ProgressDisplay;
+use crate::report::{Pacing, Report, RunInfo, ServerUsage, write_json};
 use crate::request::{RequestSpec, RequestTemplate};
 
 /// SOAP version of the built-in request (`--soap`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum SoapVersion {
+pub enum SoapVersionArg {
     /// SOAP 1.1: `text/xml` with a `SOAPAction` header.
     #[default]
     #[value(name = "1.1")]
@@ -39,14 +39,14 @@ pub enum SoapVersion {
     V12,
 }
 
-/// Arguments of `lather bench http`.
+/// Arguments of `lather-bench http`.
 ///
 /// Without `--rate` the run is a closed loop (each connection sends its next
 /// request when the previous answer is in); with `--rate` it is an open loop
 /// whose latencies count from each request's scheduled send time.
 #[derive(Debug, Clone, clap::Args)]
 pub struct HttpBenchArgs {
-    /// Target URL (http:// only), e.g. http://127.0.0.1:18080/echo
+    /// TargetUrl URL (http:// only), e.g. http://127.0.0.1:18080/echo
     pub url: String,
 
     /// Number of keep-alive connections (virtual clients)
@@ -76,8 +76,8 @@ pub struct HttpBenchArgs {
     pub body: Option<PathBuf>,
 
     /// SOAP version of the built-in request and its default headers
-    #[arg(long, value_enum, default_value_t = SoapVersion::V11)]
-    pub soap: SoapVersion,
+    #[arg(long, value_enum, default_value_t = SoapVersionArg::V11)]
+    pub soap: SoapVersionArg,
 
     /// Size of the text inside the built-in request's operation element
     #[arg(long, value_name = "N", default_value_t = 100)]
@@ -193,7 +193,7 @@ pub fn run_http_bench_blocking(args: &HttpBenchArgs) -> Result<Report, BenchErro
 /// [`build_runtime`] (or use [`run_http_bench_blocking`]).
 pub async fn run_http_bench(args: &HttpBenchArgs) -> Result<Report, BenchError> {
     let timing = args.validate()?;
-    let target = Target::parse(&args.url)?;
+    let target = TargetUrl::parse(&args.url)?;
     let body = match &args.body {
         Some(path) => Some(Bytes::from(std::fs::read(path).map_err(|source| {
             BenchError::ReadBody {
@@ -213,10 +213,10 @@ pub async fn run_http_bench(args: &HttpBenchArgs) -> Result<Report, BenchError> 
         headers: &args.headers,
     })?;
     let addr = target.resolve().await?;
-    let watched = args.server_pid.map(Watched::new).transpose()?;
+    let watched = args.server_pid.map(WatchedProcess::new).transpose()?;
     let conns = preconnect(addr, args.connections, timing.timeout).await?;
 
-    let plan = Arc::new(Plan::new(
+    let plan = Arc::new(RunPlan::new(
         addr,
         request,
         args.expect.as_deref(),
@@ -225,7 +225,7 @@ pub async fn run_http_bench(args: &HttpBenchArgs) -> Result<Report, BenchError> 
         timing.duration,
         args.requests,
     ));
-    let progress = Progress::start(&plan, args.quiet);
+    let progress = ProgressDisplay::start(&plan, args.quiet);
     let cpu_at_warmup_end = watched.map(|w| sample_cpu_at(w, plan.warmup_end));
     let result = match args.rate {
         None => closed::run(&plan, conns).await.map(|s| (s, None)),
@@ -239,9 +239,9 @@ pub async fn run_http_bench(args: &HttpBenchArgs) -> Result<Report, BenchError> 
 
     let mut report = Report::build(&RunInfo {
         mode: if args.rate.is_some() {
-            Mode::Open
+            Pacing::Open
         } else {
-            Mode::Closed
+            Pacing::Closed
         },
         url: &args.url,
         connections: args.connections,
@@ -272,7 +272,7 @@ pub async fn run_http_bench(args: &HttpBenchArgs) -> Result<Report, BenchError> 
 /// Reads `watched`'s CPU time at `at` (the end of the warm-up), on a task of
 /// its own so that the run is not disturbed.
 fn sample_cpu_at(
-    watched: Watched,
+    watched: WatchedProcess,
     at: tokio::time::Instant,
 ) -> tokio::task::JoinHandle<Result<CpuTicks, ProcError>> {
     tokio::spawn(async move {

@@ -54,8 +54,8 @@ use tokio::time::Instant;
 
 use super::conn::Conn;
 use super::exchange::exchange;
-use super::outcome::{ErrorKind, Exchange, Failure, Outcome};
-use super::plan::Plan;
+use super::finished::{ErrorKind, Finished, RequestFailure, RequestResult};
+use super::plan::RunPlan;
 use crate::error::BenchError;
 use crate::stats::Stats;
 
@@ -98,7 +98,7 @@ pub(crate) struct Schedule {
 /// `--requests` budget is scheduled), lets the connections drain the
 /// backlog, and returns the merged stats with the scheduler's counts.
 pub(crate) async fn run(
-    plan: &Arc<Plan>,
+    plan: &Arc<RunPlan>,
     rate: f64,
     conns: Vec<Option<Conn>>,
 ) -> Result<(Stats, Schedule), BenchError> {
@@ -149,7 +149,7 @@ struct Pacing {
 }
 
 impl Pacing {
-    fn new(plan: &Plan, rate: f64, capacity: usize) -> Self {
+    fn new(plan: &RunPlan, rate: f64, capacity: usize) -> Self {
         Self {
             start: plan.start.into_std(),
             warmup_end: plan.warmup_end.into_std(),
@@ -232,7 +232,7 @@ fn nap(gap: Duration) -> Duration {
 }
 
 async fn client(
-    plan: Arc<Plan>,
+    plan: Arc<RunPlan>,
     queue: Arc<Mutex<mpsc::Receiver<Ticket>>>,
     mut slot: Option<Conn>,
 ) -> Stats {
@@ -249,8 +249,8 @@ async fn client(
         // The timeout counts from the scheduled time, like the latency.
         let deadline = scheduled + plan.timeout;
         let ex = if now >= deadline {
-            Exchange {
-                outcome: Outcome::Failed(Failure::new(
+            Finished {
+                outcome: RequestResult::Failed(RequestFailure::new(
                     ErrorKind::Timeout,
                     format!(
                         "queued in the generator for more than {} ms",

@@ -12,7 +12,7 @@ use crate::request::RequestTemplate;
 
 /// Everything the connections share, immutable apart from the counters.
 #[derive(Debug)]
-pub(crate) struct Plan {
+pub(crate) struct RunPlan {
     /// Resolved target address (resolved once, before the run).
     pub(crate) addr: SocketAddr,
     /// The request every client sends.
@@ -35,7 +35,7 @@ pub(crate) struct Plan {
     pub(crate) live: LiveCounters,
 }
 
-impl Plan {
+impl RunPlan {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         addr: SocketAddr,

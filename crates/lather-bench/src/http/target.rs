@@ -8,7 +8,7 @@ use crate::error::BenchError;
 
 /// A parsed `http://host[:port]/path?query` URL.
 #[derive(Debug, Clone)]
-pub(crate) struct Target {
+pub(crate) struct TargetUrl {
     /// `host[:port]` as written, for the `Host` header.
     pub(crate) authority: String,
     host: String,
@@ -17,7 +17,7 @@ pub(crate) struct Target {
     pub(crate) path: Uri,
 }
 
-impl Target {
+impl TargetUrl {
     /// Parses `url`; only `http://` is supported.
     pub(crate) fn parse(url: &str) -> Result<Self, BenchError> {
         let invalid = |reason: &str| BenchError::InvalidUrl {
@@ -78,13 +78,13 @@ mod tests {
 
     #[test]
     fn parses_http_urls() {
-        let t = Target::parse("http://127.0.0.1:18080/echo?x=1").unwrap();
+        let t = TargetUrl::parse("http://127.0.0.1:18080/echo?x=1").unwrap();
         assert_eq!(t.authority, "127.0.0.1:18080");
         assert_eq!(t.host, "127.0.0.1");
         assert_eq!(t.port, 18080);
         assert_eq!(t.path, "/echo?x=1");
 
-        let t = Target::parse("http://[::1]").unwrap();
+        let t = TargetUrl::parse("http://[::1]").unwrap();
         assert_eq!(t.host, "::1");
         assert_eq!(t.port, 80);
         assert_eq!(t.path, "/");
@@ -92,8 +92,8 @@ mod tests {
 
     #[test]
     fn rejects_other_schemes() {
-        assert!(Target::parse("https://localhost/").is_err());
-        assert!(Target::parse("localhost:80/x").is_err());
-        assert!(Target::parse("ftp://localhost/").is_err());
+        assert!(TargetUrl::parse("https://localhost/").is_err());
+        assert!(TargetUrl::parse("localhost:80/x").is_err());
+        assert!(TargetUrl::parse("ftp://localhost/").is_err());
     }
 }

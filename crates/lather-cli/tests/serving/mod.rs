@@ -4,7 +4,7 @@
 #![allow(dead_code, reason = "each test file uses its own part of the harness")]
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
@@ -25,13 +25,7 @@ pub(crate) fn temp_config(tag: &str, name: &str, text: &str) -> PathBuf {
 }
 
 /// A loopback port free at the time of the call.
-pub(crate) fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
+pub(crate) use lather_test_util::free_port;
 
 /// A child process killed (by its own handle) if it still runs when dropped.
 pub(crate) struct Running(pub(crate) Child);

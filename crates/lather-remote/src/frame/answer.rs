@@ -14,7 +14,7 @@ pub struct Answer {
     /// Where the worker's time went, for the caller's split of the call.
     pub timing: WorkerTiming,
     /// What the handler decided.
-    pub outcome: Outcome,
+    pub verdict: RemoteVerdict,
 }
 
 /// The worker's side of one call, in microseconds (saturating at `u32::MAX`, ~71 minutes).
@@ -30,7 +30,7 @@ pub struct WorkerTiming {
 /// The handler's verdict as it travels back (a `Respond` envelope stays bytes until the
 /// caller parses it with its own limits).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
+pub enum RemoteVerdict {
     /// Go on, with this patch applied after the stage.
     Continue(Patch),
     /// Answer the requester with this envelope.
@@ -63,8 +63,8 @@ impl Answer {
         w.u128(self.id);
         w.u32(self.timing.handler_us);
         w.u32(self.timing.worker_us);
-        match &self.outcome {
-            Outcome::Continue(patch) => {
+        match &self.verdict {
+            RemoteVerdict::Continue(patch) => {
                 w.u8(OUTCOME_CONTINUE);
                 let ops = patch.operations();
                 w.count(ops.len(), "patch")?;
@@ -98,11 +98,11 @@ impl Answer {
                     }
                 }
             }
-            Outcome::Respond(envelope) => {
+            RemoteVerdict::Respond(envelope) => {
                 w.u8(OUTCOME_RESPOND);
                 w.blob32(envelope, "response envelope")?;
             }
-            Outcome::Fault(fault) => {
+            RemoteVerdict::Fault(fault) => {
                 w.u8(OUTCOME_FAULT);
                 w.u16(fault.kind().spec().id);
                 let reason = fault.reason();
@@ -156,9 +156,9 @@ impl Answer {
                     };
                     patch = patch.with(op);
                 }
-                Outcome::Continue(patch)
+                RemoteVerdict::Continue(patch)
             }
-            OUTCOME_RESPOND => Outcome::Respond(r.blob32("response envelope")?),
+            OUTCOME_RESPOND => RemoteVerdict::Respond(r.blob32("response envelope")?),
             OUTCOME_FAULT => {
                 let code = r.u16("fault code")?;
                 let kind = FaultKind::ALL
@@ -184,7 +184,7 @@ impl Answer {
                 if let Some(id) = r.opt_str16("relates-to id")? {
                     fault = fault.relates_to(id);
                 }
-                Outcome::Fault(fault)
+                RemoteVerdict::Fault(fault)
             }
             _ => return Err(FrameError::BadValue("outcome")),
         };
@@ -192,7 +192,7 @@ impl Answer {
         Ok(Answer {
             id,
             timing,
-            outcome,
+            verdict: outcome,
         })
     }
 }

@@ -1,6 +1,6 @@
 //! The wire frame between a service and its workers, version 3 (see `docs/remote-frame.md`).
 //!
-//! A [`Request`] carries a message id, the properties a handler may look at and only the
+//! A [`CallRequest`] carries a message id, the properties a handler may look at and only the
 //! parts of the message the handler declared it reads; an [`Answer`] carries the handler's
 //! patch, its own response or its fault. Between the two, the worker sends [`Progress`]
 //! frames to the same reply subject: an acknowledgement at once, then a heartbeat at the
@@ -15,10 +15,10 @@ mod reply;
 mod request;
 pub(crate) mod wire;
 
-pub use answer::{Answer, Outcome, WorkerTiming};
+pub use answer::{Answer, RemoteVerdict, WorkerTiming};
 pub use progress::{Progress, ProgressKind};
 pub use reply::Reply;
-pub use request::{Payload, Request};
+pub use request::{CallRequest, Payload};
 
 use std::fmt;
 

@@ -8,7 +8,7 @@ use lather_pipeline::Direction;
 
 /// One call of a remote handler.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Request {
+pub struct CallRequest {
     /// The message's 128-bit id (the same on every attempt).
     pub id: u128,
     /// The configured handler name the worker runs.
@@ -74,7 +74,7 @@ fn direction_byte(d: Direction) -> u8 {
     }
 }
 
-impl Request {
+impl CallRequest {
     /// The frame's bytes. Fails only if a string is longer than 65 535 bytes, there are more
     /// than 65 535 namespaces or header blocks, or a part is 4 GiB or more.
     pub fn encode(&self) -> Result<Bytes, FrameError> {
@@ -127,7 +127,7 @@ impl Request {
     }
 
     /// Reads a request frame; any other bytes are a [`FrameError`].
-    pub fn decode(bytes: Bytes) -> Result<Request, FrameError> {
+    pub fn decode(bytes: Bytes) -> Result<CallRequest, FrameError> {
         let mut r = Reader::new(bytes);
         read_start(&mut r, KIND_REQUEST)?;
         let id = r.u128("message id")?;
@@ -175,7 +175,7 @@ impl Request {
             _ => return Err(FrameError::BadValue("payload kind")),
         };
         r.end()?;
-        Ok(Request {
+        Ok(CallRequest {
             id,
             handler,
             attempt,

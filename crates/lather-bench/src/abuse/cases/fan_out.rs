@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use super::{Ctx, Verdict, describe, publish, subscribe_many, unsubscribe_all};
-use crate::abuse::client::Answer;
+use super::{CaseVerdict, Ctx, describe, publish, subscribe_many, unsubscribe_all};
+use crate::abuse::client::RawAnswer;
 use crate::abuse::sink::MuteSink;
 
 /// RSS growth allowed in the full form once every subscription is made: the event is
@@ -19,17 +19,17 @@ const EVENT_BYTES: usize = 200 * 1024;
 
 /// The expectation: the publish is answered (queued, or refused with a
 /// fault rather than growing memory); in the full form the RSS bound too.
-pub(crate) fn expected(answer: &Result<Answer, String>) -> bool {
+pub(crate) fn expected(answer: &Result<RawAnswer, String>) -> bool {
     answer
         .as_ref()
         .is_ok_and(|a| a.status < 300 || a.is_soap_fault())
 }
 
 /// Runs the case.
-pub(crate) async fn run(ctx: &Ctx) -> Verdict {
+pub(crate) async fn run(ctx: &Ctx) -> CaseVerdict {
     let sink = match MuteSink::start().await {
         Ok(s) => s,
-        Err(e) => return Verdict::new(false, format!("mute sink: {e}")),
+        Err(e) => return CaseVerdict::new(false, format!("mute sink: {e}")),
     };
     let wanted = ctx.pick(200, 10_000);
     let (granted, refused) = subscribe_many(ctx, &sink.url(), None, wanted).await;
@@ -58,7 +58,7 @@ pub(crate) async fn run(ctx: &Ctx) -> Verdict {
     );
     unsubscribe_all(ctx, granted).await;
     drop(sink);
-    Verdict {
+    CaseVerdict {
         met: expected(&answer),
         note,
         rss_growth_bound: Some(PER_SINK_BYTES * granted_count as u64 + 4 * EVENT_BYTES as u64),

@@ -5,7 +5,7 @@ use std::io::Read as _;
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-use super::{Ctx, Verdict};
+use super::{CaseVerdict, Ctx};
 
 /// The expectation: nothing beyond the probe answering (checked for every
 /// case); how many sockets the server closed is reported.
@@ -14,20 +14,20 @@ pub(crate) fn expected() -> bool {
 }
 
 /// Runs the case.
-pub(crate) async fn run(ctx: &Ctx) -> Verdict {
+pub(crate) async fn run(ctx: &Ctx) -> CaseVerdict {
     let wanted = ctx.pick(500, 5_000);
     let hold = Duration::from_secs(ctx.pick(3, 20));
     let addr = ctx.addr;
     let counted = tokio::task::spawn_blocking(move || idle(addr, wanted, hold)).await;
     match counted {
-        Ok((opened, closed, why)) => Verdict::new(
+        Ok((opened, closed, why)) => CaseVerdict::new(
             expected(),
             format!(
                 "{opened} of {wanted} idle sockets opened{why}; held {} s; the server closed {closed}",
                 hold.as_secs()
             ),
         ),
-        Err(e) => Verdict::new(false, format!("idle task: {e}")),
+        Err(e) => CaseVerdict::new(false, format!("idle task: {e}")),
     }
 }
 

@@ -1,5 +1,5 @@
 //! The hostile cases of issue 10, each bounded in count and time, each
-//! ending with a [`Verdict`] from a small expectation function.
+//! ending with a [`CaseVerdict`] from a small expectation function.
 
 pub(crate) mod fan_out;
 pub(crate) mod idle;
@@ -17,7 +17,7 @@ use std::time::Duration;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use super::client::{Answer, Call, send};
+use super::client::{RawAnswer, RawCall, send};
 use super::messages;
 
 /// What a case needs to know about the server under test.
@@ -42,7 +42,7 @@ pub(crate) struct Ctx {
     /// Its password.
     pub(crate) password: String,
     /// The server process, for a case that reads its RSS between its own steps.
-    pub(crate) watched: crate::procfs::Watched,
+    pub(crate) watched: crate::procfs::WatchedProcess,
 }
 
 impl Ctx {
@@ -59,7 +59,7 @@ impl Ctx {
 
 /// How a case ended.
 #[derive(Debug, Clone)]
-pub(crate) struct Verdict {
+pub(crate) struct CaseVerdict {
     /// Whether the hostile input got the expected treatment.
     pub(crate) met: bool,
     /// The facts seen.
@@ -72,10 +72,10 @@ pub(crate) struct Verdict {
     pub(crate) rss_baseline: Option<u64>,
 }
 
-impl Verdict {
+impl CaseVerdict {
     /// A verdict without an RSS bound.
     pub(crate) fn new(met: bool, note: String) -> Self {
-        Verdict {
+        CaseVerdict {
             met,
             note,
             rss_growth_bound: None,
@@ -85,7 +85,7 @@ impl Verdict {
 }
 
 /// A short description of an answer or an error.
-pub(crate) fn describe(result: &Result<Answer, String>) -> String {
+pub(crate) fn describe(result: &Result<RawAnswer, String>) -> String {
     match result {
         Ok(a) if a.is_fault() => format!("{} fault", a.status),
         Ok(a) => format!("{}", a.status),
@@ -115,7 +115,7 @@ pub(crate) async fn subscribe_many(
             let _permit = gate.acquire_owned().await;
             let r = send(
                 addr,
-                &Call::soap12(&path, body.as_bytes(), Duration::from_secs(10)),
+                &RawCall::soap12(&path, body.as_bytes(), Duration::from_secs(10)),
             )
             .await;
             r.ok()
@@ -145,7 +145,7 @@ pub(crate) async fn unsubscribe_all(ctx: &Ctx, ids: Vec<String>) {
             let body = messages::unsubscribe(&id);
             let _ = send(
                 addr,
-                &Call::soap12(&path, body.as_bytes(), Duration::from_secs(10)),
+                &RawCall::soap12(&path, body.as_bytes(), Duration::from_secs(10)),
             )
             .await;
         });
@@ -154,8 +154,12 @@ pub(crate) async fn unsubscribe_all(ctx: &Ctx, ids: Vec<String>) {
 }
 
 /// Publishes `event` at `{events}/publish`.
-pub(crate) async fn publish(ctx: &Ctx, event: &str, timeout: Duration) -> Result<Answer, String> {
+pub(crate) async fn publish(
+    ctx: &Ctx,
+    event: &str,
+    timeout: Duration,
+) -> Result<RawAnswer, String> {
     let path = format!("{}/publish", ctx.events);
     let body = messages::publish(event);
-    send(ctx.addr, &Call::soap12(&path, body.as_bytes(), timeout)).await
+    send(ctx.addr, &RawCall::soap12(&path, body.as_bytes(), timeout)).await
 }

@@ -3,24 +3,24 @@
 
 use std::time::Duration;
 
-use super::{Ctx, Verdict, describe};
-use crate::abuse::client::{Answer, Call, send};
+use super::{CaseVerdict, Ctx, describe};
+use crate::abuse::client::{RawAnswer, RawCall, send};
 use crate::abuse::messages;
 
 /// The largest fault accepted.
 pub(crate) const MAX_FAULT_BYTES: u64 = 64 * 1024;
 
 /// The expectation: a SOAP Fault of at most [`MAX_FAULT_BYTES`].
-pub(crate) fn expected(answer: &Result<Answer, String>) -> bool {
+pub(crate) fn expected(answer: &Result<RawAnswer, String>) -> bool {
     answer
         .as_ref()
         .is_ok_and(|a| a.is_soap_fault() && !a.truncated && a.body_len <= MAX_FAULT_BYTES)
 }
 
 /// Runs the case.
-pub(crate) async fn run(ctx: &Ctx) -> Verdict {
+pub(crate) async fn run(ctx: &Ctx) -> CaseVerdict {
     let request = messages::must_understand_flood(4500, 200);
-    let mut call = Call::soap12(&ctx.echo, request.as_bytes(), Duration::from_secs(30));
+    let mut call = RawCall::soap12(&ctx.echo, request.as_bytes(), Duration::from_secs(30));
     // Enough to tell "too big" without reading hundreds of MB.
     call.max_read = 4 * 1024 * 1024;
     let answer = send(ctx.addr, &call).await;
@@ -29,7 +29,7 @@ pub(crate) async fn run(ctx: &Ctx) -> Verdict {
         Ok(a) => format!("{} B", a.body_len),
         Err(_) => "-".to_owned(),
     };
-    Verdict::new(
+    CaseVerdict::new(
         expected(&answer),
         format!(
             "{} B request: {}, answer body {size}",

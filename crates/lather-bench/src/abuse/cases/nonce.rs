@@ -3,8 +3,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::{Ctx, Verdict, describe};
-use crate::abuse::client::{Answer, Call, send};
+use super::{CaseVerdict, Ctx, describe};
+use crate::abuse::client::{RawAnswer, RawCall, send};
 use crate::abuse::messages;
 
 /// Base64 text of each nonce, bytes.
@@ -13,12 +13,12 @@ const NONCE_TEXT: usize = 2 * 1024 * 1024;
 pub(crate) const FULL_RSS_GROWTH: u64 = 64 * 1024 * 1024;
 
 /// The expectation for each request: a SOAP Fault (the nonce is too long).
-pub(crate) fn expected(answer: &Result<Answer, String>) -> bool {
-    answer.as_ref().is_ok_and(Answer::is_soap_fault)
+pub(crate) fn expected(answer: &Result<RawAnswer, String>) -> bool {
+    answer.as_ref().is_ok_and(RawAnswer::is_soap_fault)
 }
 
 /// Runs the case.
-pub(crate) async fn run(ctx: &Ctx) -> Verdict {
+pub(crate) async fn run(ctx: &Ctx) -> CaseVerdict {
     let count = ctx.pick(3, 100);
     let mut faults = 0;
     let mut first_miss = None;
@@ -38,7 +38,7 @@ pub(crate) async fn run(ctx: &Ctx) -> Verdict {
         );
         let answer = send(
             ctx.addr,
-            &Call::soap12(&ctx.secure, body.as_bytes(), Duration::from_secs(30)),
+            &RawCall::soap12(&ctx.secure, body.as_bytes(), Duration::from_secs(30)),
         )
         .await;
         if expected(&answer) {
@@ -47,7 +47,7 @@ pub(crate) async fn run(ctx: &Ctx) -> Verdict {
             first_miss = Some(describe(&answer));
         }
     }
-    Verdict {
+    CaseVerdict {
         met: faults == count,
         note: format!(
             "{count} tokens with a {} MiB nonce: {faults} faults{}",

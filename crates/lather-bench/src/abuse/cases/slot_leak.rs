@@ -8,8 +8,8 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use super::{Ctx, Verdict, describe};
-use crate::abuse::client::{Call, send};
+use super::{CaseVerdict, Ctx, describe};
+use crate::abuse::client::{RawCall, send};
 use crate::abuse::probe::echo_request;
 
 /// How long the service gets to recover after the load.
@@ -22,7 +22,7 @@ pub(crate) fn expected(status: Option<u16>, in_flight: Option<f64>, queued: Opti
 }
 
 /// Runs the case.
-pub(crate) async fn run(ctx: &Ctx) -> Verdict {
+pub(crate) async fn run(ctx: &Ctx) -> CaseVerdict {
     let clients = ctx.pick(100, 500);
     let load_for = Duration::from_secs(ctx.pick(2, 5));
     let body = Arc::new(echo_request("slot"));
@@ -33,7 +33,7 @@ pub(crate) async fn run(ctx: &Ctx) -> Verdict {
         set.spawn(async move {
             let (mut ok, mut gave_up) = (0u64, 0u64);
             while Instant::now() < end {
-                let call = Call::soap12(&path, body.as_bytes(), Duration::from_millis(50));
+                let call = RawCall::soap12(&path, body.as_bytes(), Duration::from_millis(50));
                 match send(addr, &call).await {
                     Ok(a) if a.status == 200 => ok += 1,
                     _ => gave_up += 1,
@@ -53,11 +53,11 @@ pub(crate) async fn run(ctx: &Ctx) -> Verdict {
     loop {
         let answer = send(
             ctx.addr,
-            &Call::soap12(&ctx.slow, body.as_bytes(), Duration::from_secs(10)),
+            &RawCall::soap12(&ctx.slow, body.as_bytes(), Duration::from_secs(10)),
         )
         .await;
         let status = answer.as_ref().ok().map(|a| a.status);
-        let metrics = send(ctx.addr, &Call::get("/metrics", Duration::from_secs(10)))
+        let metrics = send(ctx.addr, &RawCall::get("/metrics", Duration::from_secs(10)))
             .await
             .map(|a| a.body)
             .unwrap_or_default();
@@ -69,7 +69,7 @@ pub(crate) async fn run(ctx: &Ctx) -> Verdict {
         );
         if expected(status, in_flight, queued) || Instant::now() >= deadline {
             let met = expected(status, in_flight, queued);
-            return Verdict::new(
+            return CaseVerdict::new(
                 met,
                 format!("{clients} clients: {ok} ok, {gave_up} given up; {last}"),
             );

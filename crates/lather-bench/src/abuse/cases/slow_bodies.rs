@@ -8,7 +8,7 @@ use tokio::net::TcpStream;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use super::{Ctx, Verdict};
+use super::{CaseVerdict, Ctx};
 
 /// Pause between two body bytes.
 const BYTE_EVERY: Duration = Duration::from_secs(2);
@@ -31,7 +31,7 @@ enum Fate {
 }
 
 /// Runs the case.
-pub(crate) async fn run(ctx: &Ctx) -> Verdict {
+pub(crate) async fn run(ctx: &Ctx) -> CaseVerdict {
     let senders = ctx.pick(10, 40);
     let sending_for = Duration::from_secs(ctx.pick(5, 10));
     let end = Instant::now() + sending_for;
@@ -67,7 +67,7 @@ pub(crate) async fn run(ctx: &Ctx) -> Verdict {
         fates.push(joined.unwrap_or(Fate::NoConnect));
     }
     let count = |f: Fate| fates.iter().filter(|&&x| x == f).count();
-    Verdict::new(
+    CaseVerdict::new(
         expected(),
         format!(
             "{senders} slow senders for {} s: {} ended by the server, {} still open, {} not connected",

@@ -3,17 +3,17 @@
 
 use std::time::Duration;
 
-use super::{Ctx, Verdict, describe, unsubscribe_all};
-use crate::abuse::client::{Answer, Call, send};
+use super::{CaseVerdict, Ctx, describe, unsubscribe_all};
+use crate::abuse::client::{RawAnswer, RawCall, send};
 use crate::abuse::messages;
 
 /// The expectation for each target: Subscribe refused with a SOAP Fault.
-pub(crate) fn expected(answer: &Result<Answer, String>) -> bool {
-    answer.as_ref().is_ok_and(Answer::is_soap_fault)
+pub(crate) fn expected(answer: &Result<RawAnswer, String>) -> bool {
+    answer.as_ref().is_ok_and(RawAnswer::is_soap_fault)
 }
 
 /// Runs the case.
-pub(crate) async fn run(ctx: &Ctx) -> Verdict {
+pub(crate) async fn run(ctx: &Ctx) -> CaseVerdict {
     let targets = [
         "http://169.254.169.254/".to_owned(),
         "http://2130706433/".to_owned(),
@@ -24,7 +24,7 @@ pub(crate) async fn run(ctx: &Ctx) -> Verdict {
         let body = messages::subscribe(target, None);
         let answer = send(
             ctx.addr,
-            &Call::soap12(&ctx.events, body.as_bytes(), Duration::from_secs(10)),
+            &RawCall::soap12(&ctx.events, body.as_bytes(), Duration::from_secs(10)),
         )
         .await;
         met &= expected(&answer);
@@ -41,5 +41,5 @@ pub(crate) async fn run(ctx: &Ctx) -> Verdict {
     // A granted subscription to the publish path would loop on the next
     // publish: end them at once.
     unsubscribe_all(ctx, granted).await;
-    Verdict::new(met, notes.join("; "))
+    CaseVerdict::new(met, notes.join("; "))
 }

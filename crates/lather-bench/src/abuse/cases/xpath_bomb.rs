@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use tokio::task::JoinSet;
 
-use super::{Ctx, Verdict, describe, publish, unsubscribe_all};
-use crate::abuse::client::{Answer, Call, send};
+use super::{CaseVerdict, Ctx, describe, publish, unsubscribe_all};
+use crate::abuse::client::{RawAnswer, RawCall, send};
 use crate::abuse::messages;
 use crate::abuse::sink::MuteSink;
 
@@ -18,10 +18,10 @@ const PUBLISH_WITHIN: Duration = Duration::from_secs(10);
 /// The expectation: Subscribe is refused with a fault, or every publish is
 /// answered within [`PUBLISH_WITHIN`] (a 2xx, or a fault that refuses it).
 pub(crate) fn expected(
-    subscribe: &Result<Answer, String>,
-    publishes: &[Result<Answer, String>],
+    subscribe: &Result<RawAnswer, String>,
+    publishes: &[Result<RawAnswer, String>],
 ) -> bool {
-    let refused = subscribe.as_ref().is_ok_and(Answer::is_soap_fault);
+    let refused = subscribe.as_ref().is_ok_and(RawAnswer::is_soap_fault);
     refused
         || publishes.iter().all(|p| {
             p.as_ref()
@@ -30,15 +30,15 @@ pub(crate) fn expected(
 }
 
 /// Runs the case.
-pub(crate) async fn run(ctx: &Ctx) -> Verdict {
+pub(crate) async fn run(ctx: &Ctx) -> CaseVerdict {
     let sink = match MuteSink::start().await {
         Ok(s) => s,
-        Err(e) => return Verdict::new(false, format!("mute sink: {e}")),
+        Err(e) => return CaseVerdict::new(false, format!("mute sink: {e}")),
     };
     let body = messages::subscribe(&sink.url(), Some(FILTER));
     let subscribe = send(
         ctx.addr,
-        &Call::soap12(&ctx.events, body.as_bytes(), Duration::from_secs(10)),
+        &RawCall::soap12(&ctx.events, body.as_bytes(), Duration::from_secs(10)),
     )
     .await;
     let id = subscribe
@@ -77,5 +77,5 @@ pub(crate) async fn run(ctx: &Ctx) -> Verdict {
     );
     unsubscribe_all(ctx, id.into_iter().collect()).await;
     drop(sink);
-    Verdict::new(met, note)
+    CaseVerdict::new(met, note)
 }

@@ -16,7 +16,7 @@ pub(crate) const REF: &str = "Ref";
 /// The notifications' action.
 pub(crate) const ACTION: &str = "urn:lather:bench:quote/Quote";
 
-/// Which event shape (seed 001's data models).
+/// Which event shape (the delivery study's data models).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Shape {
     /// Only the fields that changed (three).

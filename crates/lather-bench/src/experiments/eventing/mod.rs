@@ -1,7 +1,7 @@
-//! `lather bench eventing`: seed 001's experiments on lather's event source. One publisher
-//! (an `EventSource` in this process, published to with `EventSource::publish_event`, so
+//! `lather-bench eventing`: the WS-Eventing delivery study's experiments on lather's event
+//! source. One publisher (an `EventSource` in this process, published to with `EventSource::publish_event`, so
 //! what is measured is delivery and not a publish request sharing the cores), 10 or 20
-//! subscriber processes (`lather bench eventing-sink`), the three bindings, changed-fields
+//! subscriber processes (`lather-bench eventing-sink`), the three bindings, changed-fields
 //! vs full-record events, with and without the two extra processing elements. Reported in
 //! the paper's table shape, plus a rate sweep and a max-throughput run.
 
@@ -51,8 +51,8 @@ const BINDINGS: [BindingArg; 3] = [BindingArg::Binary, BindingArg::SoapTcp, Bind
 
 /// Parts of the experiment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Part {
-    /// The paper's tables: baseline (10, 20 subscribers), EPEs, full record.
+pub enum EventingPart {
+    /// Latency tables: baseline (10, 20 subscribers), extra processing elements, full record.
     Tables,
     /// Latency against offered rate, 20 subscribers.
     Sweep,
@@ -63,12 +63,12 @@ pub enum Part {
     Wan,
 }
 
-/// Arguments of `lather bench eventing`.
+/// Arguments of `lather-bench eventing`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct EventingArgs {
     /// Parts to run (repeatable; default all)
     #[arg(long = "part", value_enum)]
-    pub parts: Vec<Part>,
+    pub parts: Vec<EventingPart>,
     /// Bindings to run (repeatable; default all three)
     #[arg(long = "binding", value_enum)]
     pub bindings: Vec<BindingArg>,
@@ -108,7 +108,12 @@ pub struct EventingArgs {
 pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
     out_dir(&args.out)?;
     let parts = if args.parts.is_empty() {
-        vec![Part::Tables, Part::Sweep, Part::Max, Part::Wan]
+        vec![
+            EventingPart::Tables,
+            EventingPart::Sweep,
+            EventingPart::Max,
+            EventingPart::Wan,
+        ]
     } else {
         args.parts.clone()
     };
@@ -149,7 +154,7 @@ pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
     };
     for part in parts {
         match part {
-            Part::Tables => {
+            EventingPart::Tables => {
                 let mut groups = Vec::new();
                 for subscribers in [10, 20] {
                     let runs = bindings
@@ -184,7 +189,7 @@ pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
                 groups.push(("Full record, 10 subscribers".to_owned(), runs));
                 report::tables(&args.out, "eventing", args, &groups)?;
             }
-            Part::Sweep => {
+            EventingPart::Sweep => {
                 let mut runs = Vec::new();
                 for &b in &bindings {
                     for &rate in &args.sweep_rates {
@@ -199,7 +204,7 @@ pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
                 }
                 report::sweep(&args.out, args, &runs)?;
             }
-            Part::Max => {
+            EventingPart::Max => {
                 let runs = bindings
                     .iter()
                     .map(|&b| {
@@ -213,7 +218,7 @@ pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
                     .collect::<Result<Vec<_>, _>>()?;
                 report::max(&args.out, args, &runs)?;
             }
-            Part::Wan => {
+            EventingPart::Wan => {
                 let delay = Duration::from_secs_f64(args.wan_delay_ms.max(0.0) / 1000.0);
                 let runs = bindings
                     .iter()

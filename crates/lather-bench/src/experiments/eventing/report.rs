@@ -1,4 +1,4 @@
-//! The Markdown tables and SVG charts of `lather bench eventing`.
+//! The Markdown tables and SVG charts of `lather-bench eventing`.
 
 use super::EventingArgs;
 use super::run::{Load, RunResult};
@@ -75,7 +75,7 @@ pub(crate) fn tables(
     header(
         &mut md,
         &format!(
-            "Eventing — seed 001's tables, {} events at {} events/s per run",
+            "Eventing — delivery tables, {} events at {} events/s per run",
             args.events, args.rate
         ),
     );

@@ -4,7 +4,7 @@
 use super::BindingArg;
 use super::epe::{self, Shape};
 use super::sinks::Sinks;
-use super::stats::Summary;
+use super::stats::SampleSummary;
 use crate::BenchError;
 use crate::delay_proxy::DelayProxy;
 use bytes::Bytes;
@@ -59,15 +59,15 @@ pub(crate) struct RunResult {
     pub(crate) dropped: u64,
     pub(crate) failures: u64,
     /// Publish to bytes ready and handed to the connection, per notification.
-    pub(crate) publisher: Summary,
+    pub(crate) publisher: SampleSummary,
     /// Publish to arrival at the sink.
-    pub(crate) to_sink: Summary,
+    pub(crate) to_sink: SampleSummary,
     /// `to_sink`, sorted, for percentiles.
     pub(crate) to_sink_sorted: Vec<f64>,
     /// Consuming at the sink.
-    pub(crate) client: Summary,
+    pub(crate) client: SampleSummary,
     /// Publish to consumed: `to_sink` + `client` per notification.
-    pub(crate) total: Summary,
+    pub(crate) total: SampleSummary,
     /// Notifications received per second, first publish to last arrival.
     pub(crate) throughput: f64,
     /// Events offered per second, as achieved.
@@ -234,7 +234,7 @@ pub(crate) fn run(
         }
     }
     let received = to_sink.len() as u64;
-    let publisher = Summary::of(
+    let publisher = SampleSummary::of(
         publisher_us
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -251,10 +251,10 @@ pub(crate) fn run(
         dropped: events * subs - queued,
         failures,
         publisher,
-        to_sink: Summary::of(to_sink),
+        to_sink: SampleSummary::of(to_sink),
         to_sink_sorted: sorted,
-        client: Summary::of(client),
-        total: Summary::of(totals),
+        client: SampleSummary::of(client),
+        total: SampleSummary::of(totals),
         throughput: if span > 0.0 {
             received as f64 / span
         } else {

@@ -1,4 +1,4 @@
-//! `lather bench eventing-sink`: one subscriber process. It listens on loopback in one
+//! `lather-bench eventing-sink`: one subscriber process. It listens on loopback in one
 //! binding, prints `LISTEN <addr>`, and for each notification records when it arrived
 //! (arrival − publish time = publisher-to-sink latency) and how long consuming it took:
 //! parsing (the envelope or frame and the event's fields), verifying the authentication
@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio::net::TcpListener;
 
-/// Arguments of the hidden `lather bench eventing-sink`.
+/// Arguments of the hidden `lather-bench eventing-sink`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct EventingSinkArgs {
     /// The binding to receive in

@@ -1,4 +1,4 @@
-//! Sink processes: `lather bench eventing-sink` started from this very binary, their
+//! Sink processes: `lather-bench eventing-sink` started from this very binary, their
 //! addresses read from their first line, their records from their last; ended by PID when
 //! dropped.
 
@@ -35,7 +35,7 @@ impl Sinks {
         for _ in 0..count {
             let mut command = Command::new(&exe);
             command
-                .args(["--log-level", "warn", "bench", "eventing-sink", "--binding"])
+                .args(["--log-level", "warn", "eventing-sink", "--binding"])
                 .arg(binding.name())
                 .args(["--expect", &expect.to_string()])
                 .args(["--max-secs", &max_secs.to_string()]);

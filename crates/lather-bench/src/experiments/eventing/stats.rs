@@ -4,15 +4,15 @@
 
 /// A sample's summary.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct Summary {
+pub(crate) struct SampleSummary {
     pub(crate) n: usize,
     pub(crate) mean: f64,
     pub(crate) sd: f64,
 }
 
-impl Summary {
+impl SampleSummary {
     /// Mean and sample standard deviation of `xs` (Welford, so large samples stay exact).
-    pub(crate) fn of(xs: impl IntoIterator<Item = f64>) -> Summary {
+    pub(crate) fn of(xs: impl IntoIterator<Item = f64>) -> SampleSummary {
         let (mut n, mut mean, mut m2) = (0usize, 0.0f64, 0.0f64);
         for x in xs {
             n += 1;
@@ -25,7 +25,7 @@ impl Summary {
         } else {
             0.0
         };
-        Summary { n, mean, sd }
+        SampleSummary { n, mean, sd }
     }
 
     /// The two-sided `level` confidence interval of the mean (normal; n is large here).
@@ -164,7 +164,7 @@ mod tests {
 
     #[test]
     fn summaries_and_intervals() {
-        let s = Summary::of([1.0, 2.0, 3.0, 4.0]);
+        let s = SampleSummary::of([1.0, 2.0, 3.0, 4.0]);
         assert_eq!(s.n, 4);
         assert!(close(s.mean, 2.5, 1e-12));
         assert!(close(s.sd, 1.290_994_448_735_805_6, 1e-12));

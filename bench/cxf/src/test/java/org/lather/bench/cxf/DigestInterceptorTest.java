@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 
 class DigestInterceptorTest {
     /**
-     * The request `lather bench http` sends by default (SOAP 1.1, 100 payload bytes), as built
+     * The request `lather-bench http` sends by default (SOAP 1.1, 100 payload bytes), as built
      * by crates/lather-bench/src/request.rs.
      */
     private static final String BENCH_REQUEST = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>"

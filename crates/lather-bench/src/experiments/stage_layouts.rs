@@ -1,5 +1,6 @@
-//! Figure 3: five handlers A–E in the six configurations of the paper's section 4.1,
-//! against one echo service, one client, each request observed `--requests` times.
+//! Stage layouts: five handlers A–E in six stage configurations (the Distributed Handler
+//! Architecture paper's Figure 3, its section 4.1), against one echo service, one client,
+//! each request observed `--requests` times.
 //!
 //! 1. one chain: every handler inline on the message's task, one after another (the
 //!    conventional in-memory handler chain);
@@ -31,9 +32,9 @@ pub enum HandlerSet {
     Cpu,
 }
 
-/// Arguments of `lather bench figure3`.
+/// Arguments of `lather-bench stage-layouts`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct Figure3Args {
+pub struct StageLayoutsArgs {
     /// Handler sets to run (repeatable; default all three)
     #[arg(long = "set", value_enum)]
     pub sets: Vec<HandlerSet>,
@@ -49,8 +50,9 @@ pub struct Figure3Args {
     /// Server runtime threads (default: one per core)
     #[arg(long)]
     pub server_threads: Option<usize>,
-    /// Run A–E on `lather worker` processes through the NATS server at this URL (the
-    /// chain, configuration 1, stays in process as the baseline)
+    /// Run A–E on `lather worker` processes (the `lather` binary next to this one, or
+    /// `$LATHER_BIN`) through the NATS server at this URL (the chain, configuration 1,
+    /// stays in process as the baseline)
     #[arg(long, value_name = "URL")]
     pub nats: Option<String>,
     /// Worker processes to start with `--nats`
@@ -100,7 +102,7 @@ pub(crate) struct SetSpec {
 }
 
 /// Runs the experiment for each chosen set.
-pub fn run(args: &Figure3Args) -> Result<(), BenchError> {
+pub fn run(args: &StageLayoutsArgs) -> Result<(), BenchError> {
     out_dir(&args.out)?;
     let sets = if args.sets.is_empty() {
         vec![HandlerSet::Real, HandlerSet::Io, HandlerSet::Cpu]
@@ -108,7 +110,7 @@ pub fn run(args: &Figure3Args) -> Result<(), BenchError> {
         args.sets.clone()
     };
     for set in sets {
-        let scratch = Scratch::new("figure3")?;
+        let scratch = Scratch::new("stage-layouts")?;
         let spec = match set {
             HandlerSet::Real => super::real_set::spec(&scratch)?,
             HandlerSet::Io => stand_ins(&scratch, "sleep", "millis", [30, 25, 15, 10, 5], "ms")?,
@@ -132,7 +134,7 @@ fn stand_ins(
     costs: [u64; 5],
     unit: &str,
 ) -> Result<SetSpec, BenchError> {
-    let body = crate::request::soap_echo_body(crate::http::SoapVersion::V11, 100);
+    let body = crate::request::soap_echo_body(crate::http::SoapVersionArg::V11, 100);
     Ok(SetSpec {
         title: if kind == "sleep" {
             "I/O-bound handlers (sleep)"
@@ -197,7 +199,7 @@ fn config(spec: &SetSpec, nats: Option<&str>) -> String {
 }
 
 fn measure(
-    args: &Figure3Args,
+    args: &StageLayoutsArgs,
     set: HandlerSet,
     spec: &SetSpec,
     scratch: &Scratch,
@@ -205,7 +207,7 @@ fn measure(
     let toml = config(spec, args.nats.as_deref());
     let _workers = match &args.nats {
         Some(_) => {
-            let path = scratch.write("figure3.toml", toml.as_bytes())?;
+            let path = scratch.write("stage-layouts.toml", toml.as_bytes())?;
             Some(Workers::start(
                 &path,
                 "a,b,c,d,e",
@@ -217,7 +219,7 @@ fn measure(
     };
     let server = InProcess::start(&toml, args.server_threads.unwrap_or_else(cores))?;
     let run = |path: &str| -> Result<LatencySummary, BenchError> {
-        eprintln!("figure 3 ({:?}): /{path}", set);
+        eprintln!("stage layouts ({:?}): /{path}", set);
         sequential(
             &server.url(&format!("/{path}")),
             &spec.body,
@@ -245,10 +247,13 @@ fn measure(
     } else {
         String::new()
     };
-    let name = format!("figure3-{}{placement}", format!("{set:?}").to_lowercase());
+    let name = format!(
+        "stage-layouts-{}{placement}",
+        format!("{set:?}").to_lowercase()
+    );
     let _ = writeln!(
         md,
-        "#### Figure 3 — {}{} ({} cores, {} requests per configuration)\n",
+        "#### Stage layouts — {}{} ({} cores, {} requests per configuration)\n",
         spec.title,
         if args.nats.is_some() {
             format!(", A–E on {} workers over NATS", args.workers)
@@ -323,7 +328,7 @@ fn measure(
     }
     chart::bars(
         &args.out.join(format!("{name}.svg")),
-        &format!("Figure 3 — {}", spec.title),
+        &format!("Stage layouts — {}", spec.title),
         "response time (ms)",
         &["measured (mean ± sd)", "ideal (eq. 5)"],
         &groups,

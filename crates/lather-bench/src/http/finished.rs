@@ -63,12 +63,12 @@ impl ErrorKind {
 
 /// A failed request: its kind and a human-readable cause.
 #[derive(Debug)]
-pub(crate) struct Failure {
+pub(crate) struct RequestFailure {
     pub(crate) kind: ErrorKind,
     pub(crate) detail: String,
 }
 
-impl Failure {
+impl RequestFailure {
     pub(crate) fn new(kind: ErrorKind, detail: impl Into<String>) -> Self {
         Self {
             kind,
@@ -115,7 +115,7 @@ fn find_io_error(err: &hyper::Error) -> Option<&io::Error> {
 
 /// The result of one request.
 #[derive(Debug)]
-pub(crate) enum Outcome {
+pub(crate) enum RequestResult {
     /// A complete HTTP answer.
     Answer {
         /// Its status code.
@@ -125,13 +125,13 @@ pub(crate) enum Outcome {
         expect_ok: bool,
     },
     /// No (complete) answer.
-    Failed(Failure),
+    Failed(RequestFailure),
 }
 
 /// One finished request.
 #[derive(Debug)]
-pub(crate) struct Exchange {
-    pub(crate) outcome: Outcome,
+pub(crate) struct Finished {
+    pub(crate) outcome: RequestResult,
     /// When the answer was read completely (or the failure was noticed).
     pub(crate) finished: Instant,
     /// Bytes written to the socket for this request.

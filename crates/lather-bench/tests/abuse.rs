@@ -1,17 +1,15 @@
-//! The CI form of `lather bench abuse`: `lather serve --config bench/abuse.toml` on a
-//! free port, then `lather bench abuse --quick` against it. Correctness only: every
-//! case's expectation (a SOAP Fault, a status, the probe answered, the admission gauges
-//! back to 0), no timing or RSS threshold — those are for the full run (bench/abuse.sh).
-
-mod serving;
-
-use serving::free_port;
+//! The CI form of `lather-bench abuse`: a lather server for `bench/abuse.toml` on a free
+//! port (in this test's process, so `--server-pid` is the test's own PID), then
+//! `lather-bench abuse --quick` against it. Correctness only: every case's expectation (a
+//! SOAP Fault, a status, the probe answered, the admission gauges back to 0), no timing or
+//! RSS threshold — those are for the full run (bench/abuse.sh, with `lather serve`).
 
 use std::io::Read;
-use std::net::TcpStream;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
 
 /// Bound on the whole quick run (the cases bound themselves well below it).
 const RUN_WITHIN: Duration = Duration::from_secs(900);
@@ -30,59 +28,87 @@ fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// `bench/abuse.toml` with its listen line on `port`, in a file of this test's.
-fn config_on(port: u16) -> PathBuf {
-    let text = std::fs::read_to_string(repo_root().join("bench/abuse.toml")).unwrap();
-    let mut replaced = 0;
+/// `bench/abuse.toml` with its listen line on port 0 and its users file made absolute.
+fn config() -> lather_config::Config {
+    let root = repo_root();
+    let text = std::fs::read_to_string(root.join("bench/abuse.toml")).unwrap();
+    let mut listen = 0;
+    let mut users = 0;
     let text: String = text
         .lines()
         .map(|line| {
             if line.starts_with("listen = ") {
-                replaced += 1;
-                format!("listen = \"127.0.0.1:{port}\"\n")
+                listen += 1;
+                "listen = \"127.0.0.1:0\"\n".to_owned()
+            } else if let Some(relative) = line.strip_prefix("users_file = \"") {
+                users += 1;
+                let relative = relative.trim_end_matches('"');
+                format!("users_file = \"{}\"\n", root.join(relative).display())
             } else {
                 format!("{line}\n")
             }
         })
         .collect();
-    assert_eq!(replaced, 1, "bench/abuse.toml has one listen line");
-    let dir = std::env::temp_dir().join(format!("lather-bench-abuse-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(format!("abuse-{port}.toml"));
-    std::fs::write(&path, text).unwrap();
-    path
+    assert_eq!(listen, 1, "bench/abuse.toml has one listen line");
+    assert_eq!(users, 1, "bench/abuse.toml has one users file");
+    lather_config::Config::from_toml(&text, "bench/abuse.toml").expect("valid abuse.toml")
 }
 
-fn serve(config: &Path, port: u16) -> Running {
-    let child = Command::new(env!("CARGO_BIN_EXE_lather"))
-        .args(["serve", "--config"])
-        .arg(config)
-        .current_dir(repo_root())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start lather serve");
-    let running = Running(child);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return running;
+/// The server of `bench/abuse.toml`, on a runtime and thread of its own; stopped and
+/// joined when dropped.
+struct Server {
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Server {
+    fn start() -> Server {
+        let config = config();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let server = runtime
+            .block_on(lather_http::Server::bind(&config))
+            .expect("bind the abuse server");
+        let addr = server.local_addr();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let _ = runtime.block_on(server.serve(async {
+                let _ = stopped.await;
+            }));
+        });
+        Server {
+            addr,
+            stop: Some(stop),
+            thread: Some(thread),
         }
-        std::thread::sleep(Duration::from_millis(25));
     }
-    panic!("lather serve did not listen on {port}");
 }
 
-/// Runs `lather bench abuse` with `args`; returns its exit code, stdout and stderr.
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Runs `lather-bench abuse` with `args`; returns its exit code, stdout and stderr.
 fn bench_abuse(args: &[String]) -> (Option<i32>, String, String) {
     let mut child = Running(
-        Command::new(env!("CARGO_BIN_EXE_lather"))
-            .args(["bench", "abuse"])
+        Command::new(env!("CARGO_BIN_EXE_lather-bench"))
+            .arg("abuse")
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("start lather bench abuse"),
+            .expect("start lather-bench abuse"),
     );
     let mut stdout = child.0.stdout.take().unwrap();
     let mut stderr = child.0.stderr.take().unwrap();
@@ -103,7 +129,7 @@ fn bench_abuse(args: &[String]) -> (Option<i32>, String, String) {
         }
         assert!(
             Instant::now() < deadline,
-            "lather bench abuse did not end within {RUN_WITHIN:?}"
+            "lather-bench abuse did not end within {RUN_WITHIN:?}"
         );
         std::thread::sleep(Duration::from_millis(100));
     };
@@ -124,15 +150,13 @@ fn rows(stdout: &str) -> Vec<(String, bool)> {
 
 #[test]
 fn the_quick_abuse_bench_meets_every_expectation() {
-    let port = free_port();
-    let config = config_on(port);
-    let server = serve(&config, port);
+    let server = Server::start();
     let (code, stdout, stderr) = bench_abuse(&[
         "--quick".into(),
         "--target".into(),
-        format!("http://127.0.0.1:{port}"),
+        format!("http://{}", server.addr),
         "--server-pid".into(),
-        server.0.id().to_string(),
+        std::process::id().to_string(),
     ]);
     eprintln!("{stderr}");
     println!("{stdout}");

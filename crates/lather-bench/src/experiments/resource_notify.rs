@@ -1,5 +1,6 @@
-//! Table 1: a stateful WSRF resource update and an eventing-style notification on each
-//! message, run as two sequential stages and as one parallel stage.
+//! Resource + notify (the Distributed Handler Architecture paper's Table 1): a stateful
+//! WSRF resource update and an eventing-style notification on each message, run as two
+//! sequential stages and as one parallel stage.
 //!
 //! The message updates a sensor resource (`wsrf-resource`, kept in a redb file) and
 //! announces itself to a sink (`notify`, an HTTP POST to a second lather server). Each
@@ -15,9 +16,9 @@ use crate::{BenchError, LatencySummary};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-/// Arguments of `lather bench table1`.
+/// Arguments of `lather-bench resource-notify`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct Table1Args {
+pub struct ResourceNotifyArgs {
     /// Requests observed per configuration
     #[arg(long, default_value_t = 100)]
     pub requests: u64,
@@ -36,9 +37,9 @@ pub struct Table1Args {
 const REQUEST: &str = r#"<?xml version="1.0" encoding="UTF-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Header><wsrf:ResourceId xmlns:wsrf="urn:lather:wsrf">sensor-california-1</wsrf:ResourceId></soap:Header><soap:Body><s:Reading xmlns:s="urn:lather:sensor"><s:topic>/sensor/california</s:topic><s:value>42.5</s:value><s:unit>celsius</s:unit></s:Reading></soap:Body></soap:Envelope>"#;
 
 /// Runs the experiment.
-pub fn run(args: &Table1Args) -> Result<(), BenchError> {
+pub fn run(args: &ResourceNotifyArgs) -> Result<(), BenchError> {
     out_dir(&args.out)?;
-    let scratch = Scratch::new("table1")?;
+    let scratch = Scratch::new("resource-notify")?;
     let body = scratch.write("request.xml", REQUEST.as_bytes())?;
     let sink_handlers = if args.sink_delay_ms > 0 {
         format!(
@@ -128,7 +129,7 @@ request = [["wsrf", "notify"]]
     let mut md = String::new();
     let _ = writeln!(
         md,
-        "#### Table 1 — wsrf-resource and notify ({} cores, {} requests each)\n",
+        "#### Resource + notify — wsrf-resource and notify ({} cores, {} requests each)\n",
         cores(),
         args.requests
     );
@@ -158,8 +159,8 @@ request = [["wsrf", "notify"]]
         100.0 * w.min(n) / (bare.mean + w + n)
     );
     chart::bars(
-        &args.out.join("table1.svg"),
-        "Table 1 — WSRF + notify per request",
+        &args.out.join("resource-notify.svg"),
+        "Resource + notify — WSRF + notify per request",
         "response time (ms)",
         &["mean ± sd"],
         &[
@@ -174,6 +175,6 @@ request = [["wsrf", "notify"]]
             values: vec![(ms(l.mean), ms(l.stdev))],
         }),
     )?;
-    let _ = writeln!(md, "![table1](bench/table1.svg)\n");
-    publish(&args.out, "table1", &md)
+    let _ = writeln!(md, "![resource-notify](bench/resource-notify.svg)\n");
+    publish(&args.out, "resource-notify", &md)
 }

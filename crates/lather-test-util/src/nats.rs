@@ -2,17 +2,16 @@
 //! directory, stopped by its PID. The Debian package `nats-server` provides the binary;
 //! without it the tests fail and say how to install it.
 
-#![allow(dead_code, reason = "each test file uses its own part of the harness")]
-
+pub use crate::free_port;
 use std::io::Read;
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A running (or stopped, between `stop` and `start_again`) `nats-server`.
 #[derive(Debug)]
-pub(crate) struct NatsServer {
+pub struct NatsServer {
     child: Option<Child>,
     port: u16,
     dir: PathBuf,
@@ -20,23 +19,14 @@ pub(crate) struct NatsServer {
     jetstream: bool,
 }
 
-/// A port nobody listens on right now.
-pub(crate) fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 impl NatsServer {
     /// Starts a server on a free loopback port and waits until it accepts connections.
-    pub(crate) fn start(name: &str) -> NatsServer {
+    pub fn start(name: &str) -> NatsServer {
         Self::start_with(name, false)
     }
 
     /// Starts a server with JetStream enabled (storage in its temporary directory).
-    pub(crate) fn start_jetstream(name: &str) -> NatsServer {
+    pub fn start_jetstream(name: &str) -> NatsServer {
         Self::start_with(name, true)
     }
 
@@ -58,18 +48,18 @@ impl NatsServer {
     }
 
     /// `nats://127.0.0.1:PORT`.
-    pub(crate) fn url(&self) -> String {
+    pub fn url(&self) -> String {
         format!("nats://127.0.0.1:{}", self.port)
     }
 
     /// The server's temporary directory (logs).
-    pub(crate) fn dir(&self) -> &PathBuf {
+    pub fn dir(&self) -> &PathBuf {
         &self.dir
     }
 
     /// Starts the server again on the same port (after [`NatsServer::stop`]), trying a
     /// few times should the port be held for a moment by another socket.
-    pub(crate) fn start_again(&mut self) {
+    pub fn start_again(&mut self) {
         assert!(self.child.is_none(), "already running");
         let mut last = String::new();
         for _ in 0..5 {
@@ -151,7 +141,7 @@ impl NatsServer {
     }
 
     /// Kills the server (SIGKILL to its PID) and waits for it to exit.
-    pub(crate) fn stop(&mut self) {
+    pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = child.kill();
             let _ = child.wait();

@@ -1,5 +1,6 @@
-//! Figure 10: response time against offered rate (open loop) for logging, monitor and
-//! format-convert in three deployments — sequential stages, one parallel stage (both behind
+//! Rate knee (the Distributed Handler Architecture paper's Figure 10): response time
+//! against offered rate (open loop) for logging, monitor and format-convert in three
+//! deployments — sequential stages, one parallel stage (both behind
 //! lather's admission queue and adaptive in-flight window), and an unregulated sequential
 //! chain (no queue bound, no window) — to find each one's knee.
 //!
@@ -15,9 +16,9 @@ use crate::{BenchError, Report};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-/// Arguments of `lather bench figure10`.
+/// Arguments of `lather-bench rate-knee`.
 #[derive(Debug, Clone, clap::Args)]
-pub struct Figure10Args {
+pub struct RateKneeArgs {
     /// Offered rates in requests/s, ascending
     #[arg(
         long,
@@ -38,8 +39,8 @@ pub struct Figure10Args {
     /// Admission queue of the regulated deployments (`queue_capacity`)
     #[arg(long, default_value_t = 64)]
     pub queue: usize,
-    /// The paper's Logger: `logging` (a log line per message) or `audit-file` (each message
-    /// stored in a file, no fsync — what the paper's Logger did)
+    /// The handler that logs each message: `logging` (a log line per message) or
+    /// `audit-file` (each message stored in a file, no fsync by default)
     #[arg(long, value_enum, default_value_t = Logger::Logging)]
     pub logger: Logger,
     /// `fsync` of the `audit-file` logger: `never`, `always`, or an interval like `100ms`
@@ -113,14 +114,14 @@ impl Point {
 }
 
 /// Runs the experiment.
-pub fn run(args: &Figure10Args) -> Result<(), BenchError> {
+pub fn run(args: &RateKneeArgs) -> Result<(), BenchError> {
     out_dir(&args.out)?;
     if args.rates.is_empty() || args.rates.iter().any(|r| !(r.is_finite() && *r > 0.0)) {
         return Err(BenchError::InvalidArgument(
             "--rates must be positive numbers".into(),
         ));
     }
-    let scratch = Scratch::new("figure10")?;
+    let scratch = Scratch::new("rate-knee")?;
     let body = scratch.write("request.xml", request(args.items).as_bytes())?;
     let mapping = scratch.write(
         "quotes.map",
@@ -170,7 +171,7 @@ request = {flow}
         let url = server.url("/quotes");
         let mut points = Vec::new();
         for &rate in &args.rates {
-            eprintln!("figure 10: {name} at {rate} requests/s");
+            eprintln!("rate knee: {name} at {rate} requests/s");
             let report = open_loop(&url, &body, rate, args.duration, args.connections)?;
             points.push(Point { rate, report });
         }
@@ -182,13 +183,13 @@ request = {flow}
         Logger::AuditFile => "audit-file",
     };
     let name = match args.logger {
-        Logger::AuditFile => format!("figure10-{logger_name}-fsync-{}", args.fsync),
-        Logger::Logging => format!("figure10-{logger_name}"),
+        Logger::AuditFile => format!("rate-knee-{logger_name}-fsync-{}", args.fsync),
+        Logger::Logging => format!("rate-knee-{logger_name}"),
     };
     let mut md = String::new();
     let _ = writeln!(
         md,
-        "#### Figure 10 — {logger_name}, monitor, format-convert ({} quote elements) against offered rate ({} cores, {} s per rate, {} connections, regulated queue {})\n",
+        "#### Rate knee — {logger_name}, monitor, format-convert ({} quote elements) against offered rate ({} cores, {} s per rate, {} connections, regulated queue {})\n",
         args.items,
         cores(),
         args.duration,
@@ -258,7 +259,7 @@ request = {flow}
     chart::lines(
         &args.out.join(format!("{name}.svg")),
         &format!(
-            "Figure 10 — {logger_name}, monitor, format-convert: response time vs offered rate"
+            "Rate knee — {logger_name}, monitor, format-convert: response time vs offered rate"
         ),
         "offered rate (requests/s)",
         "response time (ms, log scale)",
