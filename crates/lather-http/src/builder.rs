@@ -4,8 +4,8 @@
 use crate::service::{Admission, Service};
 use crate::state::State;
 use crate::{ServeError, Server};
-use lather_config::{Config, MaxInFlight, ServerConfig};
 use lather_compose::{Composer, ServicePlans};
+use lather_config::{Config, MaxInFlight, ServerConfig};
 use lather_pipeline::{CpuPool, HandlerKind, Plan, Resources, SoapService};
 use std::net::SocketAddr;
 use std::sync::Arc;

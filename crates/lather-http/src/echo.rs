@@ -21,14 +21,7 @@ impl SoapService for Echo {
 
     fn wsdl<'a>(&'a self, location: &'a str) -> ServiceFuture<'a> {
         let document = wsdl(location);
-        Box::pin(async move {
-            let mut response = http::Response::new(document);
-            response.headers_mut().insert(
-                http::header::CONTENT_TYPE,
-                http::HeaderValue::from_static("text/xml; charset=utf-8"),
-            );
-            Ok(Reply::Http(response))
-        })
+        Box::pin(async move { Ok(Reply::document("text/xml; charset=utf-8", document)) })
     }
 
     fn understood(&self) -> Vec<QName> {

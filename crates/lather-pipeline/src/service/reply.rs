@@ -18,3 +18,21 @@ pub enum Reply {
     /// answer. A SOAP body is parsed only when response or fault stages must run on it.
     Http(http::Response<Bytes>),
 }
+
+impl Reply {
+    /// A document that is not a SOAP message (a WSDL, an XML schema) with its content type,
+    /// status 200.
+    ///
+    /// ```
+    /// let wsdl = lather_pipeline::Reply::document("text/xml; charset=utf-8", "<definitions/>");
+    /// assert!(matches!(wsdl, lather_pipeline::Reply::Http(_)));
+    /// ```
+    pub fn document(content_type: &'static str, body: impl Into<Bytes>) -> Reply {
+        let mut response = http::Response::new(body.into());
+        response.headers_mut().insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static(content_type),
+        );
+        Reply::Http(response)
+    }
+}
