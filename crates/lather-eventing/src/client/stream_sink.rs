@@ -5,9 +5,9 @@
 //! maximum (a zip bomb) — closes that connection and yields nothing.
 
 use super::sink::{Notification, SinkMessage, SubscriptionEnded, read};
-use crate::binding::Binding;
-use crate::binding::binary::{self, FieldKind, Message};
-use crate::binding::tcp::decode_soap_frame;
+use crate::delivery::binding::Binding;
+use crate::delivery::binding::binary::{self, FieldKind, Message};
+use crate::delivery::binding::tcp::decode_soap_frame;
 use bytes::Bytes;
 use lather_envelope::escape::{escape_attribute, escape_text};
 use tokio::io::AsyncReadExt;
