@@ -95,7 +95,8 @@ impl Service {
         let behaviour = match config.kind() {
             ServiceKind::Builtin(Builtin::Echo) => Behaviour::Echo,
             ServiceKind::Builtin(Builtin::EventSource) => Behaviour::EventSource(
-                lather_eventing::EventSource::open(source_settings(config, listen)?)?,
+                lather_eventing::EventSource::open(source_settings(config, listen)?)
+                    .map_err(|e| e.to_string())?,
             ),
             ServiceKind::Gateway(upstreams) => Behaviour::Gateway(Box::new(Gateway::new(
                 config.name.get_ref().clone(),
