@@ -15,7 +15,8 @@
 //! name resolves to (every address; connections go to allowed ones only), so a name that
 //! later resolves to a refused address (DNS rebinding) is not connected to.
 
-use crate::delivery::binding::Binding;
+use crate::delivery::DeliveryError;
+use crate::protocol::address::Binding;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -265,23 +266,25 @@ impl DeliveryPolicy {
         authority: &str,
         timeout: Duration,
         publish: bool,
-    ) -> Result<TcpStream, String> {
-        let (host, port) =
-            split_authority(authority).ok_or_else(|| format!("{authority:?} has no host:port"))?;
+    ) -> Result<TcpStream, DeliveryError> {
+        let (host, port) = split_authority(authority)
+            .ok_or_else(|| DeliveryError::Refused(format!("{authority:?} has no host:port")))?;
         let addresses = self
             .resolve(host, port, publish, timeout)
             .await
-            .map_err(|r| format!("delivery to {authority} refused: {r}"))?;
-        let mut last = format!("{authority} resolves to no address");
+            .map_err(|r| DeliveryError::Refused(format!("delivery to {authority} refused: {r}")))?;
+        let mut last = DeliveryError::Refused(format!("{authority} resolves to no address"));
         for address in addresses {
             let connected = tokio::time::timeout(timeout, TcpStream::connect(address)).await;
             let stream = match connected {
                 Err(_) => {
-                    last = format!("no connection to {authority} within {timeout:?}");
+                    last = DeliveryError::Timeout(format!(
+                        "no connection to {authority} within {timeout:?}"
+                    ));
                     continue;
                 }
                 Ok(Err(e)) => {
-                    last = format!("cannot connect to {authority}: {e}");
+                    last = DeliveryError::Connection(format!("cannot connect to {authority}: {e}"));
                     continue;
                 }
                 Ok(Ok(stream)) => stream,
@@ -296,7 +299,9 @@ impl DeliveryPolicy {
             };
             if this_host {
                 self.check_ip(name.as_deref(), address.ip(), port, publish, true)
-                    .map_err(|r| format!("delivery to {authority} refused: {r}"))?;
+                    .map_err(|r| {
+                        DeliveryError::Refused(format!("delivery to {authority} refused: {r}"))
+                    })?;
             }
             let _ = stream.set_nodelay(true);
             return Ok(stream);

@@ -4,6 +4,7 @@
 
 pub mod address_policy;
 pub mod binding;
+pub(crate) mod error;
 pub(crate) mod gauges;
 pub(crate) mod retry;
 pub(crate) mod sink_queue;
@@ -12,5 +13,6 @@ pub(crate) mod task;
 
 pub(crate) use crate::protocol::reply::Outgoing;
 pub(crate) use binding::http::{client, send_once};
+pub(crate) use error::DeliveryError;
 pub use retry::{DeliveryProbe, ProbeFn, RetryPolicy};
 pub(crate) use task::{OnFailure, SinkLimits, Stop, spawn_sink};

@@ -2,6 +2,7 @@
 //! them to its connection, retrying, until the subscription ends or every retry fails.
 
 use crate::Subscription;
+use crate::delivery::DeliveryError;
 use crate::delivery::address_policy::DeliveryPolicy;
 use crate::delivery::binding::Connection;
 use crate::delivery::binding::end::{Farewell, FarewellSender};
@@ -96,7 +97,7 @@ pub(crate) fn spawn_sink(
 
 /// What the delivery loop does next.
 enum Step {
-    Answer(Result<bool, String>),
+    Answer(Result<bool, DeliveryError>),
     Batch(usize),
 }
 
@@ -108,7 +109,7 @@ async fn run(
     connection: &mut Connection,
     rx: &mut SinkReceiver,
     ready: &(dyn Fn(&[Queued]) + Send + Sync),
-) -> Result<(), String> {
+) -> Result<(), DeliveryError> {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let mut open = true;
     loop {

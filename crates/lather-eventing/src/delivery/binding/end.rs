@@ -17,7 +17,7 @@ use super::Binding;
 use super::binary::{self, EndFrame};
 use crate::delivery::address_policy::DeliveryPolicy;
 use crate::delivery::sink_queue::SinkQueue;
-use crate::delivery::{self, Outgoing, Stop};
+use crate::delivery::{self, DeliveryError, Outgoing, Stop};
 use crate::protocol::address::host_port;
 use crate::protocol::reply::{self, EndStatus};
 use crate::{Endpoint, Subscription};
@@ -29,7 +29,7 @@ use tokio::sync::oneshot;
 #[derive(Debug)]
 pub(crate) struct Farewell {
     pub(crate) bytes: Vec<u8>,
-    pub(crate) done: oneshot::Sender<Result<(), String>>,
+    pub(crate) done: oneshot::Sender<Result<(), DeliveryError>>,
 }
 
 /// How the delivery task is told its last frame.
@@ -57,7 +57,7 @@ pub(crate) async fn send(
     reason: &str,
     parts: Parts,
     (timeout, guard): (Duration, &DeliveryPolicy),
-) -> Result<(), String> {
+) -> Result<(), DeliveryError> {
     let Parts {
         queue,
         farewell,
@@ -86,33 +86,36 @@ pub(crate) async fn send(
     if status != EndStatus::DeliveryFailure && same_stream(&sub.notify_to.address, &end_to.address)
     {
         let (done, written) = oneshot::channel();
-        farewell
-            .send(Farewell { bytes, done })
-            .map_err(|_| "the subscription's delivery task has ended".to_owned())?;
+        farewell.send(Farewell { bytes, done }).map_err(|_| {
+            DeliveryError::TaskEnded("the subscription's delivery task has ended".into())
+        })?;
         drop(queue);
         // The task first writes what is still queued (each write bounded by the retry
         // policy's timeout), so allow it some writes' worth.
         let result = match tokio::time::timeout(timeout.saturating_mul(4), written).await {
             Ok(Ok(result)) => result,
-            Ok(Err(_)) => Err("the subscription's delivery task ended first".into()),
-            Err(_) => Err(format!(
+            Ok(Err(_)) => Err(DeliveryError::TaskEnded(
+                "the subscription's delivery task ended first".into(),
+            )),
+            Err(_) => Err(DeliveryError::Timeout(format!(
                 "not written within {:?}",
                 timeout.saturating_mul(4)
-            )),
+            ))),
         };
         drop(stop);
         return result;
     }
     drop((queue, stop));
-    let authority = authority(&end_to.address).ok_or("EndTo has no host:port")?;
+    let authority = authority(&end_to.address)
+        .ok_or_else(|| DeliveryError::Refused("EndTo has no host:port".into()))?;
     let mut stream = super::connect(authority, timeout, guard, false).await?;
     tokio::time::timeout(timeout, async {
         stream.write_all(&bytes).await?;
         stream.shutdown().await
     })
     .await
-    .map_err(|_| format!("{authority} took no bytes within {timeout:?}"))?
-    .map_err(|e| format!("writing to {authority}: {e}"))
+    .map_err(|_| DeliveryError::Timeout(format!("{authority} took no bytes within {timeout:?}")))?
+    .map_err(|e| DeliveryError::Connection(format!("writing to {authority}: {e}")))
 }
 
 /// The SubscriptionEnd for `end_to`'s TCP binding: a length-prefixed envelope
@@ -122,7 +125,7 @@ pub(crate) fn frame(
     end_to: &Endpoint,
     status: EndStatus,
     reason: &str,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, DeliveryError> {
     let mut out = Vec::new();
     if Binding::of(&end_to.address) == Some(Binding::Binary) {
         let end = EndFrame {
@@ -130,14 +133,14 @@ pub(crate) fn frame(
             status: format!("{}/{}", sub.version.eventing_ns(), status.name()),
             reason: reason[..reason.floor_char_boundary(usize::from(u16::MAX))].to_owned(),
         };
-        binary::encode_end(&end, &mut out).map_err(|e| e.to_string())?;
+        binary::encode_end(&end, &mut out).map_err(|e| DeliveryError::Encode(e.to_string()))?;
         return Ok(out);
     }
     let envelope = reply::subscription_end(sub, end_to, status, reason);
     let len = u32::try_from(envelope.len())
         .ok()
         .filter(|n| *n as usize <= super::tcp::MAX_SOAP_FRAME)
-        .ok_or("SubscriptionEnd too long")?;
+        .ok_or_else(|| DeliveryError::Encode("SubscriptionEnd too long".into()))?;
     out.extend_from_slice(&len.to_be_bytes());
     out.extend_from_slice(&envelope);
     Ok(out)
@@ -188,7 +191,8 @@ mod tests {
         // 40 000 two-byte characters: 80 000 bytes, more than a 16-bit length holds.
         let reason = "é".repeat(40_000);
         let bytes = frame(&sub, &end_to, EndStatus::DeliveryFailure, &reason).unwrap();
-        let Some((binary::Message::End(end), _)) = binary::decode_message(&bytes).unwrap() else {
+        let Some((binary::BinaryMessage::End(end), _)) = binary::decode_message(&bytes).unwrap()
+        else {
             panic!("not an end frame");
         };
         assert_eq!(end.reason, "é".repeat(32_767));

@@ -12,7 +12,7 @@ use crate::Subscription;
 use crate::delivery::address_policy::DeliveryPolicy;
 use crate::delivery::sink_queue::Queued;
 use crate::delivery::stamped::Stamped;
-use crate::delivery::{Outgoing, RetryPolicy};
+use crate::delivery::{DeliveryError, Outgoing, RetryPolicy};
 use crate::protocol::reply::soap_of;
 use bytes::Bytes;
 use http::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderValue};
@@ -144,7 +144,7 @@ impl HttpSink {
         &mut self,
         batch: &mut Vec<Queued>,
         ready: &(dyn Fn(&[Queued]) + Send + Sync),
-    ) -> Result<(), String> {
+    ) -> Result<(), DeliveryError> {
         let was_settled = self.unanswered.is_empty();
         self.unanswered.extend(batch.drain(..));
         if was_settled {
@@ -172,12 +172,16 @@ impl HttpSink {
 
     /// The next answer, or an error once the oldest unanswered notification's deadline
     /// has passed. Cancel-safe.
-    pub(crate) async fn answer(&mut self) -> Result<bool, String> {
+    pub(crate) async fn answer(&mut self) -> Result<bool, DeliveryError> {
         let timeout = self.policy.timeout;
         let deadline = self.deadline.unwrap_or_else(|| Instant::now() + timeout);
         tokio::time::timeout_at(deadline, self.pipeline.next())
             .await
-            .unwrap_or_else(|_| Err(format!("no answer within {timeout:?}")))
+            .unwrap_or_else(|_| {
+                Err(DeliveryError::Timeout(format!(
+                    "no answer within {timeout:?}"
+                )))
+            })
     }
 
     /// Takes an answer (or a failure: an error answer, a lost connection, a missed
@@ -185,9 +189,9 @@ impl HttpSink {
     /// connection. An error means every retry failed.
     pub(crate) async fn on_answer(
         &mut self,
-        answer: Result<bool, String>,
+        answer: Result<bool, DeliveryError>,
         ready: &(dyn Fn(&[Queued]) + Send + Sync),
-    ) -> Result<(), String> {
+    ) -> Result<(), DeliveryError> {
         match answer {
             Ok(open) => {
                 self.unanswered.pop_front();
@@ -219,7 +223,7 @@ impl HttpSink {
     /// Counts a failed connection: at once again after progress (or the first time a
     /// kept-alive connection turned out closed), else after a backoff that doubles; an
     /// error once `policy.attempts` failed in a row.
-    async fn after_failure(&mut self, why: String) -> Result<(), String> {
+    async fn after_failure(&mut self, why: DeliveryError) -> Result<(), DeliveryError> {
         if std::mem::take(&mut self.progress) {
             self.failures = 0;
             self.backoff = self.policy.first_backoff;
@@ -236,7 +240,10 @@ impl HttpSink {
 
     /// Writes the notifications of `unanswered` not yet on the current connection, in
     /// writes of about [`MAX_WRITE`] bytes, replacing a connection that fails.
-    async fn flush(&mut self, ready: &(dyn Fn(&[Queued]) + Send + Sync)) -> Result<(), String> {
+    async fn flush(
+        &mut self,
+        ready: &(dyn Fn(&[Queued]) + Send + Sync),
+    ) -> Result<(), DeliveryError> {
         while self.written < self.unanswered.len() {
             let reused = self.pipeline.connected();
             self.wire.clear();
@@ -276,9 +283,12 @@ impl HttpSink {
     }
 
     /// Appends the POST of `event` to the buffer.
-    fn request(&mut self, event: &Stamped) -> Result<(), String> {
+    fn request(&mut self, event: &Stamped) -> Result<(), DeliveryError> {
         let Some(line) = &self.request_line else {
-            return Err(format!("{} is not a usable URL", self.address));
+            return Err(DeliveryError::Refused(format!(
+                "{} is not a usable URL",
+                self.address
+            )));
         };
         let action = self.template.action(event);
         if self.action_lines.as_ref().is_none_or(|(a, _)| a != action) {
@@ -291,7 +301,11 @@ impl HttpSink {
                 if let Some(value) = value {
                     lines.push_str(name);
                     lines.push_str(": ");
-                    lines.push_str(value.to_str().map_err(|e| e.to_string())?);
+                    lines.push_str(
+                        value
+                            .to_str()
+                            .map_err(|e| DeliveryError::Encode(e.to_string()))?,
+                    );
                     lines.push_str("\r\n");
                 }
             }
@@ -329,7 +343,7 @@ impl HttpSink {
         self.template.render(event, &mut self.wire);
         let digits = (self.wire.len() - body_start).to_string();
         if digits.len() > LENGTH_DIGITS {
-            return Err("notification too long".into());
+            return Err(DeliveryError::Encode("notification too long".into()));
         }
         let at = field + LENGTH_DIGITS - digits.len();
         self.wire.own_mut()[at..at + digits.len()].copy_from_slice(digits.as_bytes());
@@ -344,12 +358,13 @@ struct Headers {
 }
 
 /// The SOAPAction (1.1) and Content-Type of a message with `action`.
-fn headers(soap: SoapVersion, action: &str) -> Result<Headers, String> {
+fn headers(soap: SoapVersion, action: &str) -> Result<Headers, DeliveryError> {
     let action = action.replace('"', "%22");
     Ok(match soap {
         SoapVersion::V11 => Headers {
             soap_action: Some(
-                HeaderValue::from_str(&format!("\"{action}\"")).map_err(|e| e.to_string())?,
+                HeaderValue::from_str(&format!("\"{action}\""))
+                    .map_err(|e| DeliveryError::Encode(e.to_string()))?,
             ),
             content_type: HeaderValue::from_static("text/xml; charset=utf-8"),
         },
@@ -358,7 +373,7 @@ fn headers(soap: SoapVersion, action: &str) -> Result<Headers, String> {
             content_type: HeaderValue::from_str(&format!(
                 "application/soap+xml; charset=utf-8; action=\"{action}\""
             ))
-            .map_err(|e| e.to_string())?,
+            .map_err(|e| DeliveryError::Encode(e.to_string()))?,
         },
     })
 }
@@ -368,22 +383,25 @@ async fn exchange(
     client: &HttpClient,
     request: Request<Full<Bytes>>,
     timeout: Duration,
-) -> Result<(), String> {
+) -> Result<(), DeliveryError> {
     let answer = tokio::time::timeout(timeout, async {
-        let response = client.request(request).await.map_err(|e| e.to_string())?;
+        let response = client
+            .request(request)
+            .await
+            .map_err(|e| DeliveryError::Connection(e.to_string()))?;
         let status = response.status();
         // Read (a bounded part of) the answer so the connection can be reused.
         let _ = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
             .collect()
             .await;
-        Ok::<_, String>(status)
+        Ok::<_, DeliveryError>(status)
     })
     .await
-    .map_err(|_| format!("no answer within {timeout:?}"))??;
+    .map_err(|_| DeliveryError::Timeout(format!("no answer within {timeout:?}")))??;
     if answer.is_success() {
         Ok(())
     } else {
-        Err(format!("the sink answered {answer}"))
+        Err(DeliveryError::Status(answer.as_u16()))
     }
 }
 
@@ -397,19 +415,20 @@ pub(crate) async fn send_once(
     out: &Outgoing,
     timeout: Duration,
     guard: &DeliveryPolicy,
-) -> Result<(), String> {
+) -> Result<(), DeliveryError> {
     let headers = headers(soap, &out.action)?;
-    let target = crate::delivery::address_policy::Target::of(address).map_err(|e| e.to_string())?;
+    let target = crate::delivery::address_policy::Target::of(address)
+        .map_err(|e| DeliveryError::Refused(e.to_string()))?;
     let checked = guard
         .resolve(&target.host, target.port, target.publish, timeout)
         .await
-        .map_err(|r| format!("delivery to {address} refused: {r}"))?;
+        .map_err(|r| DeliveryError::Refused(format!("delivery to {address} refused: {r}")))?;
     let first = checked
         .first()
-        .ok_or_else(|| format!("{address} resolves to no address"))?;
+        .ok_or_else(|| DeliveryError::Refused(format!("{address} resolves to no address")))?;
     let uri: Uri = address
         .parse()
-        .map_err(|e: http::uri::InvalidUri| e.to_string())?;
+        .map_err(|e: http::uri::InvalidUri| DeliveryError::Refused(e.to_string()))?;
     let host = uri
         .authority()
         .map(|a| a.as_str().to_owned())
@@ -420,7 +439,7 @@ pub(crate) async fn send_once(
         .uri(format!("http://{first}{path}"))
         .header(http::header::HOST, host)
         .body(Full::new(out.envelope.clone()))
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| DeliveryError::Encode(e.to_string()))?;
     if let Some(soap_action) = headers.soap_action {
         request.headers_mut().insert("soapaction", soap_action);
     }

@@ -26,9 +26,9 @@ pub mod tcp;
 pub(crate) mod wire;
 
 use crate::Subscription;
-use crate::delivery::RetryPolicy;
 use crate::delivery::address_policy::DeliveryPolicy;
 use crate::delivery::sink_queue::Queued;
+use crate::delivery::{DeliveryError, RetryPolicy};
 pub use crate::protocol::address::{Binding, SUPPORTED_SCHEMES};
 
 /// A TCP connection to a sink's `authority` (`host:port`) within `timeout`, with Nagle off
@@ -39,7 +39,7 @@ pub(crate) async fn connect(
     timeout: std::time::Duration,
     guard: &DeliveryPolicy,
     publish: bool,
-) -> Result<tokio::net::TcpStream, String> {
+) -> Result<tokio::net::TcpStream, DeliveryError> {
     guard.connect(authority, timeout, publish).await
 }
 
@@ -97,7 +97,7 @@ impl Connection {
         &mut self,
         batch: &mut Vec<Queued>,
         ready: &(dyn Fn(&[Queued]) + Send + Sync),
-    ) -> Result<(), String> {
+    ) -> Result<(), DeliveryError> {
         match self {
             Connection::Http(sink) => sink.send(batch, ready).await,
             Connection::Stream(sink) => {
@@ -126,7 +126,7 @@ impl Connection {
 
     /// The next answer, or an error once one is overdue (HTTP; never on a TCP binding).
     /// Cancel-safe.
-    pub(crate) async fn answer(&mut self) -> Result<bool, String> {
+    pub(crate) async fn answer(&mut self) -> Result<bool, DeliveryError> {
         match self {
             Connection::Http(sink) => sink.answer().await,
             Connection::Stream(_) => std::future::pending().await,
@@ -136,9 +136,9 @@ impl Connection {
     /// Takes an answer or a failure (see `http::HttpSink::on_answer`).
     pub(crate) async fn on_answer(
         &mut self,
-        answer: Result<bool, String>,
+        answer: Result<bool, DeliveryError>,
         ready: &(dyn Fn(&[Queued]) + Send + Sync),
-    ) -> Result<(), String> {
+    ) -> Result<(), DeliveryError> {
         match self {
             Connection::Http(sink) => sink.on_answer(answer, ready).await,
             Connection::Stream(_) => Ok(()),
@@ -147,11 +147,11 @@ impl Connection {
 
     /// Writes `bytes` (the subscription's SubscriptionEnd frame) as the last thing on a TCP
     /// binding's stream and closes it; an HTTP connection carries no such frame.
-    pub(crate) async fn finish(&mut self, bytes: &[u8]) -> Result<(), String> {
+    pub(crate) async fn finish(&mut self, bytes: &[u8]) -> Result<(), DeliveryError> {
         match self {
-            Connection::Http(_) => {
-                Err("SubscriptionEnd goes by HTTP POST, not on the sink's connection".into())
-            }
+            Connection::Http(_) => Err(DeliveryError::Refused(
+                "SubscriptionEnd goes by HTTP POST, not on the sink's connection".into(),
+            )),
             Connection::Stream(sink) => sink.write_last(bytes).await,
         }
     }

@@ -6,6 +6,7 @@
 //! caller replaces a connection that fails and sends the unanswered requests again.
 
 use super::wire::Wire;
+use crate::delivery::DeliveryError;
 use crate::delivery::address_policy::DeliveryPolicy;
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
@@ -28,7 +29,7 @@ pub(crate) struct Pipeline {
     guard: DeliveryPolicy,
     publish: bool,
     writer: Option<OwnedWriteHalf>,
-    answers: Option<mpsc::UnboundedReceiver<Result<bool, String>>>,
+    answers: Option<mpsc::UnboundedReceiver<Result<bool, DeliveryError>>>,
     reader: Option<JoinHandle<()>>,
 }
 
@@ -64,7 +65,7 @@ impl Pipeline {
         &mut self,
         requests: &mut Wire,
         timeout: Duration,
-    ) -> Result<(), String> {
+    ) -> Result<(), DeliveryError> {
         if self.writer.is_none() {
             let stream =
                 super::connect(&self.authority, timeout, &self.guard, self.publish).await?;
@@ -80,15 +81,18 @@ impl Pipeline {
             self.writer = Some(write);
         }
         let Some(writer) = self.writer.as_mut() else {
-            return Err("no connection".into());
+            return Err(DeliveryError::Connection("no connection".into()));
         };
         match tokio::time::timeout(timeout, requests.write_to(writer)).await {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(self.fail(format!("writing to {}: {e}", self.authority))),
-            Err(_) => Err(self.fail(format!(
+            Ok(Err(e)) => Err(self.fail(DeliveryError::Connection(format!(
+                "writing to {}: {e}",
+                self.authority
+            )))),
+            Err(_) => Err(self.fail(DeliveryError::Timeout(format!(
                 "{} took no bytes within {timeout:?}",
                 self.authority
-            ))),
+            )))),
         }
     }
 
@@ -96,10 +100,10 @@ impl Pipeline {
     /// usable; `Ok(false)`: a 2xx after which the sink closes it (dropped here). Any other
     /// status, an unreadable answer or the end of the connection is an error and drops
     /// it. Cancel-safe: an answer not yet taken stays for the next call.
-    pub(crate) async fn next(&mut self) -> Result<bool, String> {
+    pub(crate) async fn next(&mut self) -> Result<bool, DeliveryError> {
         let answer = match self.answers.as_mut() {
             Some(answers) => answers.recv().await,
-            None => return Err("no connection".into()),
+            None => return Err(DeliveryError::Connection("no connection".into())),
         };
         match answer {
             Some(Ok(true)) => Ok(true),
@@ -108,7 +112,10 @@ impl Pipeline {
                 Ok(false)
             }
             Some(Err(why)) => Err(self.fail(why)),
-            None => Err(self.fail(format!("{} closed the connection", self.authority))),
+            None => Err(self.fail(DeliveryError::Connection(format!(
+                "{} closed the connection",
+                self.authority
+            )))),
         }
     }
 
@@ -122,7 +129,7 @@ impl Pipeline {
     }
 
     /// Closes the connection after a failure; returns `why`.
-    fn fail(&mut self, why: String) -> String {
+    fn fail(&mut self, why: DeliveryError) -> DeliveryError {
         self.close();
         why
     }
@@ -147,13 +154,13 @@ struct Reader {
 impl Reader {
     /// Reads answers and hands each over until the connection ends, fails, or is closed
     /// after an answer; the last thing sent is then the error (or `Ok(false)`).
-    async fn run(mut self, answers: mpsc::UnboundedSender<Result<bool, String>>) {
+    async fn run(mut self, answers: mpsc::UnboundedSender<Result<bool, DeliveryError>>) {
         loop {
             let (outcome, last) = match self.answer().await {
                 Ok(Answer::Status(status, keep)) if (200..300).contains(&status) => {
                     (Ok(keep), !keep)
                 }
-                Ok(Answer::Status(status, _)) => (Err(format!("the sink answered {status}")), true),
+                Ok(Answer::Status(status, _)) => (Err(DeliveryError::Status(status)), true),
                 Err(why) => (Err(why), true),
             };
             if answers.send(outcome).is_err() || last {
@@ -165,17 +172,23 @@ impl Reader {
     /// Reads more bytes into `read`; an error at end of stream. Reads straight into the
     /// buffer's spare room (no stack chunk in the task's state: a sink's answers are a
     /// few hundred bytes, and thousands of sinks each keep a reader waiting here).
-    async fn fill(&mut self) -> Result<(), String> {
+    async fn fill(&mut self) -> Result<(), DeliveryError> {
         self.read.reserve(READ_CHUNK);
         match self.half.read_buf(&mut self.read).await {
-            Ok(0) => Err(format!("{} closed the connection", self.authority)),
+            Ok(0) => Err(DeliveryError::Connection(format!(
+                "{} closed the connection",
+                self.authority
+            ))),
             Ok(_) => Ok(()),
-            Err(e) => Err(format!("reading from {}: {e}", self.authority)),
+            Err(e) => Err(DeliveryError::Connection(format!(
+                "reading from {}: {e}",
+                self.authority
+            ))),
         }
     }
 
     /// Reads one final answer (skipping 1xx) and its body.
-    async fn answer(&mut self) -> Result<Answer, String> {
+    async fn answer(&mut self) -> Result<Answer, DeliveryError> {
         loop {
             let (status, head_len, body, keep) = loop {
                 let mut headers = [httparse::EMPTY_HEADER; 32];
@@ -189,8 +202,10 @@ impl Reader {
                     Ok(httparse::Status::Partial) if self.read.len() < MAX_HEAD => {
                         self.fill().await?;
                     }
-                    Ok(httparse::Status::Partial) => return Err("answer head too long".into()),
-                    Err(e) => return Err(format!("unreadable answer: {e}")),
+                    Ok(httparse::Status::Partial) => {
+                        return Err(DeliveryError::Answer("answer head too long".into()));
+                    }
+                    Err(e) => return Err(DeliveryError::Answer(format!("unreadable answer: {e}"))),
                 }
             };
             self.read.drain(..head_len);
@@ -210,7 +225,7 @@ impl Reader {
         }
     }
 
-    async fn skip(&mut self, mut n: u64) -> Result<(), String> {
+    async fn skip(&mut self, mut n: u64) -> Result<(), DeliveryError> {
         loop {
             let here = (self.read.len() as u64).min(n);
             self.read.drain(..here as usize);
@@ -222,7 +237,7 @@ impl Reader {
         }
     }
 
-    async fn skip_chunked(&mut self) -> Result<(), String> {
+    async fn skip_chunked(&mut self) -> Result<(), DeliveryError> {
         let mut total = 0u64;
         loop {
             let line_end = loop {
@@ -230,17 +245,17 @@ impl Reader {
                     break i;
                 }
                 if self.read.len() > 1024 {
-                    return Err("bad chunk size line".into());
+                    return Err(DeliveryError::Answer("bad chunk size line".into()));
                 }
                 self.fill().await?;
             };
             let line = String::from_utf8_lossy(&self.read[..line_end]).into_owned();
             let size = u64::from_str_radix(line.split(';').next().unwrap_or("").trim(), 16)
-                .map_err(|_| format!("bad chunk size {line:?}"))?;
+                .map_err(|_| DeliveryError::Answer(format!("bad chunk size {line:?}")))?;
             self.read.drain(..line_end + 2);
             total = total.saturating_add(size);
             if total > MAX_BODY {
-                return Err("answer body too long".into());
+                return Err(DeliveryError::Answer("answer body too long".into()));
             }
             if size == 0 {
                 // Trailers (normally none) end with an empty line.
@@ -268,7 +283,10 @@ enum Body {
 }
 
 /// The body framing and whether the connection stays open, from the answer's head.
-fn framing(response: &httparse::Response<'_, '_>, status: u16) -> Result<(Body, bool), String> {
+fn framing(
+    response: &httparse::Response<'_, '_>,
+    status: u16,
+) -> Result<(Body, bool), DeliveryError> {
     let mut length = None;
     let mut chunked = false;
     let mut keep = response.version == Some(1);
@@ -278,7 +296,7 @@ fn framing(response: &httparse::Response<'_, '_>, status: u16) -> Result<(Body, 
             length = Some(
                 value
                     .parse::<u64>()
-                    .map_err(|_| "bad Content-Length".to_owned())?,
+                    .map_err(|_| DeliveryError::Answer("bad Content-Length".into()))?,
             );
         } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
             chunked = value.to_ascii_lowercase().ends_with("chunked");
@@ -297,7 +315,7 @@ fn framing(response: &httparse::Response<'_, '_>, status: u16) -> Result<(Body, 
         Body::Chunked
     } else if let Some(n) = length {
         if n > MAX_BODY {
-            return Err("answer body too long".into());
+            return Err(DeliveryError::Answer("answer body too long".into()));
         }
         Body::Length(n)
     } else {
@@ -342,7 +360,10 @@ mod tests {
         for _ in 0..3 {
             assert_eq!(p.next().await, Ok(true));
         }
-        assert_eq!(p.next().await, Err("the sink answered 500".into()));
+        assert_eq!(
+            p.next().await.map_err(|e| e.to_string()),
+            Err("the sink answered 500".into())
+        );
         assert!(!p.connected());
     }
 
@@ -358,7 +379,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(p.next().await, Ok(true));
-        assert!(p.next().await.unwrap_err().contains("closed"));
+        assert!(p.next().await.unwrap_err().to_string().contains("closed"));
         assert!(!p.connected());
         let addr =
             scripted(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n").await;

@@ -18,10 +18,10 @@ use super::binary::SubscriptionPart;
 use super::soap::Template;
 use super::wire::{Out, Wire};
 use crate::Subscription;
-use crate::delivery::RetryPolicy;
 use crate::delivery::address_policy::DeliveryPolicy;
 use crate::delivery::sink_queue::Queued;
 use crate::delivery::stamped::Stamped;
+use crate::delivery::{DeliveryError, RetryPolicy};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
@@ -177,7 +177,7 @@ impl StreamSink {
     /// Writes `bytes` (a SubscriptionEnd frame) as the last thing on the stream — after
     /// every notification written before — once, connecting if no connection is open, and
     /// closes the stream.
-    pub(crate) async fn write_last(&mut self, bytes: &[u8]) -> Result<(), String> {
+    pub(crate) async fn write_last(&mut self, bytes: &[u8]) -> Result<(), DeliveryError> {
         self.wire = Wire::of(bytes);
         let written = self.write_once().await;
         if let Some(mut stream) = self.stream.take() {
@@ -190,7 +190,7 @@ impl StreamSink {
         &mut self,
         batch: &[Queued],
         ready: &(dyn Fn(&[Queued]) + Send + Sync),
-    ) -> Result<(), String> {
+    ) -> Result<(), DeliveryError> {
         let mut start = 0;
         while start < batch.len() {
             self.wire.clear();
@@ -210,7 +210,7 @@ impl StreamSink {
         Ok(())
     }
 
-    fn encode(&mut self, event: &Stamped) -> Result<(), String> {
+    fn encode(&mut self, event: &Stamped) -> Result<(), DeliveryError> {
         match &self.encoding {
             Encoding::SoapLengthPrefixed(template) => {
                 let Some(min) = self.gzip_from else {
@@ -220,7 +220,7 @@ impl StreamSink {
                     template.render(event, &mut self.wire);
                     let len = self.wire.len() - before - 4;
                     if len > MAX_SOAP_FRAME {
-                        return Err(FrameTooLong(len).to_string());
+                        return Err(DeliveryError::Encode(FrameTooLong(len).to_string()));
                     }
                     // ≤ MAX_SOAP_FRAME < GZIP_FLAG
                     self.wire.own_mut()[prefix_at..prefix_at + 4]
@@ -231,7 +231,7 @@ impl StreamSink {
                 template.render(event, &mut self.scratch);
                 let len = self.scratch.len();
                 if len > MAX_SOAP_FRAME {
-                    return Err(FrameTooLong(len).to_string());
+                    return Err(DeliveryError::Encode(FrameTooLong(len).to_string()));
                 }
                 match crate::protocol::compression::gzip(&self.scratch, min)
                     .filter(|p| p.len() <= MAX_SOAP_FRAME)
@@ -253,11 +253,11 @@ impl StreamSink {
                 let Some(min) = self.gzip_from else {
                     return part
                         .render(event, &mut self.wire)
-                        .map_err(|e| e.to_string());
+                        .map_err(|e| DeliveryError::Encode(e.to_string()));
                 };
                 self.scratch.clear();
                 part.render(event, &mut self.scratch)
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| DeliveryError::Encode(e.to_string()))?;
                 super::binary::compress_in_place(&mut self.scratch, 0, min);
                 self.wire.own(&self.scratch);
                 Ok(())
@@ -267,7 +267,7 @@ impl StreamSink {
 
     /// Writes the gathered notifications, on a new connection after a failure, within the
     /// retry budget (see [`StreamSink`]).
-    async fn write_with_retries(&mut self) -> Result<(), String> {
+    async fn write_with_retries(&mut self) -> Result<(), DeliveryError> {
         loop {
             match self.write_once().await {
                 Ok(()) => {
@@ -296,19 +296,24 @@ impl StreamSink {
         }
     }
 
-    async fn write_once(&mut self) -> Result<(), String> {
+    async fn write_once(&mut self) -> Result<(), DeliveryError> {
         let timeout = self.policy.timeout;
         if self.stream.is_none() {
             self.stream = Some(super::connect(&self.authority, timeout, &self.guard, false).await?);
             self.opened = Some(Instant::now());
         }
         let Some(stream) = self.stream.as_mut() else {
-            return Err("no connection".into());
+            return Err(DeliveryError::Connection("no connection".into()));
         };
         tokio::time::timeout(timeout, self.wire.write_to(stream))
             .await
-            .map_err(|_| format!("{} took no bytes within {timeout:?}", self.authority))?
-            .map_err(|e| format!("writing to {}: {e}", self.authority))
+            .map_err(|_| {
+                DeliveryError::Timeout(format!(
+                    "{} took no bytes within {timeout:?}",
+                    self.authority
+                ))
+            })?
+            .map_err(|e| DeliveryError::Connection(format!("writing to {}: {e}", self.authority)))
     }
 }
 

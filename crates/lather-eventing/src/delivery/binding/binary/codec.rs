@@ -1,35 +1,5 @@
-//! lather's binary notification frame (`lather.bin://`), self-delimiting so frames follow
-//! each other on a TCP stream. Byte layout (all integers big-endian; `docs/eventing-binary.md`):
-//!
-//! ```text
-//! offset size  field
-//! 0      2     magic "LB" (0x4C 0x42)
-//! 2      1     version (1)
-//! 3      1     flags: bit 0 FLAG_GZIP (the body is gzip-compressed), bit 1 FLAG_KIND
-//!              (the body starts with a kind byte); other bits 0
-//! 4      4     body length N: bytes after this field (at most MAX_BODY)
-//! 8      8     event sequence number
-//! 16     8     publish time, Unix nanoseconds
-//! 24     1+n   subscription id: length (u8), UTF-8
-//! …      2+n   action: length (u16), UTF-8
-//! …      2+n   topic: length (u16), UTF-8 (empty if none)
-//! …      1     field count (u8), then per field:
-//!              kind (u8: 0 reference parameter, 1 event header, 2 reference parameter as XML),
-//!              name: length (u16) + UTF-8 (`{namespace}local`; empty for kind 2),
-//!              value: length (u16) + UTF-8 (text content; the element for kind 2)
-//! …      rest  event payload (the event element's bytes)
-//! ```
-//!
-//! A frame with `FLAG_KIND` starts its body with a kind byte: 0 a notification (the layout
-//! above from offset 8 on), 1 a SubscriptionEnd ([`EndFrame`]: subscription id as above,
-//! then status and reason, each a u16 length and UTF-8). Frames without it are
-//! notifications, byte for byte as before either flag existed. With `FLAG_GZIP` the N body
-//! bytes are the gzip (RFC 1952) of the body as described; decoders inflate at most
-//! [`MAX_BODY`] bytes of it.
-
-use crate::Subscription;
-use crate::delivery::stamped::Stamped;
-use lather_envelope::{Element, Limits};
+//! The lather.bin frame codec: encode and decode notification and SubscriptionEnd frames
+//! (layout in the parent module and `docs/eventing-binary.md`). No I/O.
 
 /// The frame's first two bytes.
 pub const MAGIC: [u8; 2] = *b"LB";
@@ -121,7 +91,7 @@ pub struct EndFrame {
 
 /// A decoded frame of either kind.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Message {
+pub enum BinaryMessage {
     /// A notification.
     Notification(Frame),
     /// The subscription ended.
@@ -130,7 +100,7 @@ pub enum Message {
 
 /// Why bytes are not a frame (or a frame cannot be written).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FrameError {
+pub enum BinaryFrameError {
     /// The first bytes are not `LB`.
     BadMagic,
     /// A version this decoder does not read.
@@ -155,32 +125,38 @@ pub enum FrameError {
     Gzip(String),
 }
 
-impl std::fmt::Display for FrameError {
+impl std::fmt::Display for BinaryFrameError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FrameError::BadMagic => write!(f, "not a lather binary frame (bad magic)"),
-            FrameError::UnknownVersion(v) => write!(f, "binary frame version {v} is not known"),
-            FrameError::TooLong(n) => {
+            BinaryFrameError::BadMagic => write!(f, "not a lather binary frame (bad magic)"),
+            BinaryFrameError::UnknownVersion(v) => {
+                write!(f, "binary frame version {v} is not known")
+            }
+            BinaryFrameError::TooLong(n) => {
                 write!(f, "binary frame body of {n} bytes exceeds {MAX_BODY}")
             }
-            FrameError::Truncated => write!(f, "binary frame truncated inside its body"),
-            FrameError::UnknownField(k) => write!(f, "binary frame field kind {k} is not known"),
-            FrameError::NotUtf8 => write!(f, "binary frame text is not UTF-8"),
-            FrameError::FieldTooLong(what) => write!(f, "binary frame {what} is too long"),
-            FrameError::UnknownFlags(b) => write!(f, "binary frame flags {b:#04x} are not known"),
-            FrameError::UnknownKind(k) => write!(f, "binary frame kind {k} is not known"),
-            FrameError::NotANotification(k) => {
+            BinaryFrameError::Truncated => write!(f, "binary frame truncated inside its body"),
+            BinaryFrameError::UnknownField(k) => {
+                write!(f, "binary frame field kind {k} is not known")
+            }
+            BinaryFrameError::NotUtf8 => write!(f, "binary frame text is not UTF-8"),
+            BinaryFrameError::FieldTooLong(what) => write!(f, "binary frame {what} is too long"),
+            BinaryFrameError::UnknownFlags(b) => {
+                write!(f, "binary frame flags {b:#04x} are not known")
+            }
+            BinaryFrameError::UnknownKind(k) => write!(f, "binary frame kind {k} is not known"),
+            BinaryFrameError::NotANotification(k) => {
                 write!(f, "binary frame of kind {k} is not a notification")
             }
-            FrameError::Gzip(why) => write!(f, "compressed binary frame: {why}"),
+            BinaryFrameError::Gzip(why) => write!(f, "compressed binary frame: {why}"),
         }
     }
 }
 
-impl std::error::Error for FrameError {}
+impl std::error::Error for BinaryFrameError {}
 
 /// Appends `frame` to `out`.
-pub fn encode(frame: &Frame, out: &mut Vec<u8>) -> Result<(), FrameError> {
+pub fn encode(frame: &Frame, out: &mut Vec<u8>) -> Result<(), BinaryFrameError> {
     let fields: Vec<(FieldKind, &str, &str)> = frame
         .fields
         .iter()
@@ -209,7 +185,7 @@ fn write(
     topic: &str,
     fields: &[(FieldKind, &str, &str)],
     payload: &[u8],
-) -> Result<(), FrameError> {
+) -> Result<(), BinaryFrameError> {
     write_head(
         out,
         subscription,
@@ -227,7 +203,7 @@ fn write(
 /// Writes one frame's head (everything before the payload) for a payload of
 /// `payload_len` bytes; on error `out` is left as it was.
 #[allow(clippy::too_many_arguments)]
-fn write_head(
+pub(crate) fn write_head(
     out: &mut Vec<u8>,
     subscription: &str,
     seq: u64,
@@ -236,11 +212,13 @@ fn write_head(
     topic: &str,
     fields: &[(FieldKind, &str, &str)],
     payload_len: usize,
-) -> Result<(), FrameError> {
+) -> Result<(), BinaryFrameError> {
     let sub_len = u8::try_from(subscription.len())
-        .map_err(|_| FrameError::FieldTooLong("subscription id"))?;
-    let count = u8::try_from(fields.len()).map_err(|_| FrameError::FieldTooLong("field list"))?;
-    let short = |s: &str, what| u16::try_from(s.len()).map_err(|_| FrameError::FieldTooLong(what));
+        .map_err(|_| BinaryFrameError::FieldTooLong("subscription id"))?;
+    let count =
+        u8::try_from(fields.len()).map_err(|_| BinaryFrameError::FieldTooLong("field list"))?;
+    let short =
+        |s: &str, what| u16::try_from(s.len()).map_err(|_| BinaryFrameError::FieldTooLong(what));
     let action_len = short(action, "action")?;
     let topic_len = short(topic, "topic")?;
     let mut fields_len = 0usize;
@@ -260,7 +238,7 @@ fn write_head(
         + fields_len
         + payload_len;
     if body > MAX_BODY {
-        return Err(FrameError::TooLong(body));
+        return Err(BinaryFrameError::TooLong(body));
     }
     out.reserve(PREFIX_LEN + body - payload_len);
     out.extend_from_slice(&MAGIC);
@@ -289,39 +267,41 @@ fn write_head(
 
 /// Reads the notification frame at the start of `buf`: `Ok(None)` if more bytes are
 /// needed, else the frame and how many bytes it took; a SubscriptionEnd frame is
-/// [`FrameError::NotANotification`] ([`decode_message`] reads both). Never panics,
+/// [`BinaryFrameError::NotANotification`] ([`decode_message`] reads both). Never panics,
 /// whatever the bytes.
-pub fn decode(buf: &[u8]) -> Result<Option<(Frame, usize)>, FrameError> {
+pub fn decode(buf: &[u8]) -> Result<Option<(Frame, usize)>, BinaryFrameError> {
     match decode_message(buf)? {
         None => Ok(None),
-        Some((Message::Notification(frame), used)) => Ok(Some((frame, used))),
-        Some((Message::End(_), _)) => Err(FrameError::NotANotification(KIND_SUBSCRIPTION_END)),
+        Some((BinaryMessage::Notification(frame), used)) => Ok(Some((frame, used))),
+        Some((BinaryMessage::End(_), _)) => {
+            Err(BinaryFrameError::NotANotification(KIND_SUBSCRIPTION_END))
+        }
     }
 }
 
 /// Reads the frame at the start of `buf`, a notification or a SubscriptionEnd, plain or
 /// compressed: `Ok(None)` if more bytes are needed, else the message and how many bytes
 /// the frame took. Never panics, whatever the bytes; inflates at most [`MAX_BODY`] bytes.
-pub fn decode_message(buf: &[u8]) -> Result<Option<(Message, usize)>, FrameError> {
+pub fn decode_message(buf: &[u8]) -> Result<Option<(BinaryMessage, usize)>, BinaryFrameError> {
     if buf.len() < PREFIX_LEN {
         if buf.iter().zip(MAGIC).any(|(a, b)| *a != b) {
-            return Err(FrameError::BadMagic);
+            return Err(BinaryFrameError::BadMagic);
         }
         return Ok(None);
     }
     if buf[..2] != MAGIC {
-        return Err(FrameError::BadMagic);
+        return Err(BinaryFrameError::BadMagic);
     }
     if buf[2] != VERSION {
-        return Err(FrameError::UnknownVersion(buf[2]));
+        return Err(BinaryFrameError::UnknownVersion(buf[2]));
     }
     let flags = buf[3];
     if flags & !(FLAG_GZIP | FLAG_KIND) != 0 {
-        return Err(FrameError::UnknownFlags(flags));
+        return Err(BinaryFrameError::UnknownFlags(flags));
     }
     let body_len = u32::from_be_bytes([buf[4], buf[5], buf[6], buf[7]]) as usize;
     if body_len > MAX_BODY {
-        return Err(FrameError::TooLong(body_len));
+        return Err(BinaryFrameError::TooLong(body_len));
     }
     let Some(body) = buf.get(PREFIX_LEN..PREFIX_LEN + body_len) else {
         return Ok(None);
@@ -329,7 +309,7 @@ pub fn decode_message(buf: &[u8]) -> Result<Option<(Message, usize)>, FrameError
     let inflated;
     let body = if flags & FLAG_GZIP != 0 {
         inflated =
-            crate::protocol::compression::gunzip(body, MAX_BODY).map_err(FrameError::Gzip)?;
+            crate::protocol::compression::gunzip(body, MAX_BODY).map_err(BinaryFrameError::Gzip)?;
         &inflated[..]
     } else {
         body
@@ -341,7 +321,7 @@ pub fn decode_message(buf: &[u8]) -> Result<Option<(Message, usize)>, FrameError
         KIND_NOTIFICATION
     };
     let message = match kind {
-        KIND_NOTIFICATION => Message::Notification(notification(r)?),
+        KIND_NOTIFICATION => BinaryMessage::Notification(notification(r)?),
         KIND_SUBSCRIPTION_END => {
             let n = usize::from(r.u8()?);
             let subscription = r.text(n)?;
@@ -349,19 +329,19 @@ pub fn decode_message(buf: &[u8]) -> Result<Option<(Message, usize)>, FrameError
             let status = r.text(n)?;
             let n = usize::from(r.u16()?);
             let reason = r.text(n)?;
-            Message::End(EndFrame {
+            BinaryMessage::End(EndFrame {
                 subscription,
                 status,
                 reason,
             })
         }
-        other => return Err(FrameError::UnknownKind(other)),
+        other => return Err(BinaryFrameError::UnknownKind(other)),
     };
     Ok(Some((message, PREFIX_LEN + body_len)))
 }
 
 /// A notification's body from the sequence number on.
-fn notification(mut r: Reader<'_>) -> Result<Frame, FrameError> {
+fn notification(mut r: Reader<'_>) -> Result<Frame, BinaryFrameError> {
     let seq = r.u64()?;
     let published_ns = r.u64()?;
     let n = usize::from(r.u8()?);
@@ -374,7 +354,7 @@ fn notification(mut r: Reader<'_>) -> Result<Frame, FrameError> {
     let mut fields = Vec::with_capacity(usize::from(count));
     for _ in 0..count {
         let code = r.u8()?;
-        let kind = FieldKind::of(code).ok_or(FrameError::UnknownField(code))?;
+        let kind = FieldKind::of(code).ok_or(BinaryFrameError::UnknownField(code))?;
         let n = usize::from(r.u16()?);
         let name = r.text(n)?;
         let n = usize::from(r.u16()?);
@@ -394,13 +374,13 @@ fn notification(mut r: Reader<'_>) -> Result<Frame, FrameError> {
 
 /// Appends the SubscriptionEnd frame `end` to `out` (never compressed); on error `out` is
 /// left as it was.
-pub fn encode_end(end: &EndFrame, out: &mut Vec<u8>) -> Result<(), FrameError> {
+pub fn encode_end(end: &EndFrame, out: &mut Vec<u8>) -> Result<(), BinaryFrameError> {
     let sub_len = u8::try_from(end.subscription.len())
-        .map_err(|_| FrameError::FieldTooLong("subscription id"))?;
+        .map_err(|_| BinaryFrameError::FieldTooLong("subscription id"))?;
     let status_len =
-        u16::try_from(end.status.len()).map_err(|_| FrameError::FieldTooLong("status"))?;
+        u16::try_from(end.status.len()).map_err(|_| BinaryFrameError::FieldTooLong("status"))?;
     let reason_len =
-        u16::try_from(end.reason.len()).map_err(|_| FrameError::FieldTooLong("reason"))?;
+        u16::try_from(end.reason.len()).map_err(|_| BinaryFrameError::FieldTooLong("reason"))?;
     let body = 1 + 1 + end.subscription.len() + 2 + end.status.len() + 2 + end.reason.len();
     out.reserve(PREFIX_LEN + body);
     out.extend_from_slice(&MAGIC);
@@ -440,95 +420,28 @@ pub(crate) fn compress_in_place(buf: &mut Vec<u8>, at: usize, min_bytes: usize) 
 struct Reader<'a>(&'a [u8]);
 
 impl Reader<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8], FrameError> {
+    fn take(&mut self, n: usize) -> Result<&[u8], BinaryFrameError> {
         if n > self.0.len() {
-            return Err(FrameError::Truncated);
+            return Err(BinaryFrameError::Truncated);
         }
         let (head, rest) = self.0.split_at(n);
         self.0 = rest;
         Ok(head)
     }
-    fn u8(&mut self) -> Result<u8, FrameError> {
+    fn u8(&mut self) -> Result<u8, BinaryFrameError> {
         Ok(self.take(1)?[0])
     }
-    fn u16(&mut self) -> Result<u16, FrameError> {
+    fn u16(&mut self) -> Result<u16, BinaryFrameError> {
         let b = self.take(2)?;
         Ok(u16::from_be_bytes([b[0], b[1]]))
     }
-    fn u64(&mut self) -> Result<u64, FrameError> {
+    fn u64(&mut self) -> Result<u64, BinaryFrameError> {
         let mut a = [0u8; 8];
         a.copy_from_slice(self.take(8)?);
         Ok(u64::from_be_bytes(a))
     }
-    fn text(&mut self, n: usize) -> Result<String, FrameError> {
-        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| FrameError::NotUtf8)
-    }
-}
-
-/// The per-subscription part of a subscription's frames: its id and its reference
-/// parameters in compact form, made once.
-#[derive(Debug, Clone)]
-pub(crate) struct SubscriptionPart {
-    id: String,
-    params: Vec<(FieldKind, String, String)>,
-}
-
-impl SubscriptionPart {
-    pub(crate) fn new(sub: &Subscription) -> SubscriptionPart {
-        let limits = Limits {
-            max_message_bytes: usize::MAX,
-            max_depth: 64,
-            max_attributes: 64,
-        };
-        let params = sub
-            .notify_to
-            .params
-            .iter()
-            .map(|xml| match Element::parse(xml.as_bytes(), &limits) {
-                Ok(e) if e.elements().next().is_none() => (
-                    FieldKind::ReferenceParameter,
-                    format!("{{{}}}{}", e.name().namespace(), e.name().local()),
-                    e.text().to_string(),
-                ),
-                _ => (FieldKind::ReferenceParameterXml, String::new(), xml.clone()),
-            })
-            .collect();
-        SubscriptionPart {
-            id: sub.id.clone(),
-            params,
-        }
-    }
-
-    /// Appends `event`'s frame to `out` (the event's payload shared where `out` allows
-    /// it, [`super::wire::Wire`]).
-    pub(crate) fn render(
-        &self,
-        event: &Stamped,
-        out: &mut impl super::wire::Out,
-    ) -> Result<(), FrameError> {
-        let mut fields: Vec<(FieldKind, &str, &str)> = self
-            .params
-            .iter()
-            .map(|(k, n, v)| (*k, n.as_str(), v.as_str()))
-            .collect();
-        let names: Vec<String> = event.headers.iter().map(|h| h.clark()).collect();
-        for (h, name) in event.headers.iter().zip(&names) {
-            fields.push((FieldKind::Header, name, &h.text));
-        }
-        let mut head = Vec::new();
-        write_head(
-            &mut head,
-            &self.id,
-            event.seq,
-            event.published_ns,
-            &event.action,
-            event.topics.first().map_or("", String::as_str),
-            &fields,
-            event.payload.len(),
-        )?;
-        out.own(&head);
-        out.payload(&event.payload);
-        Ok(())
+    fn text(&mut self, n: usize) -> Result<String, BinaryFrameError> {
+        String::from_utf8(self.take(n)?.to_vec()).map_err(|_| BinaryFrameError::NotUtf8)
     }
 }
 
@@ -567,27 +480,27 @@ mod tests {
 
     #[test]
     fn bad_prefixes_are_errors_not_waits() {
-        assert_eq!(decode(b"X").unwrap_err(), FrameError::BadMagic);
+        assert_eq!(decode(b"X").unwrap_err(), BinaryFrameError::BadMagic);
         assert_eq!(
             decode(&[b'L', b'B', 9, 0, 0, 0, 0, 0]).unwrap_err(),
-            FrameError::UnknownVersion(9)
+            BinaryFrameError::UnknownVersion(9)
         );
         assert_eq!(
             decode(&[b'L', b'B', 1, 0, 0xff, 0, 0, 0]).unwrap_err(),
-            FrameError::TooLong(0xff00_0000)
+            BinaryFrameError::TooLong(0xff00_0000)
         );
         // A body whose subscription length runs past its end.
         let mut b = vec![b'L', b'B', 1, 0, 0, 0, 0, 17];
         b.extend_from_slice(&[0; 16]);
         b.push(5);
-        assert_eq!(decode(&b).unwrap_err(), FrameError::Truncated);
+        assert_eq!(decode(&b).unwrap_err(), BinaryFrameError::Truncated);
         assert_eq!(
             decode(&[b'L', b'B', 1, 4, 0, 0, 0, 0]).unwrap_err(),
-            FrameError::UnknownFlags(4)
+            BinaryFrameError::UnknownFlags(4)
         );
         assert_eq!(
             decode(&[b'L', b'B', 1, FLAG_KIND, 0, 0, 0, 1, 9]).unwrap_err(),
-            FrameError::UnknownKind(9)
+            BinaryFrameError::UnknownKind(9)
         );
     }
 
@@ -606,9 +519,12 @@ mod tests {
         assert_eq!(out, want);
         assert_eq!(
             decode_message(&out).unwrap(),
-            Some((Message::End(end), out.len()))
+            Some((BinaryMessage::End(end), out.len()))
         );
-        assert_eq!(decode(&out).unwrap_err(), FrameError::NotANotification(1));
+        assert_eq!(
+            decode(&out).unwrap_err(),
+            BinaryFrameError::NotANotification(1)
+        );
         let frame = Frame {
             subscription: "s".into(),
             seq: 1,
