@@ -43,7 +43,7 @@ pub use delivery::binding::Binding;
 pub use delivery::{DeliveryProbe, ProbeFn, RetryPolicy};
 pub use error::EventingError;
 pub use protocol::action_filter::{DPWS_ACTION_DIALECT, DPWS06_ACTION_DIALECT};
-pub use protocol::compression::{COMPRESSIONS, DEFAULT_COMPRESS_MIN_BYTES};
+pub use protocol::compression::{COMPRESSIONS, DEFAULT_COMPRESS_MIN_BYTES, GunzipError};
 pub use protocol::event::{Event, EventHeader, unix_ns};
 pub use protocol::format::{NOTIFY_EVENT_ACTION, WRAP_FORMAT};
 pub use protocol::reply::EndStatus;

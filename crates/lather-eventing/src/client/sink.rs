@@ -168,7 +168,7 @@ async fn take(
     let body = if gzip {
         match crate::protocol::compression::gunzip(&body, MAX_MESSAGE_BYTES) {
             Ok(inflated) => Bytes::from(inflated),
-            Err(why) => return Ok(answer(StatusCode::BAD_REQUEST, &why)),
+            Err(why) => return Ok(answer(StatusCode::BAD_REQUEST, &why.to_string())),
         }
     } else {
         body

@@ -53,18 +53,27 @@ pub(crate) fn supported() -> String {
 /// `data` gunzipped, refusing more than `limit` bytes of output (so a small compressed
 /// frame cannot expand without bound: the same bounded read as lather-http's request
 /// bodies, which cannot be called from here — lather-http depends on this crate).
-pub(crate) fn gunzip(data: &[u8], limit: usize) -> Result<Vec<u8>, String> {
+pub(crate) fn gunzip(data: &[u8], limit: usize) -> Result<Vec<u8>, GunzipError> {
     let mut out = Vec::new();
     match MultiGzDecoder::new(data)
         .take(limit as u64 + 1)
         .read_to_end(&mut out)
     {
-        Ok(n) if n > limit => Err(format!(
-            "decompressed frame exceeds the limit of {limit} bytes"
-        )),
+        Ok(n) if n > limit => Err(GunzipError::TooLarge(limit)),
         Ok(_) => Ok(out),
-        Err(e) => Err(format!("the gzip data could not be decoded: {e}")),
+        Err(e) => Err(GunzipError::Undecodable(e.to_string())),
     }
+}
+
+/// Why compressed bytes could not be inflated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GunzipError {
+    /// They inflate beyond the limit (in bytes).
+    #[error("decompressed frame exceeds the limit of {0} bytes")]
+    TooLarge(usize),
+    /// They are not gzip (the decoder's reason).
+    #[error("the gzip data could not be decoded: {0}")]
+    Undecodable(String),
 }
 
 /// `envelope` gzip-compressed if it has at least `min_bytes`; `None` if it stays plain.
@@ -103,11 +112,12 @@ mod tests {
     fn gunzip_stops_at_its_limit() {
         let bomb = gzip(&vec![0u8; 10 * 1024 * 1024], 0).unwrap();
         assert!(bomb.len() < 20_000);
-        let err = gunzip(&bomb, 1024 * 1024).unwrap_err();
+        let err = gunzip(&bomb, 1024 * 1024).unwrap_err().to_string();
         assert!(err.contains("exceeds the limit of 1048576"), "{err}");
         assert!(
             gunzip(b"not gzip", 100)
                 .unwrap_err()
+                .to_string()
                 .contains("could not be decoded")
         );
     }

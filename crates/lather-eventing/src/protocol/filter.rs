@@ -5,7 +5,7 @@ use crate::Subscription;
 use crate::protocol::problem::{Problem, Refusal, refuse};
 use crate::protocol::request;
 use crate::protocol::version::{TOPIC_DIALECT, Version};
-use crate::protocol::xpath::{XPATH_DIALECT_2004, XPATH_DIALECT_2011, XPathFilter};
+use crate::protocol::xpath::{XPATH_DIALECT_2004, XPATH_DIALECT_2011, XPathError, XPathFilter};
 use lather_envelope::escape::escape_text;
 use lather_envelope::{Element, QName};
 
@@ -64,12 +64,12 @@ fn xpath(filter: &Element) -> Result<Filter, Refusal> {
         .collect();
     match XPathFilter::compile(&expression, &namespaces) {
         Ok(compiled) => Ok(Filter::XPath(compiled)),
-        Err(why) => refuse(Problem::BadFilter, why),
+        Err(why) => refuse(Problem::BadFilter, why.to_string()),
     }
 }
 
 /// The XPath filter a (stored) subscription carries, compiled again; `None` if it has none.
-pub(crate) fn xpath_of(sub: &Subscription) -> Result<Option<XPathFilter>, String> {
+pub(crate) fn xpath_of(sub: &Subscription) -> Result<Option<XPathFilter>, XPathError> {
     if let Some(content) = sub.wsn.as_ref().and_then(|t| t.message_content.as_ref()) {
         return XPathFilter::compile(&content.expression, &content.namespaces).map(Some);
     }

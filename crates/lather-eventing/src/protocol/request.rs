@@ -161,15 +161,27 @@ fn endpoint(
 /// `Err` says why there is none (an empty Body, or a payload that does not parse).
 pub(crate) fn body_element(
     envelope: &lather_envelope::Envelope,
-) -> Result<(bytes::Bytes, Element), String> {
+) -> Result<(bytes::Bytes, Element), UnreadableBody> {
     let Some(payload) = envelope.extract_payload() else {
-        return Err("empty Body".to_owned());
+        return Err(UnreadableBody::Empty);
     };
     let limits = lather_envelope::Limits {
         max_message_bytes: usize::MAX,
         max_depth: 256,
         max_attributes: 256,
     };
-    let element = Element::parse(&payload, &limits).map_err(|f| f.reason().to_owned())?;
+    let element = Element::parse(&payload, &limits)
+        .map_err(|f| UnreadableBody::Unparsable(f.reason().to_owned()))?;
     Ok((payload, element))
+}
+
+/// Why a request's Body gives no element to answer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum UnreadableBody {
+    /// The Body is empty.
+    #[error("empty Body")]
+    Empty,
+    /// Its content does not parse (the parser's reason).
+    #[error("{0}")]
+    Unparsable(String),
 }

@@ -572,7 +572,7 @@ impl Inner {
     ) -> Result<(String, String), Refusal> {
         let (payload, element) = match request::body_element(envelope) {
             Ok(read) => read,
-            Err(why) => return refuse(Problem::Malformed, why),
+            Err(why) => return refuse(Problem::Malformed, why.to_string()),
         };
         if element.name().local() != "GetStatus" {
             self.check_shared()?;
@@ -675,7 +675,7 @@ impl Inner {
         if let Some(xpath) = &request.xpath
             && let Err(why) = xpath.check_cost(self.settings.filter_budget)
         {
-            return refuse(Problem::CostlyFilter, why);
+            return refuse(Problem::CostlyFilter, why.to_string());
         }
         let slot = self
             .reserve(identity)

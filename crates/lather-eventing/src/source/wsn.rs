@@ -50,7 +50,7 @@ async fn answer(
 ) -> Result<Option<(String, String)>, WsnRefusal> {
     let (payload, element) = match crate::protocol::request::body_element(envelope) {
         Ok(read) => read,
-        Err(why) => return refuse(WsnFault::Malformed, why),
+        Err(why) => return refuse(WsnFault::Malformed, why.to_string()),
     };
     let reply = |port: &str, name: &str, body: String| Ok(Some((action(port, name), body)));
     match element.name().local() {

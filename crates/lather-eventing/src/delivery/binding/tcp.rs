@@ -22,6 +22,7 @@ use crate::delivery::address_policy::DeliveryPolicy;
 use crate::delivery::sink_queue::Queued;
 use crate::delivery::stamped::Stamped;
 use crate::delivery::{DeliveryError, RetryPolicy};
+use crate::protocol::compression::GunzipError;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::time::Instant;
@@ -69,7 +70,7 @@ pub enum SoapFrameError {
     /// The (compressed) length is beyond [`MAX_SOAP_FRAME`].
     TooLong(FrameTooLong),
     /// The compressed envelope is not gzip, or inflates beyond [`MAX_SOAP_FRAME`].
-    Gzip(String),
+    Gzip(GunzipError),
 }
 
 impl std::fmt::Display for SoapFrameError {

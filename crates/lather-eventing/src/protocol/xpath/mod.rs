@@ -12,10 +12,12 @@
 //! [`MAX_PREDICATE_NESTING`] predicates within predicates, [`MAX_OPERATORS`] operators, no
 //! variables, every prefix declared.
 
+mod error;
 pub(crate) mod eval;
 pub(crate) mod syntax;
 pub(crate) mod tree;
 
+pub use error::XPathError;
 use eval::Eval;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
@@ -122,25 +124,24 @@ impl XPathFilter {
     /// nesting, its syntax, that every prefix it uses is declared and that it can be
     /// evaluated (functions known, arguments of the right types). The error says what is
     /// wrong.
-    pub fn compile(expr: &str, namespaces: &[(String, String)]) -> Result<XPathFilter, String> {
+    pub fn compile(expr: &str, namespaces: &[(String, String)]) -> Result<XPathFilter, XPathError> {
         let expression = expr.trim();
         if expression.is_empty() {
-            return Err("the XPath expression is empty".into());
+            return Err(XPathError::Empty);
         }
         if expression.len() > MAX_EXPRESSION_BYTES {
-            return Err(format!(
-                "the XPath expression has {} bytes, more than {MAX_EXPRESSION_BYTES}",
-                expression.len()
-            ));
+            return Err(XPathError::TooLong(expression.len(), MAX_EXPRESSION_BYTES));
         }
         let prefixes = scan(expression)?;
         for prefix in prefixes {
             if !namespaces.iter().any(|(p, _)| *p == prefix) {
-                return Err(format!("the XPath prefix {prefix:?} is not declared"));
+                return Err(XPathError::UndeclaredPrefix(prefix));
             }
         }
         let parsed = syntax::parse(expression, namespaces).map_err(|e| match e {
-            SyntaxError::Invalid(_) | SyntaxError::Unsupported(_) => e.to_string(),
+            SyntaxError::Invalid(_) | SyntaxError::Unsupported(_) => {
+                XPathError::Syntax(e.to_string())
+            }
         })?;
         Ok(XPathFilter {
             inner: Arc::new(Source {
@@ -184,7 +185,7 @@ impl XPathFilter {
     /// Checks the filter's cost: evaluated on the worst-case event ([`CHECK_BREADTH`] ×
     /// [`CHECK_DEPTH`] elements, every name test matching), it must need at most `budget`
     /// node visits. Returns the visits it needs.
-    pub fn check_cost(&self, budget: u64) -> Result<u64, String> {
+    pub fn check_cost(&self, budget: u64) -> Result<u64, XPathError> {
         thread_local! {
             static WORST: Tree = Tree::synthetic(CHECK_BREADTH, CHECK_DEPTH);
         }
@@ -192,17 +193,14 @@ impl XPathFilter {
             let mut eval = Eval::new(tree, budget, true);
             match eval.boolean_of(&self.inner.parsed) {
                 Ok(_) => Ok(budget - eval.left()),
-                Err(_) => Err(format!(
-                    "the XPath filter is too costly: on an event of {} elements it needs more than {budget} node visits (service key filter_budget)",
-                    tree.nodes.len() / 3
-                )),
+                Err(_) => Err(XPathError::TooCostly(tree.nodes.len() / 3, budget)),
             }
         })
     }
 }
 
 /// Checks nesting and returns the prefixes `expression` uses (outside string literals).
-fn scan(expression: &str) -> Result<Vec<String>, String> {
+fn scan(expression: &str) -> Result<Vec<String>, XPathError> {
     let bytes = expression.as_bytes();
     let mut prefixes: Vec<String> = Vec::new();
     let mut open: Vec<u8> = Vec::new();
@@ -213,28 +211,21 @@ fn scan(expression: &str) -> Result<Vec<String>, String> {
         match b {
             b'\'' | b'"' => match bytes[i + 1..].iter().position(|&c| c == b) {
                 Some(len) => i += len + 1,
-                None => return Err("the XPath expression has an unterminated string".into()),
+                None => return Err(XPathError::UnterminatedString),
             },
             b'(' | b'[' => {
                 open.push(b);
                 if open.len() > MAX_NESTING {
-                    return Err(format!(
-                        "the XPath expression nests deeper than {MAX_NESTING} brackets"
-                    ));
+                    return Err(XPathError::TooDeep(MAX_NESTING));
                 }
                 if open.iter().filter(|&&o| o == b'[').count() > MAX_PREDICATE_NESTING {
-                    return Err(format!(
-                        "the XPath expression nests predicates deeper than {MAX_PREDICATE_NESTING}"
-                    ));
+                    return Err(XPathError::PredicatesTooDeep(MAX_PREDICATE_NESTING));
                 }
             }
             b')' | b']' => {
                 let want = if b == b')' { b'(' } else { b'[' };
                 if open.pop() != Some(want) {
-                    return Err(format!(
-                        "the XPath expression has an unbalanced {:?}",
-                        b as char
-                    ));
+                    return Err(XPathError::Unbalanced(b as char));
                 }
             }
             b'+' | b'-' | b'*' | b'=' | b'<' | b'>' | b'|' | b'/' => operators += 1,
@@ -262,13 +253,11 @@ fn scan(expression: &str) -> Result<Vec<String>, String> {
         }
         i += 1;
         if operators > MAX_OPERATORS {
-            return Err(format!(
-                "the XPath expression has more than {MAX_OPERATORS} operators"
-            ));
+            return Err(XPathError::TooManyOperators(MAX_OPERATORS));
         }
     }
     if !open.is_empty() {
-        return Err("the XPath expression has an unclosed bracket".into());
+        return Err(XPathError::Unclosed);
     }
     Ok(prefixes)
 }
@@ -339,7 +328,7 @@ mod tests {
 
     #[test]
     fn bad_expressions_are_refused_with_a_reason() {
-        let refused = |expr: &str| XPathFilter::compile(expr, &ns()).unwrap_err();
+        let refused = |expr: &str| XPathFilter::compile(expr, &ns()).unwrap_err().to_string();
         assert!(refused("").contains("empty"));
         assert!(refused("ev:Value >").contains("not valid"));
         assert!(refused("nope:Value").contains("\"nope\""));
@@ -381,6 +370,7 @@ mod tests {
         assert!(
             XPathFilter::compile(&too_many, &[])
                 .unwrap_err()
+                .to_string()
                 .contains("operators")
         );
     }
@@ -411,7 +401,7 @@ mod tests {
             "//node()[count(//node()) > 1][count(//node()) > 2]",
         ] {
             let filter = XPathFilter::compile(hostile, &[]).unwrap();
-            let why = filter.check_cost(budget).unwrap_err();
+            let why = filter.check_cost(budget).unwrap_err().to_string();
             assert!(
                 why.contains("too costly") && why.contains("filter_budget"),
                 "{why}"

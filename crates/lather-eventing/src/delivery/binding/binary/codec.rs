@@ -1,6 +1,8 @@
 //! The lather.bin frame codec: encode and decode notification and SubscriptionEnd frames
 //! (layout in the parent module and `docs/eventing-binary.md`). No I/O.
 
+use crate::protocol::compression::GunzipError;
+
 /// The frame's first two bytes.
 pub const MAGIC: [u8; 2] = *b"LB";
 /// The layout version this crate writes and reads.
@@ -122,7 +124,7 @@ pub enum BinaryFrameError {
     /// A frame of another kind where a notification was expected ([`decode`]).
     NotANotification(u8),
     /// A compressed body that is not gzip or inflates beyond [`MAX_BODY`].
-    Gzip(String),
+    Gzip(GunzipError),
 }
 
 impl std::fmt::Display for BinaryFrameError {
