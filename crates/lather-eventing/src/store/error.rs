@@ -30,6 +30,9 @@ pub enum StoreError {
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// A store of another crate failed (its own error).
+    #[error("subscription store: {0}")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The subscriptions are shared and NATS cannot be reached now (or this node has not
     /// resynchronised since): changes are refused until it is back.
     #[error(
