@@ -3,27 +3,28 @@
 //! events to their sinks ([`crate::delivery`]), sweeps expired subscriptions and sends
 //! SubscriptionEnd.
 
+mod answer;
 mod keeping;
 mod nats_events;
 mod offer;
 mod quota;
+mod settings;
 mod shared;
 mod wsn;
 
+pub use settings::{
+    DEFAULT_EVENT_ACTION, DEFAULT_MAX_SUBSCRIPTIONS_PER_IDENTITY, DEFAULT_QUEUE_BYTES_TOTAL,
+    DEFAULT_SINK_QUEUE_BYTES, SourceSettings,
+};
 pub use shared::SharedSettings;
 
-use crate::delivery::address_policy::DeliveryPolicy;
 use crate::delivery::gauges::Gauges;
 use crate::delivery::sink_queue::SinkQueue;
 use crate::delivery::stamped::Stamped;
-use crate::delivery::{self, DeliveryProbe, RetryPolicy, SinkLimits, Stop};
+use crate::delivery::{self, SinkLimits, Stop};
 use crate::error::EventingError;
 use crate::protocol::event::Event;
-use crate::protocol::expires::{self, Requested};
-use crate::protocol::problem::{Problem, Refusal, refuse};
 use crate::protocol::reply::{self, EndStatus};
-use crate::protocol::request::{self, ExpiresRequest};
-use crate::protocol::subscription::new_uuid;
 use crate::protocol::version::LATHER_EVENTING_NS;
 use crate::protocol::xpath::XPathFilter;
 use crate::store::jetstream::sync::Replica;
@@ -31,96 +32,10 @@ use crate::store::{JetStreamStore, MemoryStore, RedbStore, SubscriptionStore};
 use crate::{Subscription, Version};
 use bytes::Bytes;
 use keeping::Change;
-use lather_envelope::{Envelope, Fault, FaultKind, QName, SoapVersion};
+use lather_envelope::{Envelope, Fault, FaultKind, QName};
 use std::collections::HashMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-/// The `wsa:Action` of notifications whose publish request named none.
-pub const DEFAULT_EVENT_ACTION: &str = "urn:lather:eventing:Event";
-
-/// How an event source behaves.
-#[derive(Debug, Clone)]
-pub struct SourceSettings {
-    /// The redb file subscriptions are kept in; `None` keeps them in memory only.
-    pub store: Option<PathBuf>,
-    /// The longest expiration granted; also the grant when a Subscribe asks for none.
-    pub max_expires: Duration,
-    /// Most subscriptions held at once.
-    pub max_subscriptions: usize,
-    /// Notifications that may wait per sink; beyond it new ones are dropped for that sink.
-    pub queue_capacity: usize,
-    /// Delivery retries and timeout.
-    pub retry: RetryPolicy,
-    /// How often expired subscriptions are looked for.
-    pub sweep_every: Duration,
-    /// The notifications' `wsa:Action` when the publish request names none.
-    pub default_action: String,
-    /// Told of each notification a sink took (for benchmarks); `None` normally.
-    pub delivered: Option<DeliveryProbe>,
-    /// Notifications to subscribers that asked for gzip are compressed from this size (in
-    /// bytes) on; smaller ones are sent plain.
-    pub compress_min_bytes: usize,
-    /// Where notifications and SubscriptionEnd may go (service keys `notify_allow`,
-    /// `notify_schemes`); the default refuses loopback, link-local and the server itself.
-    pub notify_policy: DeliveryPolicy,
-    /// Most subscriptions held at once for one subscriber identity (the client's address
-    /// until a wsse identity is known; service key `max_subscriptions_per_identity`).
-    pub max_subscriptions_per_identity: usize,
-    /// Most node visits one XPath filter evaluation may make (service key
-    /// `filter_budget`): an event needing more is not taken; a filter needing more on the
-    /// worst-case event checked at Subscribe is refused.
-    pub filter_budget: u64,
-    /// Most bytes of notifications one sink holds (queued or being delivered); beyond it
-    /// new ones are dropped for that sink (an empty sink takes one of any size).
-    pub sink_queue_bytes: u64,
-    /// Most bytes of events the source holds for its sinks, each event counted once
-    /// however many sinks it waits for; a publish beyond it is refused with
-    /// `PublishQueueFull`.
-    pub queue_bytes_total: u64,
-}
-
-/// The default of [`SourceSettings::max_subscriptions_per_identity`].
-pub const DEFAULT_MAX_SUBSCRIPTIONS_PER_IDENTITY: usize = 100;
-
-impl SourceSettings {
-    /// The defaults, with delivery to loopback sinks allowed
-    /// ([`DeliveryPolicy::allow_loopback`]): for tests and benchmarks whose sinks run on
-    /// this machine.
-    pub fn allowing_loopback() -> Self {
-        SourceSettings {
-            notify_policy: DeliveryPolicy::allow_loopback(),
-            ..SourceSettings::default()
-        }
-    }
-}
-
-/// The default [`SourceSettings::sink_queue_bytes`]: 8 MiB.
-pub const DEFAULT_SINK_QUEUE_BYTES: u64 = 8 * 1024 * 1024;
-/// The default [`SourceSettings::queue_bytes_total`]: 256 MiB.
-pub const DEFAULT_QUEUE_BYTES_TOTAL: u64 = 256 * 1024 * 1024;
-
-impl Default for SourceSettings {
-    fn default() -> Self {
-        SourceSettings {
-            store: None,
-            max_expires: Duration::from_secs(3600),
-            max_subscriptions: 10_000,
-            queue_capacity: 1024,
-            retry: RetryPolicy::default(),
-            sweep_every: Duration::from_millis(100),
-            default_action: DEFAULT_EVENT_ACTION.to_owned(),
-            delivered: None,
-            compress_min_bytes: crate::DEFAULT_COMPRESS_MIN_BYTES,
-            notify_policy: DeliveryPolicy::default(),
-            max_subscriptions_per_identity: DEFAULT_MAX_SUBSCRIPTIONS_PER_IDENTITY,
-            filter_budget: crate::protocol::xpath::DEFAULT_FILTER_BUDGET,
-            sink_queue_bytes: DEFAULT_SINK_QUEUE_BYTES,
-            queue_bytes_total: DEFAULT_QUEUE_BYTES_TOTAL,
-        }
-    }
-}
 
 /// A WS-Eventing event source with its subscription manager (both versions). Cheap to
 /// clone; tasks it started stop once every clone is dropped.
@@ -561,208 +476,6 @@ impl Inner {
             })
         })
     }
-
-    /// The response's action name and body for a request in `version`.
-    async fn answer(
-        self: &Arc<Self>,
-        envelope: &Envelope,
-        version: Version,
-        manager: &str,
-        identity: Option<&str>,
-    ) -> Result<(String, String), Refusal> {
-        let (payload, element) = match request::body_element(envelope) {
-            Ok(read) => read,
-            Err(why) => return refuse(Problem::Malformed, why.to_string()),
-        };
-        if element.name().local() != "GetStatus" {
-            self.check_shared()?;
-        }
-        match element.name().local() {
-            "Subscribe" => {
-                let request = request::subscribe(&element, &payload, version)?;
-                self.subscribe(request, envelope, version, manager, identity)
-                    .await
-            }
-            "Renew" => {
-                let id = identifier(envelope, version).ok_or_else(|| Refusal {
-                    problem: Problem::UnknownRenew,
-                    reason: "Renew names no subscription identifier".into(),
-                })?;
-                let wanted = element
-                    .child(&QName::new(version.eventing_ns(), "Expires"))
-                    .map(request::expires);
-                let granted = self.grant(version, wanted.as_ref())?;
-                let sub = {
-                    let mut active = self.lock();
-                    let Some(a) = active.get_mut(&id) else {
-                        return refuse(Problem::UnknownRenew, format!("no subscription {id}"));
-                    };
-                    a.sub.expires_ms = now_ms().saturating_add(millis(granted));
-                    a.sub.clone()
-                };
-                let id = sub.id.clone();
-                self.keep(Change::Put(Box::new(sub))).await?;
-                // An Unsubscribe or expiry that came in meanwhile must not be undone.
-                if !self.lock().contains_key(&id) {
-                    self.keep(Change::Remove(id)).await?;
-                }
-                let body = reply::granted_response(
-                    version,
-                    "RenewResponse",
-                    &expires::format_duration(granted),
-                );
-                Ok(("RenewResponse".into(), body))
-            }
-            "GetStatus" => {
-                let id = self.known(envelope, version)?;
-                let left = self.lock().get(&id).map_or(0, |a| a.sub.expires_ms);
-                let left = Duration::from_millis(left.saturating_sub(now_ms()));
-                let body = reply::granted_response(
-                    version,
-                    "GetStatusResponse",
-                    &expires::format_duration(left),
-                );
-                Ok(("GetStatusResponse".into(), body))
-            }
-            "Unsubscribe" => {
-                let id = self.known(envelope, version)?;
-                self.lock().remove(&id);
-                self.keep(Change::Remove(id)).await?;
-                Ok((
-                    "UnsubscribeResponse".into(),
-                    reply::unsubscribe_response(version),
-                ))
-            }
-            other => refuse(
-                Problem::Malformed,
-                format!("{other} is not a WS-Eventing request this source answers"),
-            ),
-        }
-    }
-
-    /// The identifier of a known subscription the request names.
-    fn known(&self, envelope: &Envelope, version: Version) -> Result<String, Refusal> {
-        match identifier(envelope, version) {
-            Some(id) if self.lock().contains_key(&id) => Ok(id),
-            Some(id) => refuse(Problem::Unknown, format!("no subscription {id}")),
-            None => refuse(
-                Problem::Unknown,
-                "the request names no subscription identifier",
-            ),
-        }
-    }
-
-    async fn subscribe(
-        self: &Arc<Self>,
-        request: request::SubscribeRequest,
-        envelope: &Envelope,
-        version: Version,
-        manager: &str,
-        identity: Option<&str>,
-    ) -> Result<(String, String), Refusal> {
-        let granted = self.grant(version, request.expires.as_ref())?;
-        let policy = &self.settings.notify_policy;
-        for (what, to) in [
-            ("NotifyTo", Some(&request.notify_to)),
-            ("EndTo", request.end_to.as_ref()),
-        ] {
-            if let Some(to) = to
-                && let Err(why) = policy.check_address(&to.address)
-            {
-                return refuse(Problem::UnusableEpr, format!("{what} refused: {why}"));
-            }
-        }
-        if let Some(xpath) = &request.xpath
-            && let Err(why) = xpath.check_cost(self.settings.filter_budget)
-        {
-            return refuse(Problem::CostlyFilter, why.to_string());
-        }
-        let slot = self
-            .reserve(identity)
-            .or_else(|full| refuse(Problem::Unable, full.to_string()))?;
-        let sub = Subscription {
-            id: new_uuid(),
-            version,
-            soap12: envelope.version() == SoapVersion::V12,
-            notify_to: request.notify_to,
-            end_to: request.end_to,
-            manager: manager.to_owned(),
-            expires_ms: now_ms().saturating_add(millis(granted)),
-            topics: request.topics,
-            actions: request.actions,
-            xpath: request.xpath.as_ref().map(|x| x.expression().to_owned()),
-            xpath_namespaces: request
-                .xpath
-                .as_ref()
-                .map(|x| x.namespaces().to_vec())
-                .unwrap_or_default(),
-            gzip: request.gzip,
-            wsn: None,
-            wrapped: request.wrapped,
-            owner: identity.map(str::to_owned),
-        };
-        self.keep(Change::Put(Box::new(sub.clone()))).await?;
-        let body = reply::subscribe_response(version, &sub, &expires::format_duration(granted));
-        self.activate_reserved(sub, slot);
-        Ok(("SubscribeResponse".into(), body))
-    }
-
-    /// The expiration to grant for `wanted`.
-    fn grant(
-        &self,
-        version: Version,
-        wanted: Option<&ExpiresRequest>,
-    ) -> Result<Duration, Refusal> {
-        let max = self.settings.max_expires;
-        let Some(wanted) = wanted else {
-            return Ok(max);
-        };
-        match expires::parse(&wanted.text, now_ms()) {
-            None => refuse(
-                Problem::BadExpires,
-                format!(
-                    "Expires {:?} is neither an xs:duration nor an xs:dateTime",
-                    wanted.text
-                ),
-            ),
-            Some(Requested::Past) => refuse(
-                Problem::BadExpires,
-                format!("Expires {:?} is negative or in the past", wanted.text),
-            ),
-            // 2011 (its schema allows a zero duration; CXF asks so for a subscription that
-            // does not expire): PT0S asks for an indefinite expiration, beyond any maximum.
-            Some(Requested::In(d)) if d.is_zero() && !version.is_2004() => {
-                if wanted.best_effort {
-                    Ok(max)
-                } else {
-                    refuse(
-                        Problem::ExpiresTooLong,
-                        format!(
-                            "Expires {:?} asks for an indefinite expiration; the maximum is {}; set BestEffort=\"true\" to accept it",
-                            wanted.text,
-                            expires::format_duration(max)
-                        ),
-                    )
-                }
-            }
-            Some(Requested::In(d)) if d.is_zero() => refuse(Problem::BadExpires, "Expires is zero"),
-            Some(Requested::In(d)) if d > max => {
-                if version.is_2004() || wanted.best_effort {
-                    Ok(max)
-                } else {
-                    refuse(
-                        Problem::ExpiresTooLong,
-                        format!(
-                            "Expires {:?} is beyond the maximum {}; set BestEffort=\"true\" to accept it",
-                            wanted.text,
-                            expires::format_duration(max)
-                        ),
-                    )
-                }
-            }
-            Some(Requested::In(d)) => Ok(d),
-        }
-    }
 }
 
 impl Replica for Inner {
@@ -785,20 +498,8 @@ pub(crate) fn millis(d: Duration) -> u64 {
 }
 
 /// The request's `wsa:MessageID`.
-fn message_id(envelope: &Envelope, version: Version) -> Option<String> {
+pub(super) fn message_id(envelope: &Envelope, version: Version) -> Option<String> {
     let block = envelope.header(&QName::new(version.addressing_ns(), "MessageID"))?;
-    envelope.header_text(block)
-}
-
-/// The subscription identifier the request carries as a header block (the manager EPR's
-/// reference parameter): `wse:Identifier` (2004/08) or `lev:Identifier` (2011; either is
-/// accepted in both).
-fn identifier(envelope: &Envelope, version: Version) -> Option<String> {
-    let (ns, local) = version.identifier();
-    let block = envelope
-        .header(&QName::new(ns, local))
-        .or_else(|| envelope.header(&QName::new(lather_envelope::WSE04_NS, "Identifier")))
-        .or_else(|| envelope.header(&QName::new(LATHER_EVENTING_NS, "Identifier")))?;
     envelope.header_text(block)
 }
 
