@@ -15,7 +15,7 @@
 //!
 //! Every binding retries with backoff and then gives the sink up (the source sends
 //! SubscriptionEnd with DeliveryFailure). SubscriptionEnd goes in the binding of the EndTo
-//! address ([`end`]).
+//! address (`end`).
 
 pub mod binary;
 pub(crate) mod end;

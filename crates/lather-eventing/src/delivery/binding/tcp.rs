@@ -12,7 +12,7 @@
 //! ([`super::binary`]).
 //!
 //! A subscription's SubscriptionEnd may be the last thing written on its stream
-//! ([`StreamSink::write_last`], see `super::end`).
+//! (`StreamSink::write_last`, see `super::end`).
 
 use super::binary::SubscriptionPart;
 use super::soap::Template;

@@ -2,7 +2,7 @@
 //! context node; the event is taken when the expression's `boolean()` value is true
 //! (node-set non-empty, number neither 0 nor NaN, string non-empty).
 //!
-//! Evaluation is lather's own ([`crate::protocol::xpath::eval`]: every axis but `namespace`, the core
+//! Evaluation is lather's own (`eval`: every axis but `namespace`, the core
 //! function library but `id()` and `lang()`), over a small tree of the event, with a work
 //! budget: each node an axis yields or a string-value reads is one visit, and an
 //! evaluation that needs more than the budget stops — the event is then not taken. A filter
