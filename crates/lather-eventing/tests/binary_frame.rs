@@ -86,7 +86,7 @@ proptest! {
         let mut out = Vec::new();
         binary::encode_end(&end, &mut out).unwrap();
         let (got, used) = binary::decode_message(&out).unwrap().unwrap();
-        prop_assert_eq!(got, binary::Message::End(end));
+        prop_assert_eq!(got, binary::BinaryMessage::End(end));
         prop_assert_eq!(used, out.len());
         prop_assert_eq!(binary::decode_message(&out[..used - 1]).unwrap(), None);
     }

@@ -4,7 +4,7 @@
 //! crates/lather-eventing/tests/vectors/binary_frames.txt`): lather.bin notifications plain
 //! and gzip-compressed, the SubscriptionEnd frame, soap.tcp frames plain and compressed.
 
-use lather_eventing::binding::binary::{self, EndFrame, Field, FieldKind, Frame, Message};
+use lather_eventing::binding::binary::{self, BinaryMessage, EndFrame, Field, FieldKind, Frame};
 use lather_eventing::binding::tcp::decode_soap_frame;
 
 const VECTORS: &str = include_str!("vectors/binary_frames.txt");
@@ -103,7 +103,7 @@ fn the_subscription_end_frame_encodes_byte_for_byte_and_decodes() {
     assert_eq!(out, bytes);
     assert_eq!(
         binary::decode_message(&bytes).unwrap(),
-        Some((Message::End(end), bytes.len()))
+        Some((BinaryMessage::End(end), bytes.len()))
     );
 }
 

@@ -6,7 +6,7 @@
 mod support;
 
 use lather_envelope::{FaultKind, QName};
-use lather_eventing::binding::binary::{self, EndFrame, Message};
+use lather_eventing::binding::binary::{self, BinaryMessage, EndFrame};
 use lather_eventing::binding::tcp::decode_soap_frame;
 use lather_eventing::client::{Sink, SinkMessage};
 use lather_eventing::{Binding, EventSource, RetryPolicy, SourceSettings};
@@ -31,7 +31,7 @@ fn soap_messages(mut bytes: &[u8]) -> Vec<(String, String)> {
 }
 
 /// The frames of one lather.bin connection's bytes.
-fn binary_messages(mut bytes: &[u8]) -> Vec<Message> {
+fn binary_messages(mut bytes: &[u8]) -> Vec<BinaryMessage> {
     let mut out = Vec::new();
     while let Some((m, used)) = binary::decode_message(bytes).unwrap() {
         out.push(m);
@@ -82,14 +82,14 @@ async fn at_shutdown_subscription_end_comes_last_on_the_subscriptions_stream() {
             let messages = binary_messages(&connections[0]);
             assert_eq!(messages.len(), 4, "{messages:?}");
             for (n, m) in messages[..3].iter().enumerate() {
-                let Message::Notification(frame) = m else {
+                let BinaryMessage::Notification(frame) = m else {
                     panic!("{m:?}")
                 };
                 assert!(String::from_utf8_lossy(&frame.payload).contains(&format!(r#"n="{n}""#)));
             }
             assert_eq!(
                 messages[3],
-                Message::End(EndFrame {
+                BinaryMessage::End(EndFrame {
                     subscription: id,
                     status,
                     reason: "going away".into(),

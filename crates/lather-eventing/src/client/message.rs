@@ -1,10 +1,10 @@
 //! The request envelopes the client sends: Subscribe, Renew, GetStatus, Unsubscribe.
 
 use super::{Filter, SubscribeOptions};
-use crate::format::WRAP_FORMAT;
-use crate::reply::{addressing, envelope, mark_reference_parameter};
-use crate::subscription::new_uuid;
-use crate::version::{LATHER_EVENTING_NS, PUSH_MODE};
+use crate::protocol::format::WRAP_FORMAT;
+use crate::protocol::reply::{addressing, envelope, mark_reference_parameter};
+use crate::protocol::subscription::new_uuid;
+use crate::protocol::version::{LATHER_EVENTING_NS, PUSH_MODE};
 use crate::{Endpoint, Version};
 use bytes::Bytes;
 use lather_envelope::escape::{escape_attribute, escape_text};

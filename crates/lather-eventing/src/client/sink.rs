@@ -169,9 +169,9 @@ async fn take(
         Err(e) => return Ok(answer(StatusCode::BAD_REQUEST, &e.to_string())),
     };
     let body = if gzip {
-        match crate::compression::gunzip(&body, MAX_MESSAGE_BYTES) {
+        match crate::protocol::compression::gunzip(&body, MAX_MESSAGE_BYTES) {
             Ok(inflated) => Bytes::from(inflated),
-            Err(why) => return Ok(answer(StatusCode::BAD_REQUEST, &why)),
+            Err(why) => return Ok(answer(StatusCode::BAD_REQUEST, &why.to_string())),
         }
     } else {
         body

@@ -5,9 +5,9 @@
 //! maximum (a zip bomb) — closes that connection and yields nothing.
 
 use super::sink::{Notification, SinkMessage, SubscriptionEnded, read};
-use crate::binding::Binding;
-use crate::binding::binary::{self, FieldKind, Message};
-use crate::binding::tcp::decode_soap_frame;
+use crate::delivery::binding::Binding;
+use crate::delivery::binding::binary::{self, BinaryMessage, FieldKind};
+use crate::delivery::binding::tcp::decode_soap_frame;
 use bytes::Bytes;
 use lather_envelope::escape::{escape_attribute, escape_text};
 use tokio::io::AsyncReadExt;
@@ -67,13 +67,13 @@ async fn read_stream(mut stream: TcpStream, binding: Binding, tx: mpsc::Sender<S
 
 /// A binary frame as a sink message: the action, the event, and the reference parameters
 /// and event headers as XML elements.
-fn message_of(message: Message) -> SinkMessage {
+fn message_of(message: BinaryMessage) -> SinkMessage {
     match message {
-        Message::End(end) => SinkMessage::End(SubscriptionEnded {
+        BinaryMessage::End(end) => SinkMessage::End(SubscriptionEnded {
             status: end.status,
             reason: end.reason,
         }),
-        Message::Notification(frame) => {
+        BinaryMessage::Notification(frame) => {
             let reference_parameters = frame
                 .fields
                 .iter()

@@ -150,7 +150,7 @@ pub(crate) fn run(
             delivered: Some(probe),
             ..SourceSettings::allowing_loopback()
         })
-        .map_err(BenchError::Experiment)?;
+        .map_err(|e| BenchError::Experiment(e.to_string()))?;
         let addresses = match spec.wan {
             Some(delay) => behind_proxies(&sinks.addresses, delay)?,
             None => sinks.addresses.clone(),

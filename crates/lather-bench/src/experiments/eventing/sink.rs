@@ -161,12 +161,12 @@ async fn read_stream(mut stream: tokio::net::TcpStream, binding: BindingArg, sha
             let rest = &buf[at..];
             let used = match binding {
                 BindingArg::Binary => match binary::decode_message(rest) {
-                    Ok(Some((binary::Message::Notification(frame), used))) => {
+                    Ok(Some((binary::BinaryMessage::Notification(frame), used))) => {
                         consume_frame(&shared, frame, arrival).await;
                         used
                     }
                     // A SubscriptionEnd frame: nothing to measure.
-                    Ok(Some((binary::Message::End(_), used))) => used,
+                    Ok(Some((binary::BinaryMessage::End(_), used))) => used,
                     Ok(None) => break,
                     Err(_) => {
                         lock(&shared.record).unreadable += 1;

@@ -1,0 +1,455 @@
+//! SOAP over HTTP/1.1: one POST per notification, pipelined on the sink's one keep-alive
+//! connection (so notifications arrive in order): each batch is written as it is taken
+//! from the queue while the answers to earlier ones are still on their way, up to a window
+//! of unanswered ones ([`MAX_WINDOW`] at most); a failed connection is replaced and what
+//! it left unanswered sent again, with backoff when that makes no progress. SubscriptionEnd goes with hyper's
+//! client ([`send_once`]).
+
+use super::pipeline::{MAX_WRITE, Pipeline};
+use super::soap::Template;
+use super::wire::{Out, Wire};
+use crate::Subscription;
+use crate::delivery::address_policy::DeliveryPolicy;
+use crate::delivery::sink_queue::Queued;
+use crate::delivery::stamped::Stamped;
+use crate::delivery::{DeliveryError, Outgoing, RetryPolicy};
+use crate::protocol::reply::soap_of;
+use bytes::Bytes;
+use http::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderValue};
+use http::{Method, Request, Uri};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use lather_envelope::SoapVersion;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Most notifications written and not yet answered on a sink's connection (less when
+/// the sink's queue is smaller: the window is at most the queue's capacity).
+pub(crate) const MAX_WINDOW: usize = 1024;
+
+/// Most bytes of a sink's answer read (so its connection stays reusable).
+const MAX_ANSWER_BYTES: usize = 64 * 1024;
+
+pub(crate) type HttpClient = Client<HttpConnector, Full<Bytes>>;
+
+/// A keep-alive HTTP client with a pool of its own.
+pub(crate) fn client() -> HttpClient {
+    let mut connector = HttpConnector::new();
+    connector.set_nodelay(true);
+    Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(Duration::from_secs(90))
+        .build(connector)
+}
+
+/// One HTTP sink: pipelined POSTs on one keep-alive connection ([`Pipeline`]).
+#[derive(Debug)]
+pub(crate) struct HttpSink {
+    address: String,
+    /// `POST {path} HTTP/1.1\r\nHost: {authority}\r\n`, if the address is usable.
+    request_line: Option<String>,
+    soap: SoapVersion,
+    template: Template,
+    policy: RetryPolicy,
+    pipeline: Pipeline,
+    /// Notifications handed over and not yet answered, oldest first.
+    unanswered: VecDeque<Queued>,
+    /// Most notifications in `unanswered`.
+    window: usize,
+    /// How many of `unanswered` (from the front) are written on the current connection.
+    written: usize,
+    /// How many of `unanswered` (from the front) were announced to `ready` already.
+    announced: usize,
+    /// When the oldest unanswered notification's answer is overdue.
+    deadline: Option<Instant>,
+    /// Failed connections in a row without an answer in between, and the next backoff.
+    failures: u32,
+    backoff: Duration,
+    /// Whether an answer came since the last failure.
+    progress: bool,
+    /// The requests of one write (events' payloads shared, not copied).
+    wire: Wire,
+    /// A notification rendered whole, to compress it.
+    scratch: Vec<u8>,
+    /// The last action and its header lines (Content-Type, SOAPAction), reused while
+    /// the action stays the same.
+    action_lines: Option<(String, String)>,
+    /// Notifications of at least this many bytes go gzip-compressed (`None`: never).
+    gzip_from: Option<usize>,
+}
+
+/// The Content-Length field, its value right-aligned in 10 places (leading spaces are
+/// optional whitespace) so it can be written after the body.
+const LENGTH_FIELD: &[u8] = b"Content-Length:           \r\n\r\n";
+const LENGTH_DIGITS: usize = 10;
+
+impl HttpSink {
+    pub(crate) fn new(
+        sub: &Subscription,
+        policy: RetryPolicy,
+        gzip_from: Option<usize>,
+        window: usize,
+        guard: DeliveryPolicy,
+    ) -> HttpSink {
+        let address = sub.notify_to.address.clone();
+        let uri: Option<Uri> = address.parse().ok();
+        let authority = uri
+            .as_ref()
+            .and_then(|u| u.authority())
+            .map(|a| {
+                if a.port().is_some() {
+                    a.to_string()
+                } else {
+                    format!("{a}:80")
+                }
+            })
+            .unwrap_or_default();
+        let publish = uri
+            .as_ref()
+            .is_some_and(|u| crate::delivery::address_policy::is_publish_path(u.path()));
+        let request_line = uri.as_ref().and_then(|u| {
+            let host = u.authority()?.as_str();
+            let path = u.path_and_query().map_or("/", |p| p.as_str());
+            Some(format!("POST {path} HTTP/1.1\r\nHost: {host}\r\n"))
+        });
+        HttpSink {
+            address,
+            request_line,
+            soap: soap_of(sub),
+            template: Template::new(sub),
+            policy,
+            pipeline: Pipeline::new(authority, guard, publish),
+            unanswered: VecDeque::new(),
+            window: window.clamp(1, MAX_WINDOW),
+            written: 0,
+            announced: 0,
+            deadline: None,
+            failures: 0,
+            backoff: policy.first_backoff,
+            progress: false,
+            wire: Wire::default(),
+            scratch: Vec::new(),
+            action_lines: None,
+            gzip_from,
+        }
+    }
+
+    /// Writes `batch` behind the notifications still unanswered, without waiting for
+    /// answers; `ready` is told of each notification once, as its bytes first go out. An
+    /// error means every retry failed.
+    pub(crate) async fn send(
+        &mut self,
+        batch: &mut Vec<Queued>,
+        ready: &(dyn Fn(&[Queued]) + Send + Sync),
+    ) -> Result<(), DeliveryError> {
+        let was_settled = self.unanswered.is_empty();
+        self.unanswered.extend(batch.drain(..));
+        if was_settled {
+            self.rearm();
+        }
+        self.flush(ready).await
+    }
+
+    /// Gives the oldest unanswered notification (if any) `policy.timeout` from now.
+    fn rearm(&mut self) {
+        self.deadline = self
+            .unsettled()
+            .then(|| Instant::now() + self.policy.timeout);
+    }
+
+    /// Whether notifications are written and not yet answered.
+    pub(crate) fn unsettled(&self) -> bool {
+        !self.unanswered.is_empty()
+    }
+
+    /// Whether the window is full: take no more until answers come.
+    pub(crate) fn window_full(&self) -> bool {
+        self.unanswered.len() >= self.window
+    }
+
+    /// The next answer, or an error once the oldest unanswered notification's deadline
+    /// has passed. Cancel-safe.
+    pub(crate) async fn answer(&mut self) -> Result<bool, DeliveryError> {
+        let timeout = self.policy.timeout;
+        let deadline = self.deadline.unwrap_or_else(|| Instant::now() + timeout);
+        tokio::time::timeout_at(deadline, self.pipeline.next())
+            .await
+            .unwrap_or_else(|_| {
+                Err(DeliveryError::Timeout(format!(
+                    "no answer within {timeout:?}"
+                )))
+            })
+    }
+
+    /// Takes an answer (or a failure: an error answer, a lost connection, a missed
+    /// deadline); after a failure the unanswered notifications go again on a new
+    /// connection. An error means every retry failed.
+    pub(crate) async fn on_answer(
+        &mut self,
+        answer: Result<bool, DeliveryError>,
+        ready: &(dyn Fn(&[Queued]) + Send + Sync),
+    ) -> Result<(), DeliveryError> {
+        match answer {
+            Ok(open) => {
+                self.unanswered.pop_front();
+                self.written = self.written.saturating_sub(1);
+                self.announced = self.announced.saturating_sub(1);
+                self.progress = true;
+                self.rearm();
+                if !open {
+                    // The sink closed the connection: the rest goes on a new one.
+                    self.written = 0;
+                    if self.unsettled() {
+                        return self.flush(ready).await;
+                    }
+                }
+                Ok(())
+            }
+            Err(why) => {
+                self.pipeline.close();
+                self.written = 0;
+                self.after_failure(why).await?;
+                self.flush(ready).await?;
+                // What was sent again has its own time to be answered.
+                self.rearm();
+                Ok(())
+            }
+        }
+    }
+
+    /// Counts a failed connection: at once again after progress (or the first time a
+    /// kept-alive connection turned out closed), else after a backoff that doubles; an
+    /// error once `policy.attempts` failed in a row.
+    async fn after_failure(&mut self, why: DeliveryError) -> Result<(), DeliveryError> {
+        if std::mem::take(&mut self.progress) {
+            self.failures = 0;
+            self.backoff = self.policy.first_backoff;
+            return Ok(());
+        }
+        self.failures += 1;
+        if self.failures >= self.policy.attempts.max(1) {
+            return Err(why);
+        }
+        tokio::time::sleep(self.backoff).await;
+        self.backoff = self.backoff.saturating_mul(2);
+        Ok(())
+    }
+
+    /// Writes the notifications of `unanswered` not yet on the current connection, in
+    /// writes of about [`MAX_WRITE`] bytes, replacing a connection that fails.
+    async fn flush(
+        &mut self,
+        ready: &(dyn Fn(&[Queued]) + Send + Sync),
+    ) -> Result<(), DeliveryError> {
+        while self.written < self.unanswered.len() {
+            let reused = self.pipeline.connected();
+            self.wire.clear();
+            let start = self.written;
+            let mut end = start;
+            while end < self.unanswered.len() && (end == start || self.wire.len() < MAX_WRITE) {
+                let event = Arc::clone(self.unanswered[end].event());
+                self.request(&event)?;
+                end += 1;
+            }
+            if end > self.announced {
+                let from = self.announced.max(start);
+                ready(&self.unanswered.make_contiguous()[from..end]);
+                self.announced = end;
+            }
+            match self
+                .pipeline
+                .send(&mut self.wire, self.policy.timeout)
+                .await
+            {
+                Ok(()) => self.written = end,
+                Err(why) => {
+                    self.written = 0;
+                    // A kept-alive connection the sink closed meanwhile: once more at once.
+                    if reused && self.failures == 0 {
+                        self.progress = true;
+                    }
+                    self.after_failure(why).await?;
+                }
+            }
+        }
+        self.wire.clear();
+        if self.scratch.capacity() > 4 * MAX_WRITE {
+            self.scratch = Vec::new();
+        }
+        Ok(())
+    }
+
+    /// Appends the POST of `event` to the buffer.
+    fn request(&mut self, event: &Stamped) -> Result<(), DeliveryError> {
+        let Some(line) = &self.request_line else {
+            return Err(DeliveryError::Refused(format!(
+                "{} is not a usable URL",
+                self.address
+            )));
+        };
+        let action = self.template.action(event);
+        if self.action_lines.as_ref().is_none_or(|(a, _)| a != action) {
+            let h = headers(self.soap, action)?;
+            let mut lines = String::new();
+            for (name, value) in [
+                ("SOAPAction", h.soap_action),
+                ("Content-Type", Some(h.content_type)),
+            ] {
+                if let Some(value) = value {
+                    lines.push_str(name);
+                    lines.push_str(": ");
+                    lines.push_str(
+                        value
+                            .to_str()
+                            .map_err(|e| DeliveryError::Encode(e.to_string()))?,
+                    );
+                    lines.push_str("\r\n");
+                }
+            }
+            self.action_lines = Some((action.to_owned(), lines));
+        }
+        let lines = self.action_lines.as_ref().map_or("", |(_, l)| l.as_str());
+        self.wire.own(line.as_bytes());
+        self.wire.own(lines.as_bytes());
+        if let Some(min) = self.gzip_from {
+            self.scratch.clear();
+            self.template.render(event, &mut self.scratch);
+            match crate::protocol::compression::gzip(&self.scratch, min) {
+                Some(packed) => {
+                    self.wire.own(
+                        format!(
+                            "Content-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
+                            packed.len()
+                        )
+                        .as_bytes(),
+                    );
+                    self.wire.own(&packed);
+                }
+                None => {
+                    self.wire
+                        .own(format!("Content-Length: {}\r\n\r\n", self.scratch.len()).as_bytes());
+                    self.wire.own(&self.scratch);
+                }
+            }
+            return Ok(());
+        }
+        // The length is written once the body is rendered, into its field.
+        let field = self.wire.own_len() + "Content-Length: ".len();
+        self.wire.own(LENGTH_FIELD);
+        let body_start = self.wire.len();
+        self.template.render(event, &mut self.wire);
+        let digits = (self.wire.len() - body_start).to_string();
+        if digits.len() > LENGTH_DIGITS {
+            return Err(DeliveryError::Encode("notification too long".into()));
+        }
+        let at = field + LENGTH_DIGITS - digits.len();
+        self.wire.own_mut()[at..at + digits.len()].copy_from_slice(digits.as_bytes());
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Headers {
+    soap_action: Option<HeaderValue>,
+    content_type: HeaderValue,
+}
+
+/// The SOAPAction (1.1) and Content-Type of a message with `action`.
+fn headers(soap: SoapVersion, action: &str) -> Result<Headers, DeliveryError> {
+    let action = action.replace('"', "%22");
+    Ok(match soap {
+        SoapVersion::V11 => Headers {
+            soap_action: Some(
+                HeaderValue::from_str(&format!("\"{action}\""))
+                    .map_err(|e| DeliveryError::Encode(e.to_string()))?,
+            ),
+            content_type: HeaderValue::from_static("text/xml; charset=utf-8"),
+        },
+        SoapVersion::V12 => Headers {
+            soap_action: None,
+            content_type: HeaderValue::from_str(&format!(
+                "application/soap+xml; charset=utf-8; action=\"{action}\""
+            ))
+            .map_err(|e| DeliveryError::Encode(e.to_string()))?,
+        },
+    })
+}
+
+/// Sends `request`; success is a 2xx answer within `timeout`.
+async fn exchange(
+    client: &HttpClient,
+    request: Request<Full<Bytes>>,
+    timeout: Duration,
+) -> Result<(), DeliveryError> {
+    let answer = tokio::time::timeout(timeout, async {
+        let response = client
+            .request(request)
+            .await
+            .map_err(|e| DeliveryError::Connection(e.to_string()))?;
+        let status = response.status();
+        // Read (a bounded part of) the answer so the connection can be reused.
+        let _ = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
+            .collect()
+            .await;
+        Ok::<_, DeliveryError>(status)
+    })
+    .await
+    .map_err(|_| DeliveryError::Timeout(format!("no answer within {timeout:?}")))??;
+    if answer.is_success() {
+        Ok(())
+    } else {
+        Err(DeliveryError::Status(answer.as_u16()))
+    }
+}
+
+/// POSTs `out` to `address` once; success is a 2xx answer. The host is resolved and
+/// checked by `guard` first, and the request goes to the checked address (with the
+/// address's own `Host`).
+pub(crate) async fn send_once(
+    client: &HttpClient,
+    address: &str,
+    soap: SoapVersion,
+    out: &Outgoing,
+    timeout: Duration,
+    guard: &DeliveryPolicy,
+) -> Result<(), DeliveryError> {
+    let headers = headers(soap, &out.action)?;
+    let target = crate::delivery::address_policy::Target::of(address)
+        .map_err(|e| DeliveryError::Refused(e.to_string()))?;
+    let checked = guard
+        .resolve(&target.host, target.port, target.publish, timeout)
+        .await
+        .map_err(|r| DeliveryError::Refused(format!("delivery to {address} refused: {r}")))?;
+    let first = checked
+        .first()
+        .ok_or_else(|| DeliveryError::Refused(format!("{address} resolves to no address")))?;
+    let uri: Uri = address
+        .parse()
+        .map_err(|e: http::uri::InvalidUri| DeliveryError::Refused(e.to_string()))?;
+    let host = uri
+        .authority()
+        .map(|a| a.as_str().to_owned())
+        .unwrap_or_default();
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    let mut request = Request::builder()
+        .method(Method::POST)
+        .uri(format!("http://{first}{path}"))
+        .header(http::header::HOST, host)
+        .body(Full::new(out.envelope.clone()))
+        .map_err(|e| DeliveryError::Encode(e.to_string()))?;
+    if let Some(soap_action) = headers.soap_action {
+        request.headers_mut().insert("soapaction", soap_action);
+    }
+    request
+        .headers_mut()
+        .insert(CONTENT_TYPE, headers.content_type);
+    if let Some(encoding) = out.content_encoding {
+        request
+            .headers_mut()
+            .insert(CONTENT_ENCODING, HeaderValue::from_static(encoding));
+    }
+    exchange(client, request, timeout).await
+}

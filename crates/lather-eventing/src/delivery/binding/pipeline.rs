@@ -1,0 +1,432 @@
+//! A pipelined HTTP/1.1 POST client for one sink (RFC 9112 §9.3.2): requests are written
+//! back to back on one keep-alive connection as they come, without waiting for the answers
+//! to earlier ones, and a reader task reads the answers in order and hands them over a
+//! channel ([`Pipeline::next`], which is cancel-safe). So a sink far away gets a steady
+//! stream instead of one batch per round trip. Order is kept, one connection per sink; the
+//! caller replaces a connection that fails and sends the unanswered requests again.
+
+use super::wire::Wire;
+use crate::delivery::DeliveryError;
+use crate::delivery::address_policy::DeliveryPolicy;
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// Most request bytes gathered for one write.
+pub(crate) const MAX_WRITE: usize = 256 * 1024;
+/// Largest answer head accepted.
+const MAX_HEAD: usize = 16 * 1024;
+/// Largest answer body skipped (a sink's answer to a notification is normally empty).
+const MAX_BODY: u64 = 1024 * 1024;
+
+/// The connection: its writing half here, its reading half in a reader task.
+#[derive(Debug)]
+pub(crate) struct Pipeline {
+    authority: String,
+    /// Where connections may go, and whether the path is a publish path.
+    guard: DeliveryPolicy,
+    publish: bool,
+    writer: Option<OwnedWriteHalf>,
+    answers: Option<mpsc::UnboundedReceiver<Result<bool, DeliveryError>>>,
+    reader: Option<JoinHandle<()>>,
+}
+
+/// One answer's fate.
+enum Answer {
+    /// A final status; whether the connection stays usable after it.
+    Status(u16, bool),
+}
+
+impl Pipeline {
+    /// A pipeline to `authority`, connecting only where `guard` allows (`publish`: the
+    /// requests' path is an event source's publish path).
+    pub(crate) fn new(authority: String, guard: DeliveryPolicy, publish: bool) -> Pipeline {
+        Pipeline {
+            authority,
+            guard,
+            publish,
+            writer: None,
+            answers: None,
+            reader: None,
+        }
+    }
+
+    /// Whether a connection is open (from an earlier exchange).
+    pub(crate) fn connected(&self) -> bool {
+        self.writer.is_some()
+    }
+
+    /// Writes `requests` (already serialised) on the connection, opening one if there is
+    /// none; their answers come later from [`Pipeline::next`]. A failure drops the
+    /// connection.
+    pub(crate) async fn send(
+        &mut self,
+        requests: &mut Wire,
+        timeout: Duration,
+    ) -> Result<(), DeliveryError> {
+        if self.writer.is_none() {
+            let stream =
+                super::connect(&self.authority, timeout, &self.guard, self.publish).await?;
+            let (read, write) = stream.into_split();
+            let (tx, rx) = mpsc::unbounded_channel();
+            let reader = Reader {
+                authority: self.authority.clone(),
+                half: read,
+                read: Vec::new(),
+            };
+            self.reader = Some(tokio::spawn(reader.run(tx)));
+            self.answers = Some(rx);
+            self.writer = Some(write);
+        }
+        let Some(writer) = self.writer.as_mut() else {
+            return Err(DeliveryError::Connection("no connection".into()));
+        };
+        match tokio::time::timeout(timeout, requests.write_to(writer)).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(self.fail(DeliveryError::Connection(format!(
+                "writing to {}: {e}",
+                self.authority
+            )))),
+            Err(_) => Err(self.fail(DeliveryError::Timeout(format!(
+                "{} took no bytes within {timeout:?}",
+                self.authority
+            )))),
+        }
+    }
+
+    /// The next answer, in request order. `Ok(true)`: a 2xx and the connection stays
+    /// usable; `Ok(false)`: a 2xx after which the sink closes it (dropped here). Any other
+    /// status, an unreadable answer or the end of the connection is an error and drops
+    /// it. Cancel-safe: an answer not yet taken stays for the next call.
+    pub(crate) async fn next(&mut self) -> Result<bool, DeliveryError> {
+        let answer = match self.answers.as_mut() {
+            Some(answers) => answers.recv().await,
+            None => return Err(DeliveryError::Connection("no connection".into())),
+        };
+        match answer {
+            Some(Ok(true)) => Ok(true),
+            Some(Ok(false)) => {
+                self.close();
+                Ok(false)
+            }
+            Some(Err(why)) => Err(self.fail(why)),
+            None => Err(self.fail(DeliveryError::Connection(format!(
+                "{} closed the connection",
+                self.authority
+            )))),
+        }
+    }
+
+    /// Closes the connection (the next [`Pipeline::send`] opens a new one).
+    pub(crate) fn close(&mut self) {
+        if let Some(reader) = self.reader.take() {
+            reader.abort();
+        }
+        self.writer = None;
+        self.answers = None;
+    }
+
+    /// Closes the connection after a failure; returns `why`.
+    fn fail(&mut self, why: DeliveryError) -> DeliveryError {
+        self.close();
+        why
+    }
+}
+
+impl Drop for Pipeline {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// The reading half of a connection and what was read ahead of the next answer.
+/// How much room a read makes in the answer buffer at least.
+const READ_CHUNK: usize = 1024;
+
+struct Reader {
+    authority: String,
+    half: OwnedReadHalf,
+    read: Vec<u8>,
+}
+
+impl Reader {
+    /// Reads answers and hands each over until the connection ends, fails, or is closed
+    /// after an answer; the last thing sent is then the error (or `Ok(false)`).
+    async fn run(mut self, answers: mpsc::UnboundedSender<Result<bool, DeliveryError>>) {
+        loop {
+            let (outcome, last) = match self.answer().await {
+                Ok(Answer::Status(status, keep)) if (200..300).contains(&status) => {
+                    (Ok(keep), !keep)
+                }
+                Ok(Answer::Status(status, _)) => (Err(DeliveryError::Status(status)), true),
+                Err(why) => (Err(why), true),
+            };
+            if answers.send(outcome).is_err() || last {
+                return;
+            }
+        }
+    }
+
+    /// Reads more bytes into `read`; an error at end of stream. Reads straight into the
+    /// buffer's spare room (no stack chunk in the task's state: a sink's answers are a
+    /// few hundred bytes, and thousands of sinks each keep a reader waiting here).
+    async fn fill(&mut self) -> Result<(), DeliveryError> {
+        self.read.reserve(READ_CHUNK);
+        match self.half.read_buf(&mut self.read).await {
+            Ok(0) => Err(DeliveryError::Connection(format!(
+                "{} closed the connection",
+                self.authority
+            ))),
+            Ok(_) => Ok(()),
+            Err(e) => Err(DeliveryError::Connection(format!(
+                "reading from {}: {e}",
+                self.authority
+            ))),
+        }
+    }
+
+    /// Reads one final answer (skipping 1xx) and its body.
+    async fn answer(&mut self) -> Result<Answer, DeliveryError> {
+        loop {
+            let (status, head_len, body, keep) = loop {
+                let mut headers = [httparse::EMPTY_HEADER; 32];
+                let mut response = httparse::Response::new(&mut headers);
+                match response.parse(&self.read) {
+                    Ok(httparse::Status::Complete(len)) => {
+                        let status = response.code.unwrap_or(0);
+                        let (body, keep) = framing(&response, status)?;
+                        break (status, len, body, keep);
+                    }
+                    Ok(httparse::Status::Partial) if self.read.len() < MAX_HEAD => {
+                        self.fill().await?;
+                    }
+                    Ok(httparse::Status::Partial) => {
+                        return Err(DeliveryError::Answer("answer head too long".into()));
+                    }
+                    Err(e) => return Err(DeliveryError::Answer(format!("unreadable answer: {e}"))),
+                }
+            };
+            self.read.drain(..head_len);
+            match body {
+                Body::Length(n) => self.skip(n).await?,
+                Body::Chunked => self.skip_chunked().await?,
+                Body::UntilClose => {
+                    while self.fill().await.is_ok() && (self.read.len() as u64) < MAX_BODY {
+                        self.read.clear();
+                    }
+                    return Ok(Answer::Status(status, false));
+                }
+            }
+            if status >= 200 {
+                return Ok(Answer::Status(status, keep));
+            }
+        }
+    }
+
+    async fn skip(&mut self, mut n: u64) -> Result<(), DeliveryError> {
+        loop {
+            let here = (self.read.len() as u64).min(n);
+            self.read.drain(..here as usize);
+            n -= here;
+            if n == 0 {
+                return Ok(());
+            }
+            self.fill().await?;
+        }
+    }
+
+    async fn skip_chunked(&mut self) -> Result<(), DeliveryError> {
+        let mut total = 0u64;
+        loop {
+            let line_end = loop {
+                if let Some(i) = self.read.windows(2).position(|w| w == b"\r\n") {
+                    break i;
+                }
+                if self.read.len() > 1024 {
+                    return Err(DeliveryError::Answer("bad chunk size line".into()));
+                }
+                self.fill().await?;
+            };
+            let line = String::from_utf8_lossy(&self.read[..line_end]).into_owned();
+            let size = u64::from_str_radix(line.split(';').next().unwrap_or("").trim(), 16)
+                .map_err(|_| DeliveryError::Answer(format!("bad chunk size {line:?}")))?;
+            self.read.drain(..line_end + 2);
+            total = total.saturating_add(size);
+            if total > MAX_BODY {
+                return Err(DeliveryError::Answer("answer body too long".into()));
+            }
+            if size == 0 {
+                // Trailers (normally none) end with an empty line.
+                loop {
+                    if let Some(i) = self.read.windows(2).position(|w| w == b"\r\n") {
+                        self.read.drain(..i + 2);
+                        if i == 0 {
+                            return Ok(());
+                        }
+                        continue;
+                    }
+                    self.fill().await?;
+                }
+            }
+            self.skip(size + 2).await?;
+        }
+    }
+}
+
+/// How an answer's body is delimited.
+enum Body {
+    Length(u64),
+    Chunked,
+    UntilClose,
+}
+
+/// The body framing and whether the connection stays open, from the answer's head.
+fn framing(
+    response: &httparse::Response<'_, '_>,
+    status: u16,
+) -> Result<(Body, bool), DeliveryError> {
+    let mut length = None;
+    let mut chunked = false;
+    let mut keep = response.version == Some(1);
+    for h in response.headers.iter() {
+        let value = std::str::from_utf8(h.value).unwrap_or("").trim();
+        if h.name.eq_ignore_ascii_case("content-length") {
+            length = Some(
+                value
+                    .parse::<u64>()
+                    .map_err(|_| DeliveryError::Answer("bad Content-Length".into()))?,
+            );
+        } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            chunked = value.to_ascii_lowercase().ends_with("chunked");
+        } else if h.name.eq_ignore_ascii_case("connection") {
+            let v = value.to_ascii_lowercase();
+            if v.contains("close") {
+                keep = false;
+            } else if v.contains("keep-alive") {
+                keep = true;
+            }
+        }
+    }
+    let body = if status < 200 || status == 204 || status == 304 {
+        Body::Length(0)
+    } else if chunked {
+        Body::Chunked
+    } else if let Some(n) = length {
+        if n > MAX_BODY {
+            return Err(DeliveryError::Answer("answer body too long".into()));
+        }
+        Body::Length(n)
+    } else {
+        Body::UntilClose
+    };
+    Ok((body, keep))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncWriteExt;
+    use tokio::net::TcpListener;
+
+    /// A sink that answers the pipelined requests with `answers` (raw bytes), then closes.
+    async fn scripted(answers: &'static [u8]) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf).await;
+            s.write_all(answers).await.unwrap();
+        });
+        addr
+    }
+
+    #[tokio::test]
+    async fn answers_in_every_framing_are_read_in_order() {
+        let addr = scripted(
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 202 Accepted\r\nContent-Length: 3\r\n\r\nabcHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\nHTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n",
+        )
+        .await;
+        let mut p = Pipeline::new(
+            addr,
+            crate::delivery::address_policy::DeliveryPolicy::allow_loopback(),
+            false,
+        );
+        p.send(&mut Wire::of(b"x"), Duration::from_secs(2))
+            .await
+            .unwrap();
+        for _ in 0..3 {
+            assert_eq!(p.next().await, Ok(true));
+        }
+        assert_eq!(
+            p.next().await.map_err(|e| e.to_string()),
+            Err("the sink answered 500".into())
+        );
+        assert!(!p.connected());
+    }
+
+    #[tokio::test]
+    async fn a_close_after_an_answer_ends_the_connection() {
+        let addr = scripted(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").await;
+        let mut p = Pipeline::new(
+            addr,
+            crate::delivery::address_policy::DeliveryPolicy::allow_loopback(),
+            false,
+        );
+        p.send(&mut Wire::of(b"x"), Duration::from_secs(2))
+            .await
+            .unwrap();
+        assert_eq!(p.next().await, Ok(true));
+        assert!(p.next().await.unwrap_err().to_string().contains("closed"));
+        assert!(!p.connected());
+        let addr =
+            scripted(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n").await;
+        let mut p = Pipeline::new(
+            addr,
+            crate::delivery::address_policy::DeliveryPolicy::allow_loopback(),
+            false,
+        );
+        p.send(&mut Wire::of(b"x"), Duration::from_secs(2))
+            .await
+            .unwrap();
+        assert_eq!(p.next().await, Ok(false));
+        assert!(!p.connected());
+    }
+
+    #[tokio::test]
+    async fn later_requests_go_out_before_earlier_answers_come() {
+        // The sink answers nothing until it has both requests: a client that waited for
+        // the first answer before writing the second would never get one.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut got = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !got.ends_with(b"second") {
+                let n = s.read(&mut buf).await.unwrap();
+                assert!(n > 0, "closed before the second request");
+                got.extend_from_slice(&buf[..n]);
+            }
+            let ok = b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n";
+            s.write_all(&[&ok[..], &ok[..]].concat()).await.unwrap();
+            let _ = s.read(&mut buf).await;
+        });
+        let mut p = Pipeline::new(
+            addr,
+            crate::delivery::address_policy::DeliveryPolicy::allow_loopback(),
+            false,
+        );
+        let t = Duration::from_secs(2);
+        p.send(&mut Wire::of(b"first"), t).await.unwrap();
+        p.send(&mut Wire::of(b"second"), t).await.unwrap();
+        let answered = tokio::time::timeout(Duration::from_secs(5), async {
+            (p.next().await, p.next().await)
+        })
+        .await
+        .expect("both answered");
+        assert_eq!(answered, (Ok(true), Ok(true)));
+    }
+}
