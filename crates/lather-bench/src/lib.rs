@@ -25,16 +25,13 @@ pub mod experiments;
 mod http;
 pub mod nats_rtt;
 pub mod procfs;
-mod progress;
-mod report;
 mod request;
-mod stats;
 
 pub use error::BenchError;
+pub use http::report::{
+    LatencySummary, OpenLoopReport, Pacing, Report, ServerUsage, print_report, write_json,
+};
 pub use http::{
     ErrorKind, HttpBenchArgs, SoapVersionArg, build_runtime, run_http_bench,
     run_http_bench_blocking,
-};
-pub use report::{
-    LatencySummary, OpenLoopReport, Pacing, Report, ServerUsage, print_report, write_json,
 };

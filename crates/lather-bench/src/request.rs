@@ -6,7 +6,18 @@ use http::{Method, Request, Uri};
 use http_body_util::Full;
 
 use crate::error::BenchError;
-use crate::http::SoapVersionArg;
+
+/// SOAP version of the built-in request (`--soap`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SoapVersionArg {
+    /// SOAP 1.1: `text/xml` with a `SOAPAction` header.
+    #[default]
+    #[value(name = "1.1")]
+    V11,
+    /// SOAP 1.2: `application/soap+xml` with an `action` parameter.
+    #[value(name = "1.2")]
+    V12,
+}
 
 /// The SOAP action of the built-in echo operation.
 const ECHO_ACTION: &str = "urn:lather:echo#echo";

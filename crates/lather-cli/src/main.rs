@@ -31,7 +31,7 @@ enum Command {
         config: PathBuf,
     },
     /// Host remote handlers (`placement = "remote"`) for other processes, through the
-    /// configuration's [nats] server, until SIGINT or SIGTERM.
+    /// configuration's `[nats]` server, until SIGINT or SIGTERM.
     Worker {
         /// The configuration file (TOML).
         #[arg(long, short)]

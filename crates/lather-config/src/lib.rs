@@ -19,6 +19,7 @@ mod error;
 mod flow;
 mod handler;
 mod ipnet;
+mod load;
 mod model;
 mod names;
 mod nats;
@@ -26,6 +27,7 @@ mod public;
 mod read;
 mod route;
 mod subscriptions;
+mod subscriptions_mode;
 mod validate;
 
 pub use error::ConfigError;
@@ -42,4 +44,4 @@ pub use nats::{
 };
 pub use read::MAX_CONFIG_BYTES;
 pub use route::{RouteConfig, parse_clark};
-pub use subscriptions::SubscriptionsMode;
+pub use subscriptions_mode::SubscriptionsMode;

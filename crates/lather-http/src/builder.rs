@@ -291,3 +291,24 @@ fn configured(
     }
     Ok((services, link))
 }
+
+impl Server {
+    /// A builder: listen address, limits, services by path, the CPU pool.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::default()
+    }
+
+    /// Binds `config.server.listen` and prepares the configuration's services and their
+    /// handler stages (the builder with [`ServerBuilder::config`]). A handler or flow that
+    /// is not valid is a [`ServeError::Config`] naming its line; when a handler is placed
+    /// remotely, or an event source shares its subscriptions over NATS, an unreachable
+    /// NATS server is [`ServeError::NatsUnreachable`] naming the URL.
+    pub async fn from_config(config: &Config) -> Result<Server, ServeError> {
+        Server::builder().config(config).bind().await
+    }
+
+    /// The same as [`Server::from_config`].
+    pub async fn bind(config: &Config) -> Result<Server, ServeError> {
+        Server::from_config(config).await
+    }
+}

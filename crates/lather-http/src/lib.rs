@@ -28,6 +28,7 @@ mod host;
 mod idle;
 mod metrics;
 mod negotiate;
+mod peer;
 mod respond;
 mod server;
 mod service;

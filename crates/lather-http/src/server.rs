@@ -1,21 +1,22 @@
 //! The listener: accepts connections, serves HTTP/1.1 (keep-alive) and h2c, shuts down
 //! gracefully. Connections are capped in all and per client address, and closed when idle.
 
+use crate::ServeError;
 use crate::accept::AcceptErrors;
 use crate::conn_cap::ConnectionCaps;
 use crate::dispatch;
 use crate::idle::{Activity, Busy, Watched};
 use crate::negotiate::guess_version;
+use crate::peer::Peer;
 use crate::respond;
 use crate::state::State;
-use crate::{ServeError, ServerBuilder};
 use futures_util::FutureExt;
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
-use lather_config::{Config, ServerConfig};
+use lather_config::ServerConfig;
 use lather_envelope::{Fault, FaultKind};
 use std::convert::Infallible;
 use std::future::Future;
@@ -50,25 +51,6 @@ pub struct Server {
 }
 
 impl Server {
-    /// A builder: listen address, limits, services by path, the CPU pool.
-    pub fn builder() -> ServerBuilder {
-        ServerBuilder::default()
-    }
-
-    /// Binds `config.server.listen` and prepares the configuration's services and their
-    /// handler stages (the builder with [`ServerBuilder::config`]). A handler or flow that
-    /// is not valid is a [`ServeError::Config`] naming its line; when a handler is placed
-    /// remotely, or an event source shares its subscriptions over NATS, an unreachable
-    /// NATS server is [`ServeError::NatsUnreachable`] naming the URL.
-    pub async fn from_config(config: &Config) -> Result<Server, ServeError> {
-        Server::builder().config(config).bind().await
-    }
-
-    /// The same as [`Server::from_config`].
-    pub async fn bind(config: &Config) -> Result<Server, ServeError> {
-        Server::from_config(config).await
-    }
-
     pub(crate) fn new(listener: TcpListener, state: State, server: &ServerConfig) -> Server {
         let max_connections = crate::fd_limit::fit(server.max_connections);
         Server {
@@ -158,10 +140,6 @@ impl Server {
         Ok(())
     }
 }
-
-/// The connection's remote address, carried in each request's extensions.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Peer(pub(crate) SocketAddr);
 
 /// Answers one request; a panic anywhere below becomes an `Internal` fault, and the
 /// connection and the server live on.

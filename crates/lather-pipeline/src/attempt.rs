@@ -89,3 +89,16 @@ pub(crate) fn failure_fault(step: &Step, failure: Failure) -> Fault {
         ),
     }
 }
+
+impl Step {
+    /// Calls the handler on `message` as a stage would, without merging anything: one
+    /// attempt plus the configured retries, each bounded by the timeout, a panic contained.
+    /// A timeout or panic comes back as a `HandlerTimeout` or `HandlerFailed` fault verdict.
+    /// For hosts that run a single handler for someone else (a remote worker).
+    pub async fn perform(&self, message: &Message) -> Verdict {
+        match perform(self, message).await {
+            Ok(verdict) => verdict,
+            Err(failure) => Verdict::Fault(failure_fault(self, failure)),
+        }
+    }
+}

@@ -93,17 +93,6 @@ impl Step {
         self.cost.average()
     }
 
-    /// Calls the handler on `message` as a stage would, without merging anything: one
-    /// attempt plus the configured retries, each bounded by the timeout, a panic contained.
-    /// A timeout or panic comes back as a `HandlerTimeout` or `HandlerFailed` fault verdict.
-    /// For hosts that run a single handler for someone else (a remote worker).
-    pub async fn perform(&self, message: &crate::Message) -> crate::Verdict {
-        match crate::attempt::perform(self, message).await {
-            Ok(verdict) => verdict,
-            Err(failure) => crate::Verdict::Fault(crate::attempt::failure_fault(self, failure)),
-        }
-    }
-
     pub(crate) fn cost(&self) -> &crate::cost::Cost {
         &self.cost
     }

@@ -20,6 +20,7 @@
 mod auto_placed;
 mod call;
 pub mod frame;
+mod hosted;
 mod latency;
 mod link;
 mod oneway_handler;

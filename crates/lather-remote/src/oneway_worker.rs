@@ -2,8 +2,8 @@
 //! work-queue stream, messages acknowledged after handling.
 
 use crate::frame::{Answer, RemoteVerdict};
+use crate::hosted::{Hosted, answer};
 use crate::oneway_stream::ensure_stream;
-use crate::worker::{Hosted, answer};
 use crate::{Link, LinkError};
 use async_nats::jetstream::{self, AckKind, consumer};
 use futures_util::StreamExt;

@@ -6,7 +6,7 @@
 //!
 //! Each case's expectation is a small `expected` function in its module
 //! (in `cases`); besides it, every case expects the probe to have been
-//! answered throughout ([`met`]).
+//! answered throughout (`met`).
 
 mod cases;
 mod client;

@@ -73,7 +73,7 @@ fn write_side(
     let mut summary = DirectionSummary {
         chunks: 0,
         bytes: 0,
-        lateness_us: crate::stats::new_histogram(),
+        lateness_us: crate::http::stats::new_histogram(),
     };
     for (read_at, chunk) in held {
         let due = read_at + delay;

@@ -12,7 +12,7 @@ use super::exchange::exchange;
 use super::finished::{ErrorKind, RequestResult};
 use super::plan::RunPlan;
 use crate::error::BenchError;
-use crate::stats::Stats;
+use crate::http::stats::Stats;
 
 /// First and largest pause after a failed connect, so that a dead server
 /// does not turn the generator into a busy loop.

@@ -5,6 +5,9 @@ mod conn;
 mod counting;
 mod exchange;
 mod open;
+pub(crate) mod progress;
+pub(crate) mod report;
+pub(crate) mod stats;
 pub(crate) use self::open::Schedule;
 pub(crate) mod finished;
 pub(crate) mod plan;
@@ -20,24 +23,13 @@ use tokio::task::JoinSet;
 use self::conn::Conn;
 pub use self::finished::ErrorKind;
 use self::plan::RunPlan;
+use self::progress::ProgressDisplay;
+use self::report::{Pacing, Report, RunInfo, ServerUsage, write_json};
 use self::target::TargetUrl;
 use crate::error::BenchError;
 use crate::procfs::{CpuTicks, ProcError, WatchedProcess};
-use crate::progress::ProgressDisplay;
-use crate::report::{Pacing, Report, RunInfo, ServerUsage, write_json};
+pub use crate::request::SoapVersionArg;
 use crate::request::{RequestSpec, RequestTemplate};
-
-/// SOAP version of the built-in request (`--soap`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum SoapVersionArg {
-    /// SOAP 1.1: `text/xml` with a `SOAPAction` header.
-    #[default]
-    #[value(name = "1.1")]
-    V11,
-    /// SOAP 1.2: `application/soap+xml` with an `action` parameter.
-    #[value(name = "1.2")]
-    V12,
-}
 
 /// Arguments of `lather-bench http`.
 ///

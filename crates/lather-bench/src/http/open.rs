@@ -57,7 +57,7 @@ use super::exchange::exchange;
 use super::finished::{ErrorKind, Finished, RequestFailure, RequestResult};
 use super::plan::RunPlan;
 use crate::error::BenchError;
-use crate::stats::Stats;
+use crate::http::stats::Stats;
 
 /// A request that left more than this after its scheduled time is "late".
 /// The pacer is accurate to a few hundred µs at worst, so a delay this long

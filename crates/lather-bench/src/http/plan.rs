@@ -7,7 +7,7 @@ use std::time::Duration;
 use memchr::memmem;
 use tokio::time::Instant;
 
-use crate::progress::LiveCounters;
+use crate::http::progress::LiveCounters;
 use crate::request::RequestTemplate;
 
 /// Everything the connections share, immutable apart from the counters.

@@ -12,8 +12,8 @@ use tokio::time::Instant;
 use crate::error::BenchError;
 use crate::http::ErrorKind;
 use crate::http::plan::RunPlan;
+use crate::http::stats::Stats;
 use crate::procfs::{CpuTicks, WatchedProcess};
-use crate::stats::Stats;
 
 /// How requests were paced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
