@@ -4,7 +4,7 @@ use lather_pipeline::KindRegistry;
 
 /// Every built-in kind, by name: `logging`, `monitor`, `cpu-burn`, `sleep`, `digest`,
 /// `compress`, `decompress`, `encrypt`, `decrypt`, `audit-file`, `wsse-username`,
-/// `wsrf-resource`, `notify`, `wsa`, `format-convert` and `publish`.
+/// `wsrf-resource`, `notify`, `wsa`, `format-convert`, `publish` and `require-identity`.
 pub fn builtin_kinds() -> KindRegistry {
     let mut kinds = KindRegistry::new();
     kinds.register(crate::logging::LoggingKind);
@@ -23,5 +23,6 @@ pub fn builtin_kinds() -> KindRegistry {
     kinds.register(crate::wsa::WsaKind);
     kinds.register(crate::convert::FormatConvertKind);
     kinds.register(crate::publish::PublishKind);
+    kinds.register(crate::require_identity::RequireIdentityKind);
     kinds
 }

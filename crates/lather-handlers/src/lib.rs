@@ -17,6 +17,7 @@
 //! | `cpu-burn` | `micros = N` of CPU work per message (a benchmark aid) | CPU |
 //! | `wsrf-resource` | a WS-RF resource per `wsrf:ResourceId`: WS-RP Get/Set answered, other messages counted, in a redb file at `path` | I/O |
 //! | `publish` | publishes the Body's event to the event source `source` of this process (`action`, `topic` optional) | I/O |
+//! | `require-identity` | lets through only messages an earlier stage authenticated (the context's `Identity`), optionally only the users in `allow` | I/O |
 //! | `notify` | POSTs a SOAP 1.2 notification of each message to `sink` and waits for its 2xx | I/O |
 //! | `sleep` | waits `millis = N` per message (a benchmark aid) | I/O |
 //! | `digest` | SHA-256 over the whole request, `rounds = N` times in a row (a benchmark aid) | CPU |
@@ -39,6 +40,7 @@ mod logging;
 mod monitor;
 mod notify;
 mod publish;
+mod require_identity;
 mod sleep;
 mod uuid;
 mod wsa;
@@ -61,6 +63,7 @@ pub use logging::{Logging, LoggingKind, LoggingSettings};
 pub use monitor::{Monitor, MonitorKind, MonitorSettings};
 pub use notify::{NOTIFY_NS, Notify, NotifyKind, NotifySettings};
 pub use publish::{Publish, PublishKind, PublishSettings};
+pub use require_identity::{RequireIdentity, RequireIdentityKind, RequireIdentitySettings};
 pub use sleep::{Sleep, SleepKind, SleepSettings};
 pub use wsa::{WsAddressing, WsaKind, WsaSettings};
 pub use wsrf::{
