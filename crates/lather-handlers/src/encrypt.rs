@@ -1,7 +1,7 @@
 //! `encrypt`: hides the Body with XML Encryption.
 
 use crate::xmlenc::{
-    self, CipherError, ENCRYPTED_DATA, EncryptionAlgorithm, EncryptionKey, XENC_NS,
+    self, CipherError, ENCRYPTED_DATA, EncryptionAlgorithm, EncryptionKey, KeyError, XENC_NS,
 };
 use lather_envelope::{Envelope, Fault, FaultKind, QName};
 use lather_pipeline::{
@@ -34,13 +34,12 @@ pub struct Encrypt {
 impl Encrypt {
     /// Encrypts with `algorithm` under `key`; refused (with the lengths) if the key does not
     /// fit the algorithm.
-    pub fn new(key: EncryptionKey, algorithm: EncryptionAlgorithm) -> Result<Self, String> {
+    pub fn new(key: EncryptionKey, algorithm: EncryptionAlgorithm) -> Result<Self, KeyError> {
         if key.len() != algorithm.key_len() {
-            return Err(format!(
-                "{} needs a {}-byte key, not {} bytes",
+            return Err(KeyError::mismatch(
                 algorithm.name(),
                 algorithm.key_len(),
-                key.len()
+                key.len(),
             ));
         }
         Ok(Encrypt {

@@ -61,7 +61,7 @@ pub use encrypt::{Encrypt, EncryptKind, EncryptSettings};
 pub use event_sink::{EventSink, EventSinks};
 pub use logging::{Logging, LoggingKind, LoggingSettings};
 pub use monitor::{Monitor, MonitorKind, MonitorSettings};
-pub use notify::{NOTIFY_NS, Notify, NotifyKind, NotifySettings};
+pub use notify::{NOTIFY_NS, Notify, NotifyKind, NotifySettings, SinkUrlError};
 pub use publish::{Publish, PublishKind, PublishSettings};
 pub use require_identity::{RequireIdentity, RequireIdentityKind, RequireIdentitySettings};
 pub use sleep::{Sleep, SleepKind, SleepSettings};
@@ -70,7 +70,9 @@ pub use wsrf::{
     MAX_PROPERTIES, MAX_PROPERTY_BYTES, RESOURCE_ID, RESOURCE_NS, WSRL_NS, WSRP_NS, WsrfResource,
     WsrfResourceKind, WsrfResourceSettings,
 };
-pub use wsse::{WsseSettings, WsseUsername, WsseUsernameKind, WsseUsernameSettings};
+pub use wsse::{
+    UsersFileError, WsseSettings, WsseUsername, WsseUsernameKind, WsseUsernameSettings,
+};
 pub use xmlenc::{
-    ENCRYPTED_HEADER, EncryptionAlgorithm, EncryptionKey, WSSE11_NS, XENC_NS, XENC11_NS,
+    ENCRYPTED_HEADER, EncryptionAlgorithm, EncryptionKey, KeyError, WSSE11_NS, XENC_NS, XENC11_NS,
 };

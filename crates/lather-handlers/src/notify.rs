@@ -27,6 +27,17 @@ const CONTENT_TYPE_VALUE: &str =
 /// Most bytes of a sink's answer read (to keep its connection reusable); the rest is
 /// dropped with the connection.
 const MAX_ANSWER_BYTES: usize = 64 * 1024;
+/// Why a `sink` cannot be POSTed to (the text completes "the sink … ").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SinkUrlError(String);
+
+impl std::fmt::Display for SinkUrlError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for SinkUrlError {}
 
 /// Sends, for each message, one SOAP 1.2 notification to an HTTP sink and waits for its
 /// 2xx answer, so the cost is a real network round trip:
@@ -62,21 +73,25 @@ pub struct Notify {
 impl Notify {
     /// A notifier POSTing to `sink` (`http://host[:port]/path`), its connections given up
     /// after `timeout`. Fails, saying why, if `sink` is not such a URL.
-    pub fn new(sink: &str, timeout: Duration) -> Result<Notify, String> {
-        let uri: Uri = sink.parse().map_err(|e| format!("is not a URL ({e})"))?;
+    pub fn new(sink: &str, timeout: Duration) -> Result<Notify, SinkUrlError> {
+        let bad = |why: String| Err(SinkUrlError(why));
+        let uri: Uri = match sink.parse() {
+            Ok(uri) => uri,
+            Err(e) => return bad(format!("is not a URL ({e})")),
+        };
         match uri.scheme_str() {
             Some("http") => {}
-            Some("https") => return Err("uses https; notify speaks http only".into()),
-            _ => return Err("must start with http://".into()),
+            Some("https") => return bad("uses https; notify speaks http only".into()),
+            _ => return bad("must start with http://".into()),
         }
         let Some(authority) = uri.authority() else {
-            return Err("has no host".into());
+            return bad("has no host".into());
         };
         if authority.as_str().contains('@') {
-            return Err("carries user information, which notify does not send".into());
+            return bad("carries user information, which notify does not send".into());
         }
         if authority.host().is_empty() {
-            return Err("has no host".into());
+            return bad("has no host".into());
         }
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);

@@ -14,7 +14,9 @@ use http::request::Parts;
 use http::{Method, Request, StatusCode};
 use hyper::body::Body;
 use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
-use lather_pipeline::{Context, Direction, Priority, Reply, ServiceRequest, check_must_understand};
+use lather_pipeline::{
+    Context, Direction, Location, Priority, Reply, ServiceRequest, check_must_understand,
+};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -311,15 +313,11 @@ async fn exchange(
         service.understood.contains(name) || request_plan.understood_headers().contains(name)
     };
     check_must_understand(&envelope, understands, service.ultimate)?;
-    let (envelope, flowed) =
-        match flows::request(request_plan, envelope, context, &state.limits).await? {
-            Admitted::Forward(envelope, flowed) => (envelope, flowed),
-            Admitted::Answered(response) => return Ok(response),
-        };
-    // The properties the request stages set go on with the message (and into the fault
-    // flow's context).
-    context.properties = flowed.properties.clone();
-    let location = service_location(state, service, parts);
+    let envelope = match flows::request(request_plan, envelope, context, &state.limits).await? {
+        Admitted::Forward(envelope) => envelope,
+        Admitted::Answered(response) => return Ok(response),
+    };
+    let location = || service_location(state, service, parts);
     let path = parts.uri.path();
     let runs_after = !response_plan.is_empty() || !plans.fault.is_empty();
     let request = runs_after.then(|| envelope.clone());
@@ -327,10 +325,10 @@ async fn exchange(
         .soap
         .call(ServiceRequest {
             envelope,
-            context: &flowed,
+            context,
             subpath: (path.len() > service.path.len()).then(|| &path[service.path.len()..]),
             headers: &parts.headers,
-            location: &location,
+            location: Location::new(&location),
         })
         .await?;
     // A fault comes back with a 4xx/5xx status: a success needs no look for the fault flow.
@@ -345,7 +343,7 @@ async fn exchange(
     let context = Context {
         direction: Direction::Response,
         request,
-        ..*flowed
+        ..context.clone()
     };
     flows::response(
         response_plan,

@@ -92,9 +92,8 @@ async fn respond(source: &EventSource, request: ServiceRequest<'_>) -> Result<Re
         .get::<Identity>()
         .map(Identity::name)
         .or(request.context.client.as_deref());
-    let answer = source
-        .handle_for(envelope, request.location, identity)
-        .await?;
+    let manager = request.location.get();
+    let answer = source.handle_for(envelope, &manager, identity).await?;
     if answer.is_empty() {
         // A one-way message (wsnt:Notify): accepted, nothing to answer.
         return Ok(Reply::Accepted);

@@ -14,27 +14,28 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// What the request flow decided.
 #[derive(Debug)]
 pub(crate) enum Admitted {
-    /// Go on to the service with this (possibly patched) envelope and the context the
-    /// handlers left (with the properties they set).
-    Forward(Envelope, Box<Context>),
+    /// Go on to the service with this (possibly patched) envelope; the context holds the
+    /// properties the handlers set.
+    Forward(Envelope),
     /// A handler answered; the service is not called.
     Answered(HttpResponse),
 }
 
-/// Runs the request flow.
+/// Runs the request flow; `context` takes the properties its handlers set.
 pub(crate) async fn request(
     plan: &Plan,
     envelope: Envelope,
-    context: &Context,
+    context: &mut Context,
     limits: &Limits,
 ) -> Result<Admitted, Fault> {
     if plan.is_empty() {
-        return Ok(Admitted::Forward(envelope, Box::new(context.clone())));
+        return Ok(Admitted::Forward(envelope));
     }
     match run(plan, Message::new(envelope, context.clone()), limits).await {
         Outcome::Continue(message) => {
-            let (envelope, context) = message.into_parts();
-            Ok(Admitted::Forward(envelope, Box::new(context)))
+            let (envelope, flowed) = message.into_parts();
+            context.properties = flowed.properties;
+            Ok(Admitted::Forward(envelope))
         }
         Outcome::Respond(envelope) => Ok(Admitted::Answered(envelope_response(&envelope))),
         Outcome::Fault(fault) => Err(fault),

@@ -26,9 +26,11 @@ pub struct CpuPool {
 }
 
 struct Inner {
-    /// The runtime when the pool owns one (shut down in the background when dropped).
-    runtime: Option<Runtime>,
-    handle: Handle,
+    /// The runtime when the pool owns one, started on first use (shut down in the
+    /// background when dropped).
+    runtime: OnceLock<Runtime>,
+    /// A runtime given by the program.
+    given: Option<Handle>,
     threads: usize,
 }
 
@@ -46,22 +48,20 @@ tokio::task_local! {
 }
 
 impl CpuPool {
-    /// A pool of `threads` threads named `lather-cpu` (0: one per core).
+    /// A pool of `threads` threads named `lather-cpu` (0: one per core). The threads
+    /// start when the first CPU-bound call comes (a service without CPU-bound handlers never
+    /// starts them); a runtime that cannot start then is a panic of that call, which the
+    /// engine contains as a handler failure.
     pub fn new(threads: usize) -> io::Result<CpuPool> {
         let threads = if threads == 0 {
             std::thread::available_parallelism().map_or(2, |n| n.get())
         } else {
             threads
         };
-        let runtime = Builder::new_multi_thread()
-            .worker_threads(threads)
-            .thread_name("lather-cpu")
-            .enable_time()
-            .build()?;
         Ok(CpuPool {
             inner: Arc::new(Inner {
-                handle: runtime.handle().clone(),
-                runtime: Some(runtime),
+                runtime: OnceLock::new(),
+                given: None,
                 threads,
             }),
             inline_below: DEFAULT_INLINE_BELOW,
@@ -74,8 +74,8 @@ impl CpuPool {
         let threads = handle.metrics().num_workers();
         CpuPool {
             inner: Arc::new(Inner {
-                runtime: None,
-                handle,
+                runtime: OnceLock::new(),
+                given: Some(handle),
                 threads,
             }),
             inline_below: DEFAULT_INLINE_BELOW,
@@ -116,9 +116,26 @@ impl CpuPool {
         self.inline_below
     }
 
-    /// The pool's runtime handle (to spawn on it).
+    /// The pool's runtime handle (to spawn on it); an owned pool's threads start here the
+    /// first time.
     pub fn handle(&self) -> &Handle {
-        &self.inner.handle
+        if let Some(given) = &self.inner.given {
+            return given;
+        }
+        let threads = self.inner.threads;
+        self.inner
+            .runtime
+            .get_or_init(|| {
+                Builder::new_multi_thread()
+                    .worker_threads(threads)
+                    .thread_name("lather-cpu")
+                    .enable_time()
+                    .build()
+                    .unwrap_or_else(|e| {
+                        panic!("cannot start the CPU pool ({threads} threads): {e}")
+                    })
+            })
+            .handle()
     }
 }
 

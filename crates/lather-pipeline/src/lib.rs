@@ -44,6 +44,8 @@ pub use patch::{Patch, PatchOp};
 pub use plan::{Counters, Plan, PlanError, Step};
 pub use property::{Identity, Properties, Property, PropertyValue};
 pub use run::{Outcome, run};
-pub use service::{Reply, ServiceFn, ServiceFuture, ServiceRequest, SoapService, service_fn};
+pub use service::{
+    Location, Reply, ServiceFn, ServiceFuture, ServiceRequest, SoapService, service_fn,
+};
 pub use understand::check_must_understand;
 pub use verdict::Verdict;

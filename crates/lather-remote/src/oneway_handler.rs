@@ -105,7 +105,9 @@ impl OnewayRemoteHandler {
                 .build(client.clone())
         });
         if !self.stream_ready.load(Ordering::Acquire) {
-            ensure_stream(&self.stand.link, js).await?;
+            ensure_stream(&self.stand.link, js)
+                .await
+                .map_err(|e| e.to_string())?;
             self.stream_ready.store(true, Ordering::Release);
         }
         // No deadline: the message may wait in the stream for a worker.

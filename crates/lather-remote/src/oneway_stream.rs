@@ -38,16 +38,39 @@ pub fn stream_config(link: &Link) -> stream::Config {
 
 /// Opens the stream through `js`, creating it with [`stream_config`] when absent (another
 /// process creating it at the same time is fine: the stream is then opened).
-pub async fn ensure_stream(link: &Link, js: &jetstream::Context) -> Result<stream::Stream, String> {
+pub async fn ensure_stream(
+    link: &Link,
+    js: &jetstream::Context,
+) -> Result<stream::Stream, StreamUnavailable> {
     let config = stream_config(link);
     match js.get_or_create_stream(config.clone()).await {
         Ok(stream) => Ok(stream),
         Err(first) => js
             .get_stream(&config.name)
             .await
-            .map_err(|_| format!("JetStream stream {}: {first}", config.name)),
+            .map_err(|_| StreamUnavailable {
+                stream: config.name.clone(),
+                reason: first.to_string(),
+            }),
     }
 }
+
+/// The oneway work-queue stream could neither be created nor opened.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamUnavailable {
+    /// The stream's name.
+    pub stream: String,
+    /// What JetStream said.
+    pub reason: String,
+}
+
+impl std::fmt::Display for StreamUnavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "JetStream stream {}: {}", self.stream, self.reason)
+    }
+}
+
+impl std::error::Error for StreamUnavailable {}
 
 #[cfg(test)]
 mod tests {

@@ -82,7 +82,9 @@ pub async fn prepare(link: &Link, hosted: Vec<Hosted>) -> Result<Vec<Puller>, Li
         .client()
         .ok_or_else(|| error("not connected".to_owned()))?;
     let js = jetstream::new(client.clone());
-    let stream = ensure_stream(link, &js).await.map_err(error)?;
+    let stream = ensure_stream(link, &js)
+        .await
+        .map_err(|e| error(e.to_string()))?;
     let mut pullers = Vec::new();
     for h in hosted {
         let name = consumer_name(&h.name);

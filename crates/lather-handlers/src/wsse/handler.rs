@@ -106,16 +106,14 @@ impl WsseUsername {
 
     /// Reads a user table: one `name:password` per line; blank lines and `#` comments are
     /// skipped.
-    pub fn parse_users(text: &str) -> Result<HashMap<String, String>, String> {
+    pub fn parse_users(text: &str) -> Result<HashMap<String, String>, UsersFileError> {
         let mut users = HashMap::new();
         for (i, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let (name, password) = line
-                .split_once(':')
-                .ok_or_else(|| format!("line {}: expected name:password", i + 1))?;
+            let (name, password) = line.split_once(':').ok_or(UsersFileError { line: i + 1 })?;
             users.insert(name.to_owned(), password.to_owned());
         }
         Ok(users)
@@ -272,6 +270,21 @@ impl Handler for WsseUsername {
         ]
     }
 }
+
+/// A line of a users file that is not `name:password`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UsersFileError {
+    /// The 1-based line.
+    pub line: usize,
+}
+
+impl std::fmt::Display for UsersFileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: expected name:password", self.line)
+    }
+}
+
+impl std::error::Error for UsersFileError {}
 
 #[cfg(test)]
 mod tests {
@@ -481,6 +494,7 @@ mod tests {
         assert!(
             WsseUsername::parse_users("nocolon\n")
                 .unwrap_err()
+                .to_string()
                 .contains("line 1")
         );
     }

@@ -8,5 +8,5 @@ mod nonce_cache;
 pub(crate) mod security_header;
 mod token;
 
-pub use handler::{WsseSettings, WsseUsername};
+pub use handler::{UsersFileError, WsseSettings, WsseUsername};
 pub use kind::{WsseUsernameKind, WsseUsernameSettings};

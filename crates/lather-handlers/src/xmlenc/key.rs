@@ -2,6 +2,27 @@
 
 use std::fmt;
 
+/// Why a key cannot be used: its length, or its file's format.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyError(String);
+
+impl fmt::Display for KeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for KeyError {}
+
+impl KeyError {
+    /// A key of `have` bytes for an algorithm that needs `need`.
+    pub(crate) fn mismatch(algorithm: &str, need: usize, have: usize) -> Self {
+        KeyError(format!(
+            "{algorithm} needs a {need}-byte key, not {have} bytes"
+        ))
+    }
+}
+
 /// An AES key of 16 bytes (AES-128) or 32 bytes (AES-256). Its `Debug` shows the length,
 /// never the bytes.
 #[derive(Clone, PartialEq, Eq)]
@@ -9,16 +30,16 @@ pub struct EncryptionKey(Vec<u8>);
 
 impl EncryptionKey {
     /// The key `bytes`; anything but 16 or 32 bytes is refused.
-    pub fn new(bytes: &[u8]) -> Result<EncryptionKey, String> {
+    pub fn new(bytes: &[u8]) -> Result<EncryptionKey, KeyError> {
         match bytes.len() {
             16 | 32 => Ok(EncryptionKey(bytes.to_vec())),
-            n => Err(format!("an AES key has 16 or 32 bytes, not {n}")),
+            n => Err(KeyError(format!("an AES key has 16 or 32 bytes, not {n}"))),
         }
     }
 
     /// Reads a key file: one line of 32 or 64 hex digits (surrounding whitespace ignored),
     /// or else exactly 16 or 32 raw bytes. A text that is all hex digits is read as hex.
-    pub fn from_file_contents(contents: &[u8]) -> Result<EncryptionKey, String> {
+    pub fn from_file_contents(contents: &[u8]) -> Result<EncryptionKey, KeyError> {
         let text = contents.trim_ascii();
         if !text.is_empty() && text.iter().all(u8::is_ascii_hexdigit) {
             match text.len() {
@@ -26,17 +47,17 @@ impl EncryptionKey {
                 // Raw bytes that happen to be hex digits, e.g. a 16-character key.
                 _ if matches!(contents.len(), 16 | 32) => {}
                 n => {
-                    return Err(format!(
+                    return Err(KeyError(format!(
                         "a hex key has 32 or 64 digits (16 or 32 bytes), not {n}"
-                    ));
+                    )));
                 }
             }
         }
         EncryptionKey::new(contents).map_err(|_| {
-            format!(
+            KeyError(format!(
                 "expected 16 or 32 raw bytes or one line of 32 or 64 hex digits, found {} bytes",
                 contents.len()
-            )
+            ))
         })
     }
 
@@ -104,9 +125,13 @@ mod tests {
 
     #[test]
     fn refuses_other_lengths_and_hides_the_key() {
-        let short = EncryptionKey::from_file_contents(b"00112233\n").unwrap_err();
+        let short = EncryptionKey::from_file_contents(b"00112233\n")
+            .unwrap_err()
+            .to_string();
         assert!(short.contains("32 or 64 digits"), "{short}");
-        let odd = EncryptionKey::from_file_contents(&[7u8; 24]).unwrap_err();
+        let odd = EncryptionKey::from_file_contents(&[7u8; 24])
+            .unwrap_err()
+            .to_string();
         assert!(odd.contains("found 24 bytes"), "{odd}");
         assert!(EncryptionKey::from_file_contents(b"").is_err());
         let key = EncryptionKey::new(&[0x41; 16]).unwrap();

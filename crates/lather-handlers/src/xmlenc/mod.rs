@@ -29,5 +29,5 @@ pub(crate) use cipher::{CipherError, decrypt, encrypt};
 pub(crate) use encrypted_data::{ENCRYPTED_DATA, read, write};
 pub use header::{ENCRYPTED_HEADER, WSSE11_NS};
 pub(crate) use header::{encrypted_data_of, encrypted_header_name, wrap_header};
-pub use key::EncryptionKey;
+pub use key::{EncryptionKey, KeyError};
 pub(crate) use settings::{header_name, load_key};

@@ -8,7 +8,7 @@ use lather_pipeline::SettingsError;
 pub(crate) fn load_key(path: &str) -> Result<EncryptionKey, SettingsError> {
     let error = |why: String| SettingsError::key("key_file", format!("{path}: {why}"));
     let contents = std::fs::read(path).map_err(|e| error(format!("cannot read: {e}")))?;
-    EncryptionKey::from_file_contents(&contents).map_err(error)
+    EncryptionKey::from_file_contents(&contents).map_err(|e| error(e.to_string()))
 }
 
 /// The `header` setting as a name, if given: Clark notation (`{urn:ns}Local`) with a

@@ -37,8 +37,30 @@ pub struct ServiceRequest<'a> {
     /// The HTTP request's headers.
     pub headers: &'a http::HeaderMap,
     /// The service's URL as clients reach it (the `public_url`, else from the request's
-    /// `Host`), for addresses the service hands out.
-    pub location: &'a str,
+    /// `Host`), for addresses the service hands out; computed when asked.
+    pub location: Location<'a>,
+}
+
+/// The URL a service is reached at, computed only by the services that ask for it.
+#[derive(Clone, Copy)]
+pub struct Location<'a>(&'a (dyn Fn() -> String + Sync));
+
+impl<'a> Location<'a> {
+    /// A location `compute` works out.
+    pub fn new(compute: &'a (dyn Fn() -> String + Sync)) -> Self {
+        Location(compute)
+    }
+
+    /// The URL.
+    pub fn get(&self) -> String {
+        (self.0)()
+    }
+}
+
+impl std::fmt::Debug for Location<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Location").field(&self.get()).finish()
+    }
 }
 
 /// A SOAP service.
