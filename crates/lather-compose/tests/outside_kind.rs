@@ -209,7 +209,8 @@ fn the_kind_says_whether_it_is_idempotent() {
     assert!(kinds.get("wsse-username").unwrap().idempotent());
     assert!(kinds.get("wsrf-resource").unwrap().stateful());
     assert!(!kinds.get("publish").unwrap().remote_capable());
-    assert_eq!(kinds.names().count(), 17);
+    assert!(kinds.get("require-identity").unwrap().idempotent());
+    assert_eq!(kinds.names().count(), 18);
 }
 
 #[test]
