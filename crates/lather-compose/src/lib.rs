@@ -33,4 +33,4 @@ pub use builtin::{
 };
 pub use composer::Composer;
 pub use plans::{Route, ServicePlans, Services};
-pub use step::limits;
+pub use step::{limits, server_limits};

@@ -38,12 +38,17 @@ fn builtin_name(builtin: Builtin) -> &'static str {
     }
 }
 
-/// The message limits of `[server]`.
+/// The message limits of `[server]` (of `config`).
 pub fn limits(config: &Config) -> lather_envelope::Limits {
+    server_limits(&config.server)
+}
+
+/// The message limits of the `[server]` settings `server`.
+pub fn server_limits(server: &lather_config::ServerConfig) -> lather_envelope::Limits {
     lather_envelope::Limits {
-        max_message_bytes: config.server.max_message_bytes,
-        max_depth: config.server.max_depth,
-        max_attributes: config.server.max_attributes,
+        max_message_bytes: server.max_message_bytes,
+        max_depth: server.max_depth,
+        max_attributes: server.max_attributes,
     }
 }
 

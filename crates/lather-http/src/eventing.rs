@@ -10,11 +10,9 @@ use lather_pipeline::{Identity, Reply, ServiceFuture, ServiceRequest, SoapServic
 /// The path events are published at, below an event source's path.
 pub(crate) const PUBLISH_SUFFIX: &str = "/publish";
 
-/// Header blocks an event source processes: the addressing headers it reads and the
-/// subscription identifiers and publish topic.
-const UNDERSTOOD: [(&str, &str); 11] = [
-    (WSA10_NS, "MessageID"),
-    (WSA04_NS, "MessageID"),
+/// Header blocks an event source processes beside echo's (`wsa:MessageID`): the addressing
+/// headers it reads and the subscription identifiers and publish topic.
+const UNDERSTOOD: [(&str, &str); 9] = [
     (WSA10_NS, "Action"),
     (WSA10_NS, "To"),
     (WSA10_NS, "ReplyTo"),
@@ -50,8 +48,9 @@ impl SoapService for EventSourceService {
     }
 
     fn understood(&self) -> Vec<QName> {
-        UNDERSTOOD
+        crate::echo::UNDERSTOOD
             .iter()
+            .chain(UNDERSTOOD.iter())
             .map(|(ns, local)| QName::new(*ns, *local))
             .collect()
     }

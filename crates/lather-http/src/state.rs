@@ -38,11 +38,6 @@ impl State {
         link: Option<Arc<lather_remote::Link>>,
         cpu_pool: CpuPool,
     ) -> Result<Self, crate::ServeError> {
-        let limits = Limits {
-            max_message_bytes: server.max_message_bytes,
-            max_depth: server.max_depth,
-            max_attributes: server.max_attributes,
-        };
         let mut by_path: HashMap<String, Arc<Service>> = HashMap::new();
         for service in &services {
             let paths = std::iter::once(service.path.clone()).chain(
@@ -73,7 +68,7 @@ impl State {
         metrics.register_collector(crate::collect::EngineCollector::new(services.clone()));
         Ok(State {
             services: by_path,
-            limits,
+            limits: lather_compose::server_limits(server),
             body: crate::body::BodyPace::from_config(server),
             metrics,
             listen,

@@ -32,8 +32,9 @@ type Pending = Pin<Box<dyn Future<Output = Result<Verdict, Failure>> + Send>>;
 /// `limits` like any received message.
 pub async fn run(plan: &Plan, message: Message, limits: &Limits) -> Outcome {
     let mut message = message;
+    let pool = cpu_pool::current();
     for stage in plan.stages() {
-        message = match run_stage(stage, message, limits).await {
+        message = match run_stage(stage, message, limits, &pool).await {
             Ok(next) => next,
             Err(end) => return end,
         };
@@ -45,13 +46,17 @@ async fn run_stage(
     stage: &[Arc<Step>],
     message: Message,
     limits: &Limits,
+    pool: &CpuPool,
 ) -> Result<Message, Outcome> {
     let snapshot = Arc::new(message);
     let waited: Vec<&Arc<Step>> = stage.iter().filter(|s| !s.options().oneway).collect();
     for step in stage.iter().filter(|s| s.options().oneway) {
-        spawn_oneway(step.clone(), snapshot.clone());
+        spawn_oneway(step.clone(), snapshot.clone(), pool.clone());
     }
-    let pending: Vec<Pending> = waited.iter().map(|step| start(step, &snapshot)).collect();
+    let pending: Vec<Pending> = waited
+        .iter()
+        .map(|step| start(step, &snapshot, pool))
+        .collect();
     let results = join_all(pending).await;
 
     let mut edits: Vec<Edit> = Vec::new();
@@ -135,11 +140,10 @@ fn on_pool(step: &Step, pool: &CpuPool) -> bool {
 
 /// The handler's call: CPU-bound handlers on the CPU pool (never on the I/O threads, and
 /// so a stage's CPU work spreads over cores), I/O-bound and short ones inline.
-fn start(step: &Arc<Step>, snapshot: &Arc<Message>) -> Pending {
+fn start(step: &Arc<Step>, snapshot: &Arc<Message>, pool: &CpuPool) -> Pending {
     let step = step.clone();
     let message = snapshot.clone();
-    let pool = cpu_pool::current();
-    if on_pool(&step, &pool) {
+    if on_pool(&step, pool) {
         let task = pool
             .handle()
             .spawn(async move { perform(&step, &message).await });
@@ -153,8 +157,7 @@ fn start(step: &Arc<Step>, snapshot: &Arc<Message>) -> Pending {
 }
 
 /// Runs a oneway handler without waiting for it; its failures are counted.
-fn spawn_oneway(step: Arc<Step>, message: Arc<Message>) {
-    let pool = cpu_pool::current();
+fn spawn_oneway(step: Arc<Step>, message: Arc<Message>, pool: CpuPool) {
     let pooled = on_pool(&step, &pool);
     let task = async move {
         match perform(&step, &message).await {

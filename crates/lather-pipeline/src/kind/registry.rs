@@ -80,14 +80,6 @@ impl KindRegistry {
         self
     }
 
-    /// Adds every kind of `other` (replacing kinds of the same names).
-    pub fn extend(&mut self, other: &KindRegistry) -> &mut Self {
-        for (name, kind) in &other.kinds {
-            self.kinds.insert(name, kind.clone());
-        }
-        self
-    }
-
     /// The kind named `name`.
     pub fn get(&self, name: &str) -> Option<&dyn DynKind> {
         self.kinds.get(name).map(|k| &**k)
