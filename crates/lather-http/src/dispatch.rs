@@ -261,7 +261,15 @@ async fn process(
                 direction: Direction::Fault,
                 ..context
             };
-            Ok(flows::fault(&service.plans.fault, response, &context, &state.limits).await)
+            // Boxed, as every flow below: a flow's future is large and rarely needed, and
+            // inline it would be copied with the whole request's future on every request.
+            Ok(Box::pin(flows::fault(
+                &service.plans.fault,
+                response,
+                &context,
+                &state.limits,
+            ))
+            .await)
         }
         result => result,
     }
@@ -313,9 +321,20 @@ async fn exchange(
         service.understood.contains(name) || request_plan.understood_headers().contains(name)
     };
     check_must_understand(&envelope, understands, service.ultimate)?;
-    let envelope = match flows::request(request_plan, envelope, context, &state.limits).await? {
-        Admitted::Forward(envelope) => envelope,
-        Admitted::Answered(response) => return Ok(response),
+    let envelope = if request_plan.is_empty() {
+        envelope
+    } else {
+        match Box::pin(flows::request(
+            request_plan,
+            envelope,
+            context,
+            &state.limits,
+        ))
+        .await?
+        {
+            Admitted::Forward(envelope) => envelope,
+            Admitted::Answered(response) => return Ok(response),
+        }
     };
     let location = || service_location(state, service, parts);
     let path = parts.uri.path();
@@ -345,14 +364,14 @@ async fn exchange(
         request,
         ..context.clone()
     };
-    flows::response(
+    Box::pin(flows::response(
         response_plan,
         &plans.fault,
         reply,
         version,
         &context,
         &state.limits,
-    )
+    ))
     .await
 }
 
