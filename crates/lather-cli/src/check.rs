@@ -65,6 +65,20 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         let what = match svc.kind() {
             ServiceKind::Builtin(Builtin::Echo) => "builtin echo".to_owned(),
             ServiceKind::Builtin(Builtin::EventSource) => "builtin event-source".to_owned(),
+            ServiceKind::Builtin(Builtin::ContextStore) => {
+                let limits = lather_http::context_store_limits(svc);
+                format!(
+                    "builtin context-store ({}; at most {} contexts of {} bytes, lifetime {} s by default, {} s at most)",
+                    svc.store.as_ref().map_or_else(
+                        || "in memory".to_owned(),
+                        |s| format!("file {}", s.get_ref())
+                    ),
+                    limits.max_contexts,
+                    limits.max_context_bytes,
+                    limits.default_ttl.as_secs(),
+                    limits.max_ttl.as_secs()
+                )
+            }
             ServiceKind::Gateway(ups) => {
                 let urls: Vec<&str> = ups.iter().map(|u| u.url.as_str()).collect();
                 format!(

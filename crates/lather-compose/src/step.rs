@@ -35,6 +35,7 @@ fn builtin_name(builtin: Builtin) -> &'static str {
     match builtin {
         Builtin::Echo => "echo",
         Builtin::EventSource => "event-source",
+        Builtin::ContextStore => "context-store",
     }
 }
 

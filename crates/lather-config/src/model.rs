@@ -142,6 +142,8 @@ pub enum Builtin {
     /// A WS-Eventing event source and subscription manager at the path; events are
     /// published to `{path}/publish` (see docs/eventing.md).
     EventSource,
+    /// A WS-Context store: contexts set, read and removed by URI (see docs/context.md).
+    ContextStore,
 }
 
 /// One `[[service]]` entry.
@@ -172,8 +174,18 @@ pub struct ServiceConfig {
     pub queue_capacity: Option<usize>,
     /// Overrides `[server] max_in_flight` for this service.
     pub max_in_flight: Option<MaxInFlight>,
-    /// `event-source` only: the redb file subscriptions are kept in (none: memory only).
+    /// `event-source` and `context-store`: the redb file subscriptions or contexts are
+    /// kept in (none: memory only).
     pub store: Option<Spanned<String>>,
+    /// `context-store` only: most bytes of one context's contents (default 65 536).
+    pub max_context_bytes: Option<Spanned<u64>>,
+    /// `context-store` only: most contexts stored at once (default 100 000).
+    pub max_contexts: Option<Spanned<u64>>,
+    /// `context-store` only: a context's lifetime in seconds when its writer names none
+    /// (default 3 600).
+    pub context_ttl_s: Option<Spanned<u64>>,
+    /// `context-store` only: the longest lifetime granted, in seconds (default 86 400).
+    pub max_context_ttl_s: Option<Spanned<u64>>,
     /// `event-source` only: the longest subscription granted, in seconds (default 3600).
     pub max_expires_s: Option<Spanned<u64>>,
     /// `event-source` only: the notifications' `wsa:Action` when the publish request

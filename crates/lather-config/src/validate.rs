@@ -375,8 +375,46 @@ fn service_kind(
         .builtin
         .as_ref()
         .is_some_and(|b| *b.get_ref() == crate::Builtin::EventSource);
+    let is_context_store = svc
+        .builtin
+        .as_ref()
+        .is_some_and(|b| *b.get_ref() == crate::Builtin::ContextStore);
+    if let Some(span) = svc.store.as_ref().map(|v| v.span())
+        && !is_source
+        && !is_context_store
+    {
+        return Err(at(
+            span,
+            format!(
+                "service[{i}].store: only a builtin = \"event-source\" or \"context-store\" service takes it"
+            ),
+        ));
+    }
+    let store_keys = [
+        ("max_context_bytes", &svc.max_context_bytes),
+        ("max_contexts", &svc.max_contexts),
+        ("context_ttl_s", &svc.context_ttl_s),
+        ("max_context_ttl_s", &svc.max_context_ttl_s),
+    ];
+    for (key, value) in store_keys {
+        if let Some(value) = value {
+            if !is_context_store {
+                return Err(at(
+                    value.span(),
+                    format!(
+                        "service[{i}].{key}: only a builtin = \"context-store\" service takes it"
+                    ),
+                ));
+            }
+            if *value.get_ref() == 0 {
+                return Err(at(
+                    value.span(),
+                    format!("service[{i}].{key}: must be at least 1"),
+                ));
+            }
+        }
+    }
     let source_keys = [
-        ("store", svc.store.as_ref().map(|v| v.span())),
         (
             "max_expires_s",
             svc.max_expires_s.as_ref().map(|v| v.span()),
@@ -856,6 +894,26 @@ timeout_ms = 250
                 "[[service]]\nname = \"a\"\npath = \"/a/publish\"\nbuiltin = \"echo\"\n[[service]]\nname = \"b\"\npath = \"/a\"\nbuiltin = \"event-source\"\n",
                 7,
                 "publishes at /a/publish",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"echo\"\nstore = \"x.redb\"\n",
+                5,
+                "store: only a builtin = \"event-source\" or \"context-store\"",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"event-source\"\nmax_contexts = 5\n",
+                5,
+                "max_contexts: only a builtin = \"context-store\"",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"context-store\"\nmax_context_bytes = 0\n",
+                5,
+                "max_context_bytes: must be at least 1",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"context-store\"\ncontext_ttl = 5\n",
+                5,
+                "context_ttl",
             ),
             ("[server]\nlisten = \"nowhere\"\n", 2, "socket address"),
             ("[server]\nmax_message_bytes = -1\n", 2, "max_message_bytes"),

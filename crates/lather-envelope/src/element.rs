@@ -215,6 +215,42 @@ impl Element {
     /// start tag, so it is well-formed wherever it is moved. `None` if `source` is too short
     /// to be those bytes.
     pub fn standalone(&self, source: &[u8]) -> Option<Bytes> {
+        self.standalone_with(source, |_| true)
+    }
+
+    /// [`Element::standalone`], adding only the declarations the element can need: a
+    /// prefix that occurs as `prefix:` in its bytes (in a name, an attribute value or text,
+    /// where a QName may hold it), and the default namespace when an unprefixed element
+    /// inside is in it. Declarations in scope from around it that nothing inside uses —
+    /// the Envelope's, say — stay behind.
+    pub fn standalone_minimal(&self, source: &[u8]) -> Option<Bytes> {
+        let whole = source.get(self.range.clone())?;
+        let default_used = |uri: &str| self.uses_default(uri);
+        self.standalone_with(source, |(prefix, uri)| {
+            if prefix.is_empty() {
+                default_used(uri)
+            } else {
+                let needle = format!("{prefix}:");
+                memchr::memmem::find_iter(whole, needle.as_bytes()).any(|at| {
+                    // At the start of a name: `xmlns:` does not use the prefix `s`.
+                    at == 0
+                        || !matches!(whole[at - 1], b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'.' | b'-' | 0x80..)
+                })
+            }
+        })
+    }
+
+    /// Whether an element in this subtree is in `uri` without a prefix (approximated: in
+    /// `uri` at all, which keeps the declaration whenever it might be needed).
+    fn uses_default(&self, uri: &str) -> bool {
+        self.name.namespace() == uri || self.elements().any(|e| e.uses_default(uri))
+    }
+
+    fn standalone_with(
+        &self,
+        source: &[u8],
+        keep: impl Fn(&(String, String)) -> bool,
+    ) -> Option<Bytes> {
         let whole = source.get(self.range.clone())?;
         let head = self.name_end.checked_sub(self.range.start)?;
         if head > whole.len() {
@@ -224,6 +260,7 @@ impl Element {
             .scope
             .iter()
             .filter(|(prefix, _)| !self.declared.contains(prefix))
+            .filter(|decl| keep(decl))
             .collect();
         let extra: usize = add.iter().map(|(p, u)| p.len() + u.len() + 10).sum();
         let mut out = BytesMut::with_capacity(whole.len() + extra);
@@ -363,6 +400,31 @@ mod tests {
         );
         assert_eq!(&set.standalone(xml).unwrap()[..], &xml[..]);
         assert_eq!(temp.standalone(b"<short/>"), None);
+    }
+
+    #[test]
+    fn a_minimal_standalone_element_keeps_only_the_declarations_it_can_use() {
+        let xml = br#"<s:E xmlns:s="urn:s" xmlns:q="urn:q" xmlns:v="urn:v" xmlns="urn:d" xmlns:u="urn:u"><h:B xmlns:h="urn:h" type="q:T" xmlns:w="urn:w"><v:x/>u:1 <inner/></h:B></s:E>"#;
+        let root = Element::parse(xml, &Limits::default()).unwrap();
+        let block = root.elements().next().unwrap();
+        let alone = block.standalone_minimal(xml).unwrap();
+        assert_eq!(
+            &alone[..],
+            br#"<h:B xmlns:q="urn:q" xmlns:v="urn:v" xmlns="urn:d" xmlns:u="urn:u" xmlns:h="urn:h" type="q:T" xmlns:w="urn:w"><v:x/>u:1 <inner/></h:B>"#,
+            "s is not used (xmlns: is no use of it); q in a QName value, v in a name, u in text and the default namespace of <inner/> are"
+        );
+        let reparsed = Element::parse(&alone, &Limits::default()).unwrap();
+        assert_eq!(
+            reparsed.resolve_qname("q:T"),
+            Some(QName::new("urn:q", "T"))
+        );
+        let plain = br#"<s:E xmlns:s="urn:s" xmlns="urn:d"><a:B xmlns:a="urn:a"/></s:E>"#;
+        let root = Element::parse(plain, &Limits::default()).unwrap();
+        let b = root.elements().next().unwrap();
+        assert_eq!(
+            &b.standalone_minimal(plain).unwrap()[..],
+            br#"<a:B xmlns:a="urn:a"/>"#
+        );
     }
 
     #[test]

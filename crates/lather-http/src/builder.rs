@@ -279,8 +279,14 @@ fn configured(
             crate::service::delivery_policy(svc)
                 .map_err(|(span, why)| config.error_at(span, format!("event source: {why}")))?;
         }
-        let service = Service::from_config(svc, plans, &config.server, listen)
-            .map_err(|e| config.error_at(svc.path.span(), format!("event source: {e}")))?;
+        let service = Service::from_config(svc, plans, &config.server, listen).map_err(|e| {
+            let message = match svc.kind() {
+                // Its errors name the store already.
+                lather_config::ServiceKind::Builtin(lather_config::Builtin::ContextStore) => e,
+                _ => format!("event source: {e}"),
+            };
+            config.error_at(svc.path.span(), message)
+        })?;
         if let Some(source) = &service.event_source {
             sinks.register(
                 &service.name,

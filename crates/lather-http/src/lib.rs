@@ -39,3 +39,4 @@ pub use echo::Echo;
 pub use error::ServeError;
 pub use eventing::EventSourceService;
 pub use server::Server;
+pub use service::context_store_limits;

@@ -116,6 +116,7 @@ impl Service {
                 event_source = Some(source.clone());
                 Arc::new(EventSourceService::new(source))
             }
+            ServiceKind::Builtin(Builtin::ContextStore) => Arc::new(context_store(config, server)?),
             ServiceKind::Gateway(upstreams) => Arc::new(Gateway::new(
                 config.name.get_ref().clone(),
                 upstreams.clone(),
@@ -142,6 +143,54 @@ impl Service {
         service.event_source = event_source;
         Ok(service)
     }
+}
+
+/// The bounds of a `context-store` service, from its keys (defaults where unset).
+pub fn context_store_limits(config: &ServiceConfig) -> lather_context::StoreLimits {
+    let defaults = lather_context::StoreLimits::default();
+    let size = |v: Option<u64>, default: usize| {
+        v.map_or(default, |v| usize::try_from(v).unwrap_or(usize::MAX))
+    };
+    let secs = |v: Option<u64>, default: std::time::Duration| {
+        v.map_or(default, std::time::Duration::from_secs)
+    };
+    lather_context::StoreLimits {
+        max_context_bytes: size(
+            config.max_context_bytes.as_ref().map(|v| *v.get_ref()),
+            defaults.max_context_bytes,
+        ),
+        max_contexts: size(
+            config.max_contexts.as_ref().map(|v| *v.get_ref()),
+            defaults.max_contexts,
+        ),
+        default_ttl: secs(
+            config.context_ttl_s.as_ref().map(|v| *v.get_ref()),
+            defaults.default_ttl,
+        ),
+        max_ttl: secs(
+            config.max_context_ttl_s.as_ref().map(|v| *v.get_ref()),
+            defaults.max_ttl,
+        ),
+    }
+}
+
+/// A `context-store` service: its redb file when `store` is set, else memory.
+fn context_store(
+    config: &ServiceConfig,
+    server: &ServerConfig,
+) -> Result<lather_context::ContextStoreService, String> {
+    let store: Arc<dyn lather_context::ContextStore> = match &config.store {
+        Some(path) => Arc::new(
+            lather_context::RedbStore::open(std::path::Path::new(path.get_ref()))
+                .map_err(|e| e.to_string())?,
+        ),
+        None => Arc::new(lather_context::MemoryStore::new()),
+    };
+    let contexts = lather_context::Contexts::new(store, context_store_limits(config));
+    Ok(lather_context::ContextStoreService::new(
+        contexts,
+        lather_compose::server_limits(server),
+    ))
 }
 
 /// The event source's settings from the service's keys.
