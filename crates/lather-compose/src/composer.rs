@@ -24,9 +24,13 @@ impl Default for Composer {
 }
 
 impl Composer {
-    /// A composer with lather's built-in kinds ([`lather_handlers::builtin_kinds`]).
+    /// A composer with lather's built-in kinds ([`lather_handlers::builtin_kinds`], and
+    /// lather-context's `context-compact` and `context-expand`).
     pub fn builtin() -> Self {
-        Composer::new(lather_handlers::builtin_kinds())
+        let mut kinds = lather_handlers::builtin_kinds();
+        kinds.register(lather_context::CompactKind);
+        kinds.register(lather_context::ExpandKind);
+        Composer::new(kinds)
     }
 
     /// A composer with exactly `kinds`.

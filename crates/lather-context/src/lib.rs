@@ -11,12 +11,16 @@
 //! - [`ContextStoreService`]: the rules as a SOAP service (`builtin = "context-store"`);
 //!   the messages are in [`protocol`] and described in `docs/context.md`.
 
+mod client;
+pub mod compaction;
 mod contexts;
 pub mod protocol;
 mod record;
 mod service;
 pub mod store;
 
+pub use client::{RemoteContext, StoreCallError, StoreClient};
+pub use compaction::{CompactKind, ExpandKind};
 pub use contexts::{ContextError, Contexts, Credentials, NewContext, StoreLimits, Written};
 pub use record::{Owner, Readers, StoredContext, contents_digest};
 pub use service::ContextStoreService;

@@ -24,6 +24,9 @@ pub enum FaultName {
     InvalidContextUri,
     /// The request does not have the shape the operation needs.
     InvalidContextRequest,
+    /// A message's context reference cannot be expanded (unknown, unreachable, or its
+    /// contents do not match its digest).
+    UnresolvedContext,
 }
 
 impl FaultName {
@@ -38,6 +41,7 @@ impl FaultName {
             FaultName::VersionConflict => "VersionConflict",
             FaultName::InvalidContextUri => "InvalidContextUri",
             FaultName::InvalidContextRequest => "InvalidContextRequest",
+            FaultName::UnresolvedContext => "UnresolvedContext",
         }
     }
 
@@ -85,4 +89,20 @@ pub(crate) fn invalid_request(why: impl Into<String>) -> Fault {
         [FaultName::InvalidContextRequest.qname()],
         why.into(),
     )
+}
+
+/// A reference header that cannot be expanded: a Sender fault naming `uri` (when known).
+pub(crate) fn unresolved(uri: Option<&str>, why: impl Into<String>) -> Fault {
+    let fault = Fault::application(
+        FaultCode::Sender,
+        [FaultName::UnresolvedContext.qname()],
+        why.into(),
+    );
+    match uri {
+        Some(uri) => fault.with_detail(format!(
+            "<lc:Uri xmlns:lc=\"{NS}\">{}</lc:Uri>",
+            escape_text(uri)
+        )),
+        None => fault,
+    }
 }

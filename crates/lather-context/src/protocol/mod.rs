@@ -3,7 +3,7 @@
 //! element ([`WSCTX_NS`]) that names the context by reference. `docs/context.md` has the
 //! exchange with examples.
 
-mod fault;
+pub(crate) mod fault;
 mod reference;
 mod request;
 mod response;
