@@ -69,10 +69,13 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
                 let limits = lather_http::context_store_limits(svc);
                 format!(
                     "builtin context-store ({}; at most {} contexts of {} bytes, lifetime {} s by default, {} s at most)",
-                    svc.store.as_ref().map_or_else(
-                        || "in memory".to_owned(),
-                        |s| format!("file {}", s.get_ref())
-                    ),
+                    match (&config.nats, &svc.store) {
+                        (Some(nats), _) if svc.shares_contexts(Some(nats)) => {
+                            format!("NATS JetStream KV bucket {}", svc.context_bucket(nats))
+                        }
+                        (_, Some(file)) => format!("file {}", file.get_ref()),
+                        (_, None) => "in memory".to_owned(),
+                    },
                     limits.max_contexts,
                     limits.max_context_bytes,
                     limits.default_ttl.as_secs(),

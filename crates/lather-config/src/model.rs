@@ -177,6 +177,9 @@ pub struct ServiceConfig {
     /// `event-source` and `context-store`: the redb file subscriptions or contexts are
     /// kept in (none: memory only).
     pub store: Option<Spanned<String>>,
+    /// `context-store` only: where contexts live, `"nats"` (a JetStream KV bucket shared by
+    /// every node, the default when `[nats]` exists) or `"local"`.
+    pub contexts: Option<Spanned<crate::SubscriptionsMode>>,
     /// `context-store` only: most bytes of one context's contents (default 65 536).
     pub max_context_bytes: Option<Spanned<u64>>,
     /// `context-store` only: most contexts stored at once (default 100 000).

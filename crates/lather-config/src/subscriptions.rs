@@ -15,6 +15,32 @@ impl ServiceConfig {
         is_source && nats.is_some() && mode != Some(SubscriptionsMode::Local)
     }
 
+    /// Whether this context store keeps its contexts in JetStream KV: `[nats]` exists and
+    /// `contexts` is not `"local"`.
+    pub fn shares_contexts(&self, nats: Option<&NatsConfig>) -> bool {
+        let is_store = self
+            .builtin
+            .as_ref()
+            .is_some_and(|b| *b.get_ref() == crate::Builtin::ContextStore);
+        let mode = self.contexts.as_ref().map(|m| *m.get_ref());
+        is_store && nats.is_some() && mode != Some(SubscriptionsMode::Local)
+    }
+
+    /// The KV bucket of the shared contexts: `{prefix}_{name}_contexts`, every character
+    /// outside `[A-Za-z0-9_-]` replaced by `_`.
+    pub fn context_bucket(&self, nats: &NatsConfig) -> String {
+        format!("{}_{}_contexts", nats.subject_prefix, self.name.get_ref())
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    }
+
     /// The KV bucket of the shared subscriptions: `{prefix}_{name}_subscriptions`, every
     /// character outside `[A-Za-z0-9_-]` replaced by `_`.
     pub fn subscription_bucket(&self, nats: &NatsConfig) -> String {
@@ -80,6 +106,28 @@ pub(crate) fn check(
             mode.span(),
             format!(
                 "service[{i}].subscriptions: \"nats\" needs a [nats] table with the url of the NATS server"
+            ),
+        ));
+    }
+    if let Some(mode) = &svc.contexts
+        && *mode.get_ref() == SubscriptionsMode::Nats
+        && nats.is_none()
+    {
+        return Err(at(
+            mode.span(),
+            format!(
+                "service[{i}].contexts: \"nats\" needs a [nats] table with the url of the NATS server"
+            ),
+        ));
+    }
+    if let Some(store) = &svc.store
+        && svc.shares_contexts(nats)
+    {
+        return Err(at(
+            store.span(),
+            format!(
+                "service[{i}].store: with [nats] the contexts live in JetStream KV; \
+                 set contexts = \"local\" to keep them in this file instead"
             ),
         ));
     }

@@ -390,6 +390,14 @@ fn service_kind(
             ),
         ));
     }
+    if let Some(mode) = &svc.contexts
+        && !is_context_store
+    {
+        return Err(at(
+            mode.span(),
+            format!("service[{i}].contexts: only a builtin = \"context-store\" service takes it"),
+        ));
+    }
     let store_keys = [
         ("max_context_bytes", &svc.max_context_bytes),
         ("max_contexts", &svc.max_contexts),

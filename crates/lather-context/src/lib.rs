@@ -24,4 +24,6 @@ pub use compaction::{CompactKind, ExpandKind};
 pub use contexts::{ContextError, Contexts, Credentials, NewContext, StoreLimits, Written};
 pub use record::{Owner, Readers, StoredContext, contents_digest};
 pub use service::ContextStoreService;
-pub use store::{ContextStore, MemoryStore, PutOutcome, RedbStore, StoreError};
+pub use store::{
+    ContextStore, DeferredStore, JetStreamStore, MemoryStore, PutOutcome, RedbStore, StoreError,
+};

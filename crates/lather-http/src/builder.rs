@@ -252,6 +252,7 @@ impl ServerBuilder {
         }
         if let Some(config) = &self.config {
             crate::eventing_nats::share(config, &state).await?;
+            crate::context_nats::share(config, &state).await?;
             crate::exposure::warn(config);
         }
         Ok(Server::new(listener, state, &server))
@@ -279,14 +280,18 @@ fn configured(
             crate::service::delivery_policy(svc)
                 .map_err(|(span, why)| config.error_at(span, format!("event source: {why}")))?;
         }
-        let service = Service::from_config(svc, plans, &config.server, listen).map_err(|e| {
-            let message = match svc.kind() {
-                // Its errors name the store already.
-                lather_config::ServiceKind::Builtin(lather_config::Builtin::ContextStore) => e,
-                _ => format!("event source: {e}"),
-            };
-            config.error_at(svc.path.span(), message)
-        })?;
+        let service =
+            Service::from_config(svc, plans, &config.server, listen, config.nats.as_ref())
+                .map_err(|e| {
+                    let message = match svc.kind() {
+                        // Its errors name the store already.
+                        lather_config::ServiceKind::Builtin(
+                            lather_config::Builtin::ContextStore,
+                        ) => e,
+                        _ => format!("event source: {e}"),
+                    };
+                    config.error_at(svc.path.span(), message)
+                })?;
         if let Some(source) = &service.event_source {
             sinks.register(
                 &service.name,

@@ -42,6 +42,14 @@ pub enum ServeError {
         /// Why.
         reason: String,
     },
+    /// A context store could not open its NATS bucket.
+    #[error("context store {service}: {reason}")]
+    ContextStore {
+        /// The service's name.
+        service: String,
+        /// Why.
+        reason: String,
+    },
     /// The CPU pool could not be started.
     #[error("cannot start the CPU pool: {0}")]
     CpuPool(io::Error),

@@ -13,6 +13,7 @@ mod builder;
 mod collect;
 mod collect_eventing;
 mod conn_cap;
+mod context_nats;
 mod dispatch;
 mod echo;
 mod error;

@@ -32,6 +32,9 @@ pub(crate) struct Service {
     /// The event source, when the service is the `event-source` builtin (its metrics, its
     /// NATS sharing and the `publish` handlers reach it here).
     pub(crate) event_source: Option<lather_eventing::EventSource>,
+    /// A context store's shared home, set once NATS is connected (`[nats]`, and
+    /// `contexts` not `"local"`).
+    pub(crate) shared_contexts: Option<Arc<lather_context::DeferredStore>>,
 }
 
 impl std::fmt::Debug for Service {
@@ -96,6 +99,7 @@ impl Service {
             queue_capacity: admission.queue_capacity,
             public_url,
             event_source: None,
+            shared_contexts: None,
         }
     }
 
@@ -106,8 +110,10 @@ impl Service {
         plans: ServicePlans,
         server: &ServerConfig,
         listen: std::net::SocketAddr,
+        nats: Option<&lather_config::NatsConfig>,
     ) -> Result<Self, String> {
         let mut event_source = None;
+        let mut shared_contexts = None;
         let soap: Arc<dyn SoapService> = match config.kind() {
             ServiceKind::Builtin(Builtin::Echo) => Arc::new(crate::echo::Echo),
             ServiceKind::Builtin(Builtin::EventSource) => {
@@ -116,7 +122,16 @@ impl Service {
                 event_source = Some(source.clone());
                 Arc::new(EventSourceService::new(source))
             }
-            ServiceKind::Builtin(Builtin::ContextStore) => Arc::new(context_store(config, server)?),
+            ServiceKind::Builtin(Builtin::ContextStore) => {
+                let store: Arc<dyn lather_context::ContextStore> = if config.shares_contexts(nats) {
+                    let deferred = Arc::new(lather_context::DeferredStore::new());
+                    shared_contexts = Some(deferred.clone());
+                    deferred
+                } else {
+                    local_context_store(config)?
+                };
+                Arc::new(context_store(config, server, store))
+            }
             ServiceKind::Gateway(upstreams) => Arc::new(Gateway::new(
                 config.name.get_ref().clone(),
                 upstreams.clone(),
@@ -141,6 +156,7 @@ impl Service {
             config.public_url(server),
         );
         service.event_source = event_source;
+        service.shared_contexts = shared_contexts;
         Ok(service)
     }
 }
@@ -174,23 +190,27 @@ pub fn context_store_limits(config: &ServiceConfig) -> lather_context::StoreLimi
     }
 }
 
-/// A `context-store` service: its redb file when `store` is set, else memory.
-fn context_store(
+/// A local context store: its redb file when `store` is set, else memory.
+fn local_context_store(
     config: &ServiceConfig,
-    server: &ServerConfig,
-) -> Result<lather_context::ContextStoreService, String> {
-    let store: Arc<dyn lather_context::ContextStore> = match &config.store {
+) -> Result<Arc<dyn lather_context::ContextStore>, String> {
+    Ok(match &config.store {
         Some(path) => Arc::new(
             lather_context::RedbStore::open(std::path::Path::new(path.get_ref()))
                 .map_err(|e| e.to_string())?,
         ),
         None => Arc::new(lather_context::MemoryStore::new()),
-    };
+    })
+}
+
+/// A `context-store` service over `store`.
+fn context_store(
+    config: &ServiceConfig,
+    server: &ServerConfig,
+    store: Arc<dyn lather_context::ContextStore>,
+) -> lather_context::ContextStoreService {
     let contexts = lather_context::Contexts::new(store, context_store_limits(config));
-    Ok(lather_context::ContextStoreService::new(
-        contexts,
-        lather_compose::server_limits(server),
-    ))
+    lather_context::ContextStoreService::new(contexts, lather_compose::server_limits(server))
 }
 
 /// The event source's settings from the service's keys.

@@ -344,3 +344,61 @@ async fn an_authenticated_identity_owns_what_it_creates() {
     assert_eq!(by_alice.status, 200, "{}", by_alice.text());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_nats_two_nodes_share_one_store() {
+    let nats = lather_test_util::nats::NatsServer::start_jetstream("ctx-two");
+    let config = format!(
+        "[nats]\nurl = \"{}\"\n[[service]]\nname = \"ctx\"\npath = \"/ctx\"\nbuiltin = \"context-store\"\n",
+        nats.url()
+    );
+    let (a, b) = (
+        TestServer::start(&config).await,
+        TestServer::start(&config).await,
+    );
+    let created = call(&a, &set("<lc:Readers>anyone</lc:Readers>", CONTENTS)).await;
+    assert_eq!(created.status, 200, "{}", created.text());
+    let uri = field(&created, "wsctx:context-identifier");
+    let token = field(&created, "lc:Token");
+    let read = call(&b, &op("GetContext", &format!("<lc:Uri>{uri}</lc:Uri>"))).await;
+    assert_eq!(read.status, 200, "{}", read.text());
+    assert_eq!(field(&read, "lc:Contents"), CONTENTS);
+    // The owner's token works on the other node; a stale version does not.
+    let changed = call(
+        &b,
+        &set(
+            &format!(
+                "<lc:Uri>{uri}</lc:Uri><lc:Token>{token}</lc:Token><lc:IfVersion>1</lc:IfVersion>"
+            ),
+            "<x:v xmlns:x=\"urn:x\"/>",
+        ),
+    )
+    .await;
+    assert_eq!(field(&changed, "lc:Version"), "2", "{}", changed.text());
+    let stale = call(
+        &a,
+        &set(
+            &format!(
+                "<lc:Uri>{uri}</lc:Uri><lc:Token>{token}</lc:Token><lc:IfVersion>1</lc:IfVersion>"
+            ),
+            "<x:v xmlns:x=\"urn:x\"/>",
+        ),
+    )
+    .await;
+    assert_store_fault(&stale, "VersionConflict", 409);
+}
+
+#[test]
+fn a_shared_store_refuses_a_file_and_local_keys_need_no_nats() {
+    let base = "[[service]]\nname = \"ctx\"\npath = \"/ctx\"\nbuiltin = \"context-store\"\n";
+    let with_file = format!("[nats]\nurl = \"nats://127.0.0.1:4222\"\n{base}store = \"c.redb\"\n");
+    let err = lather_config::Config::from_toml(&with_file, "t.toml").unwrap_err();
+    assert!(err.to_string().contains("contexts = \"local\""), "{err}");
+    let local = format!(
+        "[nats]\nurl = \"nats://127.0.0.1:4222\"\n{base}store = \"c.redb\"\ncontexts = \"local\"\n"
+    );
+    lather_config::Config::from_toml(&local, "t.toml").unwrap();
+    let no_nats = format!("{base}contexts = \"nats\"\n");
+    let err = lather_config::Config::from_toml(&no_nats, "t.toml").unwrap_err();
+    assert!(err.to_string().contains("needs a [nats] table"), "{err}");
+}

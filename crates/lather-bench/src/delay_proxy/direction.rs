@@ -1,6 +1,7 @@
 //! One direction of a proxied connection: a reader thread stamps each chunk with the time
-//! it was read and queues it; a writer thread sends each chunk once its delay has passed,
-//! in the order read, and notes how late it was.
+//! it was read and queues it; a writer thread sends each chunk once it would have crossed
+//! the link — after its turn on a link of the given rate, if any, and the delay — in the
+//! order read, and notes how late it was.
 
 use super::precise_sleep;
 use hdrhistogram::Histogram;
@@ -16,6 +17,29 @@ const CHUNK_BYTES: usize = 64 * 1024;
 /// and TCP's flow control slows the sender.
 const QUEUE_CHUNKS: usize = 1024;
 
+/// The link a direction stands for.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Link {
+    /// Propagation delay.
+    pub(super) delay: Duration,
+    /// The busy-waited end of each wait.
+    pub(super) spin: Duration,
+    /// Bits per second the link carries (`None`: unlimited).
+    pub(super) rate_bps: Option<u64>,
+}
+
+impl Link {
+    /// How long `bytes` take to be put on the link.
+    fn transmission(&self, bytes: usize) -> Duration {
+        match self.rate_bps {
+            Some(bps) if bps > 0 => {
+                Duration::from_nanos((bytes as u64 * 8).saturating_mul(1_000_000_000) / bps)
+            }
+            _ => Duration::ZERO,
+        }
+    }
+}
+
 /// What one direction forwarded, and how late its chunks left.
 #[derive(Debug)]
 pub(super) struct DirectionSummary {
@@ -25,14 +49,13 @@ pub(super) struct DirectionSummary {
     pub(super) lateness_us: Histogram<u64>,
 }
 
-/// Forwards what arrives on `from` to `to`, each chunk `delay` after it was read; at the
-/// end of `from` the writing side of `to` is shut down. The handle yields the summary
-/// once both threads are done. The last `spin` of each wait is a busy wait.
+/// Forwards what arrives on `from` to `to`, each chunk when it would have crossed `link`;
+/// at the end of `from` the writing side of `to` is shut down. The handle yields the
+/// summary once both threads are done.
 pub(super) fn forward(
     from: TcpStream,
     to: TcpStream,
-    delay: Duration,
-    spin: Duration,
+    link: Link,
 ) -> std::io::Result<JoinHandle<DirectionSummary>> {
     let (queue, held) = sync_channel(QUEUE_CHUNKS);
     let stop_reading = from.try_clone()?;
@@ -42,7 +65,7 @@ pub(super) fn forward(
     std::thread::Builder::new()
         .name("delay-write".into())
         .spawn(move || {
-            let summary = write_side(held, to, (delay, spin), &stop_reading);
+            let summary = write_side(held, to, link, &stop_reading);
             let _ = reader.join();
             summary
         })
@@ -67,7 +90,7 @@ fn read_side(mut from: TcpStream, queue: SyncSender<(Instant, Vec<u8>)>) {
 fn write_side(
     held: Receiver<(Instant, Vec<u8>)>,
     mut to: TcpStream,
-    (delay, spin): (Duration, Duration),
+    link: Link,
     from: &TcpStream,
 ) -> DirectionSummary {
     let mut summary = DirectionSummary {
@@ -75,9 +98,13 @@ fn write_side(
         bytes: 0,
         lateness_us: crate::http::stats::new_histogram(),
     };
+    // When the link has finished sending the chunks before.
+    let mut link_free = Instant::now();
     for (read_at, chunk) in held {
-        let due = read_at + delay;
-        precise_sleep::until(due, spin);
+        let sent = read_at.max(link_free) + link.transmission(chunk.len());
+        link_free = sent;
+        let due = sent + link.delay;
+        precise_sleep::until(due, link.spin);
         let late = Instant::now().saturating_duration_since(due);
         if to.write_all(&chunk).is_err() {
             // The far end is gone: stop reading the near end too, so its reader ends.

@@ -27,6 +27,10 @@ pub struct DelayProxyArgs {
     /// How long each chunk is held, in each direction, in microseconds
     #[arg(long, value_name = "N", default_value_t = 100)]
     pub delay_us: u64,
+    /// The link's bandwidth in kbit/s, each direction (default: unlimited); e.g. 14.4 for
+    /// the 14.4 kbit/s link of a mobile client
+    #[arg(long, value_name = "KBPS")]
+    pub rate_kbps: Option<f64>,
     /// Do not report each closed connection on stderr
     #[arg(long)]
     pub quiet: bool,
@@ -47,11 +51,21 @@ pub fn run(args: &DelayProxyArgs) -> Result<(), BenchError> {
     if args.coarse {
         proxy = proxy.coarse();
     }
+    if let Some(kbps) = args.rate_kbps {
+        if !(kbps.is_finite() && kbps > 0.0) {
+            return Err(BenchError::Experiment(format!(
+                "--rate-kbps must be a positive number, got {kbps}"
+            )));
+        }
+        proxy = proxy.rate_bps((kbps * 1000.0).round() as u64);
+    }
     eprintln!(
-        "delay-proxy: {} -> {}, {} µs each way",
+        "delay-proxy: {} -> {}, {} µs each way{}",
         proxy.local_addr(),
         args.to,
-        args.delay_us
+        args.delay_us,
+        args.rate_kbps
+            .map_or_else(String::new, |k| format!(", {k} kbit/s"))
     );
     proxy.serve(!args.quiet)
 }
@@ -61,9 +75,7 @@ pub fn run(args: &DelayProxyArgs) -> Result<(), BenchError> {
 pub struct DelayProxy {
     listener: TcpListener,
     to: String,
-    delay: Duration,
-    /// The busy-waited end of each wait.
-    spin: Duration,
+    link: direction::Link,
 }
 
 impl DelayProxy {
@@ -74,14 +86,24 @@ impl DelayProxy {
         Ok(DelayProxy {
             listener,
             to,
-            delay,
-            spin: precise_sleep::SPIN,
+            link: direction::Link {
+                delay,
+                spin: precise_sleep::SPIN,
+                rate_bps: None,
+            },
         })
     }
 
     /// Sleeps without the final busy wait (see `--coarse`).
     pub fn coarse(mut self) -> DelayProxy {
-        self.spin = Duration::ZERO;
+        self.link.spin = Duration::ZERO;
+        self
+    }
+
+    /// Limits each direction to `bps` bits per second: a chunk waits for the ones before it
+    /// to be sent, then takes its size × 8 / `bps` to be sent, then the delay.
+    pub fn rate_bps(mut self, bps: u64) -> DelayProxy {
+        self.link.rate_bps = Some(bps.max(1));
         self
     }
 
@@ -103,11 +125,10 @@ impl DelayProxy {
                 .map_err(|e| BenchError::Experiment(format!("accept failed: {e}")))?;
             id += 1;
             let to = self.to.clone();
-            let delay = self.delay;
-            let spin = self.spin;
+            let link = self.link;
             let spawned = std::thread::Builder::new()
                 .name("delay-conn".into())
-                .spawn(move || match relay(client, &to, delay, spin) {
+                .spawn(move || match relay(client, &to, link) {
                     Ok(line) if report => {
                         eprintln!("delay-proxy: connection {id} from {peer}: {line}")
                     }
@@ -122,12 +143,12 @@ impl DelayProxy {
 }
 
 /// Relays one connection until both directions have ended; describes what it forwarded.
-fn relay(client: TcpStream, to: &str, delay: Duration, spin: Duration) -> std::io::Result<String> {
+fn relay(client: TcpStream, to: &str, link: direction::Link) -> std::io::Result<String> {
     let server = TcpStream::connect(to)?;
     client.set_nodelay(true)?;
     server.set_nodelay(true)?;
-    let up = direction::forward(client.try_clone()?, server.try_clone()?, delay, spin)?;
-    let down = direction::forward(server, client, delay, spin)?;
+    let up = direction::forward(client.try_clone()?, server.try_clone()?, link)?;
+    let down = direction::forward(server, client, link)?;
     let join = |h: std::thread::JoinHandle<direction::DirectionSummary>| {
         h.join()
             .map_err(|_| std::io::Error::other("a relay thread panicked"))

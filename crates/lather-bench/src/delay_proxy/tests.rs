@@ -118,3 +118,29 @@ fn a_refused_target_closes_the_client() {
     let mut rest = Vec::new();
     assert_eq!(client.read_to_end(&mut rest).unwrap(), 0);
 }
+
+#[test]
+fn a_rate_limited_link_is_never_faster_than_its_rate() {
+    // 80 kbit/s is 10 000 bytes a second: 4 000 bytes need 0.4 s on the way up alone.
+    let proxy = DelayProxy::bind(
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        server(echo).to_string(),
+        Duration::from_micros(10),
+    )
+    .unwrap()
+    .rate_bps(80_000);
+    let addr = proxy.local_addr();
+    std::thread::spawn(move || proxy.serve(false));
+    let mut client = TcpStream::connect(addr).unwrap();
+    let sent = vec![7u8; 4_000];
+    let started = Instant::now();
+    client.write_all(&sent).unwrap();
+    let mut back = vec![0u8; sent.len()];
+    client.read_exact(&mut back).unwrap();
+    assert_eq!(back, sent, "every byte, in order");
+    assert!(
+        started.elapsed() >= Duration::from_millis(400),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -21,6 +21,19 @@ pub enum StoreError {
     /// The blocking task doing the store's work failed.
     #[error("context store task: {0}")]
     Task(#[from] tokio::task::JoinError),
+    /// The shared JetStream KV bucket refused or failed an operation, or NATS cannot be
+    /// reached.
+    #[error("JetStream KV bucket {bucket}: {source}")]
+    Shared {
+        /// The bucket.
+        bucket: String,
+        /// What the NATS client said.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The store is not connected yet (a shared store before the server finished starting).
+    #[error("context store: not ready yet")]
+    NotReady,
     /// A store of another crate failed (its own error).
     #[error("context store: {0}")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),

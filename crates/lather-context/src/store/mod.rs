@@ -1,16 +1,21 @@
-//! Where contexts live, behind one small trait ([`ContextStore`]) with two homes here:
-//! memory only ([`MemoryStore`]) and a redb file ([`RedbStore`]).
+//! Where contexts live, behind one small trait ([`ContextStore`]) with three homes here:
+//! memory only ([`MemoryStore`]), a redb file ([`RedbStore`]) and a NATS JetStream KV
+//! bucket shared by several nodes ([`JetStreamStore`]).
 //!
 //! Every change is conditional on the version the caller read, so two writers never
 //! silently overwrite each other, and a new context is refused when the store is full —
 //! both decided inside the store, atomically.
 
+mod deferred;
 mod error;
+mod jetstream;
 mod memory;
 mod redb;
 
 pub use self::redb::RedbStore;
+pub use deferred::DeferredStore;
 pub use error::StoreError;
+pub use jetstream::JetStreamStore;
 pub use memory::MemoryStore;
 
 use crate::StoredContext;
@@ -126,6 +131,41 @@ mod tests {
     #[tokio::test]
     async fn the_memory_store_keeps_the_contract() {
         keeps_the_contract(Arc::new(MemoryStore::new())).await;
+    }
+
+    #[tokio::test]
+    async fn a_jetstream_bucket_keeps_the_contract_and_is_shared_by_nodes() {
+        let nats = lather_test_util::nats::NatsServer::start_jetstream("context-store");
+        let client = async_nats::connect(nats.url()).await.unwrap();
+        keeps_the_contract(Arc::new(
+            JetStreamStore::open(client.clone(), "lather_ctx_contract")
+                .await
+                .unwrap(),
+        ))
+        .await;
+        // Two nodes on one bucket: what one writes the other reads, and of two changes
+        // from the same version one wins.
+        let a = JetStreamStore::open(client.clone(), "lather_ctx_nodes")
+            .await
+            .unwrap();
+        let other = async_nats::connect(nats.url()).await.unwrap();
+        let b = JetStreamStore::open(other, "lather_ctx_nodes")
+            .await
+            .unwrap();
+        let c1 = context("urn:shared", 1, u64::MAX);
+        assert_eq!(a.put(&c1, None, 10).await.unwrap(), PutOutcome::Written);
+        assert_eq!(b.get("urn:shared").await.unwrap(), Some(c1));
+        let from_a = context("urn:shared", 2, u64::MAX);
+        let from_b = context("urn:shared", 2, u64::MAX - 1);
+        assert_eq!(
+            a.put(&from_a, Some(1), 10).await.unwrap(),
+            PutOutcome::Written
+        );
+        assert_eq!(
+            b.put(&from_b, Some(1), 10).await.unwrap(),
+            PutOutcome::Conflict
+        );
+        assert_eq!(b.get("urn:shared").await.unwrap(), Some(from_a));
     }
 
     #[tokio::test]
