@@ -210,7 +210,8 @@ fn the_kind_says_whether_it_is_idempotent() {
     assert!(kinds.get("wsrf-resource").unwrap().stateful());
     assert!(!kinds.get("publish").unwrap().remote_capable());
     assert!(kinds.get("require-identity").unwrap().idempotent());
-    assert_eq!(kinds.names().count(), 18);
+    assert!(kinds.get("context-compact").unwrap().idempotent());
+    assert_eq!(kinds.names().count(), 20);
 }
 
 #[test]

@@ -101,17 +101,9 @@ impl Handler for CompactHandler {
             if envelope.header(&Reference::name()).is_some() {
                 return Verdict::proceed();
             }
-            let blocks: Vec<_> = envelope
-                .headers()
-                .iter()
-                .filter(|b| self.names.contains(b.name()))
-                .collect();
+            let (blocks, contents) = contents_of(envelope, &self.names);
             if blocks.is_empty() {
                 return Verdict::proceed();
-            }
-            let mut contents = String::new();
-            for block in &blocks {
-                contents.push_str(&String::from_utf8_lossy(&envelope.extract_header(block)));
             }
             let digest = contents_digest(contents.as_bytes());
             let Some(context) = self.context_for(&contents, &digest).await else {
@@ -155,6 +147,24 @@ impl Handler for CompactHandler {
             ),
         ]
     }
+}
+
+/// The blocks of `envelope` named in `names`, in document order, and the contents that
+/// stand for them: each block on its own, concatenated.
+pub(super) fn contents_of<'e>(
+    envelope: &'e lather_envelope::Envelope,
+    names: &[QName],
+) -> (Vec<&'e lather_envelope::HeaderBlock>, String) {
+    let blocks: Vec<_> = envelope
+        .headers()
+        .iter()
+        .filter(|b| names.contains(b.name()))
+        .collect();
+    let contents = blocks
+        .iter()
+        .map(|b| String::from_utf8_lossy(&envelope.extract_header(b)).into_owned())
+        .collect();
+    (blocks, contents)
 }
 
 fn now_ms() -> u64 {
