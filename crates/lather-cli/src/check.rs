@@ -65,6 +65,14 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         let what = match svc.kind() {
             ServiceKind::Builtin(Builtin::Echo) => "builtin echo".to_owned(),
             ServiceKind::Builtin(Builtin::EventSource) => "builtin event-source".to_owned(),
+            ServiceKind::Builtin(Builtin::Registry) => {
+                let limits = lather_http::registry_limits(svc);
+                format!(
+                    "builtin registry (in memory; at most {} registrations, leases up to {} s)",
+                    limits.max_registrations,
+                    limits.max_lease.as_secs()
+                )
+            }
             ServiceKind::Builtin(Builtin::ContextStore) => {
                 let limits = lather_http::context_store_limits(svc);
                 format!(

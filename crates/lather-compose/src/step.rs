@@ -36,6 +36,7 @@ fn builtin_name(builtin: Builtin) -> &'static str {
         Builtin::Echo => "echo",
         Builtin::EventSource => "event-source",
         Builtin::ContextStore => "context-store",
+        Builtin::Registry => "registry",
     }
 }
 

@@ -144,6 +144,9 @@ pub enum Builtin {
     EventSource,
     /// A WS-Context store: contexts set, read and removed by URI (see docs/context.md).
     ContextStore,
+    /// An information service: services register under a lease, clients query (see
+    /// docs/context.md).
+    Registry,
 }
 
 /// One `[[service]]` entry.
@@ -180,6 +183,11 @@ pub struct ServiceConfig {
     /// `context-store` only: where contexts live, `"nats"` (a JetStream KV bucket shared by
     /// every node, the default when `[nats]` exists) or `"local"`.
     pub contexts: Option<Spanned<crate::SubscriptionsMode>>,
+    /// `registry` only: most registrations at once (default 10 000).
+    pub max_registrations: Option<Spanned<u64>>,
+    /// `registry` only: the longest lease granted, in seconds, also the lease when a
+    /// registration asks for none (default 3 600).
+    pub max_lease_s: Option<Spanned<u64>>,
     /// `context-store` only: most bytes of one context's contents (default 65 536).
     pub max_context_bytes: Option<Spanned<u64>>,
     /// `context-store` only: most contexts stored at once (default 100 000).

@@ -390,6 +390,29 @@ fn service_kind(
             ),
         ));
     }
+    let is_registry = svc
+        .builtin
+        .as_ref()
+        .is_some_and(|b| *b.get_ref() == crate::Builtin::Registry);
+    for (key, value) in [
+        ("max_registrations", &svc.max_registrations),
+        ("max_lease_s", &svc.max_lease_s),
+    ] {
+        if let Some(value) = value {
+            if !is_registry {
+                return Err(at(
+                    value.span(),
+                    format!("service[{i}].{key}: only a builtin = \"registry\" service takes it"),
+                ));
+            }
+            if *value.get_ref() == 0 {
+                return Err(at(
+                    value.span(),
+                    format!("service[{i}].{key}: must be at least 1"),
+                ));
+            }
+        }
+    }
     if let Some(mode) = &svc.contexts
         && !is_context_store
     {

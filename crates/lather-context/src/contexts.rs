@@ -1,11 +1,11 @@
 //! The store's rules, independent of SOAP: minted URIs and owner tokens, who may read and
 //! change a context, expiry, size and count bounds, versions.
 
+use crate::mint;
 use crate::store::{ContextStore, PutOutcome, StoreError};
 use crate::{Owner, Readers, StoredContext};
-use sha2::{Digest, Sha256};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 use subtle::ConstantTimeEq;
 
 /// The bounds of a store; each is a `[[service]]` key of a `context-store` service.
@@ -154,9 +154,9 @@ impl Contexts {
         }
         let uri = match new.uri {
             Some(uri) => check_uri(uri)?,
-            None => mint_uri(),
+            None => mint::uuid_uri(),
         };
-        let now = now_ms();
+        let now = mint::now_ms();
         let ttl = new
             .ttl
             .unwrap_or(self.limits.default_ttl)
@@ -255,7 +255,7 @@ impl Contexts {
 
     /// Removes the expired contexts; how many.
     pub async fn sweep(&self) -> Result<usize, ContextError> {
-        Ok(self.store.remove_expired(now_ms()).await?)
+        Ok(self.store.remove_expired(mint::now_ms()).await?)
     }
 
     async fn live(&self, uri: &str) -> Result<StoredContext, ContextError> {
@@ -263,7 +263,7 @@ impl Contexts {
             None => Err(ContextError::Unknown {
                 uri: uri.to_owned(),
             }),
-            Some(c) if c.is_expired(now_ms()) => Err(ContextError::Expired {
+            Some(c) if c.is_expired(mint::now_ms()) => Err(ContextError::Expired {
                 uri: uri.to_owned(),
             }),
             Some(c) => Ok(c),
@@ -275,10 +275,9 @@ impl Contexts {
 fn may_change(context: &StoredContext, who: &Credentials) -> bool {
     match &context.owner {
         Owner::Identity { name } => who.identity.as_deref() == Some(name.as_str()),
-        Owner::Token { sha256 } => who
-            .token
-            .as_deref()
-            .is_some_and(|token| bool::from(token_hash(token).as_bytes().ct_eq(sha256.as_bytes()))),
+        Owner::Token { sha256 } => who.token.as_deref().is_some_and(|token| {
+            bool::from(mint::token_hash(token).as_bytes().ct_eq(sha256.as_bytes()))
+        }),
     }
 }
 
@@ -287,36 +286,10 @@ fn new_owner(who: &Credentials) -> (Owner, Option<String>) {
     match &who.identity {
         Some(name) => (Owner::Identity { name: name.clone() }, None),
         None => {
-            let token = hex(&random::<24>());
-            (
-                Owner::Token {
-                    sha256: token_hash(&token),
-                },
-                Some(token),
-            )
+            let (token, sha256) = mint::owner_token();
+            (Owner::Token { sha256 }, Some(token))
         }
     }
-}
-
-fn token_hash(token: &str) -> String {
-    hex(&Sha256::digest(token.as_bytes()))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn random<const N: usize>() -> [u8; N] {
-    let mut bytes = [0u8; N];
-    if let Err(e) = getrandom::fill(&mut bytes) {
-        // Without the system's randomness no token is safe to hand out.
-        panic!("no randomness for a context URI or token: {e}");
-    }
-    bytes
-}
-
-fn mint_uri() -> String {
-    lather_envelope::uuid::urn_uuid_v4(random::<16>())
 }
 
 /// A writer's URI: an absolute URI (a scheme, then `:`), without spaces or markup, at most
@@ -351,10 +324,4 @@ fn check_uri(uri: String) -> Result<String, ContextError> {
         return bad("it holds a space, a control character, <, > or \"");
     }
     Ok(uri)
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }

@@ -10,12 +10,17 @@
 //!   bounds, versions — independent of SOAP.
 //! - [`ContextStoreService`]: the rules as a SOAP service (`builtin = "context-store"`);
 //!   the messages are in [`protocol`] and described in `docs/context.md`.
+//! - [`compaction`]: the `context-compact` / `context-expand` handler pair.
+//! - [`registry`]: the information service where services register under a lease
+//!   (`builtin = "registry"`).
 
 mod client;
 pub mod compaction;
 mod contexts;
+mod mint;
 pub mod protocol;
 mod record;
+pub mod registry;
 mod service;
 pub mod store;
 
@@ -23,6 +28,7 @@ pub use client::{RemoteContext, StoreCallError, StoreClient};
 pub use compaction::{CompactKind, ExpandKind};
 pub use contexts::{ContextError, Contexts, Credentials, NewContext, StoreLimits, Written};
 pub use record::{Owner, Readers, StoredContext, contents_digest};
+pub use registry::{Registry, RegistryLimits, RegistryService};
 pub use service::ContextStoreService;
 pub use store::{
     ContextStore, DeferredStore, JetStreamStore, MemoryStore, PutOutcome, RedbStore, StoreError,

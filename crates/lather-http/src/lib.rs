@@ -40,4 +40,4 @@ pub use echo::Echo;
 pub use error::ServeError;
 pub use eventing::EventSourceService;
 pub use server::Server;
-pub use service::context_store_limits;
+pub use service::{context_store_limits, registry_limits};

@@ -132,6 +132,7 @@ impl Service {
                 };
                 Arc::new(context_store(config, server, store))
             }
+            ServiceKind::Builtin(Builtin::Registry) => Arc::new(registry(config, server)),
             ServiceKind::Gateway(upstreams) => Arc::new(Gateway::new(
                 config.name.get_ref().clone(),
                 upstreams.clone(),
@@ -188,6 +189,31 @@ pub fn context_store_limits(config: &ServiceConfig) -> lather_context::StoreLimi
             defaults.max_ttl,
         ),
     }
+}
+
+/// The bounds of a `registry` service, from its keys (defaults where unset).
+pub fn registry_limits(config: &ServiceConfig) -> lather_context::RegistryLimits {
+    let defaults = lather_context::RegistryLimits::default();
+    lather_context::RegistryLimits {
+        max_registrations: config
+            .max_registrations
+            .as_ref()
+            .map_or(defaults.max_registrations, |v| {
+                usize::try_from(*v.get_ref()).unwrap_or(usize::MAX)
+            }),
+        max_lease: config.max_lease_s.as_ref().map_or(defaults.max_lease, |v| {
+            std::time::Duration::from_secs(*v.get_ref())
+        }),
+        ..defaults
+    }
+}
+
+/// A `registry` service.
+fn registry(config: &ServiceConfig, server: &ServerConfig) -> lather_context::RegistryService {
+    lather_context::RegistryService::new(
+        Arc::new(lather_context::Registry::new(registry_limits(config))),
+        lather_compose::server_limits(server),
+    )
 }
 
 /// A local context store: its redb file when `store` is set, else memory.

@@ -11,7 +11,7 @@ use lather_pipeline::{
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// Replaces the blocks named in its settings by a reference to a context holding them. A
 /// message without them passes unchanged; so does one whose context cannot be made (the
@@ -48,7 +48,7 @@ impl CompactHandler {
     /// made anew.
     async fn context_for(&self, contents: &str, digest: &str) -> Option<RemoteContext> {
         let margin = u64::try_from(self.ttl.as_millis() / 10).unwrap_or(u64::MAX);
-        let now = now_ms();
+        let now = crate::mint::now_ms();
         let remembered = self
             .cache
             .lock()
@@ -165,12 +165,6 @@ pub(super) fn contents_of<'e>(
         .map(|b| String::from_utf8_lossy(&envelope.extract_header(b)).into_owned())
         .collect();
     (blocks, contents)
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// The `context-compact` kind.

@@ -1,0 +1,247 @@
+//! The `registry` service over real sockets: register with metadata, query by name, by
+//! property and by XPath over the documents; leases end unless renewed; only the
+//! registrant renews or removes; bounds and bad requests fault.
+
+mod support;
+
+use lather_envelope::{FaultKind, SoapVersion};
+use support::*;
+
+const LR: &str = "urn:lather:registry";
+
+async fn registry(extra: &str) -> TestServer {
+    TestServer::start(&format!(
+        "[[service]]\nname = \"reg\"\npath = \"/reg\"\nbuiltin = \"registry\"\n{extra}"
+    ))
+    .await
+}
+
+async fn call(server: &TestServer, payload: &str) -> Answer {
+    post(
+        server.addr,
+        "/reg",
+        SoapVersion::V12,
+        envelope(SoapVersion::V12, "", payload),
+    )
+    .await
+}
+
+fn op(name: &str, fields: &str) -> String {
+    format!(r#"<lr:{name} xmlns:lr="{LR}">{fields}</lr:{name}>"#)
+}
+
+fn field(answer: &Answer, name: &str) -> String {
+    let text = answer.text();
+    let open = format!("<{name}>");
+    let start = text
+        .find(&open)
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+        + open.len();
+    let end = text[start..].find(&format!("</{name}>")).unwrap() + start;
+    text[start..end].to_owned()
+}
+
+fn count(answer: &Answer) -> usize {
+    answer.text().matches("<lr:Registration>").count()
+}
+
+fn assert_fault(answer: &Answer, subcode: &str, status: u16) {
+    assert!(
+        answer.envelope().is_fault(),
+        "not a fault: {}",
+        answer.text()
+    );
+    assert!(
+        answer.text().contains(&format!(":{subcode}</env:Value>")),
+        "expected {subcode}: {}",
+        answer.text()
+    );
+    assert_eq!(answer.status.as_u16(), status, "{}", answer.text());
+}
+
+async fn register(server: &TestServer, name: &str, region: &str, qos: &str) -> (String, String) {
+    let answer = call(
+        server,
+        &op(
+            "Register",
+            &format!(
+                "<lr:Name>{name}</lr:Name><lr:Endpoint>http://10.0.0.{}:9000/ws</lr:Endpoint><lr:Version>1.2</lr:Version>\
+                 <lr:Property name=\"region\">{region}</lr:Property>\
+                 <lr:Document><q:Offer xmlns:q=\"urn:qos\"><q:Latency unit=\"ms\">{qos}</q:Latency><q:Binary/></q:Offer></lr:Document>",
+                qos.len()
+            ),
+        ),
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    (field(&answer, "lr:Id"), field(&answer, "lr:Token"))
+}
+
+#[tokio::test]
+async fn services_are_found_by_name_property_and_xpath() {
+    let server = registry("").await;
+    register(&server, "quotes", "eu", "20").await;
+    register(&server, "quotes", "us", "150").await;
+    register(&server, "orders", "eu", "40").await;
+
+    let by_name = call(&server, &op("Query", "<lr:Name>quotes</lr:Name>")).await;
+    assert_eq!(count(&by_name), 2, "{}", by_name.text());
+    assert!(
+        by_name.text().contains("<lr:Endpoint>http://10.0.0."),
+        "{}",
+        by_name.text()
+    );
+    assert!(
+        by_name.text().contains("<q:Offer xmlns:q=\"urn:qos\">"),
+        "the document comes back: {}",
+        by_name.text()
+    );
+
+    let eu_quotes = call(
+        &server,
+        &op(
+            "Query",
+            "<lr:Name>quotes</lr:Name><lr:Property name=\"region\">eu</lr:Property>",
+        ),
+    )
+    .await;
+    assert_eq!(count(&eu_quotes), 1, "{}", eu_quotes.text());
+
+    let fast = call(
+        &server,
+        &op(
+            "Query",
+            "<lr:XPath xmlns:q=\"urn:qos\">/q:Offer[number(q:Latency) &lt; 50]</lr:XPath>",
+        ),
+    )
+    .await;
+    assert_eq!(count(&fast), 2, "quotes/eu and orders: {}", fast.text());
+    assert!(!fast.text().contains(">150<"), "{}", fast.text());
+
+    let none = call(&server, &op("Query", "<lr:Name>nothing</lr:Name>")).await;
+    assert_eq!(count(&none), 0);
+}
+
+#[tokio::test]
+async fn leases_end_unless_renewed_and_only_the_registrant_may_renew_or_remove() {
+    let server = registry("").await;
+    let short = call(
+        &server,
+        &op("Register", "<lr:Name>tick</lr:Name><lr:Endpoint>http://h/ws</lr:Endpoint><lr:LeaseSeconds>1</lr:LeaseSeconds>"),
+    )
+    .await;
+    let (id, token) = (field(&short, "lr:Id"), field(&short, "lr:Token"));
+    let kept = call(
+        &server,
+        &op("Register", "<lr:Name>tock</lr:Name><lr:Endpoint>http://h/ws</lr:Endpoint><lr:LeaseSeconds>1</lr:LeaseSeconds>"),
+    )
+    .await;
+    let (kept_id, kept_token) = (field(&kept, "lr:Id"), field(&kept, "lr:Token"));
+
+    let stranger = call(
+        &server,
+        &op(
+            "Renew",
+            &format!("<lr:Id>{kept_id}</lr:Id><lr:Token>{token}</lr:Token>"),
+        ),
+    )
+    .await;
+    assert_fault(&stranger, "NotRegistrationOwner", 403);
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+    let renewed = call(
+        &server,
+        &op("Renew", &format!("<lr:Id>{kept_id}</lr:Id><lr:Token>{kept_token}</lr:Token><lr:LeaseSeconds>60</lr:LeaseSeconds>")),
+    )
+    .await;
+    assert_eq!(renewed.status, 200, "{}", renewed.text());
+    tokio::time::sleep(std::time::Duration::from_millis(600)).await;
+
+    let all = call(&server, &op("Query", "")).await;
+    assert_eq!(
+        count(&all),
+        1,
+        "only the renewed one is left: {}",
+        all.text()
+    );
+    assert!(
+        all.text().contains("<lr:Name>tock</lr:Name>"),
+        "{}",
+        all.text()
+    );
+    let late = call(
+        &server,
+        &op(
+            "Renew",
+            &format!("<lr:Id>{id}</lr:Id><lr:Token>{token}</lr:Token>"),
+        ),
+    )
+    .await;
+    assert_fault(&late, "UnknownRegistration", 404);
+
+    let removed = call(
+        &server,
+        &op(
+            "Deregister",
+            &format!("<lr:Id>{kept_id}</lr:Id><lr:Token>{kept_token}</lr:Token>"),
+        ),
+    )
+    .await;
+    assert_eq!(removed.status, 200, "{}", removed.text());
+    assert_eq!(count(&call(&server, &op("Query", "")).await), 0);
+}
+
+#[tokio::test]
+async fn bounds_and_bad_requests_fault() {
+    let server = registry("max_registrations = 1\nmax_lease_s = 5\n").await;
+    let first = call(
+        &server,
+        &op("Register", "<lr:Name>a</lr:Name><lr:Endpoint>http://h/ws</lr:Endpoint><lr:LeaseSeconds>999</lr:LeaseSeconds>"),
+    )
+    .await;
+    assert_eq!(first.status, 200, "{}", first.text());
+    let expires: u64 = field(&first, "lr:ExpiresAtMs").parse().unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    assert!(expires <= now + 5_000, "the lease is capped at max_lease_s");
+    let full = call(
+        &server,
+        &op(
+            "Register",
+            "<lr:Name>b</lr:Name><lr:Endpoint>http://h/ws</lr:Endpoint>",
+        ),
+    )
+    .await;
+    assert_fault(&full, "RegistryFull", 503);
+
+    let open = registry("").await;
+    let no_endpoint = call(
+        &open,
+        &op(
+            "Register",
+            "<lr:Name>a</lr:Name><lr:Endpoint>ftp://x</lr:Endpoint>",
+        ),
+    )
+    .await;
+    assert_fault(&no_endpoint, "InvalidRegistryRequest", 400);
+    let bad_xpath = call(&open, &op("Query", "<lr:XPath>/x:y</lr:XPath>")).await;
+    assert_fault(&bad_xpath, "InvalidXPath", 400);
+    let two_roots = call(
+        &open,
+        &op("Register", "<lr:Name>a</lr:Name><lr:Endpoint>http://h/ws</lr:Endpoint><lr:Document><a/><b/></lr:Document>"),
+    )
+    .await;
+    assert_fault(&two_roots, "InvalidRegistryRequest", 400);
+    let other = call(&open, "<m:ping xmlns:m=\"urn:m\"/>").await;
+    other.assert_fault(FaultKind::UnknownOperation, SoapVersion::V12);
+    let err = lather_config::Config::from_toml(
+        "[[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\nmax_lease_s = 5\n",
+        "t.toml",
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().contains("only a builtin = \"registry\""),
+        "{err}"
+    );
+}
