@@ -90,6 +90,13 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
                     limits.max_ttl.as_secs()
                 )
             }
+            ServiceKind::RegistryGateway(r) => format!(
+                "gateway to the endpoints registered as {} at {}, asked every {} ms (timeout {} ms)",
+                r.name,
+                r.registry.url,
+                r.poll.as_millis(),
+                svc.timeout().as_millis()
+            ),
             ServiceKind::Gateway(ups) => {
                 let urls: Vec<&str> = ups.iter().map(|u| u.url.as_str()).collect();
                 format!(

@@ -25,7 +25,7 @@ pub(crate) fn builtin_services(config: &Config) -> Vec<(String, String)> {
         .iter()
         .filter_map(|svc| match svc.kind() {
             ServiceKind::Builtin(b) => Some((svc.name.get_ref().clone(), builtin_name(*b).into())),
-            ServiceKind::Gateway(_) => None,
+            ServiceKind::Gateway(_) | ServiceKind::RegistryGateway(_) => None,
         })
         .collect()
 }

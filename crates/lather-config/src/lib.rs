@@ -35,8 +35,8 @@ pub use flow::{Flow, FlowSpec};
 pub use handler::{ENGINE_KEYS, HandlerConfig};
 pub use ipnet::{IpNet, IpNetError};
 pub use model::{
-    Auto, Builtin, Config, DEFAULT_RESPONSE_HEADERS_REMOVE, MaxInFlight, ServerConfig,
-    ServiceConfig, ServiceKind, Upstream,
+    Auto, Builtin, Config, DEFAULT_RESPONSE_HEADERS_REMOVE, MaxInFlight, RegistryBackends,
+    RegistryUpstream, ServerConfig, ServiceConfig, ServiceKind, Upstream, UpstreamSpec,
 };
 pub use names::{MAX_NAME_CHARS, MAX_PATH_BYTES};
 pub use nats::{

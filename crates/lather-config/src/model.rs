@@ -159,8 +159,9 @@ pub struct ServiceConfig {
     pub path: Spanned<String>,
     /// A built-in implementation (exclusive with `upstream`).
     pub builtin: Option<Spanned<Builtin>>,
-    /// Backends to forward to, round-robin (exclusive with `builtin`).
-    pub upstream: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Backends to forward to, round-robin (exclusive with `builtin`): a list of URLs, or
+    /// `{ registry = "URL", name = "…" }` for the endpoints a registry lists under a name.
+    pub upstream: Option<Spanned<UpstreamSpec>>,
     /// How long to wait for a backend's answer, in milliseconds (default 30 000).
     pub timeout_ms: Option<Spanned<u64>>,
     /// Stages run on each request before the service: `[["a", "b"], ["c"]]`.
@@ -259,6 +260,73 @@ pub struct ServiceConfig {
     pub identity_header: Option<Spanned<String>>,
 }
 
+/// A gateway's `upstream`.
+#[derive(Debug, Clone)]
+pub enum UpstreamSpec {
+    /// Fixed backends: `["http://…", …]`.
+    List(Vec<Spanned<String>>),
+    /// The backends a registry lists: `{ registry = "URL", name = "…" }`.
+    Registry(RegistryUpstream),
+}
+
+impl<'de> Deserialize<'de> for UpstreamSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Spec;
+        impl<'de> serde::de::Visitor<'de> for Spec {
+            type Value = UpstreamSpec;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(
+                    "a list of backend URLs, or { registry = \"URL\", name = \"…\" } to follow a registry",
+                )
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<UpstreamSpec, A::Error> {
+                let mut list = Vec::new();
+                while let Some(url) = seq.next_element::<Spanned<String>>()? {
+                    list.push(url);
+                }
+                Ok(UpstreamSpec::List(list))
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<UpstreamSpec, A::Error> {
+                RegistryUpstream::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+                    .map(UpstreamSpec::Registry)
+            }
+        }
+        deserializer.deserialize_any(Spec)
+    }
+}
+
+/// `upstream = { registry = "URL", name = "…", poll_ms = 5000 }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RegistryUpstream {
+    /// The registry service's URL.
+    pub registry: Spanned<String>,
+    /// The name services register under.
+    pub name: Spanned<String>,
+    /// How often the registry is asked, in milliseconds (default 5 000).
+    pub poll_ms: Option<Spanned<u64>>,
+}
+
+/// Backends followed in a registry, once validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegistryBackends {
+    /// The registry's URL.
+    pub registry: Upstream,
+    /// The name services register under.
+    pub name: String,
+    /// How often the registry is asked.
+    pub poll: std::time::Duration,
+}
+
 /// What a service does, once validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServiceKind {
@@ -266,6 +334,8 @@ pub enum ServiceKind {
     Builtin(Builtin),
     /// Gateway mode: forward to these backends.
     Gateway(Vec<Upstream>),
+    /// Gateway mode, forwarding to the endpoints a registry lists under a name.
+    RegistryGateway(RegistryBackends),
 }
 
 /// A validated upstream backend URL (`http://host:port/path`).

@@ -38,7 +38,10 @@ pub(crate) fn check_service(
         check_url(url.get_ref(), true)
             .map_err(|why| at(url.span(), format!("service[{i}].public_url: {why}")))?;
     }
-    let gateway = matches!(svc.kind(), ServiceKind::Gateway(_));
+    let gateway = matches!(
+        svc.kind(),
+        ServiceKind::Gateway(_) | ServiceKind::RegistryGateway(_)
+    );
     if let Some(names) = &svc.response_headers_remove {
         if !gateway {
             return Err(at(

@@ -537,19 +537,40 @@ fn service_kind(
     }
     match (&svc.builtin, &svc.upstream) {
         (Some(b), None) => Ok(ServiceKind::Builtin(*b.get_ref())),
-        (None, Some(list)) => {
-            if list.get_ref().is_empty() {
-                return Err(at(
-                    list.span(),
-                    format!("service[{i}].upstream: needs at least one URL"),
-                ));
+        (None, Some(spec)) => match spec.get_ref() {
+            crate::UpstreamSpec::List(list) => {
+                if list.is_empty() {
+                    return Err(at(
+                        spec.span(),
+                        format!("service[{i}].upstream: needs at least one URL"),
+                    ));
+                }
+                list.iter()
+                    .map(|u| upstream(u, i, at))
+                    .collect::<Result<_, _>>()
+                    .map(ServiceKind::Gateway)
             }
-            list.get_ref()
-                .iter()
-                .map(|u| upstream(u, i, at))
-                .collect::<Result<_, _>>()
-                .map(ServiceKind::Gateway)
-        }
+            crate::UpstreamSpec::Registry(r) => {
+                if r.name.get_ref().trim().is_empty() {
+                    return Err(at(
+                        r.name.span(),
+                        format!("service[{i}].upstream.name: names no service"),
+                    ));
+                }
+                let poll = r.poll_ms.as_ref().map_or(5_000, |p| *p.get_ref());
+                if poll == 0 {
+                    return Err(at(
+                        spec.span(),
+                        format!("service[{i}].upstream.poll_ms: must be at least 1"),
+                    ));
+                }
+                Ok(ServiceKind::RegistryGateway(crate::RegistryBackends {
+                    registry: upstream(&r.registry, i, at)?,
+                    name: r.name.get_ref().trim().to_owned(),
+                    poll: std::time::Duration::from_millis(poll),
+                }))
+            }
+        },
         (Some(b), Some(_)) => Err(at(
             b.span(),
             format!("service[{i}]: set either builtin or upstream, not both"),
@@ -945,6 +966,21 @@ timeout_ms = 250
                 "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"context-store\"\ncontext_ttl = 5\n",
                 5,
                 "context_ttl",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nupstream = { registry = \"ftp://r\", name = \"q\" }\n",
+                4,
+                "must start with http://",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nupstream = { registry = \"http://r/reg\", nam = \"q\" }\n",
+                4,
+                "unknown field `nam`",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nupstream = \"http://r\"\n",
+                4,
+                "a list of backend URLs, or { registry",
             ),
             ("[server]\nlisten = \"nowhere\"\n", 2, "socket address"),
             ("[server]\nmax_message_bytes = -1\n", 2, "max_message_bytes"),

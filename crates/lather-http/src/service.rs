@@ -1,7 +1,7 @@
 //! A served service: its name, path, SOAP service, handler plans and admission gate.
 
 use crate::eventing::EventSourceService;
-use crate::gateway::{Gateway, ResponsePolicy};
+use crate::gateway::{Backends, Gateway, ResponsePolicy};
 use lather_compose::ServicePlans;
 use lather_config::{Builtin, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind};
 use lather_envelope::QName;
@@ -133,19 +133,13 @@ impl Service {
                 Arc::new(context_store(config, server, store))
             }
             ServiceKind::Builtin(Builtin::Registry) => Arc::new(registry(config, server)),
-            ServiceKind::Gateway(upstreams) => Arc::new(Gateway::new(
-                config.name.get_ref().clone(),
-                upstreams.clone(),
-                config.timeout(),
-                server.max_message_bytes,
-                ResponsePolicy::new(
-                    &config.response_headers_remove(),
-                    &config.response_headers_set(),
-                ),
-                config
-                    .identity_header
-                    .as_ref()
-                    .and_then(|h| http::HeaderName::from_bytes(h.get_ref().as_bytes()).ok()),
+            ServiceKind::Gateway(upstreams) => {
+                Arc::new(gateway(config, server, Backends::fixed(upstreams.clone())))
+            }
+            ServiceKind::RegistryGateway(source) => Arc::new(gateway(
+                config,
+                server,
+                Backends::following(source, config.timeout()),
             )),
         };
         let mut service = Service::new(
@@ -189,6 +183,24 @@ pub fn context_store_limits(config: &ServiceConfig) -> lather_context::StoreLimi
             defaults.max_ttl,
         ),
     }
+}
+
+/// A gateway service forwarding to `backends`.
+fn gateway(config: &ServiceConfig, server: &ServerConfig, backends: Arc<Backends>) -> Gateway {
+    Gateway::new(
+        config.name.get_ref().clone(),
+        backends,
+        config.timeout(),
+        server.max_message_bytes,
+        ResponsePolicy::new(
+            &config.response_headers_remove(),
+            &config.response_headers_set(),
+        ),
+        config
+            .identity_header
+            .as_ref()
+            .and_then(|h| http::HeaderName::from_bytes(h.get_ref().as_bytes()).ok()),
+    )
 }
 
 /// The bounds of a `registry` service, from its keys (defaults where unset).

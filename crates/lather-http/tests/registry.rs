@@ -245,3 +245,114 @@ async fn bounds_and_bad_requests_fault() {
         "{err}"
     );
 }
+
+/// A backend answering with its name; its address.
+async fn named_backend(name: &'static str) -> std::net::SocketAddr {
+    let service = lather_pipeline::service_fn(move |envelope, _context| async move {
+        let version = envelope.version();
+        Ok(lather_pipeline::Reply::Written(
+            version,
+            lather_envelope::EnvelopeBuilder::new(version)
+                .body(bytes::Bytes::from(format!(
+                    "<w:who xmlns:w=\"urn:who\"><w:name>{name}</w:name></w:who>"
+                )))
+                .build(),
+        ))
+    });
+    let server = lather_http::Server::builder()
+        .listen("127.0.0.1:0".parse().unwrap())
+        .service("/ws", service)
+        .bind()
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+    tokio::spawn(server.serve(std::future::pending()));
+    addr
+}
+
+/// The backends the gateway reaches over `tries` requests.
+async fn reached(gateway: &TestServer, tries: usize) -> std::collections::BTreeSet<String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for _ in 0..tries {
+        let answer = post(
+            gateway.addr,
+            "/gw",
+            SoapVersion::V12,
+            envelope(SoapVersion::V12, "", "<m:x xmlns:m=\"urn:m\"/>"),
+        )
+        .await;
+        if answer.status == 200 {
+            seen.insert(field(&answer, "w:name"));
+        } else {
+            seen.insert(format!("status {}", answer.status.as_u16()));
+        }
+    }
+    seen
+}
+
+/// Waits (up to 5 s) until the gateway reaches exactly `expected`.
+async fn until_reached(gateway: &TestServer, expected: &[&str]) {
+    let want: std::collections::BTreeSet<String> =
+        expected.iter().map(|s| (*s).to_owned()).collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let seen = reached(gateway, 6).await;
+        if seen == want {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the gateway reaches {seen:?}, not {want:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_follows_the_registrations_as_they_come_and_go() {
+    let reg = registry("").await;
+    let gateway = TestServer::start(&format!(
+        "[[service]]\nname = \"gw\"\npath = \"/gw\"\nupstream = {{ registry = \"{}\", name = \"quotes\", poll_ms = 50 }}\n",
+        reg.url("/reg")
+    ))
+    .await;
+    let none = post(
+        gateway.addr,
+        "/gw",
+        SoapVersion::V12,
+        envelope(SoapVersion::V12, "", "<m:x xmlns:m=\"urn:m\"/>"),
+    )
+    .await;
+    none.assert_fault(FaultKind::UpstreamUnavailable, SoapVersion::V12);
+    assert!(
+        none.text().contains("no backend is registered as quotes"),
+        "{}",
+        none.text()
+    );
+
+    let (a, b) = (named_backend("A").await, named_backend("B").await);
+    let register = |addr: std::net::SocketAddr| {
+        op(
+            "Register",
+            &format!("<lr:Name>quotes</lr:Name><lr:Endpoint>http://{addr}/ws</lr:Endpoint>"),
+        )
+    };
+    let a_reg = call(&reg, &register(a)).await;
+    until_reached(&gateway, &["A"]).await;
+    call(&reg, &register(b)).await;
+    until_reached(&gateway, &["A", "B"]).await;
+    let removed = call(
+        &reg,
+        &op(
+            "Deregister",
+            &format!(
+                "<lr:Id>{}</lr:Id><lr:Token>{}</lr:Token>",
+                field(&a_reg, "lr:Id"),
+                field(&a_reg, "lr:Token")
+            ),
+        ),
+    )
+    .await;
+    assert_eq!(removed.status, 200, "{}", removed.text());
+    until_reached(&gateway, &["B"]).await;
+}

@@ -7,10 +7,12 @@
 //! lease ends.
 
 mod book;
+mod client;
 mod protocol;
 mod service;
 
 pub use book::{Query, RegisterRequest, Registration, Registry, RegistryError, RegistryLimits};
+pub use client::{QueryError, RegistryClient};
 pub use service::RegistryService;
 
 /// The registry's namespace.

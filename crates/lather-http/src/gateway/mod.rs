@@ -4,9 +4,11 @@
 //! Faults the client gets name a backend by its place ("backend 2 of 3"), never by its
 //! URL: internal addresses are logged (at warn) instead.
 
+mod backends;
 mod headers;
 mod wsdl;
 
+pub(crate) use backends::Backends;
 pub(crate) use headers::ResponsePolicy;
 
 use bytes::Bytes;
@@ -19,6 +21,7 @@ use hyper_util::rt::TokioExecutor;
 use lather_config::Upstream;
 use lather_envelope::{Fault, FaultKind};
 use lather_pipeline::{Identity, Reply, ServiceFuture, ServiceRequest, SoapService};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -36,7 +39,7 @@ pub(crate) struct Gateway {
     /// The service's name, for logs.
     service: String,
     client: Client<HttpConnector, Full<Bytes>>,
-    upstreams: Vec<Upstream>,
+    backends: Arc<Backends>,
     next: AtomicUsize,
     timeout: Duration,
     max_response_bytes: usize,
@@ -57,7 +60,7 @@ enum Attempt {
 impl Gateway {
     pub(crate) fn new(
         service: String,
-        upstreams: Vec<Upstream>,
+        backends: Arc<Backends>,
         timeout: Duration,
         max_response_bytes: usize,
         policy: ResponsePolicy,
@@ -73,7 +76,7 @@ impl Gateway {
         Gateway {
             service,
             client,
-            upstreams,
+            backends,
             next: AtomicUsize::new(0),
             timeout,
             max_response_bytes,
@@ -98,7 +101,7 @@ impl Gateway {
                 .map(|value| (name.clone(), value)),
             _ => None,
         };
-        let (_, response) = self
+        let (_, _, response) = self
             .first_answer(|upstream| {
                 let mut request = self.request(Method::POST, &upstream.uri, headers, body.clone());
                 if let Some((name, value)) = &identity {
@@ -112,22 +115,17 @@ impl Gateway {
 
     /// The first backend's WSDL (`GET {upstream}?wsdl`) with its addresses rewritten to `location`.
     pub(crate) async fn wsdl(&self, location: &str) -> Result<Passed, Fault> {
-        let (index, response) = self
+        let (upstream, label, response) = self
             .first_answer(|upstream| {
                 let uri = with_query(&upstream.uri, "wsdl");
                 self.request(Method::GET, &uri, &HeaderMap::new(), Bytes::new())
             })
             .await?;
-        let upstream = &self.upstreams[index];
         if response.status() != StatusCode::OK {
             tracing::warn!(service = %self.service, upstream = %upstream.url, status = %response.status(), "backend WSDL request failed");
             return Err(Fault::with_reason(
                 FaultKind::UpstreamFailed,
-                format!(
-                    "{}'s WSDL answered {}",
-                    self.label(index),
-                    response.status()
-                ),
+                format!("{label}'s WSDL answered {}", response.status()),
             ));
         }
         let (parts, body) = response.into_parts();
@@ -135,7 +133,7 @@ impl Gateway {
             tracing::warn!(service = %self.service, upstream = %upstream.url, "backend WSDL is not UTF-8");
             return Err(Fault::with_reason(
                 FaultKind::UpstreamFailed,
-                format!("{}'s WSDL is not UTF-8", self.label(index)),
+                format!("{label}'s WSDL is not UTF-8"),
             ));
         };
         let rewritten = wsdl::rewrite_locations(text, location);
@@ -148,14 +146,25 @@ impl Gateway {
     async fn first_answer(
         &self,
         make: impl Fn(&Upstream) -> Request<Full<Bytes>>,
-    ) -> Result<(usize, Passed), Fault> {
+    ) -> Result<(Upstream, String, Passed), Fault> {
         let deadline = Instant::now() + self.timeout;
+        let upstreams = self.backends.snapshot();
+        if upstreams.is_empty() {
+            return Err(Fault::with_reason(
+                FaultKind::UpstreamUnavailable,
+                self.backends.none_why(),
+            ));
+        }
         let mut refusals = Vec::new();
-        for index in self.rotation() {
-            let upstream = &self.upstreams[index];
-            match self.attempt(index, make(upstream), deadline).await? {
-                Attempt::Answered(response) => return Ok((index, response)),
-                Attempt::Refused(why) => refusals.push(format!("{} ({why})", self.label(index))),
+        for index in self.rotation(upstreams.len()) {
+            let upstream = &upstreams[index];
+            let label = label(index, upstreams.len());
+            match self
+                .attempt(upstream, &label, make(upstream), deadline)
+                .await?
+            {
+                Attempt::Answered(response) => return Ok((upstream.clone(), label, response)),
+                Attempt::Refused(why) => refusals.push(format!("{label} ({why})")),
             }
         }
         Err(Fault::with_reason(
@@ -164,16 +173,10 @@ impl Gateway {
         ))
     }
 
-    /// The indexes of the backends, starting at the round-robin cursor.
-    fn rotation(&self) -> impl Iterator<Item = usize> + use<> {
-        let n = self.upstreams.len();
+    /// The indexes of `n` backends, starting at the round-robin cursor.
+    fn rotation(&self, n: usize) -> impl Iterator<Item = usize> + use<> {
         let start = self.next.fetch_add(1, Ordering::Relaxed) % n;
         (0..n).map(move |i| (start + i) % n)
-    }
-
-    /// How a client-facing fault names backend `index`: "backend 2 of 3" (never its URL).
-    fn label(&self, index: usize) -> String {
-        format!("backend {} of {}", index + 1, self.upstreams.len())
     }
 
     fn request(
@@ -204,18 +207,18 @@ impl Gateway {
 
     async fn attempt(
         &self,
-        index: usize,
+        upstream: &Upstream,
+        label: &str,
         request: Request<Full<Bytes>>,
         deadline: Instant,
     ) -> Result<Attempt, Fault> {
-        let upstream = &self.upstreams[index];
         let timed_out = || {
             tracing::warn!(service = %self.service, upstream = %upstream.url, timeout_ms = self.timeout.as_millis() as u64, "backend did not answer in time");
             Fault::with_reason(
                 FaultKind::UpstreamTimeout,
                 format!(
                     "{} did not answer within {} ms",
-                    self.label(index),
+                    label,
                     self.timeout.as_millis()
                 ),
             )
@@ -231,7 +234,7 @@ impl Gateway {
                 tracing::warn!(service = %self.service, upstream = %upstream.url, error = %error_chain(&e), "backend failed");
                 return Err(Fault::with_reason(
                     FaultKind::UpstreamFailed,
-                    format!("{} failed: {}", self.label(index), io_kind(&e)),
+                    format!("{} failed: {}", label, io_kind(&e)),
                 ));
             }
             Ok(Ok(response)) => response,
@@ -250,8 +253,7 @@ impl Gateway {
                     FaultKind::UpstreamFailed,
                     format!(
                         "reading the answer of {} failed: {e} (limit {} bytes)",
-                        self.label(index),
-                        self.max_response_bytes
+                        label, self.max_response_bytes
                     ),
                 ));
             }
@@ -321,4 +323,9 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     text
+}
+
+/// How a client-facing fault names backend `index` of `n`: "backend 2 of 3" (never its URL).
+fn label(index: usize, n: usize) -> String {
+    format!("backend {} of {n}", index + 1)
 }

@@ -1,0 +1,128 @@
+//! A gateway's backends: fixed, or followed in a registry (asked every `poll`, the list
+//! replaced when it changes; the last good list kept while the registry cannot be asked).
+
+use lather_config::{RegistryBackends, Upstream};
+use std::sync::{Arc, RwLock, Weak};
+use std::time::Duration;
+
+/// The backends a gateway forwards to now.
+#[derive(Debug)]
+pub(crate) struct Backends {
+    list: RwLock<Arc<Vec<Upstream>>>,
+    /// The registry name they are followed under, for messages.
+    followed: Option<String>,
+}
+
+impl Backends {
+    /// Fixed backends.
+    pub(crate) fn fixed(list: Vec<Upstream>) -> Arc<Backends> {
+        Arc::new(Backends {
+            list: RwLock::new(Arc::new(list)),
+            followed: None,
+        })
+    }
+
+    /// Backends followed in a registry by a task that ends with the last reference to
+    /// them. Empty until the registry first answers. Must be called within a tokio runtime.
+    pub(crate) fn following(source: &RegistryBackends, timeout: Duration) -> Arc<Backends> {
+        let backends = Arc::new(Backends {
+            list: RwLock::new(Arc::new(Vec::new())),
+            followed: Some(source.name.clone()),
+        });
+        match lather_context::registry::RegistryClient::new(source.registry.url.clone(), timeout) {
+            Ok(client) => {
+                tokio::spawn(follow(
+                    Arc::downgrade(&backends),
+                    client,
+                    source.name.clone(),
+                    source.poll,
+                ));
+            }
+            Err(e) => {
+                tracing::error!(registry = %source.registry.url, "cannot make a registry client: {e}")
+            }
+        }
+        backends
+    }
+
+    /// The backends now.
+    pub(crate) fn snapshot(&self) -> Arc<Vec<Upstream>> {
+        self.list
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Why there is no backend, for the fault.
+    pub(crate) fn none_why(&self) -> String {
+        match &self.followed {
+            Some(name) => format!("no backend is registered as {name} now"),
+            None => "no backend is configured".to_owned(),
+        }
+    }
+
+    fn replace(&self, list: Vec<Upstream>) -> bool {
+        let mut current = self
+            .list
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if **current == list {
+            return false;
+        }
+        *current = Arc::new(list);
+        true
+    }
+}
+
+/// Asks the registry every `poll` while the gateway lives.
+async fn follow(
+    backends: Weak<Backends>,
+    client: lather_context::registry::RegistryClient,
+    name: String,
+    poll: Duration,
+) {
+    loop {
+        let answer = client.endpoints(&name).await;
+        let Some(live) = backends.upgrade() else {
+            return;
+        };
+        match answer {
+            Ok(endpoints) => {
+                let list: Vec<Upstream> = endpoints
+                    .into_iter()
+                    .filter_map(|url| match upstream_of(&url) {
+                        Some(u) => Some(u),
+                        None => {
+                            tracing::warn!(
+                                name,
+                                endpoint = url,
+                                "registered endpoint is not an http:// URL: skipped"
+                            );
+                            None
+                        }
+                    })
+                    .collect();
+                let count = list.len();
+                if live.replace(list) {
+                    tracing::info!(name, backends = count, "backends from the registry changed");
+                }
+            }
+            Err(e) => tracing::warn!(
+                name,
+                "cannot ask the registry, keeping the last backends: {e}"
+            ),
+        }
+        drop(live);
+        tokio::time::sleep(poll).await;
+    }
+}
+
+fn upstream_of(url: &str) -> Option<Upstream> {
+    let uri: http::Uri = url.parse().ok()?;
+    (uri.scheme_str() == Some("http") && uri.host().is_some_and(|h| !h.is_empty())).then(|| {
+        Upstream {
+            url: url.to_owned(),
+            uri,
+        }
+    })
+}
