@@ -8,6 +8,8 @@
 #   digest5       the same echo behind the five-digest chain: DIGESTS `digest` handlers of
 #                 DIGEST_ROUNDS SHA-256 rounds (bench/digest-vs-cxf.sh's handler tables), one
 #                 handler per stage (request = [["d1"], ["d2"], …]: five stages in a row)
+#   gateway       a gateway service (/gateway) whose upstream is the same process's echo; the
+#                 load goes to /gateway, so each request is two hops through lather
 #   digest5-par   the same five handlers in one parallel stage (request = [["d1", …, "d5"]]),
 #                 bench/digest-vs-cxf.sh's layout
 #
@@ -68,7 +70,7 @@ for n in "$ROUNDS" "$DIGESTS" "$DIGEST_ROUNDS" "$DURATION" "$WARMUP" "$CONNECTIO
 done
 [ "$ROUNDS" -ge 1 ] && [ "$DIGESTS" -ge 1 ] && [ "$DURATION" -ge 1 ] || die "ROUNDS, DIGESTS and DURATION must be at least 1"
 for c in $CASES; do
-    case "$c" in echo | digest5 | digest5-par) ;; *) die "unknown case '$c' (echo, digest5, digest5-par)" ;; esac
+    case "$c" in echo | gateway | digest5 | digest5-par) ;; *) die "unknown case '$c' (echo, gateway, digest5, digest5-par)" ;; esac
 done
 command -v wrk >/dev/null 2>&1 || die "wrk not found (apt-get install -y wrk)"
 build_lather
@@ -105,7 +107,9 @@ write_config() {
     {
         printf '[server]\nlisten = "127.0.0.1:%s"\n\n' "$port"
         printf '[[service]]\nname = "echo"\npath = "/echo"\nbuiltin = "echo"\n'
-        if [ "$kind" != echo ]; then
+        if [ "$kind" = gateway ]; then
+            printf '\n[[service]]\nname = "gateway"\npath = "/gateway"\nupstream = ["http://127.0.0.1:%s/echo"]\n' "$port"
+        elif [ "$kind" != echo ]; then
             printf 'request = [%s]\n' "$stages"
             for ((i = 1; i <= DIGESTS; i++)); do
                 printf '\n[handlers.d%s]\nkind = "digest"\nrounds = %s\n' "$i" "$DIGEST_ROUNDS"
@@ -126,7 +130,9 @@ for c in $CASES; do
         start_bg "$out_dir/$name.log" "${bin[$b]}" serve --config "$config"
         pid[$name]=$bg_pid
         wait_for "$name" "${pid[$name]}" "$out_dir/$name.log" 10 health_ok "${port[$name]}"
-        url[$name]="http://127.0.0.1:${port[$name]}/echo"
+        path=/echo
+        [ "$c" = gateway ] && path=/gateway
+        url[$name]="http://127.0.0.1:${port[$name]}$path"
         verify_echo "$name" "${url[$name]}" "$out_dir/probe-$name.json"
         log "$name: pid ${pid[$name]}, ${url[$name]}"
     done
