@@ -251,8 +251,12 @@ impl ServerBuilder {
                 .map_err(|e| ServeError::NatsUnreachable(e.to_string()))?;
         }
         if let Some(config) = &self.config {
-            crate::eventing_nats::share(config, &state).await?;
-            crate::context_nats::share(config, &state).await?;
+            if let Some(nats) = &config.nats {
+                // One connection for every shared store.
+                let mut shared = crate::shared_nats::SharedNats::new(&state, nats);
+                crate::eventing_nats::share(config, &state, nats, &mut shared).await?;
+                crate::context_nats::share(config, &state, nats, &mut shared).await?;
+            }
             crate::exposure::warn(config);
         }
         Ok(Server::new(listener, state, &server))
@@ -282,16 +286,7 @@ fn configured(
         }
         let service =
             Service::from_config(svc, plans, &config.server, listen, config.nats.as_ref())
-                .map_err(|e| {
-                    let message = match svc.kind() {
-                        // Its errors name the store already.
-                        lather_config::ServiceKind::Builtin(
-                            lather_config::Builtin::ContextStore,
-                        ) => e,
-                        _ => format!("event source: {e}"),
-                    };
-                    config.error_at(svc.path.span(), message)
-                })?;
+                .map_err(|e| config.error_at(svc.path.span(), e))?;
         if let Some(source) = &service.event_source {
             sinks.register(
                 &service.name,

@@ -2,19 +2,20 @@
 //! `"local"`): at start each connects and opens its JetStream KV bucket.
 
 use crate::ServeError;
+use crate::shared_nats::SharedNats;
 use crate::state::State;
-use lather_config::Config;
-use lather_remote::Link;
+use lather_config::{Config, NatsConfig};
 use std::sync::Arc;
 
 /// Opens every such store's bucket. NATS unreachable → [`ServeError::NatsUnreachable`]
 /// naming the URL; JetStream KV unavailable → [`ServeError::ContextStore`] naming the
 /// service, URL and bucket.
-pub(crate) async fn share(config: &Config, state: &State) -> Result<(), ServeError> {
-    let Some(nats) = &config.nats else {
-        return Ok(());
-    };
-    let mut link: Option<Arc<Link>> = None;
+pub(crate) async fn share(
+    config: &Config,
+    state: &State,
+    nats: &NatsConfig,
+    shared: &mut SharedNats<'_>,
+) -> Result<(), ServeError> {
     for svc in &config.services {
         if !svc.shares_contexts(Some(nats)) {
             continue;
@@ -26,27 +27,13 @@ pub(crate) async fn share(config: &Config, state: &State) -> Result<(), ServeErr
         else {
             continue;
         };
-        let link = link.get_or_insert_with(|| {
-            state
-                .link
-                .clone()
-                .unwrap_or_else(|| Arc::new(Link::new(nats)))
-        });
-        link.connect()
-            .await
-            .map_err(|e| ServeError::NatsUnreachable(e.to_string()))?;
-        let Some(client) = link.client() else {
-            return Err(ServeError::NatsUnreachable(format!(
-                "{}: no client after connecting",
-                link.url()
-            )));
-        };
+        let (client, url) = shared.client().await?;
         let bucket = svc.context_bucket(nats);
-        let store = lather_context::JetStreamStore::open(client.clone(), &bucket)
+        let store = lather_context::JetStreamStore::open(client, &bucket)
             .await
             .map_err(|e| ServeError::ContextStore {
                 service: svc.name.get_ref().clone(),
-                reason: format!("NATS at {}: {e}", link.url()),
+                reason: format!("NATS at {url}: {e}"),
             })?;
         deferred.set(Arc::new(store));
         tracing::info!(

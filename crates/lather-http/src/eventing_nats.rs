@@ -3,20 +3,20 @@
 //! queue group of its event subject.
 
 use crate::ServeError;
+use crate::shared_nats::SharedNats;
 use crate::state::State;
-use lather_config::Config;
+use lather_config::{Config, NatsConfig};
 use lather_eventing::SharedSettings;
-use lather_remote::Link;
-use std::sync::Arc;
 
 /// Shares every such event source over NATS. NATS unreachable → a `ConnectionRefused`
 /// error naming the URL; JetStream KV unavailable → an error naming the service, URL and
 /// bucket.
-pub(crate) async fn share(config: &Config, state: &State) -> Result<(), ServeError> {
-    let Some(nats) = &config.nats else {
-        return Ok(());
-    };
-    let mut link: Option<Arc<Link>> = None;
+pub(crate) async fn share(
+    config: &Config,
+    state: &State,
+    nats: &NatsConfig,
+    shared: &mut SharedNats<'_>,
+) -> Result<(), ServeError> {
     for svc in &config.services {
         if !svc.shares_subscriptions(Some(nats)) {
             continue;
@@ -27,32 +27,18 @@ pub(crate) async fn share(config: &Config, state: &State) -> Result<(), ServeErr
         let Some(source) = &service.event_source else {
             continue;
         };
-        let link = link.get_or_insert_with(|| {
-            state
-                .link
-                .clone()
-                .unwrap_or_else(|| Arc::new(Link::new(nats)))
-        });
-        link.connect()
-            .await
-            .map_err(|e| ServeError::NatsUnreachable(e.to_string()))?;
-        let Some(client) = link.client() else {
-            return Err(ServeError::NatsUnreachable(format!(
-                "{}: no client after connecting",
-                link.url()
-            )));
-        };
+        let (client, url) = shared.client().await?;
         let settings = SharedSettings {
             bucket: svc.subscription_bucket(nats),
             event_subject: svc.event_subject(nats),
             queue_group: svc.event_queue_group(nats),
         };
         source
-            .share_over_nats(client.clone(), &settings)
+            .share_over_nats(client, &settings)
             .await
             .map_err(|e| ServeError::EventSource {
                 service: svc.name.get_ref().clone(),
-                reason: format!("NATS at {}: {e}", link.url()),
+                reason: format!("NATS at {url}: {e}"),
             })?;
         tracing::info!(
             service = svc.name.get_ref(),

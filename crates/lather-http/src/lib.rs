@@ -33,6 +33,7 @@ mod peer;
 mod respond;
 mod server;
 mod service;
+mod shared_nats;
 mod state;
 
 pub use builder::{Mount, ServerBuilder};

@@ -103,8 +103,8 @@ impl Service {
         }
     }
 
-    /// The service for `config`; fails (with the reason) if an event source's store cannot
-    /// be opened.
+    /// The service for `config`; fails, with a reason naming the event source or context
+    /// store, if its store cannot be opened.
     pub(crate) fn from_config(
         config: &ServiceConfig,
         plans: ServicePlans,
@@ -117,8 +117,9 @@ impl Service {
         let soap: Arc<dyn SoapService> = match config.kind() {
             ServiceKind::Builtin(Builtin::Echo) => Arc::new(crate::echo::Echo),
             ServiceKind::Builtin(Builtin::EventSource) => {
-                let source = lather_eventing::EventSource::open(source_settings(config, listen)?)
-                    .map_err(|e| e.to_string())?;
+                let source = source_settings(config, listen)
+                    .and_then(|s| lather_eventing::EventSource::open(s).map_err(|e| e.to_string()))
+                    .map_err(|e| format!("event source: {e}"))?;
                 event_source = Some(source.clone());
                 Arc::new(EventSourceService::new(source))
             }

@@ -9,7 +9,6 @@ mod support;
 use bytes::Bytes;
 use lather_envelope::escape::escape_text;
 use lather_envelope::{Element, EnvelopeBuilder, Limits, SoapVersion};
-use lather_http::Server;
 use lather_pipeline::{Reply, ServiceFuture, ServiceRequest, SoapService};
 use std::net::SocketAddr;
 use support::*;
@@ -46,15 +45,7 @@ impl SoapService for Headers {
 }
 
 async fn backend() -> SocketAddr {
-    let server = Server::builder()
-        .listen("127.0.0.1:0".parse().unwrap())
-        .service("/svc", Headers)
-        .bind()
-        .await
-        .unwrap();
-    let addr = server.local_addr();
-    tokio::spawn(server.serve(std::future::pending()));
-    addr
+    serve_one("/svc", Headers).await
 }
 
 fn wsa_header(message_id: &str) -> String {
@@ -277,7 +268,7 @@ async fn the_pair_refuses_bad_settings_by_key() {
             "[server]\nlisten = \"127.0.0.1:0\"\n[handlers.h]\n{handler}[[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\nrequest = [[\"h\"]]\n"
         );
         let config = lather_config::Config::from_toml(&text, "t.toml").unwrap();
-        let Err(e) = Server::bind(&config).await else {
+        let Err(e) = lather_http::Server::bind(&config).await else {
             panic!("accepted: {handler}");
         };
         assert!(e.to_string().contains(why), "{why}: {e}");

@@ -41,32 +41,6 @@ fn op(name: &str, fields: &str) -> String {
     format!(r#"<lc:{name} xmlns:lc="{LC}">{fields}</lc:{name}>"#)
 }
 
-fn field(answer: &Answer, name: &str) -> String {
-    let text = answer.text();
-    let open = format!("<{name}>");
-    let start = text
-        .find(&open)
-        .unwrap_or_else(|| panic!("no {name} in {text}"))
-        + open.len();
-    let end = text[start..].find(&format!("</{name}>")).unwrap() + start;
-    text[start..end].to_owned()
-}
-
-/// Asserts a store fault: the subcode, the status.
-fn assert_store_fault(answer: &Answer, subcode: &str, status: u16) {
-    assert!(
-        answer.envelope().is_fault(),
-        "not a fault: {}",
-        answer.text()
-    );
-    assert!(
-        answer.text().contains(&format!(":{subcode}</env:Value>")),
-        "expected {subcode}: {}",
-        answer.text()
-    );
-    assert_eq!(answer.status.as_u16(), status, "{}", answer.text());
-}
-
 #[tokio::test]
 async fn a_minted_context_is_read_back_by_its_owner_only_and_changes_version_by_version() {
     let server = store("").await;
@@ -89,7 +63,7 @@ async fn a_minted_context_is_read_back_by_its_owner_only_and_changes_version_by_
         &op("GetContext", &format!("<lc:Uri>{uri}</lc:Uri>")),
     )
     .await;
-    assert_store_fault(&anonymous, "NotContextOwner", 403);
+    assert_app_fault(&anonymous, "NotContextOwner", 403);
     assert!(anonymous.text().contains(&uri), "{}", anonymous.text());
 
     let read = call(
@@ -135,7 +109,7 @@ async fn a_minted_context_is_read_back_by_its_owner_only_and_changes_version_by_
         ),
     )
     .await;
-    assert_store_fault(&stale, "VersionConflict", 409);
+    assert_app_fault(&stale, "VersionConflict", 409);
     let stranger = call(
         &server,
         &set(
@@ -144,7 +118,7 @@ async fn a_minted_context_is_read_back_by_its_owner_only_and_changes_version_by_
         ),
     )
     .await;
-    assert_store_fault(&stranger, "NotContextOwner", 403);
+    assert_app_fault(&stranger, "NotContextOwner", 403);
 
     // Removed by its owner (named by a wsctx:context reference), then unknown.
     let removed = call(
@@ -166,7 +140,7 @@ async fn a_minted_context_is_read_back_by_its_owner_only_and_changes_version_by_
         ),
     )
     .await;
-    assert_store_fault(&gone, "UnknownContext", 404);
+    assert_app_fault(&gone, "UnknownContext", 404);
 }
 
 #[tokio::test]
@@ -199,7 +173,7 @@ async fn a_public_context_is_readable_by_anyone_but_changed_by_its_owner_only() 
         ),
     )
     .await;
-    assert_store_fault(&overwrite, "NotContextOwner", 403);
+    assert_app_fault(&overwrite, "NotContextOwner", 403);
     let remove = call(
         &server,
         &op(
@@ -208,20 +182,20 @@ async fn a_public_context_is_readable_by_anyone_but_changed_by_its_owner_only() 
         ),
     )
     .await;
-    assert_store_fault(&remove, "NotContextOwner", 403);
+    assert_app_fault(&remove, "NotContextOwner", 403);
 }
 
 #[tokio::test]
 async fn the_size_count_and_lifetime_bounds_hold() {
     let server = store("max_context_bytes = 200\nmax_contexts = 2\n").await;
     let big = format!("<x:v xmlns:x=\"urn:x\">{}</x:v>", "a".repeat(300));
-    assert_store_fault(&call(&server, &set("", &big)).await, "ContextTooLarge", 413);
+    assert_app_fault(&call(&server, &set("", &big)).await, "ContextTooLarge", 413);
     for _ in 0..2 {
         let ok = call(&server, &set("", "<x:v xmlns:x=\"urn:x\"/>")).await;
         assert_eq!(ok.status, 200, "{}", ok.text());
     }
     let full = call(&server, &set("", "<x:v xmlns:x=\"urn:x\"/>")).await;
-    assert_store_fault(&full, "StoreFull", 503);
+    assert_app_fault(&full, "StoreFull", 503);
 
     // A context past its lifetime is expired, and an expired one frees its place.
     let short = store("max_contexts = 1\n").await;
@@ -240,7 +214,7 @@ async fn the_size_count_and_lifetime_bounds_hold() {
         &op("GetContext", &format!("<lc:Uri>{uri}</lc:Uri>")),
     )
     .await;
-    assert_store_fault(&expired, "ContextExpired", 404);
+    assert_app_fault(&expired, "ContextExpired", 404);
     let next = call(&short, &set("", "<x:v xmlns:x=\"urn:x\"/>")).await;
     assert_eq!(next.status, 200, "{}", next.text());
 }
@@ -249,22 +223,22 @@ async fn the_size_count_and_lifetime_bounds_hold() {
 async fn bad_requests_get_clear_faults() {
     let server = store("").await;
     let no_contents = call(&server, &op("SetContext", "")).await;
-    assert_store_fault(&no_contents, "InvalidContextRequest", 400);
+    assert_app_fault(&no_contents, "InvalidContextRequest", 400);
     assert!(
         no_contents.text().contains("lc:Contents"),
         "{}",
         no_contents.text()
     );
     let no_uri = call(&server, &op("GetContext", "")).await;
-    assert_store_fault(&no_uri, "InvalidContextRequest", 400);
+    assert_app_fault(&no_uri, "InvalidContextRequest", 400);
     let bad_uri = call(
         &server,
         &set("<lc:Uri>no scheme</lc:Uri>", "<x:v xmlns:x=\"urn:x\"/>"),
     )
     .await;
-    assert_store_fault(&bad_uri, "InvalidContextUri", 400);
+    assert_app_fault(&bad_uri, "InvalidContextUri", 400);
     let text = call(&server, &set("", "just text")).await;
-    assert_store_fault(&text, "InvalidContextRequest", 400);
+    assert_app_fault(&text, "InvalidContextRequest", 400);
     let bad_ttl = call(
         &server,
         &set(
@@ -273,7 +247,7 @@ async fn bad_requests_get_clear_faults() {
         ),
     )
     .await;
-    assert_store_fault(&bad_ttl, "InvalidContextRequest", 400);
+    assert_app_fault(&bad_ttl, "InvalidContextRequest", 400);
     let other = call(&server, "<m:ping xmlns:m=\"urn:m\"/>").await;
     other.assert_fault(FaultKind::UnknownOperation, SoapVersion::V12);
 }
@@ -334,7 +308,7 @@ async fn an_authenticated_identity_owns_what_it_creates() {
         &op("GetContext", &format!("<lc:Uri>{uri}</lc:Uri>")),
     )
     .await;
-    assert_store_fault(&by_bob, "NotContextOwner", 403);
+    assert_app_fault(&by_bob, "NotContextOwner", 403);
     let by_alice = call_with(
         &server,
         &login("alice", "s3cret"),
@@ -385,7 +359,7 @@ async fn with_nats_two_nodes_share_one_store() {
         ),
     )
     .await;
-    assert_store_fault(&stale, "VersionConflict", 409);
+    assert_app_fault(&stale, "VersionConflict", 409);
 }
 
 #[test]

@@ -30,33 +30,8 @@ fn op(name: &str, fields: &str) -> String {
     format!(r#"<lr:{name} xmlns:lr="{LR}">{fields}</lr:{name}>"#)
 }
 
-fn field(answer: &Answer, name: &str) -> String {
-    let text = answer.text();
-    let open = format!("<{name}>");
-    let start = text
-        .find(&open)
-        .unwrap_or_else(|| panic!("no {name} in {text}"))
-        + open.len();
-    let end = text[start..].find(&format!("</{name}>")).unwrap() + start;
-    text[start..end].to_owned()
-}
-
 fn count(answer: &Answer) -> usize {
     answer.text().matches("<lr:Registration>").count()
-}
-
-fn assert_fault(answer: &Answer, subcode: &str, status: u16) {
-    assert!(
-        answer.envelope().is_fault(),
-        "not a fault: {}",
-        answer.text()
-    );
-    assert!(
-        answer.text().contains(&format!(":{subcode}</env:Value>")),
-        "expected {subcode}: {}",
-        answer.text()
-    );
-    assert_eq!(answer.status.as_u16(), status, "{}", answer.text());
 }
 
 async fn register(server: &TestServer, name: &str, region: &str, qos: &str) -> (String, String) {
@@ -146,7 +121,7 @@ async fn leases_end_unless_renewed_and_only_the_registrant_may_renew_or_remove()
         ),
     )
     .await;
-    assert_fault(&stranger, "NotRegistrationOwner", 403);
+    assert_app_fault(&stranger, "NotRegistrationOwner", 403);
     tokio::time::sleep(std::time::Duration::from_millis(600)).await;
     let renewed = call(
         &server,
@@ -176,7 +151,7 @@ async fn leases_end_unless_renewed_and_only_the_registrant_may_renew_or_remove()
         ),
     )
     .await;
-    assert_fault(&late, "UnknownRegistration", 404);
+    assert_app_fault(&late, "UnknownRegistration", 404);
 
     let removed = call(
         &server,
@@ -213,7 +188,7 @@ async fn bounds_and_bad_requests_fault() {
         ),
     )
     .await;
-    assert_fault(&full, "RegistryFull", 503);
+    assert_app_fault(&full, "RegistryFull", 503);
 
     let open = registry("").await;
     let no_endpoint = call(
@@ -224,15 +199,15 @@ async fn bounds_and_bad_requests_fault() {
         ),
     )
     .await;
-    assert_fault(&no_endpoint, "InvalidRegistryRequest", 400);
+    assert_app_fault(&no_endpoint, "InvalidRegistryRequest", 400);
     let bad_xpath = call(&open, &op("Query", "<lr:XPath>/x:y</lr:XPath>")).await;
-    assert_fault(&bad_xpath, "InvalidXPath", 400);
+    assert_app_fault(&bad_xpath, "InvalidXPath", 400);
     let two_roots = call(
         &open,
         &op("Register", "<lr:Name>a</lr:Name><lr:Endpoint>http://h/ws</lr:Endpoint><lr:Document><a/><b/></lr:Document>"),
     )
     .await;
-    assert_fault(&two_roots, "InvalidRegistryRequest", 400);
+    assert_app_fault(&two_roots, "InvalidRegistryRequest", 400);
     let other = call(&open, "<m:ping xmlns:m=\"urn:m\"/>").await;
     other.assert_fault(FaultKind::UnknownOperation, SoapVersion::V12);
     let err = lather_config::Config::from_toml(
@@ -259,15 +234,7 @@ async fn named_backend(name: &'static str) -> std::net::SocketAddr {
                 .build(),
         ))
     });
-    let server = lather_http::Server::builder()
-        .listen("127.0.0.1:0".parse().unwrap())
-        .service("/ws", service)
-        .bind()
-        .await
-        .unwrap();
-    let addr = server.local_addr();
-    tokio::spawn(server.serve(std::future::pending()));
-    addr
+    serve_one("/ws", service).await
 }
 
 /// The backends the gateway reaches over `tries` requests.

@@ -5,8 +5,7 @@ use crate::client::{RemoteContext, StoreClient};
 use crate::contents_digest;
 use lather_envelope::{QName, SoapVersion};
 use lather_pipeline::{
-    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, Patch, SettingsError,
-    Verdict,
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Patch, SettingsError, Verdict,
 };
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -86,13 +85,7 @@ impl CompactHandler {
 
 impl Handler for CompactHandler {
     fn access(&self) -> Access {
-        let parts = self
-            .names
-            .iter()
-            .fold(Parts::none().header(Reference::name()), |p, n| {
-                p.header(n.clone())
-            });
-        Access::read_write(parts)
+        super::header_access(&self.names)
     }
 
     fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
@@ -183,10 +176,7 @@ impl HandlerKind for CompactKind {
         settings: CompactionSettings,
         _env: &BuildEnv<'_>,
     ) -> Result<Arc<dyn Handler>, SettingsError> {
-        let store = store_client(&settings)?;
-        let names = settings
-            .header_names()
-            .map_err(|why| SettingsError::key("headers", why))?;
+        let (store, names) = settings.store_and_names()?;
         if settings.ttl_s == Some(0) {
             return Err(SettingsError::key("ttl_s", "must be at least 1"));
         }
@@ -197,25 +187,4 @@ impl HandlerKind for CompactKind {
             settings.cache_entries.unwrap_or(1_024),
         )))
     }
-}
-
-/// The store client both kinds build from `store` and `store_timeout_ms`.
-pub(super) fn store_client(settings: &CompactionSettings) -> Result<StoreClient, SettingsError> {
-    let Some(url) = &settings.store else {
-        return Err(SettingsError::key(
-            "store",
-            "is required: the context store's URL, e.g. http://127.0.0.1:8080/contexts",
-        ));
-    };
-    if !url.starts_with("http://") {
-        return Err(SettingsError::key(
-            "store",
-            format!("'{url}' is not an http:// URL"),
-        ));
-    }
-    if settings.store_timeout_ms == Some(0) {
-        return Err(SettingsError::key("store_timeout_ms", "must be at least 1"));
-    }
-    let timeout = Duration::from_millis(settings.store_timeout_ms.unwrap_or(5_000));
-    StoreClient::new(url.clone(), timeout).map_err(|e| SettingsError::key("store", e.to_string()))
 }

@@ -1,14 +1,12 @@
 //! `context-expand`: the reference header out, the blocks it stands for back in.
 
-use super::compact::store_client;
 use super::{CompactionSettings, Reference};
 use crate::client::StoreClient;
 use crate::contents_digest;
 use crate::protocol::fault::unresolved;
 use lather_envelope::{Bytes, Element, Fault, Limits, QName};
 use lather_pipeline::{
-    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, Patch, SettingsError,
-    Verdict,
+    Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Patch, SettingsError, Verdict,
 };
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -103,13 +101,7 @@ fn split(contents: &str) -> Result<Blocks, String> {
 
 impl Handler for ExpandHandler {
     fn access(&self) -> Access {
-        let parts = self
-            .names
-            .iter()
-            .fold(Parts::none().header(Reference::name()), |p, n| {
-                p.header(n.clone())
-            });
-        Access::read_write(parts)
+        super::header_access(&self.names)
     }
 
     fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
@@ -150,10 +142,7 @@ impl HandlerKind for ExpandKind {
         settings: CompactionSettings,
         _env: &BuildEnv<'_>,
     ) -> Result<Arc<dyn Handler>, SettingsError> {
-        let store = store_client(&settings)?;
-        let names = settings
-            .header_names()
-            .map_err(|why| SettingsError::key("headers", why))?;
+        let (store, names) = settings.store_and_names()?;
         if settings.ttl_s.is_some() {
             return Err(SettingsError::key(
                 "ttl_s",

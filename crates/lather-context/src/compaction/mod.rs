@@ -12,3 +12,16 @@ pub use compact::{CompactHandler, CompactKind};
 pub use expand::{ExpandHandler, ExpandKind};
 pub use reference::{REFERENCE_LOCAL, Reference};
 pub use settings::{CompactionSettings, default_headers};
+
+use lather_envelope::QName;
+use lather_pipeline::{Access, Parts};
+
+/// What both kinds read and write: the reference header and the compacted blocks.
+fn header_access(names: &[QName]) -> Access {
+    let parts = names
+        .iter()
+        .fold(Parts::none().header(Reference::name()), |p, n| {
+            p.header(n.clone())
+        });
+    Access::read_write(parts)
+}

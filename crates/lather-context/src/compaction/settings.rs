@@ -1,7 +1,10 @@
 //! The settings both kinds of the compaction pair read.
 
+use crate::client::StoreClient;
 use lather_envelope::QName;
+use lather_pipeline::SettingsError;
 use serde::Deserialize;
+use std::time::Duration;
 
 /// WS-Addressing 1.0.
 const WSA10: &str = "http://www.w3.org/2005/08/addressing";
@@ -61,5 +64,35 @@ impl CompactionSettings {
                 Ok(QName::new(ns, local))
             })
             .collect()
+    }
+
+    /// The store client (from `store` and `store_timeout_ms`) and the header names both
+    /// kinds are built with; a bad value is refused by its key.
+    pub(super) fn store_and_names(&self) -> Result<(StoreClient, Vec<QName>), SettingsError> {
+        let names = self
+            .header_names()
+            .map_err(|why| SettingsError::key("headers", why))?;
+        Ok((self.store_client()?, names))
+    }
+
+    fn store_client(&self) -> Result<StoreClient, SettingsError> {
+        let Some(url) = &self.store else {
+            return Err(SettingsError::key(
+                "store",
+                "is required: the context store's URL, e.g. http://127.0.0.1:8080/contexts",
+            ));
+        };
+        if !url.starts_with("http://") {
+            return Err(SettingsError::key(
+                "store",
+                format!("'{url}' is not an http:// URL"),
+            ));
+        }
+        if self.store_timeout_ms == Some(0) {
+            return Err(SettingsError::key("store_timeout_ms", "must be at least 1"));
+        }
+        let timeout = Duration::from_millis(self.store_timeout_ms.unwrap_or(5_000));
+        StoreClient::new(url.clone(), timeout)
+            .map_err(|e| SettingsError::key("store", e.to_string()))
     }
 }

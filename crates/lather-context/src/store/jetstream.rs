@@ -9,7 +9,7 @@
 
 use super::{ContextStore, PutOutcome, StoreError};
 use crate::StoredContext;
-use async_nats::jetstream::{self, kv};
+use async_nats::jetstream::kv;
 use bytes::Bytes;
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
@@ -43,44 +43,15 @@ fn key_of(uri: &str) -> String {
 }
 
 impl JetStreamStore {
-    /// Opens the bucket `bucket` through `client`, creating it (history 1) if absent.
-    ///
-    /// The bucket's stream is made with the KV conventions directly (as the event source's
-    /// is), which works with nats-server 2.9 as well as later ones.
+    /// Opens the bucket `bucket` through `client`, creating it (history 1) if absent (as
+    /// the event source's shared subscriptions do).
     pub async fn open(
         client: async_nats::Client,
         bucket: &str,
     ) -> Result<JetStreamStore, StoreError> {
-        let js = jetstream::new(client);
-        let kv = match js.get_key_value(bucket).await {
-            Ok(kv) => kv,
-            Err(_) => {
-                let created = js
-                    .create_stream(jetstream::stream::Config {
-                        name: format!("KV_{bucket}"),
-                        description: Some("lather contexts".to_owned()),
-                        subjects: vec![format!("$KV.{bucket}.>")],
-                        max_messages_per_subject: 1,
-                        allow_rollup: true,
-                        deny_delete: true,
-                        allow_direct: true,
-                        discard: jetstream::stream::DiscardPolicy::New,
-                        num_replicas: 1,
-                        ..Default::default()
-                    })
-                    .await;
-                // Another node may have made it meanwhile: open it either way.
-                match js.get_key_value(bucket).await {
-                    Ok(kv) => kv,
-                    Err(e) => {
-                        return Err(match created {
-                            Err(c) => shared(bucket, c),
-                            Ok(_) => shared(bucket, e),
-                        });
-                    }
-                }
-            }
-        };
+        let kv = lather_eventing::store::jetstream::open_bucket(client, bucket, "lather contexts")
+            .await
+            .map_err(|e| shared(bucket, e))?;
         Ok(JetStreamStore {
             kv,
             bucket: bucket.to_owned(),

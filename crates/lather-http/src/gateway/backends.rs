@@ -7,27 +7,28 @@ use std::time::Duration;
 
 /// The backends a gateway forwards to now.
 #[derive(Debug)]
-pub(crate) struct Backends {
-    list: RwLock<Arc<Vec<Upstream>>>,
-    /// The registry name they are followed under, for messages.
-    followed: Option<String>,
+pub(crate) enum Backends {
+    /// Configured once: read without a lock.
+    Fixed(Arc<Vec<Upstream>>),
+    /// Followed in a registry under `name`; `list` is replaced when it changes.
+    Followed {
+        name: String,
+        list: RwLock<Arc<Vec<Upstream>>>,
+    },
 }
 
 impl Backends {
     /// Fixed backends.
     pub(crate) fn fixed(list: Vec<Upstream>) -> Arc<Backends> {
-        Arc::new(Backends {
-            list: RwLock::new(Arc::new(list)),
-            followed: None,
-        })
+        Arc::new(Backends::Fixed(Arc::new(list)))
     }
 
     /// Backends followed in a registry by a task that ends with the last reference to
     /// them. Empty until the registry first answers. Must be called within a tokio runtime.
     pub(crate) fn following(source: &RegistryBackends, timeout: Duration) -> Arc<Backends> {
-        let backends = Arc::new(Backends {
+        let backends = Arc::new(Backends::Followed {
+            name: source.name.clone(),
             list: RwLock::new(Arc::new(Vec::new())),
-            followed: Some(source.name.clone()),
         });
         match lather_context::registry::RegistryClient::new(source.registry.url.clone(), timeout) {
             Ok(client) => {
@@ -47,29 +48,35 @@ impl Backends {
 
     /// The backends now.
     pub(crate) fn snapshot(&self) -> Arc<Vec<Upstream>> {
-        self.list
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        match self {
+            Backends::Fixed(list) => list.clone(),
+            Backends::Followed { list, .. } => list
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .clone(),
+        }
     }
 
     /// Why there is no backend, for the fault.
     pub(crate) fn none_why(&self) -> String {
-        match &self.followed {
-            Some(name) => format!("no backend is registered as {name} now"),
-            None => "no backend is configured".to_owned(),
+        match self {
+            Backends::Followed { name, .. } => format!("no backend is registered as {name} now"),
+            Backends::Fixed(_) => "no backend is configured".to_owned(),
         }
     }
 
-    fn replace(&self, list: Vec<Upstream>) -> bool {
-        let mut current = self
-            .list
+    /// Replaces a followed list; whether it changed.
+    fn replace(&self, new: Vec<Upstream>) -> bool {
+        let Backends::Followed { list, .. } = self else {
+            return false;
+        };
+        let mut current = list
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if **current == list {
+        if **current == new {
             return false;
         }
-        *current = Arc::new(list);
+        *current = Arc::new(new);
         true
     }
 }

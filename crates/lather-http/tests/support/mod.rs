@@ -259,3 +259,45 @@ pub fn metric(text: &str, line_prefix: &str) -> Option<f64> {
         .and_then(|l| l.rsplit(' ').next())
         .and_then(|v| v.parse().ok())
 }
+
+/// The text of the first `<name>…</name>` (an element written without attributes) in the
+/// answer; panics, showing the answer, when there is none.
+pub fn field(answer: &Answer, name: &str) -> String {
+    let text = answer.text();
+    let open = format!("<{name}>");
+    let start = text
+        .find(&open)
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+        + open.len();
+    let end = text[start..].find(&format!("</{name}>")).unwrap() + start;
+    text[start..end].to_owned()
+}
+
+/// Asserts an application fault (a service's own, outside lather's catalogue): its most
+/// specific subcode and its status.
+pub fn assert_app_fault(answer: &Answer, subcode: &str, status: u16) {
+    assert!(
+        answer.envelope().is_fault(),
+        "not a fault: {}",
+        answer.text()
+    );
+    assert!(
+        answer.text().contains(&format!(":{subcode}</env:Value>")),
+        "expected {subcode}: {}",
+        answer.text()
+    );
+    assert_eq!(answer.status.as_u16(), status, "{}", answer.text());
+}
+
+/// Serves `service` at `path` on a free loopback port for the rest of the test; its address.
+pub async fn serve_one(path: &str, service: impl lather_pipeline::SoapService) -> SocketAddr {
+    let server = lather_http::Server::builder()
+        .listen("127.0.0.1:0".parse().unwrap())
+        .service(path, service)
+        .bind()
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+    tokio::spawn(server.serve(std::future::pending()));
+    addr
+}

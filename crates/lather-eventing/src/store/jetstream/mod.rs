@@ -71,46 +71,55 @@ pub(crate) fn id_of(key: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// Opens the JetStream KV bucket `bucket` through `client`, creating it with history 1 if
+/// absent (`description` goes on its stream). Other lather stores that keep records in a
+/// shared bucket use it too.
+///
+/// The bucket's stream is created here with the KV conventions (`KV_{bucket}` over
+/// `$KV.{bucket}.>`, one message per subject, rollups, direct gets) rather than by
+/// `create_key_value`, whose account query needs nats-server 2.10; this works with 2.9.
+pub async fn open_bucket(
+    client: async_nats::Client,
+    bucket: &str,
+    description: &str,
+) -> Result<kv::Store, Box<dyn std::error::Error + Send + Sync>> {
+    let js = jetstream::new(client);
+    if let Ok(kv) = js.get_key_value(bucket).await {
+        return Ok(kv);
+    }
+    let created = js
+        .create_stream(jetstream::stream::Config {
+            name: format!("KV_{bucket}"),
+            description: Some(description.to_owned()),
+            subjects: vec![format!("$KV.{bucket}.>")],
+            max_messages_per_subject: 1,
+            allow_rollup: true,
+            deny_delete: true,
+            allow_direct: true,
+            discard: jetstream::stream::DiscardPolicy::New,
+            num_replicas: 1,
+            ..Default::default()
+        })
+        .await;
+    // Another node may have created it meanwhile: open it either way.
+    match js.get_key_value(bucket).await {
+        Ok(kv) => Ok(kv),
+        Err(e) => Err(match created {
+            Err(c) => c.into(),
+            Ok(_) => e.into(),
+        }),
+    }
+}
+
 impl JetStreamStore {
     /// Opens the bucket `bucket` (creating it with history 1 if absent) through `client`.
-    ///
-    /// The bucket's stream is created here with the KV conventions (`KV_{bucket}` over
-    /// `$KV.{bucket}.>`, one message per subject, rollups, direct gets) rather than by
-    /// `create_key_value`, whose account query needs nats-server 2.10; this works with 2.9.
     pub(crate) async fn open(
         client: async_nats::Client,
         bucket: &str,
     ) -> Result<JetStreamStore, StoreError> {
-        let js = jetstream::new(client.clone());
-        let kv = match js.get_key_value(bucket).await {
-            Ok(kv) => kv,
-            Err(_) => {
-                let created = js
-                    .create_stream(jetstream::stream::Config {
-                        name: format!("KV_{bucket}"),
-                        description: Some("lather event source subscriptions".to_owned()),
-                        subjects: vec![format!("$KV.{bucket}.>")],
-                        max_messages_per_subject: 1,
-                        allow_rollup: true,
-                        deny_delete: true,
-                        allow_direct: true,
-                        discard: jetstream::stream::DiscardPolicy::New,
-                        num_replicas: 1,
-                        ..Default::default()
-                    })
-                    .await;
-                // Another node may have created it meanwhile: open it either way.
-                match js.get_key_value(bucket).await {
-                    Ok(kv) => kv,
-                    Err(e) => {
-                        return Err(match created {
-                            Err(c) => StoreError::shared(bucket, c),
-                            Ok(_) => StoreError::shared(bucket, e),
-                        });
-                    }
-                }
-            }
-        };
+        let kv = open_bucket(client.clone(), bucket, "lather event source subscriptions")
+            .await
+            .map_err(|e| StoreError::shared(bucket, e))?;
         Ok(JetStreamStore {
             kv,
             client,
