@@ -26,6 +26,7 @@ mod nats;
 mod public;
 mod read;
 mod route;
+mod stream;
 mod subscriptions;
 mod subscriptions_mode;
 mod validate;
@@ -44,4 +45,5 @@ pub use nats::{
 };
 pub use read::MAX_CONFIG_BYTES;
 pub use route::{RouteConfig, parse_clark};
+pub use stream::{StreamConfig, StreamMode, StreamOnError};
 pub use subscriptions_mode::SubscriptionsMode;

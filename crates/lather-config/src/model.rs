@@ -24,6 +24,9 @@ pub struct Config {
     /// The NATS server remote handlers go through (`[nats]`); without it every handler
     /// runs in process.
     pub nats: Option<crate::NatsConfig>,
+    /// Where negotiated message streams are accepted (`[stream]`); without it every
+    /// `OpenStream` is refused.
+    pub stream: Option<crate::StreamConfig>,
     /// Where the text came from and the text itself, to place later errors.
     #[serde(skip)]
     pub(crate) source: (String, String),
@@ -258,6 +261,20 @@ pub struct ServiceConfig {
     /// `"X-Authenticated-User"` (default: none, the identity is not passed on). A client's
     /// own header of that name is never forwarded.
     pub identity_header: Option<Spanned<String>>,
+    /// Whether senders may open negotiated message streams to this service (default
+    /// false; needs `[stream]`). Each message on a stream runs through the service's
+    /// handlers as any SOAP message.
+    pub accept_streams: Option<Spanned<bool>>,
+    /// Gateway only: `"tcp"` to negotiate a message stream to each upstream, per
+    /// operation, or `"off"` (the default) for SOAP/HTTP only.
+    pub stream: Option<Spanned<crate::StreamMode>>,
+    /// Gateway only: a request written to a stream that is lost before its answer gets
+    /// `"fault"` (`UpstreamFailed`, the default) or is sent again over SOAP/HTTP
+    /// (`"resend"`, for idempotent operations).
+    pub stream_on_error: Option<Spanned<crate::StreamOnError>>,
+    /// Gateway only: seconds after a refused or failed negotiation before the next is
+    /// tried (default 60).
+    pub stream_retry_s: Option<Spanned<u64>>,
 }
 
 /// A gateway's `upstream`.

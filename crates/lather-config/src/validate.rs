@@ -49,6 +49,10 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
         ));
     }
     crate::connections::check(&config.server, origin)?;
+    if let Some(stream) = &config.stream {
+        stream.check(origin)?;
+    }
+    let has_stream_table = config.stream.is_some();
     crate::public::check_server_url(config.server.public_url.as_deref(), origin)?;
     let handlers: std::collections::BTreeSet<&str> =
         config.handlers.keys().map(String::as_str).collect();
@@ -215,6 +219,7 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             ));
         }
         svc.kind = Some(service_kind(svc, i, &at)?);
+        crate::stream::check_service(svc, i, has_stream_table, &at)?;
         crate::public::check_service(svc, i, &at)?;
         crate::subscriptions::check(svc, i, config.nats.as_ref(), &at)?;
         if svc.max_in_flight == Some(crate::MaxInFlight::Fixed(0)) {

@@ -13,6 +13,8 @@
 //! - [`compaction`]: the `context-compact` / `context-expand` handler pair.
 //! - [`registry`]: the information service where services register under a lease
 //!   (`builtin = "registry"`).
+//! - [`stream`]: negotiated message streams, each message shape sent once and each
+//!   message as its values.
 
 mod client;
 pub mod compaction;
@@ -23,6 +25,7 @@ mod record;
 pub mod registry;
 mod service;
 pub mod store;
+pub mod stream;
 
 pub use client::{RemoteContext, StoreCallError, StoreClient};
 pub use compaction::{CompactKind, ExpandKind};

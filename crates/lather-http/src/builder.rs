@@ -244,7 +244,31 @@ impl ServerBuilder {
                 .into_iter()
                 .map(|m| Arc::new(m.into_service(&server))),
         );
-        let state = State::assemble(&server, services, local, link, cpu_pool)?;
+        let mut state = State::assemble(&server, services, local, link, cpu_pool)?;
+        let streams = match self.config.as_ref().and_then(|c| c.stream.as_ref()) {
+            Some(config) => {
+                let (listener, acceptor) =
+                    crate::stream_accept::StreamAcceptor::bind(config, server.max_message_bytes)
+                        .await?;
+                tracing::info!(port = acceptor.port(), "accepting message streams");
+                let acceptor = Arc::new(acceptor);
+                state.streams = Some(acceptor.clone());
+                Some((listener, acceptor))
+            }
+            None => None,
+        };
+        let mut unique: Vec<Arc<Service>> = Vec::new();
+        for service in state.services.values() {
+            if !unique.iter().any(|s| Arc::ptr_eq(s, service)) {
+                unique.push(service.clone());
+            }
+        }
+        state
+            .metrics
+            .register_collector(crate::collect_streams::StreamCollector::new(
+                unique,
+                state.streams.clone(),
+            ));
         if let Some(link) = &state.link {
             link.connect()
                 .await
@@ -259,7 +283,7 @@ impl ServerBuilder {
             }
             crate::exposure::warn(config);
         }
-        Ok(Server::new(listener, state, &server))
+        Ok(Server::new(listener, state, &server).with_streams(streams))
     }
 }
 

@@ -298,6 +298,12 @@ async fn exchange(
             ),
         ));
     }
+    if envelope
+        .operation()
+        .is_some_and(crate::stream_accept::is_open_stream)
+    {
+        return crate::stream_accept::open_stream(state, service, &envelope, version);
+    }
     if !service.operations.is_empty()
         && !envelope
             .operation()

@@ -12,6 +12,7 @@ mod body;
 mod builder;
 mod collect;
 mod collect_eventing;
+mod collect_streams;
 mod conn_cap;
 mod context_nats;
 mod dispatch;
@@ -35,6 +36,7 @@ mod server;
 mod service;
 mod shared_nats;
 mod state;
+mod stream_accept;
 
 pub use builder::{Mount, ServerBuilder};
 pub use echo::Echo;

@@ -48,6 +48,8 @@ pub struct Server {
     caps: Arc<ConnectionCaps>,
     idle: Duration,
     header_timeout: Duration,
+    /// The `[stream]` listener and its acceptor, when configured.
+    streams: Option<(TcpListener, Arc<crate::stream_accept::StreamAcceptor>)>,
 }
 
 impl Server {
@@ -60,7 +62,21 @@ impl Server {
             caps: ConnectionCaps::new(max_connections, server.max_connections_per_client),
             idle: Duration::from_millis(server.idle_timeout_ms),
             header_timeout: Duration::from_millis(server.header_timeout_ms),
+            streams: None,
         }
+    }
+
+    pub(crate) fn with_streams(
+        mut self,
+        streams: Option<(TcpListener, Arc<crate::stream_accept::StreamAcceptor>)>,
+    ) -> Server {
+        self.streams = streams;
+        self
+    }
+
+    /// The port message streams are accepted on, when `[stream]` is configured.
+    pub fn stream_port(&self) -> Option<u16> {
+        self.streams.as_ref().map(|(_, acceptor)| acceptor.port())
     }
 
     /// The address actually bound (useful with port 0).
@@ -70,7 +86,19 @@ impl Server {
 
     /// Serves until `shutdown` completes; then stops accepting, lets requests in flight
     /// finish (up to the configured grace period) and returns.
-    pub async fn serve(self, shutdown: impl Future<Output = ()>) -> Result<(), ServeError> {
+    pub async fn serve(mut self, shutdown: impl Future<Output = ()>) -> Result<(), ServeError> {
+        let (stop_streams, stopped) = tokio::sync::watch::channel(false);
+        if let Some((listener, acceptor)) = self.streams.take() {
+            let mut stopped = stopped.clone();
+            tokio::spawn(crate::stream_accept::run(
+                listener,
+                self.state.clone(),
+                acceptor,
+                async move {
+                    let _ = stopped.wait_for(|stop| *stop).await;
+                },
+            ));
+        }
         let graceful = GracefulShutdown::new();
         let mut builder = auto::Builder::new(TokioExecutor::new());
         builder
@@ -132,6 +160,7 @@ impl Server {
             });
         }
         drop(self.listener);
+        let _ = stop_streams.send(true);
         tracing::info!("shutting down: no new connections, finishing requests in flight");
         tokio::select! {
             () = graceful.shutdown() => tracing::info!("all connections closed"),

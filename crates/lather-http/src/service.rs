@@ -35,6 +35,10 @@ pub(crate) struct Service {
     /// A context store's shared home, set once NATS is connected (`[nats]`, and
     /// `contexts` not `"local"`).
     pub(crate) shared_contexts: Option<Arc<lather_context::DeferredStore>>,
+    /// Whether senders may open message streams to it (`accept_streams`).
+    pub(crate) accept_streams: bool,
+    /// A gateway's streams to its upstreams (`stream = "tcp"`), for metrics.
+    pub(crate) stream_sender: Option<lather_context::stream::StreamSender>,
 }
 
 impl std::fmt::Debug for Service {
@@ -100,6 +104,8 @@ impl Service {
             public_url,
             event_source: None,
             shared_contexts: None,
+            accept_streams: false,
+            stream_sender: None,
         }
     }
 
@@ -114,6 +120,7 @@ impl Service {
     ) -> Result<Self, String> {
         let mut event_source = None;
         let mut shared_contexts = None;
+        let stream_sender = stream_sender(config, server)?;
         let soap: Arc<dyn SoapService> = match config.kind() {
             ServiceKind::Builtin(Builtin::Echo) => Arc::new(crate::echo::Echo),
             ServiceKind::Builtin(Builtin::EventSource) => {
@@ -134,14 +141,18 @@ impl Service {
                 Arc::new(context_store(config, server, store))
             }
             ServiceKind::Builtin(Builtin::Registry) => Arc::new(registry(config, server)),
-            ServiceKind::Gateway(upstreams) => {
-                Arc::new(gateway(config, server, Backends::fixed(upstreams.clone())))
-            }
-            ServiceKind::RegistryGateway(source) => Arc::new(gateway(
-                config,
-                server,
-                Backends::following(source, config.timeout()),
-            )),
+            ServiceKind::Gateway(upstreams) => Arc::new(
+                gateway(config, server, Backends::fixed(upstreams.clone()))
+                    .with_streams(stream_sender.clone()),
+            ),
+            ServiceKind::RegistryGateway(source) => Arc::new(
+                gateway(
+                    config,
+                    server,
+                    Backends::following(source, config.timeout()),
+                )
+                .with_streams(stream_sender.clone()),
+            ),
         };
         let mut service = Service::new(
             config.name.get_ref().clone(),
@@ -153,8 +164,37 @@ impl Service {
         );
         service.event_source = event_source;
         service.shared_contexts = shared_contexts;
+        service.accept_streams = config.accept_streams.as_ref().is_some_and(|a| *a.get_ref());
+        service.stream_sender = stream_sender;
         Ok(service)
     }
+}
+
+/// A gateway's sender of message streams, when `stream = "tcp"`.
+fn stream_sender(
+    config: &ServiceConfig,
+    server: &ServerConfig,
+) -> Result<Option<lather_context::stream::StreamSender>, String> {
+    use lather_context::stream::{OnError, SenderSettings, StreamSender};
+    if config.stream_mode() != lather_config::StreamMode::Tcp {
+        return Ok(None);
+    }
+    let on_error = match config.stream_on_error.as_ref().map(|o| *o.get_ref()) {
+        Some(lather_config::StreamOnError::Resend) => OnError::Resend,
+        _ => OnError::Fault,
+    };
+    let settings = SenderSettings {
+        on_error,
+        retry: std::time::Duration::from_secs(
+            config.stream_retry_s.as_ref().map_or(60, |r| *r.get_ref()),
+        ),
+        timeout: config.timeout().min(std::time::Duration::from_secs(10)),
+        max_message_bytes: server.max_message_bytes,
+        max_streams: 1024,
+    };
+    StreamSender::new(settings)
+        .map(Some)
+        .map_err(|e| format!("message streams: {e}"))
 }
 
 /// The bounds of a `context-store` service, from its keys (defaults where unset).

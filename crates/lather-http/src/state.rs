@@ -27,6 +27,8 @@ pub(crate) struct State {
     pub(crate) admin_allow: Vec<lather_config::IpNet>,
     /// Where CPU-bound handlers run.
     pub(crate) cpu_pool: CpuPool,
+    /// The receiving side of message streams (`[stream]`), if configured.
+    pub(crate) streams: Option<Arc<crate::stream_accept::StreamAcceptor>>,
 }
 
 impl State {
@@ -76,6 +78,7 @@ impl State {
             health: crate::health::Health::new(&services),
             admin_allow: server.admin_allow.clone(),
             cpu_pool,
+            streams: None,
         })
     }
 }

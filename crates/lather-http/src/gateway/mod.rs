@@ -19,7 +19,8 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use lather_config::Upstream;
-use lather_envelope::{Fault, FaultKind};
+use lather_context::stream::{SendOutcome, StreamMessage, StreamSender};
+use lather_envelope::{Envelope, Fault, FaultKind};
 use lather_pipeline::{Identity, Reply, ServiceFuture, ServiceRequest, SoapService};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -46,6 +47,8 @@ pub(crate) struct Gateway {
     policy: ResponsePolicy,
     /// The request header carrying the message's [`Identity`] to the backend, if any.
     identity_header: Option<HeaderName>,
+    /// Message streams to the backends (`stream = "tcp"`), if any.
+    streams: Option<StreamSender>,
 }
 
 /// A backend's answer as it is passed on.
@@ -82,6 +85,96 @@ impl Gateway {
             max_response_bytes,
             policy,
             identity_header,
+            streams: None,
+        }
+    }
+
+    /// Sends over negotiated message streams where the backend grants one.
+    pub(crate) fn with_streams(mut self, streams: Option<StreamSender>) -> Self {
+        self.streams = streams;
+        self
+    }
+
+    /// Sends the request over the message stream to the next backend, when one is open
+    /// and the message fits it; `None` when it must go as SOAP/HTTP.
+    async fn over_stream(
+        &self,
+        sender: &StreamSender,
+        headers: &HeaderMap,
+        envelope: &Envelope,
+        identity: Option<&Identity>,
+    ) -> Result<Option<Passed>, Fault> {
+        let upstreams = self.backends.snapshot();
+        let Some(index) = self.rotation(upstreams.len().max(1)).next() else {
+            return Ok(None);
+        };
+        let Some(upstream) = upstreams.get(index) else {
+            return Ok(None);
+        };
+        let operation = envelope.operation().map_or_else(String::new, |op| {
+            format!("{{{}}}{}", op.namespace(), op.local())
+        });
+        let mut fields = Vec::with_capacity(3);
+        if let Some(v) = headers.get(header::CONTENT_TYPE) {
+            let v = crate::negotiate::utf8_content_type(v);
+            fields.push((
+                "content-type".to_owned(),
+                Bytes::copy_from_slice(v.as_bytes()),
+            ));
+        }
+        if let Some(v) = headers.get("soapaction") {
+            fields.push((
+                "soapaction".to_owned(),
+                Bytes::copy_from_slice(v.as_bytes()),
+            ));
+        }
+        if let (Some(name), Some(id)) = (&self.identity_header, identity) {
+            fields.push((
+                name.as_str().to_owned(),
+                Bytes::copy_from_slice(id.name().as_bytes()),
+            ));
+        }
+        let message = StreamMessage {
+            headers: fields,
+            body: envelope.as_bytes().clone(),
+        };
+        let label = label(index, upstreams.len());
+        let sent = tokio::time::timeout(
+            self.timeout,
+            sender.send(&upstream.uri, &operation, message),
+        );
+        match sent.await {
+            Err(_) => Err(Fault::with_reason(
+                FaultKind::UpstreamTimeout,
+                format!(
+                    "{label} did not answer within {} ms",
+                    self.timeout.as_millis()
+                ),
+            )),
+            Ok(SendOutcome::Plain(_)) => Ok(None),
+            Ok(SendOutcome::Lost) => {
+                tracing::warn!(service = %self.service, upstream = %upstream.url, "message stream lost with a request on it");
+                Err(Fault::with_reason(
+                    FaultKind::UpstreamFailed,
+                    format!("{label}: the message stream was lost after the request was sent"),
+                ))
+            }
+            Ok(SendOutcome::Answered(status, reply)) => {
+                let mut passed = HeaderMap::new();
+                for (name, value) in reply.headers {
+                    if let (Ok(name), Ok(value)) = (
+                        HeaderName::from_bytes(name.as_bytes()),
+                        HeaderValue::from_maybe_shared(value),
+                    ) {
+                        passed.append(name, value);
+                    }
+                }
+                let mut response = Response::new(reply.body);
+                *response.status_mut() =
+                    StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+                *response.headers_mut() = self.policy.filter(&passed);
+                Ok(Some(response))
+            }
         }
     }
 
@@ -270,6 +363,13 @@ impl SoapService for Gateway {
     fn call<'a>(&'a self, request: ServiceRequest<'a>) -> ServiceFuture<'a> {
         Box::pin(async move {
             let identity = request.context.properties.get::<Identity>();
+            if let Some(sender) = &self.streams
+                && let Some(answer) = self
+                    .over_stream(sender, request.headers, &request.envelope, identity)
+                    .await?
+            {
+                return Ok(Reply::Http(answer));
+            }
             let body = request.envelope.as_bytes().clone();
             let answer = self.forward(request.headers, body, identity).await?;
             Ok(Reply::Http(answer))

@@ -1,0 +1,164 @@
+//! Negotiated message streams: the `[stream]` table (where this server accepts streams and
+//! their bounds) and the service keys `accept_streams` (any service) and `stream`,
+//! `stream_on_error`, `stream_retry_s` (gateways sending to their upstreams).
+
+use crate::{ConfigError, ServiceConfig, ServiceKind};
+use serde::Deserialize;
+use std::net::SocketAddr;
+
+/// `[stream]`: the listener for negotiated message streams and its bounds. Without it,
+/// this server refuses every `OpenStream` and its clients stay on SOAP/HTTP.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StreamConfig {
+    /// Address stream connections are accepted on (default `127.0.0.1:0`, a free port on
+    /// loopback; the port is told to the sender in the negotiation).
+    pub listen: SocketAddr,
+    /// Stream connections open at once (default 256); beyond it a new one is closed at once.
+    pub max_connections: usize,
+    /// Requests of one connection handled at once (default 256); beyond it the connection
+    /// is not read until one is answered.
+    pub max_in_flight: usize,
+    /// Message shapes each direction of a stream may define (default 64); a message of
+    /// another shape goes as plain SOAP/HTTP.
+    pub max_schemas: usize,
+    /// Longest wait for a connection's preface, and for a frame once it has begun, in
+    /// milliseconds (default 10 000).
+    pub frame_timeout_ms: u64,
+    /// A stream connection with nothing in flight that sends nothing for this long is
+    /// closed, in milliseconds (default 300 000).
+    pub idle_timeout_ms: u64,
+    /// How long a granted stream token may wait for its connection, in seconds (default 30).
+    pub token_lifetime_s: u64,
+}
+
+impl Default for StreamConfig {
+    fn default() -> Self {
+        StreamConfig {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            max_connections: 256,
+            max_in_flight: 256,
+            max_schemas: 64,
+            frame_timeout_ms: 10_000,
+            idle_timeout_ms: 300_000,
+            token_lifetime_s: 30,
+        }
+    }
+}
+
+/// A gateway's `stream`: how it sends to its upstreams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamMode {
+    /// Plain SOAP/HTTP only (the default).
+    #[default]
+    Off,
+    /// Negotiate a stream over TCP per upstream and operation; SOAP/HTTP until it is open
+    /// and for every message that does not fit it.
+    Tcp,
+}
+
+/// A gateway's `stream_on_error`: a request written to a stream lost before its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamOnError {
+    /// Answer `UpstreamFailed` (the default): it may have been processed.
+    #[default]
+    Fault,
+    /// Send it again as SOAP/HTTP (for idempotent operations only).
+    Resend,
+}
+
+impl StreamConfig {
+    pub(crate) fn check(&self, origin: &str) -> Result<(), ConfigError> {
+        for (key, value) in [
+            ("max_connections", self.max_connections as u64),
+            ("max_in_flight", self.max_in_flight as u64),
+            ("max_schemas", self.max_schemas as u64),
+            ("frame_timeout_ms", self.frame_timeout_ms),
+            ("idle_timeout_ms", self.idle_timeout_ms),
+            ("token_lifetime_s", self.token_lifetime_s),
+        ] {
+            if value == 0 {
+                return Err(ConfigError::new(
+                    origin,
+                    None,
+                    format!("stream.{key} must be at least 1"),
+                ));
+            }
+        }
+        if self.max_schemas > 4096 {
+            return Err(ConfigError::new(
+                origin,
+                None,
+                "stream.max_schemas must be at most 4096",
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl ServiceConfig {
+    /// How this gateway sends to its upstreams (`Off` for every other service).
+    pub fn stream_mode(&self) -> StreamMode {
+        self.stream
+            .as_ref()
+            .map(|s| *s.get_ref())
+            .unwrap_or_default()
+    }
+}
+
+/// The stream keys of service `i`: `accept_streams` needs `[stream]`; the sending keys
+/// are for gateways, `stream_retry_s` at least 1.
+pub(crate) fn check_service(
+    svc: &ServiceConfig,
+    i: usize,
+    has_stream_table: bool,
+    at: &impl Fn(std::ops::Range<usize>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    if let Some(accept) = &svc.accept_streams
+        && *accept.get_ref()
+        && !has_stream_table
+    {
+        return Err(at(
+            accept.span(),
+            format!(
+                "service[{i}].accept_streams: needs a [stream] table (where stream connections are accepted)"
+            ),
+        ));
+    }
+    let is_gateway = matches!(
+        svc.kind(),
+        ServiceKind::Gateway(_) | ServiceKind::RegistryGateway(_)
+    );
+    let sending = [
+        ("stream", svc.stream.as_ref().map(|v| v.span())),
+        (
+            "stream_on_error",
+            svc.stream_on_error.as_ref().map(|v| v.span()),
+        ),
+        (
+            "stream_retry_s",
+            svc.stream_retry_s.as_ref().map(|v| v.span()),
+        ),
+    ];
+    for (key, span) in sending {
+        if let Some(span) = span
+            && !is_gateway
+        {
+            return Err(at(
+                span,
+                format!("service[{i}].{key}: only a gateway (upstream = …) sends on streams"),
+            ));
+        }
+    }
+    if let Some(retry) = &svc.stream_retry_s
+        && *retry.get_ref() == 0
+    {
+        return Err(at(
+            retry.span(),
+            format!("service[{i}].stream_retry_s: must be at least 1"),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,273 @@
+//! The sending side's streams, one per backend and operation: negotiated in the
+//! background on the first message (which, like every message until the stream is open,
+//! goes as plain SOAP/HTTP), used while open, negotiated again after the link is lost or
+//! once the retry interval after a refusal has passed.
+
+use super::REPRESENTATION;
+use super::codec::{CodecLimits, StreamMessage};
+use super::link::{Link, LinkError, LinkSettings};
+use super::negotiation::{ACTION, Grant, Offer, TRANSPORT_TCP};
+use lather_client::{Call, Client};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What the sender does with a request that was written to a stream lost before its
+/// answer came (it may have been processed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OnError {
+    /// Answer with a fault: never risk processing it twice (the default).
+    #[default]
+    Fault,
+    /// Send it again as plain SOAP/HTTP: for idempotent operations.
+    Resend,
+}
+
+impl OnError {
+    /// The word used in configuration and in the negotiation.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OnError::Fault => "fault",
+            OnError::Resend => "resend",
+        }
+    }
+}
+
+/// Why a message goes as plain SOAP/HTTP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unstreamed {
+    /// No stream is open (yet) for its backend and operation, or the peer refused one.
+    NoStream,
+    /// It does not fit the stream: no shape, no schema left, or too large.
+    Shape,
+    /// The stream closed before it was written, or the far side refused it unprocessed.
+    Closed,
+    /// It was written and lost, and the policy is to resend.
+    Resent,
+}
+
+/// How one message went.
+#[derive(Debug)]
+pub enum SendOutcome {
+    /// Answered over the stream: the HTTP status and the reply.
+    Answered(u16, StreamMessage),
+    /// Send it as plain SOAP/HTTP.
+    Plain(Unstreamed),
+    /// Written to a stream that was lost before the answer, and the policy is to fault.
+    Lost,
+}
+
+/// Counters of a sender, for metrics.
+#[derive(Debug, Default)]
+pub struct SenderStats {
+    /// Messages answered over a stream.
+    pub streamed: AtomicU64,
+    /// Messages sent plain because no stream was open.
+    pub plain_no_stream: AtomicU64,
+    /// Messages sent plain because they did not fit the stream.
+    pub plain_shape: AtomicU64,
+    /// Messages sent plain because the stream closed under them (or was lost, when resent).
+    pub plain_closed: AtomicU64,
+    /// Messages lost with a stream and answered with a fault.
+    pub lost: AtomicU64,
+    /// Streams opened.
+    pub opened: AtomicU64,
+    /// Negotiations that failed (refused, not lather, unreachable).
+    pub refused: AtomicU64,
+}
+
+/// How a sender negotiates.
+#[derive(Debug, Clone)]
+pub struct SenderSettings {
+    /// The policy for lost requests, also offered to the far side.
+    pub on_error: OnError,
+    /// How long after a failed negotiation the next is tried.
+    pub retry: Duration,
+    /// Bounds on negotiation and connecting.
+    pub timeout: Duration,
+    /// The largest message this side sends or takes.
+    pub max_message_bytes: usize,
+    /// Most backend-and-operation pairs with a stream.
+    pub max_streams: usize,
+}
+
+enum Route {
+    Negotiating,
+    Open(Arc<Link>),
+    Plain(Instant),
+}
+
+/// The streams of one sending service (a gateway).
+#[derive(Clone)]
+pub struct StreamSender {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    settings: SenderSettings,
+    client: Client,
+    routes: Mutex<HashMap<(String, String), Route>>,
+    stats: SenderStats,
+}
+
+impl std::fmt::Debug for StreamSender {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamSender")
+            .field("settings", &self.inner.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StreamSender {
+    /// A sender with no streams yet.
+    pub fn new(settings: SenderSettings) -> Result<Self, lather_client::ClientError> {
+        let client = Client::builder()
+            .request_timeout(settings.timeout)
+            .connect_timeout(settings.timeout)
+            .build()?;
+        Ok(StreamSender {
+            inner: Arc::new(Inner {
+                settings,
+                client,
+                routes: Mutex::new(HashMap::new()),
+                stats: SenderStats::default(),
+            }),
+        })
+    }
+
+    /// The sender's counters.
+    pub fn stats(&self) -> &SenderStats {
+        &self.inner.stats
+    }
+
+    /// Sends `message` for `operation` to the service at `url` over its stream, when one
+    /// is open; otherwise starts negotiating one and says to send it plain.
+    pub async fn send(
+        &self,
+        url: &http::Uri,
+        operation: &str,
+        message: StreamMessage,
+    ) -> SendOutcome {
+        let stats = &self.inner.stats;
+        let Some(link) = self.link(url, operation) else {
+            stats.plain_no_stream.fetch_add(1, Ordering::Relaxed);
+            return SendOutcome::Plain(Unstreamed::NoStream);
+        };
+        match link.call(message).await {
+            Ok((status, reply)) => {
+                stats.streamed.fetch_add(1, Ordering::Relaxed);
+                SendOutcome::Answered(status, reply)
+            }
+            Err(LinkError::Unstreamed(e)) => {
+                tracing::debug!(operation, error = %e, "message sent as plain SOAP");
+                stats.plain_shape.fetch_add(1, Ordering::Relaxed);
+                SendOutcome::Plain(Unstreamed::Shape)
+            }
+            Err(LinkError::Closed | LinkError::Refused(_)) => {
+                stats.plain_closed.fetch_add(1, Ordering::Relaxed);
+                SendOutcome::Plain(Unstreamed::Closed)
+            }
+            Err(LinkError::Lost) if self.inner.settings.on_error == OnError::Resend => {
+                stats.plain_closed.fetch_add(1, Ordering::Relaxed);
+                SendOutcome::Plain(Unstreamed::Resent)
+            }
+            Err(LinkError::Lost) => {
+                stats.lost.fetch_add(1, Ordering::Relaxed);
+                SendOutcome::Lost
+            }
+        }
+    }
+
+    /// The open link for `url` and `operation`, starting a negotiation when there is none
+    /// and none is under way or waiting out its retry interval.
+    fn link(&self, url: &http::Uri, operation: &str) -> Option<Arc<Link>> {
+        let key = (url.to_string(), operation.to_owned());
+        let mut routes = lock(&self.inner.routes);
+        match routes.get(&key) {
+            Some(Route::Open(link)) if !link.is_closed() => return Some(link.clone()),
+            Some(Route::Negotiating) => return None,
+            Some(Route::Plain(until)) if Instant::now() < *until => return None,
+            Some(_) => {}
+            None if routes.len() >= self.inner.settings.max_streams => return None,
+            None => {}
+        }
+        routes.insert(key.clone(), Route::Negotiating);
+        drop(routes);
+        let inner = self.inner.clone();
+        let url = url.clone();
+        tokio::spawn(async move {
+            let route = match negotiate(&inner, &url, &key.1).await {
+                Ok(link) => {
+                    inner.stats.opened.fetch_add(1, Ordering::Relaxed);
+                    tracing::info!(operation = %key.1, "message stream opened");
+                    Route::Open(Arc::new(link))
+                }
+                Err(why) => {
+                    inner.stats.refused.fetch_add(1, Ordering::Relaxed);
+                    tracing::info!(upstream = %key.0, operation = %key.1, %why, "no message stream; staying on SOAP/HTTP");
+                    Route::Plain(Instant::now() + inner.settings.retry)
+                }
+            };
+            lock(&inner.routes).insert(key, route);
+        });
+        None
+    }
+}
+
+/// Why a negotiation failed, in words for the log.
+type Why = String;
+
+async fn negotiate(inner: &Inner, url: &http::Uri, operation: &str) -> Result<Link, Why> {
+    let settings = &inner.settings;
+    let offer = Offer {
+        representations: vec![REPRESENTATION.to_owned()],
+        transports: vec![TRANSPORT_TCP.to_owned()],
+        on_error: settings.on_error.as_str().to_owned(),
+        operation: operation.to_owned(),
+    };
+    let call = Call::new(offer.to_xml()).action(ACTION);
+    let answer = inner
+        .client
+        .call(&url.to_string(), &call)
+        .await
+        .map_err(|e| format!("OpenStream failed: {e}"))?;
+    let grant = Grant::from_envelope(&answer).map_err(|e| e.to_string())?;
+    if grant.representation != REPRESENTATION || grant.transport != TRANSPORT_TCP {
+        return Err(format!(
+            "granted {} over {}, which this side does not speak",
+            grant.representation, grant.transport
+        ));
+    }
+    // Only the port comes from the answer: the host is the one already talked to.
+    let host = url.host().ok_or("the upstream URL has no host")?;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let connect = tokio::net::TcpStream::connect((host, grant.port));
+    let stream = tokio::time::timeout(settings.timeout, connect)
+        .await
+        .map_err(|_| "connecting to the stream port timed out".to_owned())?
+        .map_err(|e| format!("connecting to the stream port failed: {}", e.kind()))?;
+    let _ = stream.set_nodelay(true);
+    let limits = CodecLimits {
+        max_schemas: grant.max_schemas as usize,
+        max_message_bytes: settings
+            .max_message_bytes
+            .min(grant.max_message_bytes as usize),
+        ..CodecLimits::default()
+    };
+    Link::open(
+        stream,
+        &grant.token,
+        LinkSettings {
+            limits,
+            max_in_flight: grant.max_in_flight.max(1) as usize,
+            handshake_timeout: settings.timeout,
+        },
+    )
+    .await
+    .map_err(|e| format!("the stream handshake failed: {e}"))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
