@@ -29,6 +29,10 @@ pub(crate) struct RequestTemplate {
     path: Uri,
     headers: HeaderMap,
     body: Bytes,
+    /// Where `--vary` marks are in the body (start, length); empty: one body for all.
+    marks: Vec<(usize, usize)>,
+    /// The next sequence number written into the marks, shared by every connection.
+    sequence: std::sync::Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// What the request is made of, as given on the command line.
@@ -48,6 +52,8 @@ pub(crate) struct RequestSpec<'a> {
     pub(crate) content_type: Option<&'a str>,
     /// `--header 'Name: value'` entries, applied last.
     pub(crate) headers: &'a [String],
+    /// `--vary MARK` entries: texts replaced by a sequence number in each request.
+    pub(crate) vary: &'a [String],
 }
 
 impl RequestTemplate {
@@ -94,16 +100,55 @@ impl RequestTemplate {
             headers.append(name, value);
         }
 
+        let mut marks = Vec::new();
+        for mark in spec.vary {
+            if mark.is_empty() {
+                return Err(BenchError::InvalidArgument(
+                    "--vary needs a non-empty MARK".into(),
+                ));
+            }
+            let found: Vec<_> = memchr::memmem::find_iter(&body, mark.as_bytes())
+                .map(|at| (at, mark.len()))
+                .collect();
+            if found.is_empty() {
+                return Err(BenchError::InvalidArgument(format!(
+                    "--vary {mark:?}: not in the request body"
+                )));
+            }
+            marks.extend(found);
+        }
         Ok(Self {
             path: spec.path.clone(),
             headers,
             body,
+            marks,
+            sequence: std::sync::Arc::default(),
         })
     }
 
-    /// A fresh request sharing the template's body.
+    /// The body of the next request: the template's, with the marks (if any) replaced
+    /// by the next sequence number.
+    fn next_body(&self) -> Bytes {
+        if self.marks.is_empty() {
+            return self.body.clone();
+        }
+        let n = self
+            .sequence
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let digits = format!("{n:020}");
+        let mut body = self.body.to_vec();
+        for &(at, len) in &self.marks {
+            let take = len.min(digits.len());
+            body[at..at + len].fill(b'0');
+            body[at + len - take..at + len]
+                .copy_from_slice(&digits.as_bytes()[digits.len() - take..]);
+        }
+        Bytes::from(body)
+    }
+
+    /// A fresh request: the template's body, or a unique one with `--vary`.
     pub(crate) fn build(&self) -> Request<Full<Bytes>> {
-        let mut req = Request::new(Full::new(self.body.clone()));
+        let mut req = Request::new(Full::new(self.next_body()));
         *req.method_mut() = Method::POST;
         *req.uri_mut() = self.path.clone();
         *req.headers_mut() = self.headers.clone();
@@ -181,6 +226,7 @@ mod tests {
             payload_bytes: 5,
             content_type: None,
             headers: &[],
+            vary: &[],
         };
         let t = RequestTemplate::new(&spec).unwrap();
         let req = t.build();
@@ -213,6 +259,7 @@ mod tests {
             payload_bytes: 0,
             content_type: Some("text/plain"),
             headers: &headers,
+            vary: &[],
         };
         let req = RequestTemplate::new(&spec).unwrap().build();
         assert_eq!(req.headers()["soapaction"], "\"x\"");
@@ -225,5 +272,30 @@ mod tests {
     fn malformed_header_is_rejected() {
         assert!(parse_header("no colon").is_err());
         assert!(parse_header("bad name: v").is_err());
+    }
+
+    #[test]
+    fn vary_marks_take_a_fresh_sequence_number_in_each_request() {
+        let vary = vec!["XXXX".to_owned(), "yy".to_owned()];
+        let spec = RequestSpec {
+            authority: "h",
+            path: Uri::from_static("/"),
+            soap: SoapVersionArg::V12,
+            body: Some(Bytes::from_static(b"<a>XXXX</a><b>yy</b><c>XXXX</c>")),
+            payload_bytes: 0,
+            content_type: None,
+            headers: &[],
+            vary: &vary,
+        };
+        let template = RequestTemplate::new(&spec).unwrap();
+        let bodies: Vec<Bytes> = (0..12).map(|_| template.next_body()).collect();
+        assert_eq!(bodies[0], "<a>0000</a><b>00</b><c>0000</c>");
+        assert_eq!(bodies[11], "<a>0011</a><b>11</b><c>0011</c>");
+        let missing = vec!["zz".to_owned()];
+        let spec = RequestSpec {
+            vary: &missing,
+            ..spec
+        };
+        assert!(RequestTemplate::new(&spec).is_err());
     }
 }

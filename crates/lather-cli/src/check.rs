@@ -13,6 +13,20 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         "server: listen {}, max_message_bytes {}, max_depth {}, max_attributes {}",
         server.listen, server.max_message_bytes, server.max_depth, server.max_attributes
     );
+    if let Some(stream) = &config.stream {
+        println!(
+            "message streams: accepted on {}{}, at most {} connections of {} requests in flight and {} schemas each; idle connections closed after {} ms, tokens good for {} s",
+            stream.listen,
+            stream
+                .public_port
+                .map_or_else(String::new, |p| format!(" (told to senders as port {p})")),
+            stream.max_connections,
+            stream.max_in_flight,
+            stream.max_schemas,
+            stream.idle_timeout_ms,
+            stream.token_lifetime_s
+        );
+    }
     if !config.handlers.is_empty() {
         println!("handlers:");
     }
@@ -112,6 +126,19 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
             svc.path.get_ref(),
             what
         );
+        if svc.accept_streams.as_ref().is_some_and(|a| *a.get_ref()) {
+            println!("  accepts message streams (each message through its handlers as any other)");
+        }
+        if svc.stream_mode() == lather_config::StreamMode::Tcp {
+            let on_error = match svc.stream_on_error.as_ref().map(|o| *o.get_ref()) {
+                Some(lather_config::StreamOnError::Resend) => "sent again over SOAP/HTTP",
+                _ => "answered with UpstreamFailed",
+            };
+            println!(
+                "  streams to its upstreams over TCP, per operation, where granted (SOAP/HTTP until then and for messages that do not fit); a request lost with its stream is {on_error}; refused negotiations retried after {} s",
+                svc.stream_retry_s.as_ref().map_or(60, |r| *r.get_ref())
+            );
+        }
         print_flows(
             "  ",
             &[

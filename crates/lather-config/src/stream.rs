@@ -14,6 +14,10 @@ pub struct StreamConfig {
     /// Address stream connections are accepted on (default `127.0.0.1:0`, a free port on
     /// loopback; the port is told to the sender in the negotiation).
     pub listen: SocketAddr,
+    /// The port told to senders when it differs from the one bound — a port forward or a
+    /// relay in front (default: the bound port). Senders connect to it on the host of the
+    /// URL they negotiated with.
+    pub public_port: Option<u16>,
     /// Stream connections open at once (default 256); beyond it a new one is closed at once.
     pub max_connections: usize,
     /// Requests of one connection handled at once (default 256); beyond it the connection
@@ -36,6 +40,7 @@ impl Default for StreamConfig {
     fn default() -> Self {
         StreamConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            public_port: None,
             max_connections: 256,
             max_in_flight: 256,
             max_schemas: 64,

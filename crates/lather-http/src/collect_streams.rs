@@ -83,6 +83,17 @@ impl Collector for StreamCollector {
                 ConstCounter::new(value.load(Ordering::Relaxed))
                     .encode(metric.encode_family(&[("outcome", outcome)])?)?;
             }
+            let mut metric = encoder.encode_descriptor(
+                "stream_bytes",
+                "Bytes of message stream connections accepted here, by direction (in: read, out: written), frames and prefaces included",
+                None,
+                MetricType::Counter,
+            )?;
+            let bytes = &acceptor.bytes;
+            for (direction, value) in [("in", &bytes.read), ("out", &bytes.written)] {
+                ConstCounter::new(value.load(Ordering::Relaxed))
+                    .encode(metric.encode_family(&[("direction", direction)])?)?;
+            }
         }
         Ok(())
     }

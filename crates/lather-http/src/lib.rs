@@ -15,6 +15,7 @@ mod collect_eventing;
 mod collect_streams;
 mod conn_cap;
 mod context_nats;
+mod counted;
 mod dispatch;
 mod echo;
 mod error;

@@ -3,6 +3,7 @@
 //! path as an HTTP request (admission, handlers, metrics), so handlers and services
 //! cannot tell a stream's messages from others.
 
+use crate::counted::{ByteCounts, Counted};
 use crate::dispatch;
 use crate::peer::Peer;
 use crate::respond::{self, HttpResponse};
@@ -43,6 +44,8 @@ pub(crate) struct StreamAcceptor {
     pub(crate) served: AtomicU64,
     /// Stream connections refused (cap, token) or ended by an error.
     pub(crate) failed: AtomicU64,
+    /// Bytes read from and written to stream connections.
+    pub(crate) bytes: Arc<ByteCounts>,
 }
 
 impl StreamAcceptor {
@@ -58,7 +61,7 @@ impl StreamAcceptor {
                     address: config.listen,
                     source,
                 })?;
-        let port = listener.local_addr()?.port();
+        let port = config.public_port.unwrap_or(listener.local_addr()?.port());
         let acceptor = StreamAcceptor {
             tokens: StreamTokens::new(
                 Duration::from_secs(config.token_lifetime_s),
@@ -78,11 +81,12 @@ impl StreamAcceptor {
             connections: Arc::new(Semaphore::new(config.max_connections)),
             served: AtomicU64::new(0),
             failed: AtomicU64::new(0),
+            bytes: Arc::default(),
         };
         Ok((listener, acceptor))
     }
 
-    /// The port stream connections are accepted on.
+    /// The port told to senders: `public_port`, else the one bound.
     pub(crate) fn port(&self) -> u16 {
         self.port
     }
@@ -179,6 +183,7 @@ pub(crate) async fn run(
         let acceptor = acceptor.clone();
         tokio::spawn(async move {
             let _slot = slot;
+            let stream = Counted::new(stream, acceptor.bytes.clone());
             let ended = serve_connection(stream, &acceptor.tokens, acceptor.limits, handoff);
             match ended.await {
                 Ok(()) => {

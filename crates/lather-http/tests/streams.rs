@@ -160,8 +160,15 @@ async fn messages_cross_the_stream_and_reach_the_service_byte_for_byte() {
     }
     let text = metrics(&near).await;
     assert!(way(&text, "stream") >= 30.0, "{text}");
-    // The far gateway served them as requests of its own service.
+    // The far gateway served them as requests of its own service, and what crossed the
+    // stream was a fraction of the envelopes: one schema, then the changed values.
     let far_text = metrics(&far).await;
+    let stream_in = metric(&far_text, "lather_stream_bytes_total{direction=\"in\"}").unwrap();
+    let envelopes: usize = sent.iter().map(String::len).sum();
+    assert!(
+        stream_in > 0.0 && stream_in < envelopes as f64 / 4.0,
+        "{stream_in} of {envelopes}"
+    );
     assert!(
         metric(
             &far_text,

@@ -24,6 +24,7 @@ fn args(url: &str, body: &Path) -> HttpBenchArgs {
         timeout_ms: 30_000,
         quiet: true,
         server_pid: None,
+        vary: Vec::new(),
     }
 }
 

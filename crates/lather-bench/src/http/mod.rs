@@ -110,6 +110,12 @@ pub struct HttpBenchArgs {
     /// and its resident memory after the run: the server's PID
     #[arg(long, value_name = "PID")]
     pub server_pid: Option<u32>,
+
+    /// Make each request's body unique: every occurrence of MARK in the body is
+    /// replaced by the request's sequence number, zero-padded to MARK's length
+    /// (repeatable), e.g. the last group of a wsa:MessageID
+    #[arg(long = "vary", value_name = "MARK")]
+    pub vary: Vec<String>,
 }
 
 /// Validated timing options.
@@ -203,6 +209,7 @@ pub async fn run_http_bench(args: &HttpBenchArgs) -> Result<Report, BenchError> 
         payload_bytes: args.payload_bytes,
         content_type: args.content_type.as_deref(),
         headers: &args.headers,
+        vary: &args.vary,
     })?;
     let addr = target.resolve().await?;
     let watched = args.server_pid.map(WatchedProcess::new).transpose()?;
