@@ -2,10 +2,11 @@
 # The paper's Figure 5 (seed 002): an echo service called with a full WS-Addressing header
 # (bench/context/wsa-echo.xml, 100-byte body), plain SOAP vs compacted by the
 # context-compact / context-expand pair, over a slow link: bytes per message and round
-# trip time.
+# trip time — and on a negotiated message stream between the two gateways.
 #
 #   client ──► near lather ──(link)──► far lather ──► lather echo
 #              (context-compact)       (context-expand)
+#              (stream = "tcp")  ══════ (accept_streams; the stream crosses the same link)
 #
 # The link is lather-bench delay-proxy with --rate-kbps (each direction), or none
 # (loopback). The context store runs beside the echo service and the gateways reach it
@@ -15,7 +16,10 @@
 # For each link and mode: `lather-bench http URL --connections 1 --requests N --body
 # FIXTURE --soap 1.2` (one request at a time), its mean and p50 round trip, and the
 # envelope bytes the far side received per request (its lather_request_bytes_total over
-# lather_requests_total): what crossed the link, HTTP head aside.
+# lather_requests_total): what crossed the link, HTTP head aside; on a stream, the bytes its
+# stream connection read per request (lather_stream_bytes_total, frames included). Each
+# request has its own wsa:MessageID (lather-bench --vary). A stream's schema goes once, on
+# the warm-up, which also waits for the stream to open.
 #
 # Results: target/bench-results/context-compaction-<timestamp>/ (configs, logs, reports,
 # table.md).
@@ -39,6 +43,8 @@ REQUESTS_FAST="${REQUESTS_FAST:-200}"
 REQUESTS_SLOW="${REQUESTS_SLOW:-10}"
 DELAY_US="${DELAY_US:-0}"
 FIXTURE="${FIXTURE:-$repo/bench/context/wsa-echo.xml}"
+VARY="${VARY:-6b29fc40-ca47-1067-b31d-00dd010662da}"
+MODES="${MODES:-plain compact stream}"
 LATHER="${LATHER:-$repo/target/release/lather}"
 LATHER_BENCH="${LATHER_BENCH:-$repo/target/release/lather-bench}"
 bench_pids=()
@@ -101,14 +107,33 @@ near_port="$(free_port)"
 } >"$out/near.toml"
 for link in $LINKS; do
     name="${link//./_}"
-    if [ "$link" = loopback ]; then
-        across="127.0.0.1:$far_port"
-    else
-        proxy_port="$(free_port)"
-        start_bg "$out/proxy-$name.log" "$LATHER_BENCH" delay-proxy --listen "127.0.0.1:$proxy_port" \
-            --to "127.0.0.1:$far_port" --delay-us "$DELAY_US" --rate-kbps "$link" --coarse
-        across="127.0.0.1:$proxy_port"
-    fi
+    link_to() { # TARGET-PORT : sets reach, the address reaching 127.0.0.1:TARGET-PORT across this link
+        if [ "$link" = loopback ]; then
+            reach="127.0.0.1:$1"
+        else
+            local p
+            p="$(free_port)"
+            start_bg "$out/proxy-$name-$1.log" "$LATHER_BENCH" delay-proxy --listen "127.0.0.1:$p" \
+                --to "127.0.0.1:$1" --delay-us "$DELAY_US" --rate-kbps "$link" --coarse
+            reach="127.0.0.1:$p"
+        fi
+    }
+    link_to "$far_port"
+    across=$reach
+    # The stream's far side: its own lather per link, whose stream port is reached across
+    # the link too (public_port: the proxy's).
+    fs_port="$(free_port)" fs_stream="$(free_port)"
+    link_to "$fs_port"
+    fs_across=$reach
+    link_to "$fs_stream"
+    fs_stream_across=$reach
+    printf '[server]\nlisten = "127.0.0.1:%s"\n\n[stream]\nlisten = "127.0.0.1:%s"\npublic_port = %s\n\n[[service]]\nname = "stream"\npath = "/stream"\nupstream = ["http://127.0.0.1:%s/echo"]\naccept_streams = true\n' \
+        "$fs_port" "$fs_stream" "${fs_stream_across##*:}" "$echo_port" >"$out/far-stream-$name.toml"
+    start_bg "$out/far-stream-$name.log" "$LATHER" serve --config "$out/far-stream-$name.toml"
+    wait_for far-stream "$bg_pid" "$out/far-stream-$name.log" 20 health_ok "$fs_port"
+    printf -v "fs_port_$name" '%s' "$fs_port"
+    printf '[[service]]\nname = "stream-%s"\npath = "/%s/stream"\nupstream = ["http://%s/stream"]\ntimeout_ms = 120000\nstream = "tcp"\n\n' \
+        "$name" "$name" "$fs_across" >>"$out/near.toml"
     for mode in plain compact; do
         printf '[[service]]\nname = "%s-%s"\npath = "/%s/%s"\nupstream = ["http://%s/%s"]\ntimeout_ms = 120000\n' \
             "$mode" "$name" "$name" "$mode" "$across" "$mode" >>"$out/near.toml"
@@ -131,26 +156,45 @@ http_metrics() {
 }
 echo "| link | mode | envelope bytes received | round trip mean ms | p50 ms | requests |" >"$out/table.md"
 echo "|---|---|---:|---:|---:|---:|" >>"$out/table.md"
+plain_metric() { # PORT LINE-PREFIX : the value of the first line starting with the prefix
+    http_metrics "$1" | awk -v p="$2" 'index($0, p) == 1 {v = $NF} END {print v + 0}'
+}
+# far_bytes MODE : what the far side received so far for MODE: envelope bytes (stream:
+# stream connection bytes), then requests.
+far_bytes() {
+    if [ "$1" = stream ]; then
+        local port_var="fs_port_$name"
+        plain_metric "${!port_var}" 'lather_stream_bytes_total{direction="in"}'
+        metric "${!port_var}" lather_requests_total stream
+    else
+        metric "$far_port" lather_request_bytes_total "$1"
+        metric "$far_port" lather_requests_total "$1"
+    fi
+}
 for link in $LINKS; do
     name="${link//./_}"
     requests=$REQUESTS_FAST
     if [ "$link" != loopback ] && awk "BEGIN {exit !($link < 100)}"; then
         requests=$REQUESTS_SLOW
     fi
-    for mode in plain compact; do
+    for mode in $MODES; do
         url="http://127.0.0.1:$near_port/$name/$mode"
         log "$link $mode: warm-up"
-        "$LATHER_BENCH" http "$url" --connections 1 --requests 2 --duration 600 --body "$FIXTURE" \
-            --soap 1.2 --expect "urn:lather:echo" --quiet >/dev/null
-        svc_bytes0="$(metric "$far_port" lather_request_bytes_total "$mode")"
-        svc_reqs0="$(metric "$far_port" lather_requests_total "$mode")"
+        for attempt in $(seq 1 30); do
+            "$LATHER_BENCH" http "$url" --connections 1 --requests 2 --duration 600 --body "$FIXTURE" \
+                --soap 1.2 --vary "$VARY" --expect "urn:lather:echo" --quiet >/dev/null
+            [ "$mode" != stream ] && break
+            opened=$(plain_metric "$near_port" "lather_stream_negotiations_total{service=\"stream-$name\",outcome=\"opened\"}")
+            [ "$opened" = 1 ] && break
+            [ "$attempt" = 30 ] && die "the stream across $link did not open"
+        done
+        read -r svc_bytes0 svc_reqs0 < <(far_bytes "$mode" | paste -sd' ')
         log "$link $mode: $requests requests"
         "$LATHER_BENCH" http "$url" --connections 1 --requests "$requests" --duration 3600 \
-            --body "$FIXTURE" --soap 1.2 --expect "urn:lather:echo" --json "$out/$name-$mode.json" \
+            --body "$FIXTURE" --soap 1.2 --vary "$VARY" --expect "urn:lather:echo" --json "$out/$name-$mode.json" \
             >"$out/$name-$mode.txt" 2>&1
         sleep 0.5
-        svc_bytes1="$(metric "$far_port" lather_request_bytes_total "$mode")"
-        svc_reqs1="$(metric "$far_port" lather_requests_total "$mode")"
+        read -r svc_bytes1 svc_reqs1 < <(far_bytes "$mode" | paste -sd' ')
         envelope=$(awk -v a="$svc_bytes0" -v b="$svc_bytes1" -v r0="$svc_reqs0" -v r1="$svc_reqs1" \
             'BEGIN {printf "%.0f", (b - a) / (r1 - r0)}')
         mean_ms=$(awk -v us="$(sed -n 's/^ *"mean": \([0-9.]*\),*$/\1/p' "$out/$name-$mode.json" | head -n1)" 'BEGIN {printf "%.2f", us / 1000}')

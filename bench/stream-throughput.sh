@@ -17,7 +17,7 @@
 # medians.
 #
 # Environment: REQUESTS=10000 CONNECTIONS=16 ROUNDS=3 SKIP_BUILD=1
-#   FIXTURE=bench/context/wsa-echo.xml VARY=00dd010662da
+#   FIXTURE=bench/context/wsa-echo.xml VARY=6b29fc40-ca47-1067-b31d-00dd010662da (the MessageID)
 # Results: target/bench-results/stream-throughput-<timestamp>/ (configs, logs, reports, table.md).
 set -euo pipefail
 
@@ -30,7 +30,7 @@ REQUESTS="${REQUESTS:-10000}"
 CONNECTIONS="${CONNECTIONS:-16}"
 ROUNDS="${ROUNDS:-3}"
 FIXTURE="${FIXTURE:-$repo/bench/context/wsa-echo.xml}"
-VARY="${VARY:-00dd010662da}"
+VARY="${VARY:-6b29fc40-ca47-1067-b31d-00dd010662da}"
 LATHER="${LATHER:-$repo/target/release/lather}"
 LATHER_BENCH="${LATHER_BENCH:-$repo/target/release/lather-bench}"
 bench_pids=()

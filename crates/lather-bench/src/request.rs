@@ -127,7 +127,8 @@ impl RequestTemplate {
     }
 
     /// The body of the next request: the template's, with the marks (if any) replaced
-    /// by the next sequence number.
+    /// by hexadecimal digits drawn from the next sequence number, scrambled so that every
+    /// digit changes from one request to the next as in a random UUID.
     fn next_body(&self) -> Bytes {
         if self.marks.is_empty() {
             return self.body.clone();
@@ -135,13 +136,14 @@ impl RequestTemplate {
         let n = self
             .sequence
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let digits = format!("{n:020}");
         let mut body = self.body.to_vec();
         for &(at, len) in &self.marks {
-            let take = len.min(digits.len());
-            body[at..at + len].fill(b'0');
-            body[at + len - take..at + len]
-                .copy_from_slice(&digits.as_bytes()[digits.len() - take..]);
+            let mut state = n;
+            let mut digits = String::with_capacity(len + 16);
+            while digits.len() < len {
+                digits.push_str(&format!("{:016x}", splitmix64(&mut state)));
+            }
+            body[at..at + len].copy_from_slice(&digits.as_bytes()[..len]);
         }
         Bytes::from(body)
     }
@@ -159,6 +161,16 @@ impl RequestTemplate {
     pub(crate) fn body_len(&self) -> usize {
         self.body.len()
     }
+}
+
+/// SplitMix64: a bijection of `u64`, so distinct sequence numbers give distinct first
+/// words.
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
 }
 
 /// The built-in SOAP echo request with `payload_bytes` ASCII letters of text.
@@ -276,21 +288,29 @@ mod tests {
 
     #[test]
     fn vary_marks_take_a_fresh_sequence_number_in_each_request() {
-        let vary = vec!["XXXX".to_owned(), "yy".to_owned()];
+        let mark = "X".repeat(16);
+        let vary = vec![mark.clone()];
+        let body = format!("<a>{mark}</a><c>{mark}</c>");
         let spec = RequestSpec {
             authority: "h",
             path: Uri::from_static("/"),
             soap: SoapVersionArg::V12,
-            body: Some(Bytes::from_static(b"<a>XXXX</a><b>yy</b><c>XXXX</c>")),
+            body: Some(Bytes::from(body.clone())),
             payload_bytes: 0,
             content_type: None,
             headers: &[],
             vary: &vary,
         };
         let template = RequestTemplate::new(&spec).unwrap();
-        let bodies: Vec<Bytes> = (0..12).map(|_| template.next_body()).collect();
-        assert_eq!(bodies[0], "<a>0000</a><b>00</b><c>0000</c>");
-        assert_eq!(bodies[11], "<a>0011</a><b>11</b><c>0011</c>");
+        let bodies: Vec<Bytes> = (0..1000).map(|_| template.next_body()).collect();
+        let unique: std::collections::HashSet<&Bytes> = bodies.iter().collect();
+        assert_eq!(unique.len(), 1000, "every body differs");
+        for body in &bodies {
+            let text = std::str::from_utf8(body).unwrap();
+            let (a, c) = (&text[3..19], &text[26..42]);
+            assert_eq!(a, c, "both marks take the same digits: {text}");
+            assert!(a.bytes().all(|b| b.is_ascii_hexdigit()), "{text}");
+        }
         let missing = vec!["zz".to_owned()];
         let spec = RequestSpec {
             vary: &missing,

@@ -112,8 +112,9 @@ pub struct HttpBenchArgs {
     pub server_pid: Option<u32>,
 
     /// Make each request's body unique: every occurrence of MARK in the body is
-    /// replaced by the request's sequence number, zero-padded to MARK's length
-    /// (repeatable), e.g. the last group of a wsa:MessageID
+    /// replaced by as many hexadecimal digits drawn from the request's sequence
+    /// number, all changing from one request to the next (repeatable), e.g. the
+    /// UUID of a wsa:MessageID
     #[arg(long = "vary", value_name = "MARK")]
     pub vary: Vec<String>,
 }

@@ -19,53 +19,115 @@ pub fn preface(token: &str) -> BytesMut {
     out
 }
 
-/// Reads the connecting side's preface; the token it names (at most 128 bytes).
-pub async fn read_preface<R: AsyncRead + Unpin>(r: &mut R) -> Result<String, WireError> {
-    let mut magic = [0u8; 5];
-    r.read_exact(&mut magic).await?;
-    if magic != MAGIC {
-        return Err(WireError::Malformed(
-            "not a lather stream (bad magic or version)",
-        ));
-    }
-    let len = read_varint(r).await? as usize;
-    if len > 128 {
-        return Err(WireError::Limit("a token longer than 128 bytes"));
-    }
-    let mut token = vec![0u8; len];
-    r.read_exact(&mut token).await?;
-    String::from_utf8(token).map_err(|_| WireError::Malformed("token not UTF-8"))
-}
-
-/// Reads one frame's kind and payload; `None` at a clean end of the connection (between
-/// frames). Payloads over `max_payload` bytes are refused before they are read.
-pub async fn read_frame<R: AsyncRead + Unpin>(
-    r: &mut R,
+/// Reads frames from a connection into its own buffer, so that a read cut short (a
+/// `select!` that takes another branch) loses nothing: [`FrameReader::next`] is
+/// cancel-safe.
+#[derive(Debug)]
+pub struct FrameReader {
+    buf: BytesMut,
     max_payload: usize,
-) -> Result<Option<(FrameKind, Bytes)>, WireError> {
-    let mut kind = [0u8; 1];
-    if r.read(&mut kind).await? == 0 {
-        return Ok(None);
-    }
-    let kind = FrameKind::try_from(kind[0])?;
-    let len = read_varint(r).await? as usize;
-    if len > max_payload {
-        return Err(WireError::Limit("a frame larger than the stream allows"));
-    }
-    let mut payload = vec![0u8; len];
-    r.read_exact(&mut payload).await?;
-    Ok(Some((kind, Bytes::from(payload))))
 }
 
-async fn read_varint<R: AsyncRead + Unpin>(r: &mut R) -> Result<u32, WireError> {
-    let mut bytes = [0u8; 5];
-    for i in 0..5 {
-        bytes[i] = r.read_u8().await?;
-        if bytes[i] & 0x80 == 0 {
-            return varint::take(&mut &bytes[..=i]);
+impl FrameReader {
+    /// A reader refusing payloads over `max_payload` bytes.
+    pub fn new(max_payload: usize) -> Self {
+        FrameReader {
+            buf: BytesMut::with_capacity(8 * 1024),
+            max_payload,
         }
     }
-    Err(WireError::Malformed("integer over 32 bits"))
+
+    /// Whether part of a frame has arrived and the rest has not.
+    pub fn has_partial(&self) -> bool {
+        !self.buf.is_empty()
+    }
+
+    /// The next frame's kind and payload; `None` at a clean end of the connection.
+    pub async fn next<R: AsyncRead + Unpin>(
+        &mut self,
+        r: &mut R,
+    ) -> Result<Option<(FrameKind, Bytes)>, WireError> {
+        loop {
+            if let Some(frame) = self.parse()? {
+                return Ok(Some(frame));
+            }
+            if self.buf.capacity() - self.buf.len() < 4096 {
+                self.buf.reserve(8 * 1024);
+            }
+            if r.read_buf(&mut self.buf).await? == 0 {
+                return if self.buf.is_empty() {
+                    Ok(None)
+                } else {
+                    Err(WireError::Malformed("the connection ended inside a frame"))
+                };
+            }
+        }
+    }
+
+    /// The connecting side's preface, read through this reader's buffer: the token.
+    pub async fn preface<R: AsyncRead + Unpin>(&mut self, r: &mut R) -> Result<String, WireError> {
+        loop {
+            if self.buf.len() >= MAGIC.len() {
+                if self.buf[..MAGIC.len()] != MAGIC {
+                    return Err(WireError::Malformed(
+                        "not a lather stream (bad magic or version)",
+                    ));
+                }
+                let mut rest = &self.buf[MAGIC.len()..];
+                if let Some(len) = complete_varint(&mut rest)? {
+                    if len > 128 {
+                        return Err(WireError::Limit("a token longer than 128 bytes"));
+                    }
+                    if rest.len() >= len {
+                        let token = String::from_utf8(rest[..len].to_vec())
+                            .map_err(|_| WireError::Malformed("token not UTF-8"))?;
+                        let used = self.buf.len() - rest.len() + len;
+                        let _ = self.buf.split_to(used);
+                        return Ok(token);
+                    }
+                }
+            }
+            if r.read_buf(&mut self.buf).await? == 0 {
+                return Err(WireError::Malformed(
+                    "the connection ended inside the preface",
+                ));
+            }
+            if self.buf.len() > 256 {
+                return Err(WireError::Malformed("a preface too long"));
+            }
+        }
+    }
+
+    fn parse(&mut self) -> Result<Option<(FrameKind, Bytes)>, WireError> {
+        let Some(&kind) = self.buf.first() else {
+            return Ok(None);
+        };
+        let kind = FrameKind::try_from(kind)?;
+        let mut rest = &self.buf[1..];
+        let Some(len) = complete_varint(&mut rest)? else {
+            return Ok(None);
+        };
+        if len > self.max_payload {
+            return Err(WireError::Limit("a frame larger than the stream allows"));
+        }
+        let head = self.buf.len() - rest.len();
+        if self.buf.len() < head + len {
+            self.buf.reserve(head + len - self.buf.len());
+            return Ok(None);
+        }
+        let _ = self.buf.split_to(head);
+        Ok(Some((kind, self.buf.split_to(len).freeze())))
+    }
+}
+
+/// A varint from the front of `input` (advancing it), or `None` when its last byte has
+/// not arrived yet.
+fn complete_varint(input: &mut &[u8]) -> Result<Option<usize>, WireError> {
+    let waiting = input.len() < 5 && input.iter().all(|b| b & 0x80 != 0);
+    if waiting {
+        return Ok(None);
+    }
+    varint::take_len(input).map(Some)
 }
 
 /// Appends a RAW frame: a message sent whole, with its headers, for one that has no shape

@@ -3,14 +3,14 @@
 //! read by one reader task and handed to whoever waits for them.
 
 use super::codec::{CodecLimits, Decoder, EncodeError, Encoder, Envelope, StreamMessage};
-use super::frame::{self, MAGIC, read_error, read_frame, read_raw};
+use super::frame::{self, FrameReader, MAGIC, read_error, read_raw};
 use super::{FrameKind, WireError};
 use bytes::BytesMut;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 /// How a link behaves.
@@ -101,7 +101,7 @@ impl Link {
             closed.clone(),
         ));
         tokio::spawn(read_loop(
-            BufReader::new(read),
+            read,
             Decoder::new(settings.limits),
             settings.limits,
             pending,
@@ -200,9 +200,9 @@ async fn read_loop<R: AsyncRead + Unpin>(
     pending: Pending,
     closed: Arc<AtomicBool>,
 ) {
-    let max_payload = limits.max_message_bytes + 64 * 1024;
+    let mut reader = FrameReader::new(limits.max_message_bytes + 64 * 1024);
     loop {
-        let (kind, payload) = match read_frame(&mut read, max_payload).await {
+        let (kind, payload) = match reader.next(&mut read).await {
             Ok(Some(frame)) => frame,
             Ok(None) => break,
             Err(e) => {

@@ -4,19 +4,19 @@
 //! written back in the stream's form (or whole, in a RAW frame, when it has no shape or no
 //! schema is left).
 
-use super::codec::{CodecLimits, Decoder, Encoder, Envelope, StreamMessage};
-use super::frame::{MAGIC, read_frame, read_preface, read_raw, write_error, write_raw};
+use super::codec::{CodecLimits, Decoded, Decoder, Encoder, Envelope, StreamMessage};
+use super::frame::{FrameReader, MAGIC, read_raw, write_error, write_raw};
 use super::{FrameKind, WireError};
 use bytes::BytesMut;
-use futures_util::FutureExt;
+use futures_util::stream::FuturesUnordered;
+use futures_util::{FutureExt, StreamExt};
 use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{Semaphore, mpsc};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 /// Bounds of the receiving side.
 #[derive(Debug, Clone, Copy)]
@@ -87,14 +87,12 @@ pub trait Handoff: Send + Sync + 'static {
     ) -> Pin<Box<dyn Future<Output = (u16, StreamMessage)> + Send + 'static>>;
 }
 
-enum Out {
-    Reply(u32, u16, StreamMessage),
-    Error(u32, String),
-}
-
 /// Serves one accepted connection until it ends. The error says why it ended early.
+///
+/// One task does it all: reading frames, polling the requests in flight and writing their
+/// replies (no task per request, no channel between reader and writer).
 pub async fn serve_connection<T>(
-    io: T,
+    mut io: T,
     tokens: &StreamTokens,
     limits: AcceptLimits,
     handoff: Arc<dyn Handoff>,
@@ -102,118 +100,143 @@ pub async fn serve_connection<T>(
 where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (read, mut write) = tokio::io::split(io);
-    let mut read = BufReader::new(read);
-    let token = tokio::time::timeout(limits.frame_timeout, read_preface(&mut read))
+    let max_payload = limits.codec.max_message_bytes + 64 * 1024;
+    let mut reader = FrameReader::new(max_payload);
+    let token = tokio::time::timeout(limits.frame_timeout, reader.preface(&mut io))
         .await
-        .map_err(|_| WireError::Io(std::io::ErrorKind::TimedOut.into()))??;
+        .map_err(|_| timed_out())??;
     let Some(target) = tokens.redeem(&token) else {
         let mut refusal = MAGIC.to_vec();
         refusal.push(1);
-        let _ = write.write_all(&refusal).await;
+        let _ = io.write_all(&refusal).await;
         return Err(WireError::Malformed("an unknown or used stream token"));
     };
     let mut accepted = MAGIC.to_vec();
     accepted.push(0);
-    write.write_all(&accepted).await?;
-    write.flush().await?;
-    let (out, outgoing) = mpsc::unbounded_channel();
-    let writer = tokio::spawn(write_loop(write, outgoing, Encoder::new(limits.codec)));
-    let ended = read_loop(&mut read, limits, &target, &handoff, &out).await;
+    io.write_all(&accepted).await?;
+    io.flush().await?;
+    let mut connection = Connection {
+        decoder: Decoder::new(limits.codec),
+        encoder: Encoder::new(limits.codec),
+        in_flight: FuturesUnordered::new(),
+        out: BytesMut::new(),
+        limits,
+        target,
+        handoff,
+    };
+    let ended = connection.run(&mut io, &mut reader).await;
     if let Err(e) = &ended {
-        let _ = out.send(Out::Error(0, e.to_string()));
+        write_error(&mut connection.out, 0, &e.to_string());
     }
-    drop(out);
-    let _ = writer.await;
+    let _ = io.write_all(&connection.out).await;
+    let _ = io.shutdown().await;
     ended
 }
 
-async fn read_loop<R: AsyncRead + Unpin>(
-    read: &mut BufReader<R>,
+/// A request being handled: its id, and its reply (`None`: handling it panicked).
+type Handling = Pin<Box<dyn Future<Output = (u32, Option<(u16, StreamMessage)>)> + Send>>;
+
+struct Connection {
+    decoder: Decoder,
+    encoder: Encoder,
+    in_flight: FuturesUnordered<Handling>,
+    out: BytesMut,
     limits: AcceptLimits,
-    target: &Arc<str>,
-    handoff: &Arc<dyn Handoff>,
-    out: &mpsc::UnboundedSender<Out>,
-) -> Result<(), WireError> {
-    let mut decoder = Decoder::new(limits.codec);
-    let in_flight = Arc::new(Semaphore::new(limits.max_in_flight.max(1)));
-    let max_payload = limits.codec.max_message_bytes + 64 * 1024;
-    loop {
-        match tokio::time::timeout(limits.idle_timeout, read.fill_buf()).await {
-            Err(_) if in_flight.available_permits() == limits.max_in_flight.max(1) => {
-                return Ok(());
+    target: Arc<str>,
+    handoff: Arc<dyn Handoff>,
+}
+
+impl Connection {
+    async fn run<T: AsyncRead + AsyncWrite + Unpin>(
+        &mut self,
+        io: &mut T,
+        reader: &mut FrameReader,
+    ) -> Result<(), WireError> {
+        let max_in_flight = self.limits.max_in_flight.max(1);
+        loop {
+            if !self.out.is_empty() {
+                io.write_all(&self.out).await?;
+                self.out.clear();
             }
-            Err(_) => continue,
-            Ok(Ok([])) => return Ok(()),
-            Ok(Ok(_)) => {}
-            Ok(Err(e)) => return Err(e.into()),
+            let wait = if reader.has_partial() {
+                self.limits.frame_timeout
+            } else {
+                self.limits.idle_timeout
+            };
+            let can_read = self.in_flight.len() < max_in_flight;
+            tokio::select! {
+                Some((id, handled)) = self.in_flight.next(), if !self.in_flight.is_empty() => {
+                    self.reply(id, handled);
+                    // Every reply ready now goes out in the same write.
+                    while let Some(Some((id, handled))) = self.in_flight.next().now_or_never() {
+                        self.reply(id, handled);
+                    }
+                }
+                read = tokio::time::timeout(wait, reader.next(io)), if can_read => match read {
+                    Err(_) if reader.has_partial() => return Err(timed_out()),
+                    Err(_) if self.in_flight.is_empty() => return Ok(()),
+                    Err(_) => {}
+                    Ok(Ok(None)) => return self.finish().await,
+                    Ok(Ok(Some((kind, payload)))) => self.take(kind, &payload)?,
+                    Ok(Err(e)) => return Err(e),
+                },
+            }
         }
-        let frame = tokio::time::timeout(limits.frame_timeout, read_frame(read, max_payload))
-            .await
-            .map_err(|_| WireError::Io(std::io::ErrorKind::TimedOut.into()))??;
-        let Some((kind, payload)) = frame else {
-            return Ok(());
-        };
+    }
+
+    /// The sending side closed its half: answer what is in flight, then end.
+    async fn finish(&mut self) -> Result<(), WireError> {
+        while let Some((id, handled)) = self.in_flight.next().await {
+            self.reply(id, handled);
+        }
+        Ok(())
+    }
+
+    /// Takes one frame: a schema, or a request to hand off.
+    fn take(&mut self, kind: FrameKind, payload: &[u8]) -> Result<(), WireError> {
         let decoded = match kind {
-            FrameKind::Schema | FrameKind::Message => decoder.decode(kind, &payload)?,
-            FrameKind::Raw => Some(read_raw(&payload, false, limits.codec.max_values)?),
+            FrameKind::Schema | FrameKind::Message => self.decoder.decode(kind, payload)?,
+            FrameKind::Raw => Some(read_raw(payload, false, self.limits.codec.max_values)?),
             FrameKind::Reply | FrameKind::Error => {
                 return Err(WireError::Malformed(
                     "a reply or error from the sending side",
                 ));
             }
         };
-        let Some(decoded) = decoded else { continue };
-        let Envelope::Request(id) = decoded.envelope else {
-            continue;
-        };
-        let permit = in_flight
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|_| WireError::Malformed("closed"))?;
-        let (handoff, target, out) = (handoff.clone(), target.clone(), out.clone());
-        tokio::spawn(async move {
-            let handled = AssertUnwindSafe(handoff.handle(target, decoded.message))
+        if let Some(Decoded {
+            envelope: Envelope::Request(id),
+            message,
+        }) = decoded
+        {
+            let handling = AssertUnwindSafe(self.handoff.handle(self.target.clone(), message))
                 .catch_unwind()
-                .await;
-            let _ = out.send(match handled {
-                Ok((status, reply)) => Out::Reply(id, status, reply),
-                Err(_) => Out::Error(id, "the request could not be handled".to_owned()),
-            });
-            drop(permit);
-        });
+                .map(move |handled| (id, handled.ok()));
+            self.in_flight.push(Box::pin(handling));
+        }
+        Ok(())
+    }
+
+    /// Writes a reply into the output: in the stream's form, or whole when it does not
+    /// fit; an ERROR frame when handling it panicked.
+    fn reply(&mut self, id: u32, handled: Option<(u16, StreamMessage)>) {
+        match handled {
+            Some((status, message)) => {
+                let envelope = Envelope::Reply(id, status);
+                if self
+                    .encoder
+                    .encode(&mut self.out, envelope, &message)
+                    .is_err()
+                {
+                    write_raw(&mut self.out, envelope, &message);
+                }
+            }
+            None => write_error(&mut self.out, id, "the request could not be handled"),
+        }
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(
-    mut write: W,
-    mut outgoing: mpsc::UnboundedReceiver<Out>,
-    mut encoder: Encoder,
-) {
-    let mut buf = BytesMut::new();
-    while let Some(first) = outgoing.recv().await {
-        let mut next = Some(first);
-        while let Some(item) = next.take().or_else(|| outgoing.try_recv().ok()) {
-            match item {
-                Out::Reply(id, status, message) => {
-                    let envelope = Envelope::Reply(id, status);
-                    if encoder.encode(&mut buf, envelope, &message).is_err() {
-                        write_raw(&mut buf, envelope, &message);
-                    }
-                }
-                Out::Error(id, reason) => write_error(&mut buf, id, &reason),
-            }
-            if buf.len() > 256 * 1024 {
-                break;
-            }
-        }
-        if write.write_all(&buf).await.is_err() || write.flush().await.is_err() {
-            return;
-        }
-        buf.clear();
-    }
-    let _ = write.shutdown().await;
+fn timed_out() -> WireError {
+    WireError::Io(std::io::ErrorKind::TimedOut.into())
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
