@@ -53,6 +53,11 @@ impl Client {
         ClientBuilder::new()
     }
 
+    /// The bounds answers are parsed within.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     /// Calls the operation `call` describes at `url` and returns the answer's envelope.
     ///
     /// A fault answer is [`ClientError::Fault`]; an empty answer is

@@ -29,6 +29,28 @@ impl SoapResponse {
     pub fn into_envelope(self) -> Option<Envelope> {
         self.envelope
     }
+
+    /// Reads an answer that came another way than this crate's HTTP transport (a message
+    /// stream), by the same rules as [`Client::send`](crate::Client::send): a fault is
+    /// [`ClientError::Fault`], an error status without an envelope
+    /// [`ClientError::Status`], and so on.
+    pub fn from_answer(
+        status: u16,
+        content_type: Option<String>,
+        body: bytes::Bytes,
+        sent: SoapVersion,
+        limits: &Limits,
+    ) -> Result<SoapResponse, ClientError> {
+        read(
+            Received {
+                status,
+                content_type,
+                body,
+            },
+            sent,
+            limits,
+        )
+    }
 }
 
 /// Reads `received`, the answer to a SOAP `sent` request, parsing it within `limits`:

@@ -432,3 +432,69 @@ async fn stream_keys_are_checked() {
         assert!(e.to_string().contains(why), "{toml}: {e}");
     }
 }
+
+#[tokio::test]
+async fn the_rust_client_streams_to_a_lather_service_and_falls_back_elsewhere() {
+    use lather_context::stream::{OnError, SenderSettings, StreamingClient};
+    let far = TestServer::start(
+        "[stream]\n[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\naccept_streams = true\n",
+    )
+    .await;
+    let client = StreamingClient::new(
+        lather_client::Client::new(),
+        SenderSettings {
+            on_error: OnError::Fault,
+            retry: Duration::from_secs(60),
+            timeout: Duration::from_secs(5),
+            max_message_bytes: 1 << 20,
+            max_streams: 8,
+        },
+    )
+    .unwrap();
+    let request = |i: usize| {
+        let text = message(i, "from rust");
+        lather_envelope::Envelope::parse(
+            Bytes::from(text),
+            &lather_envelope::Limits::default(),
+        )
+        .unwrap()
+    };
+    let url = far.url("/echo");
+    let mut i = 0;
+    while client
+        .stats()
+        .streamed
+        .load(std::sync::atomic::Ordering::Relaxed)
+        == 0
+    {
+        i += 1;
+        assert!(i < 200, "the client never streamed");
+        let answer = client.send(&url, &request(i), Some("urn:echo")).await.unwrap();
+        let payload = answer.envelope().unwrap().extract_payload().unwrap();
+        assert!(
+            String::from_utf8_lossy(&payload).contains(&format!("from rust {i}")),
+            "{payload:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // A fault over the stream is the same error as over HTTP.
+    let bad = envelope(
+        SoapVersion::V12,
+        r#"<x:Must xmlns:x="urn:x" s:mustUnderstand="true">1</x:Must>"#,
+        "<m:echo xmlns:m=\"urn:m\"><text>f</text></m:echo>",
+    );
+    let bad = lather_envelope::Envelope::parse(Bytes::from(bad), &lather_envelope::Limits::default()).unwrap();
+    let e = client.send(&url, &bad, None).await.unwrap_err();
+    assert!(e.is_fault(), "{e}");
+    assert_eq!(e.status(), Some(500));
+    // A service that is not lather: answered over SOAP/HTTP, the negotiation refused.
+    const ANSWER: &str = r#"<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope"><s:Body><p:ok xmlns:p="urn:plain"/></s:Body></s:Envelope>"#;
+    let plain = fixed_backend(200, "application/soap+xml; charset=utf-8", ANSWER, 0).await;
+    for i in 0..3 {
+        let answer = client
+            .send(&format!("http://{plain}/svc"), &request(i), None)
+            .await
+            .unwrap();
+        assert!(answer.envelope().unwrap().extract_payload().is_some());
+    }
+}

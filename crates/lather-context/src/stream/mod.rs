@@ -11,10 +11,12 @@
 //! - [`frame`]: reading frames, the preface, RAW and ERROR frames.
 //! - [`negotiation`]: the `OpenStream` exchange.
 //! - [`Link`] / [`StreamSender`]: the sending side, with its per-message fallback to
-//!   SOAP/HTTP; [`serve_connection`]: the receiving side.
+//!   SOAP/HTTP; [`StreamingClient`]: the Rust client as a sender;
+//!   [`serve_connection`]: the receiving side.
 //!
 //! The wire format is described in `docs/context.md`.
 
+mod client;
 mod codec;
 pub mod frame;
 mod link;
@@ -26,6 +28,7 @@ pub mod shape;
 mod varint;
 
 pub use codec::{CodecLimits, Decoded, Decoder, EncodeError, Encoder, Envelope, StreamMessage};
+pub use client::StreamingClient;
 pub use link::{Link, LinkError, LinkReply, LinkSettings};
 pub use sender::{OnError, SendOutcome, SenderSettings, SenderStats, StreamSender, Unstreamed};
 pub use serve::{AcceptLimits, Handoff, StreamTokens, serve_connection};
