@@ -129,13 +129,18 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         if svc.accept_streams.as_ref().is_some_and(|a| *a.get_ref()) {
             println!("  accepts message streams (each message through its handlers as any other)");
         }
-        if svc.stream_mode() == lather_config::StreamMode::Tcp {
+        if svc.stream_mode() != lather_config::StreamMode::Off {
+            let over = if svc.stream_mode() == lather_config::StreamMode::H2 {
+                "HTTP/2 (one request to the upstream's URL)"
+            } else {
+                "TCP"
+            };
             let on_error = match svc.stream_on_error.as_ref().map(|o| *o.get_ref()) {
                 Some(lather_config::StreamOnError::Resend) => "sent again over SOAP/HTTP",
                 _ => "answered with UpstreamFailed",
             };
             println!(
-                "  streams to its upstreams over TCP, per operation, where granted (SOAP/HTTP until then and for messages that do not fit); a request lost with its stream is {on_error}; refused negotiations retried after {} s",
+                "  streams to its upstreams over {over}, per operation, where granted (SOAP/HTTP until then and for messages that do not fit); a request lost with its stream is {on_error}; refused negotiations retried after {} s",
                 svc.stream_retry_s.as_ref().map_or(60, |r| *r.get_ref())
             );
         }

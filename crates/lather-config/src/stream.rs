@@ -61,6 +61,9 @@ pub enum StreamMode {
     /// Negotiate a stream over TCP per upstream and operation; SOAP/HTTP until it is open
     /// and for every message that does not fit it.
     Tcp,
+    /// The same, the stream carried in one HTTP/2 request to the upstream's own URL
+    /// (h2c), for where only HTTP gets through.
+    H2,
 }
 
 /// A gateway's `stream_on_error`: a request written to a stream lost before its answer.

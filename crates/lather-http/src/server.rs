@@ -176,8 +176,11 @@ async fn answer(
     state: Arc<State>,
     mut req: hyper::Request<Incoming>,
     peer: SocketAddr,
-    _busy: Busy,
-) -> Result<respond::HttpResponse, Infallible> {
+    busy: Busy,
+) -> Result<hyper::Response<crate::stream_accept::ServerBody>, Infallible> {
+    if crate::stream_accept::is_h2_stream(&req) {
+        return Ok(crate::stream_accept::h2_stream(state, req, peer, busy));
+    }
     let version = guess_version(req.headers());
     req.extensions_mut().insert(Peer(peer));
     let pool = state.cpu_pool.clone();
@@ -191,5 +194,6 @@ async fn answer(
             );
             respond::fault(&fault, version)
         });
-    Ok(response)
+    drop(busy);
+    Ok(response.map(http_body_util::Either::Left))
 }

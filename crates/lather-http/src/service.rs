@@ -175,15 +175,18 @@ fn stream_sender(
     config: &ServiceConfig,
     server: &ServerConfig,
 ) -> Result<Option<lather_context::stream::StreamSender>, String> {
-    use lather_context::stream::{OnError, SenderSettings, StreamSender};
-    if config.stream_mode() != lather_config::StreamMode::Tcp {
-        return Ok(None);
-    }
+    use lather_context::stream::{OnError, SenderSettings, StreamSender, StreamTransport};
+    let transport = match config.stream_mode() {
+        lather_config::StreamMode::Off => return Ok(None),
+        lather_config::StreamMode::Tcp => StreamTransport::Tcp,
+        lather_config::StreamMode::H2 => StreamTransport::H2,
+    };
     let on_error = match config.stream_on_error.as_ref().map(|o| *o.get_ref()) {
         Some(lather_config::StreamOnError::Resend) => OnError::Resend,
         _ => OnError::Fault,
     };
     let settings = SenderSettings {
+        transport,
         on_error,
         retry: std::time::Duration::from_secs(
             config.stream_retry_s.as_ref().map_or(60, |r| *r.get_ref()),

@@ -11,9 +11,12 @@ use crate::service::Service;
 use crate::state::State;
 use bytes::Bytes;
 use futures_util::FutureExt;
-use http::{HeaderName, HeaderValue, Method, Request, StatusCode};
+use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use lather_config::StreamConfig;
+use lather_context::stream::duplex::{
+    self, BodyReader, ChannelBody, Duplex, H2_CONTENT_TYPE, TRANSPORT_H2,
+};
 use lather_context::stream::negotiation::{self, Grant, Offer, TRANSPORT_TCP};
 use lather_context::stream::{
     AcceptLimits, CodecLimits, Handoff, REPRESENTATION, StreamMessage, StreamTokens,
@@ -120,11 +123,15 @@ pub(crate) fn open_stream(
             "no representation offered is spoken here (only {REPRESENTATION})"
         )));
     }
-    if !offer.transports.iter().any(|t| t == TRANSPORT_TCP) {
-        return Err(negotiation::refused(format!(
-            "no transport offered is spoken here (only {TRANSPORT_TCP})"
-        )));
-    }
+    // TCP when offered (a connection of its own), else HTTP/2 (one request on this port).
+    let transport = [TRANSPORT_TCP, TRANSPORT_H2]
+        .into_iter()
+        .find(|t| offer.transports.iter().any(|o| o == t))
+        .ok_or_else(|| {
+            negotiation::refused(format!(
+                "no transport offered is spoken here (only {TRANSPORT_TCP} and {TRANSPORT_H2})"
+            ))
+        })?;
     let token = acceptor.tokens.grant(&service.path).ok_or_else(|| {
         Fault::with_reason(
             FaultKind::ServerBusy,
@@ -135,8 +142,12 @@ pub(crate) fn open_stream(
     let grant = Grant {
         token,
         representation: REPRESENTATION.to_owned(),
-        transport: TRANSPORT_TCP.to_owned(),
-        port: acceptor.port,
+        transport: transport.to_owned(),
+        port: if transport == TRANSPORT_TCP {
+            acceptor.port
+        } else {
+            state.listen.port()
+        },
         max_schemas: limits.codec.max_schemas as u32,
         max_in_flight: limits.max_in_flight as u32,
         max_message_bytes: u32::try_from(limits.codec.max_message_bytes).unwrap_or(u32::MAX),
@@ -196,6 +207,71 @@ pub(crate) async fn run(
             }
         });
     }
+}
+
+/// The body of every answer of the HTTP listener: a whole message, or the receiving
+/// side of a stream carried over HTTP/2.
+pub(crate) type ServerBody = http_body_util::Either<Full<Bytes>, ChannelBody>;
+
+/// Whether `req` opens a stream carried over HTTP/2.
+pub(crate) fn is_h2_stream<B>(req: &Request<B>) -> bool {
+    req.method() == Method::POST
+        && req.version() == http::Version::HTTP_2
+        && req
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .is_some_and(|v| v.as_bytes() == H2_CONTENT_TYPE.as_bytes())
+}
+
+/// Serves a stream carried in this HTTP/2 request: the request body is the sender's side
+/// of the connection, the answer's body ours. `busy` keeps the HTTP connection from
+/// counting as idle while the stream lives.
+pub(crate) fn h2_stream(
+    state: Arc<State>,
+    req: Request<hyper::body::Incoming>,
+    peer: SocketAddr,
+    busy: crate::idle::Busy,
+) -> Response<ServerBody> {
+    let refused = |status: StatusCode, why: &'static str| {
+        let mut response = Response::new(http_body_util::Either::Left(Full::new(Bytes::from(why))));
+        *response.status_mut() = status;
+        response
+    };
+    let Some(acceptor) = state.streams.clone() else {
+        return refused(
+            StatusCode::NOT_FOUND,
+            "this server does not accept message streams\n",
+        );
+    };
+    let Ok(slot) = acceptor.connections.clone().try_acquire_owned() else {
+        acceptor.failed.fetch_add(1, Ordering::Relaxed);
+        return refused(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many message streams\n",
+        );
+    };
+    let (writer, body) = duplex::channel();
+    let io = Counted::new(
+        Duplex::new(BodyReader::new(req.into_body()), writer),
+        acceptor.bytes.clone(),
+    );
+    let handoff = Arc::new(DispatchHandoff { state, peer });
+    tokio::spawn(async move {
+        let _held = (slot, busy);
+        match serve_connection(io, &acceptor.tokens, acceptor.limits, handoff).await {
+            Ok(()) => acceptor.served.fetch_add(1, Ordering::Relaxed),
+            Err(e) => {
+                tracing::debug!(%peer, error = %e, "HTTP/2 stream ended");
+                acceptor.failed.fetch_add(1, Ordering::Relaxed)
+            }
+        };
+    });
+    let mut response = Response::new(http_body_util::Either::Right(body));
+    response.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static(H2_CONTENT_TYPE),
+    );
+    response
 }
 
 /// Hands rebuilt requests to the server's dispatch, as from `peer`.

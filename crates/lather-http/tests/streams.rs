@@ -443,6 +443,7 @@ async fn the_rust_client_streams_to_a_lather_service_and_falls_back_elsewhere() 
     let client = StreamingClient::new(
         lather_client::Client::new(),
         SenderSettings {
+            transport: lather_context::stream::StreamTransport::Tcp,
             on_error: OnError::Fault,
             retry: Duration::from_secs(60),
             timeout: Duration::from_secs(5),
@@ -453,11 +454,8 @@ async fn the_rust_client_streams_to_a_lather_service_and_falls_back_elsewhere() 
     .unwrap();
     let request = |i: usize| {
         let text = message(i, "from rust");
-        lather_envelope::Envelope::parse(
-            Bytes::from(text),
-            &lather_envelope::Limits::default(),
-        )
-        .unwrap()
+        lather_envelope::Envelope::parse(Bytes::from(text), &lather_envelope::Limits::default())
+            .unwrap()
     };
     let url = far.url("/echo");
     let mut i = 0;
@@ -469,7 +467,10 @@ async fn the_rust_client_streams_to_a_lather_service_and_falls_back_elsewhere() 
     {
         i += 1;
         assert!(i < 200, "the client never streamed");
-        let answer = client.send(&url, &request(i), Some("urn:echo")).await.unwrap();
+        let answer = client
+            .send(&url, &request(i), Some("urn:echo"))
+            .await
+            .unwrap();
         let payload = answer.envelope().unwrap().extract_payload().unwrap();
         assert!(
             String::from_utf8_lossy(&payload).contains(&format!("from rust {i}")),
@@ -483,7 +484,9 @@ async fn the_rust_client_streams_to_a_lather_service_and_falls_back_elsewhere() 
         r#"<x:Must xmlns:x="urn:x" s:mustUnderstand="true">1</x:Must>"#,
         "<m:echo xmlns:m=\"urn:m\"><text>f</text></m:echo>",
     );
-    let bad = lather_envelope::Envelope::parse(Bytes::from(bad), &lather_envelope::Limits::default()).unwrap();
+    let bad =
+        lather_envelope::Envelope::parse(Bytes::from(bad), &lather_envelope::Limits::default())
+            .unwrap();
     let e = client.send(&url, &bad, None).await.unwrap_err();
     assert!(e.is_fault(), "{e}");
     assert_eq!(e.status(), Some(500));
@@ -497,4 +500,52 @@ async fn the_rust_client_streams_to_a_lather_service_and_falls_back_elsewhere() 
             .unwrap();
         assert!(answer.envelope().unwrap().extract_payload().is_some());
     }
+}
+
+#[tokio::test]
+async fn a_stream_carried_over_http2_reaches_the_service_byte_for_byte() {
+    let recorder = Recorder::default();
+    let backend = serve_one("/svc", recorder.clone()).await;
+    // The far side's stream port is never used: the stream rides its HTTP port.
+    let far = far(backend, "").await;
+    let near = TestServer::start(&format!(
+        "[[service]]\nname = \"near\"\npath = \"/near\"\nupstream = [\"{}\"]\nstream = \"h2\"\nstream_retry_s = 1\n",
+        far.url("/far")
+    ))
+    .await;
+    let warm = until_negotiated(&near).await;
+    assert_eq!(negotiations(&metrics(&near).await, "opened"), 1.0);
+    let sent: Vec<String> = (0..20).map(|i| message(i, "over h2")).collect();
+    for m in &sent {
+        let answer = post(near.addr, "/near", SoapVersion::V12, m.clone()).await;
+        assert_eq!(answer.status, 200, "{}", answer.text());
+    }
+    for (got, want) in recorder.seen()[warm..].iter().zip(&sent) {
+        assert_eq!(got, want.as_bytes());
+    }
+    assert!(way(&metrics(&near).await, "stream") >= 20.0);
+    let far_text = metrics(&far).await;
+    let stream_in = metric(&far_text, "lather_stream_bytes_total{direction=\"in\"}").unwrap();
+    assert!(stream_in > 0.0, "{far_text}");
+}
+
+#[tokio::test]
+async fn an_http2_stream_request_to_a_server_without_streams_is_refused() {
+    let server = TestServer::echo().await;
+    let stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let (mut send, connection) = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(stream),
+    )
+    .await
+    .unwrap();
+    tokio::spawn(connection);
+    let request = http::Request::post(server.url("/echo"))
+        .header("content-type", "application/vnd.lather.stream")
+        .body(http_body_util::Full::new(Bytes::from_static(
+            b"LSTR\x01\x00",
+        )))
+        .unwrap();
+    let response = send.send_request(request).await.unwrap();
+    assert_eq!(response.status(), 404);
 }

@@ -16,6 +16,7 @@ use lather_envelope::{Envelope, SoapVersion};
 /// let client = StreamingClient::new(
 ///     lather_client::Client::new(),
 ///     SenderSettings {
+///         transport: Default::default(),
 ///         on_error: OnError::Fault,
 ///         retry: std::time::Duration::from_secs(60),
 ///         timeout: std::time::Duration::from_secs(10),
@@ -90,7 +91,13 @@ impl StreamingClient {
                     .iter()
                     .find(|(name, _)| name == "content-type")
                     .map(|(_, v)| String::from_utf8_lossy(v).into_owned());
-                SoapResponse::from_answer(status, content_type, reply.body, version, self.client.limits())
+                SoapResponse::from_answer(
+                    status,
+                    content_type,
+                    reply.body,
+                    version,
+                    self.client.limits(),
+                )
             }
             SendOutcome::Plain(_) => self.client.send(url, envelope, action).await,
             SendOutcome::Lost => Err(ClientError::Transport {
@@ -102,5 +109,8 @@ impl StreamingClient {
 }
 
 fn content_type(value: &str) -> (String, Bytes) {
-    ("content-type".to_owned(), Bytes::copy_from_slice(value.as_bytes()))
+    (
+        "content-type".to_owned(),
+        Bytes::copy_from_slice(value.as_bytes()),
+    )
 }

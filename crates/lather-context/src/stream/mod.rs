@@ -18,6 +18,7 @@
 
 mod client;
 mod codec;
+pub mod duplex;
 pub mod frame;
 mod link;
 pub mod negotiation;
@@ -27,10 +28,12 @@ mod serve;
 pub mod shape;
 mod varint;
 
-pub use codec::{CodecLimits, Decoded, Decoder, EncodeError, Encoder, Envelope, StreamMessage};
 pub use client::StreamingClient;
+pub use codec::{CodecLimits, Decoded, Decoder, EncodeError, Encoder, Envelope, StreamMessage};
 pub use link::{Link, LinkError, LinkReply, LinkSettings};
-pub use sender::{OnError, SendOutcome, SenderSettings, SenderStats, StreamSender, Unstreamed};
+pub use sender::{
+    OnError, SendOutcome, SenderSettings, SenderStats, StreamSender, StreamTransport, Unstreamed,
+};
 pub use serve::{AcceptLimits, Handoff, StreamTokens, serve_connection};
 
 /// The kinds of frame.

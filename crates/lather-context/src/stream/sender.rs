@@ -5,6 +5,7 @@
 
 use super::REPRESENTATION;
 use super::codec::{CodecLimits, StreamMessage};
+use super::duplex::{BodyReader, ChannelWriter, Duplex, H2_CONTENT_TYPE, TRANSPORT_H2, channel};
 use super::link::{Link, LinkError, LinkSettings};
 use super::negotiation::{ACTION, Grant, Offer, TRANSPORT_TCP};
 use lather_client::{Call, Client};
@@ -30,6 +31,26 @@ impl OnError {
         match self {
             OnError::Fault => "fault",
             OnError::Resend => "resend",
+        }
+    }
+}
+
+/// What carries a stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StreamTransport {
+    /// A TCP connection of its own, to the port the far side grants (the default).
+    #[default]
+    Tcp,
+    /// One HTTP/2 request to the service's own URL (h2c), where only HTTP gets through.
+    H2,
+}
+
+impl StreamTransport {
+    /// The name used in the negotiation.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StreamTransport::Tcp => TRANSPORT_TCP,
+            StreamTransport::H2 => TRANSPORT_H2,
         }
     }
 }
@@ -80,6 +101,8 @@ pub struct SenderStats {
 /// How a sender negotiates.
 #[derive(Debug, Clone)]
 pub struct SenderSettings {
+    /// What carries the streams.
+    pub transport: StreamTransport,
     /// The policy for lost requests, also offered to the far side.
     pub on_error: OnError,
     /// How long after a failed negotiation the next is tried.
@@ -222,7 +245,7 @@ async fn negotiate(inner: &Inner, url: &http::Uri, operation: &str) -> Result<Li
     let settings = &inner.settings;
     let offer = Offer {
         representations: vec![REPRESENTATION.to_owned()],
-        transports: vec![TRANSPORT_TCP.to_owned()],
+        transports: vec![settings.transport.as_str().to_owned()],
         on_error: settings.on_error.as_str().to_owned(),
         operation: operation.to_owned(),
     };
@@ -233,39 +256,91 @@ async fn negotiate(inner: &Inner, url: &http::Uri, operation: &str) -> Result<Li
         .await
         .map_err(|e| format!("OpenStream failed: {e}"))?;
     let grant = Grant::from_envelope(&answer).map_err(|e| e.to_string())?;
-    if grant.representation != REPRESENTATION || grant.transport != TRANSPORT_TCP {
+    if grant.representation != REPRESENTATION || grant.transport != settings.transport.as_str() {
         return Err(format!(
-            "granted {} over {}, which this side does not speak",
+            "granted {} over {}, which this side did not offer",
             grant.representation, grant.transport
         ));
     }
-    // Only the port comes from the answer: the host is the one already talked to.
+    let link_settings = LinkSettings {
+        limits: CodecLimits {
+            max_schemas: grant.max_schemas as usize,
+            max_message_bytes: settings
+                .max_message_bytes
+                .min(grant.max_message_bytes as usize),
+            ..CodecLimits::default()
+        },
+        max_in_flight: grant.max_in_flight.max(1) as usize,
+        handshake_timeout: settings.timeout,
+    };
+    let opened = match settings.transport {
+        // Only the port comes from the answer: the host is the one already talked to.
+        StreamTransport::Tcp => {
+            let stream = connect(url, grant.port, settings.timeout).await?;
+            Link::open(stream, &grant.token, link_settings).await
+        }
+        StreamTransport::H2 => {
+            let port = url.port_u16().unwrap_or(80);
+            let stream = connect(url, port, settings.timeout).await?;
+            let duplex = h2_request(url, stream, settings.timeout).await?;
+            Link::open(duplex, &grant.token, link_settings).await
+        }
+    };
+    opened.map_err(|e| format!("the stream handshake failed: {e}"))
+}
+
+/// A TCP connection to `port` on the host of `url`.
+async fn connect(
+    url: &http::Uri,
+    port: u16,
+    timeout: Duration,
+) -> Result<tokio::net::TcpStream, Why> {
     let host = url.host().ok_or("the upstream URL has no host")?;
     let host = host.trim_start_matches('[').trim_end_matches(']');
-    let connect = tokio::net::TcpStream::connect((host, grant.port));
-    let stream = tokio::time::timeout(settings.timeout, connect)
+    let stream = tokio::time::timeout(timeout, tokio::net::TcpStream::connect((host, port)))
         .await
-        .map_err(|_| "connecting to the stream port timed out".to_owned())?
-        .map_err(|e| format!("connecting to the stream port failed: {}", e.kind()))?;
+        .map_err(|_| "connecting for the stream timed out".to_owned())?
+        .map_err(|e| format!("connecting for the stream failed: {}", e.kind()))?;
     let _ = stream.set_nodelay(true);
-    let limits = CodecLimits {
-        max_schemas: grant.max_schemas as usize,
-        max_message_bytes: settings
-            .max_message_bytes
-            .min(grant.max_message_bytes as usize),
-        ..CodecLimits::default()
-    };
-    Link::open(
-        stream,
-        &grant.token,
-        LinkSettings {
-            limits,
-            max_in_flight: grant.max_in_flight.max(1) as usize,
-            handshake_timeout: settings.timeout,
-        },
-    )
-    .await
-    .map_err(|e| format!("the stream handshake failed: {e}"))
+    Ok(stream)
+}
+
+/// Opens the HTTP/2 request that carries a stream on `stream` (h2c, prior knowledge):
+/// its request body and response body as one connection.
+async fn h2_request(
+    url: &http::Uri,
+    stream: tokio::net::TcpStream,
+    timeout: Duration,
+) -> Result<Duplex<BodyReader<hyper::body::Incoming>, ChannelWriter>, Why> {
+    let handshake = hyper::client::conn::http2::handshake(
+        hyper_util::rt::TokioExecutor::new(),
+        hyper_util::rt::TokioIo::new(stream),
+    );
+    let (mut send, connection) = tokio::time::timeout(timeout, handshake)
+        .await
+        .map_err(|_| "the HTTP/2 handshake timed out".to_owned())?
+        .map_err(|e| format!("the HTTP/2 handshake failed: {e}"))?;
+    tokio::spawn(async move {
+        if let Err(e) = connection.await {
+            tracing::debug!(error = %e, "HTTP/2 stream connection ended");
+        }
+    });
+    let (writer, body) = channel();
+    let request = http::Request::post(url.clone())
+        .header(http::header::CONTENT_TYPE, H2_CONTENT_TYPE)
+        .body(body)
+        .map_err(|e| format!("the HTTP/2 request cannot be made: {e}"))?;
+    let response = tokio::time::timeout(timeout, send.send_request(request))
+        .await
+        .map_err(|_| "the HTTP/2 stream request timed out".to_owned())?
+        .map_err(|e| format!("the HTTP/2 stream request failed: {e}"))?;
+    if response.status() != http::StatusCode::OK {
+        return Err(format!(
+            "the HTTP/2 stream request answered {}",
+            response.status()
+        ));
+    }
+    Ok(Duplex::new(BodyReader::new(response.into_body()), writer))
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
