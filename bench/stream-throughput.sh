@@ -14,7 +14,9 @@
 # way (plain: the far side's lather_request_bytes_total / lather_response_bytes_total —
 # envelopes without HTTP heads; stream: its lather_stream_bytes_total — frames included).
 # ROUNDS rounds with the three configurations interleaved; the table gives each round and the
-# medians.
+# medians. With WRK_SECONDS > 0 (default 5), each round also drives each configuration with
+# wrk (Debian's, -t1 -cCONNECTIONS, a Lua script giving every request a random MessageID) for
+# that long: a second generator, not lather's own.
 #
 # Environment: REQUESTS=10000 CONNECTIONS=16 ROUNDS=3 SKIP_BUILD=1
 #   FIXTURE=bench/context/wsa-echo.xml VARY=6b29fc40-ca47-1067-b31d-00dd010662da (the MessageID)
@@ -29,6 +31,7 @@ repo="$(cd "$here/.." && pwd)"
 REQUESTS="${REQUESTS:-10000}"
 CONNECTIONS="${CONNECTIONS:-16}"
 ROUNDS="${ROUNDS:-3}"
+WRK_SECONDS="${WRK_SECONDS:-5}"
 FIXTURE="${FIXTURE:-$repo/bench/context/wsa-echo.xml}"
 VARY="${VARY:-6b29fc40-ca47-1067-b31d-00dd010662da}"
 LATHER="${LATHER:-$repo/target/release/lather}"
@@ -83,6 +86,28 @@ ticks() { # PID... : utime + stime of the processes
 }
 hz=$(getconf CLK_TCK)
 
+# wrk's request: the fixture, its MessageID's UUID replaced by random hex in each request.
+wrk_lua="$out/post.lua"
+cat >"$wrk_lua" <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = 'application/soap+xml; charset=utf-8; action="urn:lather:echo#echo"'
+local f = io.open("$FIXTURE", "rb"); local template = f:read("*a"); f:close()
+local at = string.find(template, "$VARY", 1, true)
+local head, tail = string.sub(template, 1, at - 1), string.sub(template, at + #"$VARY")
+local hex = "0123456789abcdef"
+request = function()
+    local id = {}
+    for i = 1, #"$VARY" do
+        local k = math.random(16)
+        id[i] = string.sub(hex, k, k)
+    end
+    return wrk.format(nil, nil, nil, head .. table.concat(id) .. tail)
+end
+LUA
+if [ "$WRK_SECONDS" -gt 0 ]; then
+    command -v wrk >/dev/null 2>&1 || die "wrk not found (apt-get install -y wrk), or set WRK_SECONDS=0"
+fi
+
 # Warm-up: opens the stream (negotiated in the background on the first message).
 for p in $single_port $near_plain_port $near_stream_port; do
     "$LATHER_BENCH" http "http://127.0.0.1:$p/svc" --connections 2 --requests 200 --duration 60 \
@@ -135,6 +160,23 @@ for round in $(seq 1 "$ROUNDS"); do
             hop=$(awk -v a="$us" -v s="${cpu[single,$round]}" 'BEGIN {printf "%.1f", a - s}')
         fi
         echo "| $round | $mode | $rps | $us | $hop | $fwd | $back | $streamed |" >>"$out/table.md"
+        if [ "$WRK_SECONDS" -gt 0 ]; then
+            # shellcheck disable=SC2086
+            t0=$(ticks $pids)
+            wrk -t1 -c"$CONNECTIONS" -d"${WRK_SECONDS}s" -s "$wrk_lua" "$url" >"$out/wrk-$mode-$round.txt" 2>&1
+            # shellcheck disable=SC2086
+            t1=$(ticks $pids)
+            reqs=$(awk '/requests in/ {print $1}' "$out/wrk-$mode-$round.txt")
+            bad=$(awk '/Non-2xx or 3xx responses:/ {print $NF}' "$out/wrk-$mode-$round.txt")
+            [ -z "$bad" ] || die "wrk: $bad answers were not 2xx ($mode, round $round)"
+            wrps=$(awk '/Requests\/sec/ {printf "%.1f", $2}' "$out/wrk-$mode-$round.txt")
+            wus=$(awk -v t="$((t1 - t0))" -v hz="$hz" -v n="$reqs" 'BEGIN {printf "%.1f", t / hz * 1e6 / n}')
+            rate[wrk-$mode,$round]=$wrps
+            cpu[wrk-$mode,$round]=$wus
+            whop=""
+            [ "$mode" != single ] && whop=$(awk -v a="$wus" -v s="${cpu[wrk-single,$round]}" 'BEGIN {printf "%.1f", a - s}')
+            echo "| $round | $mode (wrk) | $wrps | $wus | $whop | | | |" >>"$out/table.md"
+        fi
     done
 done
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
@@ -142,7 +184,9 @@ median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (
     echo
     echo "| medians | messages/s | gateway CPU µs/message |"
     echo "|---|---:|---:|"
-    for mode in single plain stream; do
+    modes="single plain stream"
+    [ "$WRK_SECONDS" -gt 0 ] && modes="$modes wrk-single wrk-plain wrk-stream"
+    for mode in $modes; do
         r=$(for i in $(seq 1 "$ROUNDS"); do echo "${rate[$mode,$i]}"; done | median)
         c=$(for i in $(seq 1 "$ROUNDS"); do echo "${cpu[$mode,$i]}"; done | median)
         echo "| $mode | $r | $c |"
@@ -153,6 +197,11 @@ median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (
         awk -v rs="${rate[stream,$i]}" -v rp="${rate[plain,$i]}" -v cs="${cpu[stream,$i]}" \
             -v cp="${cpu[plain,$i]}" -v c1="${cpu[single,$i]}" -v i="$i" \
             'BEGIN {printf "round %d: throughput %.2fx, hop CPU %.2fx\n", i, rs / rp, (cs - c1) / (cp - c1)}'
+        if [ "$WRK_SECONDS" -gt 0 ]; then
+            awk -v rs="${rate[wrk-stream,$i]}" -v rp="${rate[wrk-plain,$i]}" -v cs="${cpu[wrk-stream,$i]}" \
+                -v cp="${cpu[wrk-plain,$i]}" -v c1="${cpu[wrk-single,$i]}" -v i="$i" \
+                'BEGIN {printf "round %d (wrk): throughput %.2fx, hop CPU %.2fx\n", i, rs / rp, (cs - c1) / (cp - c1)}'
+        fi
     done
 } >>"$out/table.md"
 cat "$out/table.md"

@@ -157,6 +157,9 @@ async fn write_loop<W: AsyncWrite + Unpin>(
             let _ = first.waiter.send(Err(LinkError::Closed));
             continue;
         }
+        // One turn of the scheduler lets requests ready on other tasks join this write:
+        // under load, several messages share a syscall (and the far side's wake-up).
+        tokio::task::yield_now().await;
         let mut batch = Some(first);
         // Everything already queued goes out in one write.
         while let Some(item) = batch.take().or_else(|| outgoing.try_recv().ok()) {

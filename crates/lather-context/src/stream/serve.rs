@@ -8,8 +8,7 @@ use super::codec::{CodecLimits, Decoded, Decoder, Encoder, Envelope, StreamMessa
 use super::frame::{FrameReader, MAGIC, read_raw, write_error, write_raw};
 use super::{FrameKind, WireError};
 use bytes::BytesMut;
-use futures_util::stream::FuturesUnordered;
-use futures_util::{FutureExt, StreamExt};
+use futures_util::FutureExt;
 use std::collections::HashMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -17,6 +16,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc;
 
 /// Bounds of the receiving side.
 #[derive(Debug, Clone, Copy)]
@@ -89,8 +89,6 @@ pub trait Handoff: Send + Sync + 'static {
 
 /// Serves one accepted connection until it ends. The error says why it ended early.
 ///
-/// One task does it all: reading frames, polling the requests in flight and writing their
-/// replies (no task per request, no channel between reader and writer).
 pub async fn serve_connection<T>(
     mut io: T,
     tokens: &StreamTokens,
@@ -115,10 +113,13 @@ where
     accepted.push(0);
     io.write_all(&accepted).await?;
     io.flush().await?;
+    let (done, replies) = mpsc::unbounded_channel();
     let mut connection = Connection {
         decoder: Decoder::new(limits.codec),
         encoder: Encoder::new(limits.codec),
-        in_flight: FuturesUnordered::new(),
+        in_flight: 0,
+        done,
+        replies,
         out: BytesMut::new(),
         limits,
         target,
@@ -133,13 +134,18 @@ where
     ended
 }
 
-/// A request being handled: its id, and its reply (`None`: handling it panicked).
-type Handling = Pin<Box<dyn Future<Output = (u32, Option<(u16, StreamMessage)>)> + Send>>;
+/// A request handled: its id, and its reply (`None`: handling it panicked).
+type Handled = (u32, Option<(u16, StreamMessage)>);
 
+/// One connection's state. Each request is handled on a task of its own (so a stream's
+/// requests use every core); the replies come back to the connection's task, which
+/// alone reads frames and writes — no writer task between.
 struct Connection {
     decoder: Decoder,
     encoder: Encoder,
-    in_flight: FuturesUnordered<Handling>,
+    in_flight: usize,
+    done: mpsc::UnboundedSender<Handled>,
+    replies: mpsc::UnboundedReceiver<Handled>,
     out: BytesMut,
     limits: AcceptLimits,
     target: Arc<str>,
@@ -163,18 +169,18 @@ impl Connection {
             } else {
                 self.limits.idle_timeout
             };
-            let can_read = self.in_flight.len() < max_in_flight;
+            let can_read = self.in_flight < max_in_flight;
             tokio::select! {
-                Some((id, handled)) = self.in_flight.next(), if !self.in_flight.is_empty() => {
+                Some((id, handled)) = self.replies.recv(), if self.in_flight > 0 => {
                     self.reply(id, handled);
                     // Every reply ready now goes out in the same write.
-                    while let Some(Some((id, handled))) = self.in_flight.next().now_or_never() {
+                    while let Ok((id, handled)) = self.replies.try_recv() {
                         self.reply(id, handled);
                     }
                 }
                 read = tokio::time::timeout(wait, reader.next(io)), if can_read => match read {
                     Err(_) if reader.has_partial() => return Err(timed_out()),
-                    Err(_) if self.in_flight.is_empty() => return Ok(()),
+                    Err(_) if self.in_flight == 0 => return Ok(()),
                     Err(_) => {}
                     Ok(Ok(None)) => return self.finish().await,
                     Ok(Ok(Some((kind, payload)))) => self.take(kind, &payload)?,
@@ -186,7 +192,10 @@ impl Connection {
 
     /// The sending side closed its half: answer what is in flight, then end.
     async fn finish(&mut self) -> Result<(), WireError> {
-        while let Some((id, handled)) = self.in_flight.next().await {
+        while self.in_flight > 0 {
+            let Some((id, handled)) = self.replies.recv().await else {
+                break;
+            };
             self.reply(id, handled);
         }
         Ok(())
@@ -209,9 +218,12 @@ impl Connection {
         }) = decoded
         {
             let handling = AssertUnwindSafe(self.handoff.handle(self.target.clone(), message))
-                .catch_unwind()
-                .map(move |handled| (id, handled.ok()));
-            self.in_flight.push(Box::pin(handling));
+                .catch_unwind();
+            let done = self.done.clone();
+            self.in_flight += 1;
+            tokio::spawn(async move {
+                let _ = done.send((id, handling.await.ok()));
+            });
         }
         Ok(())
     }
@@ -219,14 +231,11 @@ impl Connection {
     /// Writes a reply into the output: in the stream's form, or whole when it does not
     /// fit; an ERROR frame when handling it panicked.
     fn reply(&mut self, id: u32, handled: Option<(u16, StreamMessage)>) {
+        self.in_flight -= 1;
         match handled {
             Some((status, message)) => {
                 let envelope = Envelope::Reply(id, status);
-                if self
-                    .encoder
-                    .encode(&mut self.out, envelope, &message)
-                    .is_err()
-                {
+                if self.encoder.encode(&mut self.out, envelope, &message).is_err() {
                     write_raw(&mut self.out, envelope, &message);
                 }
             }
