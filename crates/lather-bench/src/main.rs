@@ -34,6 +34,8 @@ enum Command {
     /// Response time against offered rate: sequential stages, one parallel stage, an
     /// unregulated chain (where each one's knee is).
     RateKnee(experiments::RateKneeArgs),
+    /// What context-expand costs a message once its context is cached (and cold).
+    ContextLookup(experiments::ContextLookupArgs),
     /// The request rate SHA-256 alone allows for N digest handlers on these cores.
     DigestBound(experiments::DigestBoundArgs),
     /// Eventing delivery: latency tables for three bindings, a rate sweep, max throughput.
@@ -60,6 +62,7 @@ fn run(command: Command) -> Result<(), BenchError> {
         Command::ResourceNotify(args) => experiments::resource_notify(&args),
         Command::RateKnee(args) => experiments::rate_knee(&args),
         Command::DigestBound(args) => experiments::digest_bound(&args),
+        Command::ContextLookup(args) => experiments::context_lookup(&args),
         Command::Eventing(args) => experiments::eventing(&args),
         Command::EventingSink(args) => experiments::eventing_sink(&args),
         Command::RemoteCall(args) => experiments::remote_call(&args),

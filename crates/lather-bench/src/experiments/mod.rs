@@ -9,6 +9,7 @@
 //! into `--out`.
 
 mod chart;
+mod context_lookup;
 mod digest_bound;
 mod drive;
 mod eventing;
@@ -21,6 +22,7 @@ mod server;
 mod stage_layouts;
 mod workers;
 
+pub use context_lookup::{ContextLookupArgs, run as context_lookup};
 pub use digest_bound::{DigestBoundArgs, run as digest_bound};
 pub use eventing::{
     BindingArg, EventingArgs, EventingPart, EventingSinkArgs, Shape as EventShape, run as eventing,

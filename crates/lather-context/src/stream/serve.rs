@@ -217,8 +217,8 @@ impl Connection {
             message,
         }) = decoded
         {
-            let handling = AssertUnwindSafe(self.handoff.handle(self.target.clone(), message))
-                .catch_unwind();
+            let handling =
+                AssertUnwindSafe(self.handoff.handle(self.target.clone(), message)).catch_unwind();
             let done = self.done.clone();
             self.in_flight += 1;
             tokio::spawn(async move {
@@ -235,7 +235,11 @@ impl Connection {
         match handled {
             Some((status, message)) => {
                 let envelope = Envelope::Reply(id, status);
-                if self.encoder.encode(&mut self.out, envelope, &message).is_err() {
+                if self
+                    .encoder
+                    .encode(&mut self.out, envelope, &message)
+                    .is_err()
+                {
                     write_raw(&mut self.out, envelope, &message);
                 }
             }
