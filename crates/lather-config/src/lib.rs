@@ -27,6 +27,7 @@ mod public;
 mod read;
 mod route;
 mod stream;
+mod stream_mode;
 mod subscriptions;
 mod subscriptions_mode;
 mod validate;
@@ -45,5 +46,5 @@ pub use nats::{
 };
 pub use read::MAX_CONFIG_BYTES;
 pub use route::{RouteConfig, parse_clark};
-pub use stream::{StreamConfig, StreamMode, StreamOnError};
+pub use stream_mode::{StreamConfig, StreamMode, StreamOnError};
 pub use subscriptions_mode::SubscriptionsMode;

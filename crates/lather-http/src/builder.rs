@@ -248,7 +248,7 @@ impl ServerBuilder {
         let streams = match self.config.as_ref().and_then(|c| c.stream.as_ref()) {
             Some(config) => {
                 let (listener, acceptor) =
-                    crate::stream_accept::StreamAcceptor::bind(config, server.max_message_bytes)
+                    crate::stream_acceptor::StreamAcceptor::bind(config, server.max_message_bytes)
                         .await?;
                 tracing::info!(port = acceptor.port(), "accepting message streams");
                 let acceptor = Arc::new(acceptor);

@@ -3,7 +3,7 @@
 //! connections.
 
 use crate::service::Service;
-use crate::stream_accept::StreamAcceptor;
+use crate::stream_acceptor::StreamAcceptor;
 use lather_context::stream::SenderStats;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};

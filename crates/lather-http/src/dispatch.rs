@@ -300,9 +300,9 @@ async fn exchange(
     }
     if envelope
         .operation()
-        .is_some_and(crate::stream_accept::is_open_stream)
+        .is_some_and(crate::stream_grant::is_open_stream)
     {
-        return crate::stream_accept::open_stream(state, service, &envelope, version);
+        return crate::stream_grant::open_stream(state, service, &envelope, version);
     }
     if !service.operations.is_empty()
         && !envelope

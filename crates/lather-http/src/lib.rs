@@ -38,6 +38,8 @@ mod service;
 mod shared_nats;
 mod state;
 mod stream_accept;
+mod stream_acceptor;
+mod stream_grant;
 
 pub use builder::{Mount, ServerBuilder};
 pub use echo::Echo;

@@ -49,7 +49,7 @@ pub struct Server {
     idle: Duration,
     header_timeout: Duration,
     /// The `[stream]` listener and its acceptor, when configured.
-    streams: Option<(TcpListener, Arc<crate::stream_accept::StreamAcceptor>)>,
+    streams: Option<(TcpListener, Arc<crate::stream_acceptor::StreamAcceptor>)>,
 }
 
 impl Server {
@@ -68,7 +68,7 @@ impl Server {
 
     pub(crate) fn with_streams(
         mut self,
-        streams: Option<(TcpListener, Arc<crate::stream_accept::StreamAcceptor>)>,
+        streams: Option<(TcpListener, Arc<crate::stream_acceptor::StreamAcceptor>)>,
     ) -> Server {
         self.streams = streams;
         self

@@ -28,7 +28,7 @@ pub(crate) struct State {
     /// Where CPU-bound handlers run.
     pub(crate) cpu_pool: CpuPool,
     /// The receiving side of message streams (`[stream]`), if configured.
-    pub(crate) streams: Option<Arc<crate::stream_accept::StreamAcceptor>>,
+    pub(crate) streams: Option<Arc<crate::stream_acceptor::StreamAcceptor>>,
 }
 
 impl State {

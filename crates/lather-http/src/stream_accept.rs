@@ -1,164 +1,29 @@
-//! Negotiated message streams, receiving side: the `[stream]` listener, the answer to
-//! `OpenStream`, and the handoff of each rebuilt request to its service along the same
-//! path as an HTTP request (admission, handlers, metrics), so handlers and services
-//! cannot tell a stream's messages from others.
+//! Negotiated message streams, receiving side: the `[stream]` listener, streams carried
+//! over HTTP/2, and the handoff of each rebuilt request to its service along the same path
+//! as an HTTP request (admission, handlers, metrics), so handlers and services cannot tell
+//! a stream's messages from others.
 
-use crate::counted::{ByteCounts, Counted};
+use crate::counted::Counted;
 use crate::dispatch;
 use crate::peer::Peer;
 use crate::respond::{self, HttpResponse};
-use crate::service::Service;
 use crate::state::State;
+use crate::stream_acceptor::StreamAcceptor;
 use bytes::Bytes;
 use futures_util::FutureExt;
 use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
-use lather_config::StreamConfig;
-use lather_context::stream::duplex::{
-    self, BodyReader, ChannelBody, Duplex, H2_CONTENT_TYPE, TRANSPORT_H2,
-};
-use lather_context::stream::negotiation::{self, Grant, Offer, TRANSPORT_TCP};
-use lather_context::stream::{
-    AcceptLimits, CodecLimits, Handoff, REPRESENTATION, StreamMessage, StreamTokens,
-    serve_connection,
-};
-use lather_envelope::{Envelope, EnvelopeBuilder, Fault, FaultKind, QName, SoapVersion};
+use lather_context::stream::duplex::{self, BodyReader, ChannelBody, Duplex, H2_CONTENT_TYPE};
+use lather_context::stream::{Handoff, StreamMessage, serve_connection};
+use lather_envelope::{Fault, FaultKind, SoapVersion};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
-
-/// Most tokens granted and not yet used at once.
-const MAX_WAITING_TOKENS: usize = 1024;
-
-/// The receiving side's state: tokens granted, the port, the bounds, the counters.
-#[derive(Debug)]
-pub(crate) struct StreamAcceptor {
-    tokens: StreamTokens,
-    port: u16,
-    limits: AcceptLimits,
-    connections: Arc<Semaphore>,
-    /// Stream connections that ended cleanly.
-    pub(crate) served: AtomicU64,
-    /// Stream connections refused (cap, token) or ended by an error.
-    pub(crate) failed: AtomicU64,
-    /// Bytes read from and written to stream connections.
-    pub(crate) bytes: Arc<ByteCounts>,
-}
-
-impl StreamAcceptor {
-    /// Binds `config.listen`.
-    pub(crate) async fn bind(
-        config: &StreamConfig,
-        max_message_bytes: usize,
-    ) -> Result<(TcpListener, StreamAcceptor), crate::ServeError> {
-        let listener =
-            TcpListener::bind(config.listen)
-                .await
-                .map_err(|source| crate::ServeError::Listen {
-                    address: config.listen,
-                    source,
-                })?;
-        let port = config.public_port.unwrap_or(listener.local_addr()?.port());
-        let acceptor = StreamAcceptor {
-            tokens: StreamTokens::new(
-                Duration::from_secs(config.token_lifetime_s),
-                MAX_WAITING_TOKENS,
-            ),
-            port,
-            limits: AcceptLimits {
-                codec: CodecLimits {
-                    max_schemas: config.max_schemas,
-                    max_message_bytes,
-                    ..CodecLimits::default()
-                },
-                max_in_flight: config.max_in_flight,
-                frame_timeout: Duration::from_millis(config.frame_timeout_ms),
-                idle_timeout: Duration::from_millis(config.idle_timeout_ms),
-            },
-            connections: Arc::new(Semaphore::new(config.max_connections)),
-            served: AtomicU64::new(0),
-            failed: AtomicU64::new(0),
-            bytes: Arc::default(),
-        };
-        Ok((listener, acceptor))
-    }
-
-    /// The port told to senders: `public_port`, else the one bound.
-    pub(crate) fn port(&self) -> u16 {
-        self.port
-    }
-}
-
-/// Whether `operation` is the stream negotiation.
-pub(crate) fn is_open_stream(operation: &QName) -> bool {
-    operation.namespace() == negotiation::NS && operation.local() == "OpenStream"
-}
-
-/// Answers `OpenStream` for `service`: a grant when the service accepts streams and one
-/// of the offered representations and transports is spoken here, else `StreamRefused`.
-pub(crate) fn open_stream(
-    state: &State,
-    service: &Service,
-    envelope: &Envelope,
-    version: SoapVersion,
-) -> Result<HttpResponse, Fault> {
-    let acceptor = match &state.streams {
-        Some(acceptor) if service.accept_streams => acceptor,
-        _ => {
-            return Err(negotiation::refused(format!(
-                "{} does not accept message streams",
-                service.name
-            )));
-        }
-    };
-    let offer = Offer::from_envelope(envelope, &state.limits)?;
-    if !offer.representations.iter().any(|r| r == REPRESENTATION) {
-        return Err(negotiation::refused(format!(
-            "no representation offered is spoken here (only {REPRESENTATION})"
-        )));
-    }
-    // TCP when offered (a connection of its own), else HTTP/2 (one request on this port).
-    let transport = [TRANSPORT_TCP, TRANSPORT_H2]
-        .into_iter()
-        .find(|t| offer.transports.iter().any(|o| o == t))
-        .ok_or_else(|| {
-            negotiation::refused(format!(
-                "no transport offered is spoken here (only {TRANSPORT_TCP} and {TRANSPORT_H2})"
-            ))
-        })?;
-    let token = acceptor.tokens.grant(&service.path).ok_or_else(|| {
-        Fault::with_reason(
-            FaultKind::ServerBusy,
-            "too many message streams are being opened; retry later",
-        )
-    })?;
-    let limits = &acceptor.limits;
-    let grant = Grant {
-        token,
-        representation: REPRESENTATION.to_owned(),
-        transport: transport.to_owned(),
-        port: if transport == TRANSPORT_TCP {
-            acceptor.port
-        } else {
-            state.listen.port()
-        },
-        max_schemas: limits.codec.max_schemas as u32,
-        max_in_flight: limits.max_in_flight as u32,
-        max_message_bytes: u32::try_from(limits.codec.max_message_bytes).unwrap_or(u32::MAX),
-        token_lifetime_s: acceptor.tokens.lifetime().as_secs() as u32,
-    };
-    tracing::debug!(service = %service.name, operation = %offer.operation, "message stream granted");
-    let body = EnvelopeBuilder::new(version)
-        .body(Bytes::from(grant.to_xml()))
-        .build();
-    Ok(respond::soap(StatusCode::OK, version, body))
-}
 
 /// Accepts stream connections until `shutdown` completes.
 pub(crate) async fn run(

@@ -1,0 +1,73 @@
+//! The receiving side's state for message streams: the tokens granted, the port told to
+//! senders, the bounds, the counters.
+
+use crate::counted::ByteCounts;
+use lather_config::StreamConfig;
+use lather_context::stream::{AcceptLimits, CodecLimits, StreamTokens};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU64;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+/// Most tokens granted and not yet used at once.
+const MAX_WAITING_TOKENS: usize = 1024;
+
+/// The receiving side's state: tokens granted, the port, the bounds, the counters.
+#[derive(Debug)]
+pub(crate) struct StreamAcceptor {
+    pub(crate) tokens: StreamTokens,
+    port: u16,
+    pub(crate) limits: AcceptLimits,
+    pub(crate) connections: Arc<Semaphore>,
+    /// Stream connections that ended cleanly.
+    pub(crate) served: AtomicU64,
+    /// Stream connections refused (cap, token) or ended by an error.
+    pub(crate) failed: AtomicU64,
+    /// Bytes read from and written to stream connections.
+    pub(crate) bytes: Arc<ByteCounts>,
+}
+
+impl StreamAcceptor {
+    /// Binds `config.listen`.
+    pub(crate) async fn bind(
+        config: &StreamConfig,
+        max_message_bytes: usize,
+    ) -> Result<(TcpListener, StreamAcceptor), crate::ServeError> {
+        let listener =
+            TcpListener::bind(config.listen)
+                .await
+                .map_err(|source| crate::ServeError::Listen {
+                    address: config.listen,
+                    source,
+                })?;
+        let port = config.public_port.unwrap_or(listener.local_addr()?.port());
+        let acceptor = StreamAcceptor {
+            tokens: StreamTokens::new(
+                Duration::from_secs(config.token_lifetime_s),
+                MAX_WAITING_TOKENS,
+            ),
+            port,
+            limits: AcceptLimits {
+                codec: CodecLimits {
+                    max_schemas: config.max_schemas,
+                    max_message_bytes,
+                    ..CodecLimits::default()
+                },
+                max_in_flight: config.max_in_flight,
+                frame_timeout: Duration::from_millis(config.frame_timeout_ms),
+                idle_timeout: Duration::from_millis(config.idle_timeout_ms),
+            },
+            connections: Arc::new(Semaphore::new(config.max_connections)),
+            served: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            bytes: Arc::default(),
+        };
+        Ok((listener, acceptor))
+    }
+
+    /// The port told to senders: `public_port`, else the one bound.
+    pub(crate) fn port(&self) -> u16 {
+        self.port
+    }
+}
