@@ -77,7 +77,8 @@ async fn far(tokens: Arc<StreamTokens>) -> std::net::SocketAddr {
         while let Ok((stream, _)) = listener.accept().await {
             let tokens = tokens.clone();
             tokio::spawn(async move {
-                let _ = serve_connection(stream, &tokens, limits(), Arc::new(Reverse)).await;
+                let never = std::future::pending();
+                let _ = serve_connection(stream, &tokens, limits(), Arc::new(Reverse), never).await;
             });
         }
     });

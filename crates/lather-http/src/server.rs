@@ -87,16 +87,13 @@ impl Server {
     /// Serves until `shutdown` completes; then stops accepting, lets requests in flight
     /// finish (up to the configured grace period) and returns.
     pub async fn serve(mut self, shutdown: impl Future<Output = ()>) -> Result<(), ServeError> {
-        let (stop_streams, stopped) = tokio::sync::watch::channel(false);
         if let Some((listener, acceptor)) = self.streams.take() {
-            let mut stopped = stopped.clone();
+            let stopping = acceptor.stopping();
             tokio::spawn(crate::stream_accept::run(
                 listener,
                 self.state.clone(),
                 acceptor,
-                async move {
-                    let _ = stopped.wait_for(|stop| *stop).await;
-                },
+                stopping,
             ));
         }
         let graceful = GracefulShutdown::new();
@@ -160,10 +157,19 @@ impl Server {
             });
         }
         drop(self.listener);
-        let _ = stop_streams.send(true);
+        // Stream connections stop reading and answer what they hold, like HTTP ones.
+        let streams = self.state.streams.clone();
+        if let Some(acceptor) = &streams {
+            acceptor.stop();
+        }
+        let streams_drained = async {
+            if let Some(acceptor) = &streams {
+                acceptor.drained().await;
+            }
+        };
         tracing::info!("shutting down: no new connections, finishing requests in flight");
         tokio::select! {
-            () = graceful.shutdown() => tracing::info!("all connections closed"),
+            ((), ()) = async { tokio::join!(graceful.shutdown(), streams_drained) } => tracing::info!("all connections closed"),
             () = tokio::time::sleep(self.grace) => tracing::warn!("grace period over; closing remaining connections"),
         }
         Ok(())

@@ -60,7 +60,13 @@ pub(crate) async fn run(
         tokio::spawn(async move {
             let _slot = slot;
             let stream = Counted::new(stream, acceptor.bytes.clone());
-            let ended = serve_connection(stream, &acceptor.tokens, acceptor.limits, handoff);
+            let ended = serve_connection(
+                stream,
+                &acceptor.tokens,
+                acceptor.limits,
+                handoff,
+                acceptor.stopping(),
+            );
             match ended.await {
                 Ok(()) => {
                     acceptor.served.fetch_add(1, Ordering::Relaxed);
@@ -123,7 +129,8 @@ pub(crate) fn h2_stream(
     let handoff = Arc::new(DispatchHandoff { state, peer });
     tokio::spawn(async move {
         let _held = (slot, busy);
-        match serve_connection(io, &acceptor.tokens, acceptor.limits, handoff).await {
+        let stopping = acceptor.stopping();
+        match serve_connection(io, &acceptor.tokens, acceptor.limits, handoff, stopping).await {
             Ok(()) => acceptor.served.fetch_add(1, Ordering::Relaxed),
             Err(e) => {
                 tracing::debug!(%peer, error = %e, "HTTP/2 stream ended");

@@ -26,6 +26,9 @@ pub(crate) struct StreamAcceptor {
     pub(crate) failed: AtomicU64,
     /// Bytes read from and written to stream connections.
     pub(crate) bytes: Arc<ByteCounts>,
+    /// Set when the server stops: connections answer what is in flight and close.
+    stop: tokio::sync::watch::Sender<bool>,
+    max_connections: usize,
 }
 
 impl StreamAcceptor {
@@ -62,8 +65,30 @@ impl StreamAcceptor {
             served: AtomicU64::new(0),
             failed: AtomicU64::new(0),
             bytes: Arc::default(),
+            stop: tokio::sync::watch::Sender::new(false),
+            max_connections: config.max_connections,
         };
         Ok((listener, acceptor))
+    }
+
+    /// Completes once the server is stopping.
+    pub(crate) fn stopping(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut stop = self.stop.subscribe();
+        async move {
+            let _ = stop.wait_for(|stop| *stop).await;
+        }
+    }
+
+    /// Tells every stream connection to finish: no more requests read, those in flight
+    /// answered.
+    pub(crate) fn stop(&self) {
+        self.stop.send_replace(true);
+    }
+
+    /// Completes once no stream connection is open.
+    pub(crate) async fn drained(&self) {
+        let all = u32::try_from(self.max_connections).unwrap_or(u32::MAX);
+        let _ = self.connections.acquire_many(all).await;
     }
 
     /// The port told to senders: `public_port`, else the one bound.

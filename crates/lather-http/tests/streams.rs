@@ -549,3 +549,37 @@ async fn an_http2_stream_request_to_a_server_without_streams_is_refused() {
     let response = send.send_request(request).await.unwrap();
     assert_eq!(response.status(), 404);
 }
+
+#[tokio::test]
+async fn a_stopping_server_answers_what_its_streams_hold() {
+    let recorder = Recorder::default();
+    let backend = serve_one("/svc", recorder.clone()).await;
+    let mut far = far(backend, "").await;
+    let near = near(&far.url("/far"), "").await;
+    until_negotiated(&near).await;
+    let before = way(&metrics(&near).await, "stream");
+    let addr = near.addr;
+    let slow =
+        tokio::spawn(
+            async move { post(addr, "/near", SoapVersion::V12, message(9, "slow")).await },
+        );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // SIGTERM's path: stop accepting, finish what is in flight (the grace is 30 s). The
+    // server returns only once the stream's request has been answered by the service.
+    tokio::time::timeout(Duration::from_secs(10), far.shutdown())
+        .await
+        .expect("the far server stopped")
+        .unwrap()
+        .unwrap();
+    assert!(
+        recorder
+            .seen()
+            .iter()
+            .any(|m| String::from_utf8_lossy(m).contains("slow 9")),
+        "the far server returned before the request on its stream was answered"
+    );
+    let answer = slow.await.unwrap();
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    assert!(answer.text().contains("</r:count>"), "{}", answer.text());
+    assert_eq!(way(&metrics(&near).await, "stream"), before + 1.0);
+}

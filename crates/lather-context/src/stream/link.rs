@@ -36,7 +36,7 @@ pub enum LinkError {
     /// Sent, and the link was lost before its answer came: it may have been processed.
     #[error("the stream was lost after the request was sent")]
     Lost,
-    /// The far side could not take it (not processed), in its words.
+    /// The far side failed while handling it (it may have been processed), in its words.
     #[error("the far side refused the request: {0}")]
     Refused(String),
 }

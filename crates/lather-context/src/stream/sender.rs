@@ -62,7 +62,7 @@ pub enum Unstreamed {
     NoStream,
     /// It does not fit the stream: no shape, no schema left, or too large.
     Shape,
-    /// The stream closed before it was written, or the far side refused it unprocessed.
+    /// The stream closed before it was written.
     Closed,
     /// It was written and lost, and the policy is to resend.
     Resent,
@@ -187,15 +187,19 @@ impl StreamSender {
                 stats.plain_shape.fetch_add(1, Ordering::Relaxed);
                 SendOutcome::Plain(Unstreamed::Shape)
             }
-            Err(LinkError::Closed | LinkError::Refused(_)) => {
+            Err(LinkError::Closed) => {
                 stats.plain_closed.fetch_add(1, Ordering::Relaxed);
                 SendOutcome::Plain(Unstreamed::Closed)
             }
-            Err(LinkError::Lost) if self.inner.settings.on_error == OnError::Resend => {
+            // The far side failed while handling it: it may have been processed, as a
+            // request lost with its stream.
+            Err(LinkError::Lost | LinkError::Refused(_))
+                if self.inner.settings.on_error == OnError::Resend =>
+            {
                 stats.plain_closed.fetch_add(1, Ordering::Relaxed);
                 SendOutcome::Plain(Unstreamed::Resent)
             }
-            Err(LinkError::Lost) => {
+            Err(LinkError::Lost | LinkError::Refused(_)) => {
                 stats.lost.fetch_add(1, Ordering::Relaxed);
                 SendOutcome::Lost
             }

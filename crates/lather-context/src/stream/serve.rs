@@ -87,13 +87,15 @@ pub trait Handoff: Send + Sync + 'static {
     ) -> Pin<Box<dyn Future<Output = (u16, StreamMessage)> + Send + 'static>>;
 }
 
-/// Serves one accepted connection until it ends. The error says why it ended early.
-///
+/// Serves one accepted connection until it ends, or until `shutdown` completes: then no
+/// more frames are read, the requests in flight are answered and the connection closed.
+/// The error says why it ended early.
 pub async fn serve_connection<T>(
     mut io: T,
     tokens: &StreamTokens,
     limits: AcceptLimits,
     handoff: Arc<dyn Handoff>,
+    shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), WireError>
 where
     T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -125,7 +127,9 @@ where
         target,
         handoff,
     };
-    let ended = connection.run(&mut io, &mut reader).await;
+    let ended = connection
+        .run(&mut io, &mut reader, std::pin::pin!(shutdown))
+        .await;
     if let Err(e) = &ended {
         write_error(&mut connection.out, 0, &e.to_string());
     }
@@ -157,6 +161,7 @@ impl Connection {
         &mut self,
         io: &mut T,
         reader: &mut FrameReader,
+        mut shutdown: Pin<&mut (impl Future<Output = ()> + Send)>,
     ) -> Result<(), WireError> {
         let max_in_flight = self.limits.max_in_flight.max(1);
         loop {
@@ -171,6 +176,7 @@ impl Connection {
             };
             let can_read = self.in_flight < max_in_flight;
             tokio::select! {
+                () = &mut shutdown => return self.finish().await,
                 Some((id, handled)) = self.replies.recv(), if self.in_flight > 0 => {
                     self.reply(id, handled);
                     // Every reply ready now goes out in the same write.
@@ -190,7 +196,8 @@ impl Connection {
         }
     }
 
-    /// The sending side closed its half: answer what is in flight, then end.
+    /// The sending side closed its half, or the server is stopping: answer what is in
+    /// flight, then end.
     async fn finish(&mut self) -> Result<(), WireError> {
         while self.in_flight > 0 {
             let Some((id, handled)) = self.replies.recv().await else {
