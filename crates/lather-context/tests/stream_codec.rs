@@ -3,7 +3,7 @@
 
 use bytes::{Bytes, BytesMut};
 use lather_context::stream::{
-    CodecLimits, Decoder, EncodeError, Encoder, Envelope, FrameKind, StreamMessage,
+    CodecLimits, Decoder, EncodeError, Encoder, FrameHead, FrameKind, StreamMessage,
 };
 use proptest::prelude::*;
 
@@ -50,7 +50,7 @@ fn round_trip(messages: &[StreamMessage], limits: CodecLimits) -> Vec<usize> {
     for (i, m) in messages.iter().enumerate() {
         let mut out = BytesMut::new();
         encoder
-            .encode(&mut out, Envelope::Request(i as u32 + 1), m)
+            .encode(&mut out, FrameHead::Request(i as u32 + 1), m)
             .unwrap();
         sizes.push(out.len());
         let mut got = None;
@@ -60,7 +60,7 @@ fn round_trip(messages: &[StreamMessage], limits: CodecLimits) -> Vec<usize> {
             }
         }
         let got = got.expect("a message frame");
-        assert_eq!(got.envelope, Envelope::Request(i as u32 + 1));
+        assert_eq!(got.head, FrameHead::Request(i as u32 + 1));
         assert_eq!(&got.message, m, "message {i} came back different");
     }
     sizes
@@ -92,22 +92,22 @@ fn a_new_shape_after_the_last_schema_is_refused_and_changes_nothing() {
     let mut encoder = Encoder::new(limits);
     let mut out = BytesMut::new();
     encoder
-        .encode(&mut out, Envelope::Request(1), &message("<a>1</a>"))
+        .encode(&mut out, FrameHead::Request(1), &message("<a>1</a>"))
         .unwrap();
     let before = out.len();
     assert_eq!(
-        encoder.encode(&mut out, Envelope::Request(2), &message("<b>1</b>")),
+        encoder.encode(&mut out, FrameHead::Request(2), &message("<b>1</b>")),
         Err(EncodeError::SchemasFull(1))
     );
     assert_eq!(out.len(), before);
     assert_eq!(
-        encoder.encode(&mut out, Envelope::Request(3), &message("<a")),
+        encoder.encode(&mut out, FrameHead::Request(3), &message("<a")),
         Err(EncodeError::Shape(
             lather_context::stream::shape::ShapeError::Unterminated(0)
         ))
     );
     encoder
-        .encode(&mut out, Envelope::Request(4), &message("<a>2</a>"))
+        .encode(&mut out, FrameHead::Request(4), &message("<a>2</a>"))
         .unwrap();
     assert_eq!(encoder.schemas(), 1);
 }
@@ -117,7 +117,7 @@ fn a_message_of_a_schema_never_sent_is_refused() {
     let mut encoder = Encoder::new(CodecLimits::default());
     let mut out = BytesMut::new();
     encoder
-        .encode(&mut out, Envelope::Request(1), &message("<a>1</a>"))
+        .encode(&mut out, FrameHead::Request(1), &message("<a>1</a>"))
         .unwrap();
     let frames = frames(&out);
     let mut decoder = Decoder::new(CodecLimits::default());
@@ -133,13 +133,13 @@ fn replies_keep_their_status() {
     let mut decoder = Decoder::new(limits);
     let mut out = BytesMut::new();
     encoder
-        .encode(&mut out, Envelope::Reply(7, 500), &message("<f>x</f>"))
+        .encode(&mut out, FrameHead::Reply(7, 500), &message("<f>x</f>"))
         .unwrap();
     let got: Vec<_> = frames(&out)
         .into_iter()
         .filter_map(|(k, p)| decoder.decode(k, &p).unwrap())
         .collect();
-    assert_eq!(got[0].envelope, Envelope::Reply(7, 500));
+    assert_eq!(got[0].head, FrameHead::Reply(7, 500));
 }
 
 /// An XML-ish document: elements with attributes (some namespace declarations), text with
@@ -197,7 +197,7 @@ proptest! {
         let m = StreamMessage { headers: vec![], body: Bytes::from(body) };
         let mut encoder = Encoder::new(CodecLimits::default());
         let mut out = BytesMut::new();
-        if encoder.encode(&mut out, Envelope::Request(1), &m).is_ok() {
+        if encoder.encode(&mut out, FrameHead::Request(1), &m).is_ok() {
             let mut decoder = Decoder::new(CodecLimits::default());
             let got: Vec<_> = frames(&out).into_iter().filter_map(|(k, p)| decoder.decode(k, &p).unwrap()).collect();
             prop_assert_eq!(&got[0].message, &m);

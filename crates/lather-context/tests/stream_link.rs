@@ -4,8 +4,8 @@
 
 use bytes::Bytes;
 use lather_context::stream::{
-    AcceptLimits, CodecLimits, Handoff, Link, LinkError, LinkSettings, StreamMessage, StreamTokens,
-    serve_connection,
+    AcceptLimits, CodecLimits, Handoff, StreamLink, StreamLinkError, StreamLinkSettings,
+    StreamMessage, StreamTokens, serve_connection,
 };
 use std::future::Future;
 use std::pin::Pin;
@@ -61,8 +61,8 @@ fn limits() -> AcceptLimits {
     }
 }
 
-fn settings() -> LinkSettings {
-    LinkSettings {
+fn settings() -> StreamLinkSettings {
+    StreamLinkSettings {
         limits: CodecLimits::default(),
         max_in_flight: 64,
         handshake_timeout: Duration::from_secs(2),
@@ -98,7 +98,7 @@ async fn requests_in_flight_together_each_get_their_own_reply() {
     let addr = far(tokens.clone()).await;
     let token = tokens.grant("/svc").unwrap();
     let link = Arc::new(
-        Link::open(TcpStream::connect(addr).await.unwrap(), &token, settings())
+        StreamLink::open(TcpStream::connect(addr).await.unwrap(), &token, settings())
             .await
             .unwrap(),
     );
@@ -128,12 +128,13 @@ async fn a_token_opens_one_connection_only() {
     let tokens = Arc::new(StreamTokens::new(Duration::from_secs(30), 16));
     let addr = far(tokens.clone()).await;
     let token = tokens.grant("/svc").unwrap();
-    Link::open(TcpStream::connect(addr).await.unwrap(), &token, settings())
+    StreamLink::open(TcpStream::connect(addr).await.unwrap(), &token, settings())
         .await
         .unwrap();
-    let again = Link::open(TcpStream::connect(addr).await.unwrap(), &token, settings()).await;
+    let again = StreamLink::open(TcpStream::connect(addr).await.unwrap(), &token, settings()).await;
     assert!(again.unwrap_err().to_string().contains("refused"));
-    let made_up = Link::open(TcpStream::connect(addr).await.unwrap(), "0123", settings()).await;
+    let made_up =
+        StreamLink::open(TcpStream::connect(addr).await.unwrap(), "0123", settings()).await;
     assert!(made_up.is_err());
 }
 
@@ -144,7 +145,7 @@ async fn an_expired_token_is_refused() {
     let token = tokens.grant("/svc").unwrap();
     tokio::time::sleep(Duration::from_millis(120)).await;
     assert!(
-        Link::open(TcpStream::connect(addr).await.unwrap(), &token, settings())
+        StreamLink::open(TcpStream::connect(addr).await.unwrap(), &token, settings())
             .await
             .is_err()
     );
@@ -163,11 +164,11 @@ async fn a_request_whose_handling_panics_is_refused_and_the_stream_lives_on() {
     let tokens = Arc::new(StreamTokens::new(Duration::from_secs(30), 16));
     let addr = far(tokens.clone()).await;
     let token = tokens.grant("/svc").unwrap();
-    let link = Link::open(TcpStream::connect(addr).await.unwrap(), &token, settings())
+    let link = StreamLink::open(TcpStream::connect(addr).await.unwrap(), &token, settings())
         .await
         .unwrap();
     let e = link.call(request("<panic/>")).await.unwrap_err();
-    assert!(matches!(e, LinkError::Refused(_)), "{e}");
+    assert!(matches!(e, StreamLinkError::Refused(_)), "{e}");
     let (status, _) = link.call(request("<w>1</w>")).await.unwrap();
     assert_eq!(status, 200);
 }
@@ -186,14 +187,14 @@ async fn a_far_side_that_dies_loses_what_was_written_and_closes_the_link() {
         let _ = s.read(&mut frame).await;
         drop(s);
     });
-    let link = Link::open(TcpStream::connect(addr).await.unwrap(), "t", settings())
+    let link = StreamLink::open(TcpStream::connect(addr).await.unwrap(), "t", settings())
         .await
         .unwrap();
     let e = link.call(request("<a>1</a>")).await.unwrap_err();
-    assert!(matches!(e, LinkError::Lost), "{e}");
+    assert!(matches!(e, StreamLinkError::Lost), "{e}");
     assert!(link.is_closed());
     let e = link.call(request("<a>2</a>")).await.unwrap_err();
-    assert!(matches!(e, LinkError::Closed), "{e}");
+    assert!(matches!(e, StreamLinkError::Closed), "{e}");
 }
 
 #[tokio::test]

@@ -6,7 +6,7 @@
 
 use bytes::{Bytes, BytesMut};
 use lather_context::stream::{
-    CodecLimits, Decoded, Decoder, Encoder, Envelope, FrameKind, StreamMessage,
+    CodecLimits, Decoded, Decoder, Encoder, FrameHead, FrameKind, StreamMessage,
 };
 use serde_json::Value;
 
@@ -82,14 +82,14 @@ fn u64_field(v: &Value, key: &str, at: &str) -> u64 {
         .unwrap_or_else(|| panic!("{at}: `{key}` is not an unsigned integer"))
 }
 
-/// The envelope and message a vector describes.
+/// The frame head and message a vector describes.
 fn expected(v: &Value, at: &str) -> Decoded {
     let id = u32::try_from(u64_field(v, "id", at)).expect("request id fits u32");
-    let envelope = match str_field(v, "kind", at) {
-        "request" => Envelope::Request(id),
+    let head = match str_field(v, "kind", at) {
+        "request" => FrameHead::Request(id),
         "reply" => {
             let status = u16::try_from(u64_field(v, "status", at)).expect("status fits u16");
-            Envelope::Reply(id, status)
+            FrameHead::Reply(id, status)
         }
         other => panic!("{at}: unknown kind {other:?}"),
     };
@@ -105,7 +105,7 @@ fn expected(v: &Value, at: &str) -> Decoded {
         .collect();
     let body = Bytes::copy_from_slice(str_field(v, "body", at).as_bytes());
     Decoded {
-        envelope,
+        head,
         message: StreamMessage { headers, body },
     }
 }
@@ -133,7 +133,7 @@ fn lather_matches_the_independent_vectors() {
             // lather's encoder writes the vector's bytes.
             let mut out = BytesMut::new();
             encoder
-                .encode(&mut out, want.envelope, &want.message)
+                .encode(&mut out, want.head, &want.message)
                 .unwrap_or_else(|e| panic!("{at}: lather refused to encode: {e}"));
             assert_eq!(
                 to_hex(&out),
@@ -158,9 +158,9 @@ fn lather_matches_the_independent_vectors() {
                     .unwrap_or_else(|e| panic!("{at}: lather could not read the SCHEMA: {e}"));
                 assert!(got.is_none(), "{at}: a SCHEMA frame gave a message");
             }
-            let want_kind = match want.envelope {
-                Envelope::Request(_) => FrameKind::Message,
-                Envelope::Reply(..) => FrameKind::Reply,
+            let want_kind = match want.head {
+                FrameHead::Request(_) => FrameKind::Message,
+                FrameHead::Reply(..) => FrameKind::Reply,
             };
             assert_eq!(last.0, want_kind, "{at}: last frame kind");
             let got = decoder

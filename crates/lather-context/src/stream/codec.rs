@@ -21,7 +21,7 @@ pub struct StreamMessage {
 
 /// Which frame a message goes in: a request, or the reply to one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Envelope {
+pub enum FrameHead {
     /// A request, numbered by its sender.
     Request(u32),
     /// The reply to request `id`, with its HTTP status.
@@ -95,7 +95,7 @@ impl Encoder {
     pub fn encode(
         &mut self,
         out: &mut BytesMut,
-        envelope: Envelope,
+        head: FrameHead,
         message: &StreamMessage,
     ) -> Result<(), EncodeError> {
         let body = &message.body[..];
@@ -136,12 +136,12 @@ impl Encoder {
             .map(|(_, v)| &v[..])
             .chain(shape.slots.iter().map(|r| &body[r.clone()]));
         self.payload.clear();
-        let kind = match envelope {
-            Envelope::Request(request) => {
+        let kind = match head {
+            FrameHead::Request(request) => {
                 varint::put(&mut self.payload, request.into());
                 FrameKind::Message
             }
-            Envelope::Reply(request, status) => {
+            FrameHead::Reply(request, status) => {
                 varint::put(&mut self.payload, request.into());
                 varint::put(&mut self.payload, status.into());
                 FrameKind::Reply
@@ -247,7 +247,7 @@ pub(crate) fn frame(out: &mut BytesMut, kind: FrameKind, payload: &[u8]) {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Decoded {
     /// Request or reply, and its number.
-    pub envelope: Envelope,
+    pub head: FrameHead,
     /// The message rebuilt.
     pub message: StreamMessage,
 }
@@ -285,13 +285,13 @@ impl Decoder {
             }
             FrameKind::Message => {
                 let id = varint::take(input)?;
-                self.message(input, Envelope::Request(id)).map(Some)
+                self.message(input, FrameHead::Request(id)).map(Some)
             }
             FrameKind::Reply => {
                 let id = varint::take(input)?;
                 let status = u16::try_from(varint::take(input)?)
                     .map_err(|_| WireError::Malformed("status over 16 bits"))?;
-                self.message(input, Envelope::Reply(id, status)).map(Some)
+                self.message(input, FrameHead::Reply(id, status)).map(Some)
             }
             _ => Err(WireError::Malformed("not a message frame")),
         }
@@ -335,7 +335,7 @@ impl Decoder {
         Ok(())
     }
 
-    fn message(&mut self, input: &mut &[u8], envelope: Envelope) -> Result<Decoded, WireError> {
+    fn message(&mut self, input: &mut &[u8], head: FrameHead) -> Result<Decoded, WireError> {
         let id = varint::take_len(input)?;
         let schema = self
             .schemas
@@ -407,7 +407,7 @@ impl Decoder {
         schema.last = ranges;
         schema.last_bytes = bytes;
         Ok(Decoded {
-            envelope,
+            head,
             message: StreamMessage {
                 headers,
                 body: body.freeze(),

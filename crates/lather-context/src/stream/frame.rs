@@ -1,7 +1,7 @@
 //! Frames on the wire: reading one from a connection, the connection's preface, and the
 //! frames that carry no schema (RAW messages and ERRORs).
 
-use super::codec::{Decoded, Envelope, StreamMessage, frame};
+use super::codec::{Decoded, FrameHead, StreamMessage, frame};
 use super::varint;
 use super::{FrameKind, WireError};
 use bytes::{BufMut, Bytes, BytesMut};
@@ -132,11 +132,11 @@ fn complete_varint(input: &mut &[u8]) -> Result<Option<usize>, WireError> {
 
 /// Appends a RAW frame: a message sent whole, with its headers, for one that has no shape
 /// or no schema left.
-pub fn write_raw(out: &mut BytesMut, envelope: Envelope, message: &StreamMessage) {
+pub fn write_raw(out: &mut BytesMut, head: FrameHead, message: &StreamMessage) {
     let mut payload = Vec::with_capacity(message.body.len() + 64);
-    let (id, status) = match envelope {
-        Envelope::Request(id) => (id, 0),
-        Envelope::Reply(id, status) => (id, status),
+    let (id, status) = match head {
+        FrameHead::Request(id) => (id, 0),
+        FrameHead::Reply(id, status) => (id, status),
     };
     varint::put(&mut payload, id.into());
     varint::put(&mut payload, status.into());
@@ -172,13 +172,13 @@ pub fn read_raw(mut input: &[u8], reply: bool, max_headers: usize) -> Result<Dec
     if !input.is_empty() {
         return Err(WireError::Malformed("bytes after a raw message"));
     }
-    let envelope = if reply {
-        Envelope::Reply(id, status)
+    let head = if reply {
+        FrameHead::Reply(id, status)
     } else {
-        Envelope::Request(id)
+        FrameHead::Request(id)
     };
     Ok(Decoded {
-        envelope,
+        head,
         message: StreamMessage { headers, body },
     })
 }

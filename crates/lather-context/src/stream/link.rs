@@ -2,7 +2,7 @@
 //! by one writer task (so the encoder's last values match the far side's), replies are
 //! read by one reader task and handed to whoever waits for them.
 
-use super::codec::{CodecLimits, Decoder, EncodeError, Encoder, Envelope, StreamMessage};
+use super::codec::{CodecLimits, Decoder, EncodeError, Encoder, FrameHead, StreamMessage};
 use super::frame::{self, FrameReader, MAGIC, read_error, read_raw};
 use super::{FrameKind, WireError};
 use bytes::BytesMut;
@@ -15,7 +15,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 /// How a link behaves.
 #[derive(Debug, Clone, Copy)]
-pub struct LinkSettings {
+pub struct StreamLinkSettings {
     /// Bounds of both directions (the grant's).
     pub limits: CodecLimits,
     /// Most requests awaiting an answer at once (the grant's).
@@ -26,7 +26,7 @@ pub struct LinkSettings {
 
 /// Why a request did not get its answer over the link.
 #[derive(Debug, thiserror::Error)]
-pub enum LinkError {
+pub enum StreamLinkError {
     /// Not sent: it does not fit the stream. Send it as plain SOAP.
     #[error("not sent on the stream: {0}")]
     Unstreamed(#[from] EncodeError),
@@ -42,9 +42,9 @@ pub enum LinkError {
 }
 
 /// A reply as the link hands it back: the HTTP status and the message.
-pub type LinkReply = (u16, StreamMessage);
+pub type StreamReply = (u16, StreamMessage);
 
-type Waiter = oneshot::Sender<Result<LinkReply, LinkError>>;
+type Waiter = oneshot::Sender<Result<StreamReply, StreamLinkError>>;
 
 /// A request written and not yet answered: who waits, and its in-flight permit.
 type Pending = Arc<Mutex<HashMap<u32, (Waiter, OwnedSemaphorePermit)>>>;
@@ -57,7 +57,7 @@ struct Outgoing {
 
 /// One open stream connection.
 #[derive(Debug)]
-pub struct Link {
+pub struct StreamLink {
     queue: mpsc::Sender<Outgoing>,
     in_flight: Arc<Semaphore>,
     closed: Arc<AtomicBool>,
@@ -69,9 +69,13 @@ impl std::fmt::Debug for Outgoing {
     }
 }
 
-impl Link {
+impl StreamLink {
     /// Presents `token` on `io` and, once the far side accepts it, starts the link.
-    pub async fn open<T>(mut io: T, token: &str, settings: LinkSettings) -> Result<Link, WireError>
+    pub async fn open<T>(
+        mut io: T,
+        token: &str,
+        settings: StreamLinkSettings,
+    ) -> Result<StreamLink, WireError>
     where
         T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
@@ -107,7 +111,7 @@ impl Link {
             pending,
             closed.clone(),
         ));
-        Ok(Link {
+        Ok(StreamLink {
             queue,
             in_flight: Arc::new(Semaphore::new(settings.max_in_flight.max(1))),
             closed,
@@ -120,16 +124,16 @@ impl Link {
     }
 
     /// Sends `message` as a request and waits for its reply.
-    pub async fn call(&self, message: StreamMessage) -> Result<LinkReply, LinkError> {
+    pub async fn call(&self, message: StreamMessage) -> Result<StreamReply, StreamLinkError> {
         if self.is_closed() {
-            return Err(LinkError::Closed);
+            return Err(StreamLinkError::Closed);
         }
         let permit = self
             .in_flight
             .clone()
             .acquire_owned()
             .await
-            .map_err(|_| LinkError::Closed)?;
+            .map_err(|_| StreamLinkError::Closed)?;
         let (waiter, answer) = oneshot::channel();
         self.queue
             .send(Outgoing {
@@ -138,8 +142,8 @@ impl Link {
                 permit,
             })
             .await
-            .map_err(|_| LinkError::Closed)?;
-        answer.await.unwrap_or(Err(LinkError::Lost))
+            .map_err(|_| StreamLinkError::Closed)?;
+        answer.await.unwrap_or(Err(StreamLinkError::Lost))
     }
 }
 
@@ -154,7 +158,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     let mut out = BytesMut::new();
     while let Some(first) = outgoing.recv().await {
         if closed.load(Ordering::Acquire) {
-            let _ = first.waiter.send(Err(LinkError::Closed));
+            let _ = first.waiter.send(Err(StreamLinkError::Closed));
             continue;
         }
         // One turn of the scheduler lets requests ready on other tasks join this write:
@@ -165,12 +169,12 @@ async fn write_loop<W: AsyncWrite + Unpin>(
         while let Some(item) = batch.take().or_else(|| outgoing.try_recv().ok()) {
             let id = next_id;
             next_id = next_id.wrapping_add(1).max(1);
-            match encoder.encode(&mut out, Envelope::Request(id), &item.message) {
+            match encoder.encode(&mut out, FrameHead::Request(id), &item.message) {
                 Ok(()) => {
                     lock(&pending).insert(id, (item.waiter, item.permit));
                 }
                 Err(e) => {
-                    let _ = item.waiter.send(Err(LinkError::Unstreamed(e)));
+                    let _ = item.waiter.send(Err(StreamLinkError::Unstreamed(e)));
                 }
             }
             if out.len() > 256 * 1024 {
@@ -191,7 +195,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     // What was queued and never written is safe to send another way.
     outgoing.close();
     while let Ok(item) = outgoing.try_recv() {
-        let _ = item.waiter.send(Err(LinkError::Closed));
+        let _ = item.waiter.send(Err(StreamLinkError::Closed));
     }
     let _ = write.shutdown().await;
 }
@@ -219,7 +223,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
             FrameKind::Error => match read_error(&payload) {
                 Ok(failure) if failure.request != 0 => {
                     if let Some((waiter, _)) = lock(&pending).remove(&failure.request) {
-                        let _ = waiter.send(Err(LinkError::Refused(failure.reason)));
+                        let _ = waiter.send(Err(StreamLinkError::Refused(failure.reason)));
                     }
                     continue;
                 }
@@ -234,7 +238,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
         match answered {
             Ok(None) => {}
             Ok(Some(decoded)) => {
-                if let Envelope::Reply(id, status) = decoded.envelope
+                if let FrameHead::Reply(id, status) = decoded.head
                     && let Some((waiter, _)) = lock(&pending).remove(&id)
                 {
                     let _ = waiter.send(Ok((status, decoded.message)));
@@ -253,7 +257,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
 /// Answers every request written and not answered: lost, as it may have been processed.
 fn fail_all(pending: &Pending) {
     for (_, (waiter, _)) in lock(pending).drain() {
-        let _ = waiter.send(Err(LinkError::Lost));
+        let _ = waiter.send(Err(StreamLinkError::Lost));
     }
 }
 

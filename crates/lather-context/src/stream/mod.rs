@@ -10,7 +10,7 @@
 //! - [`Encoder`] / [`Decoder`]: the frames of one direction.
 //! - [`frame`]: reading frames, the preface, RAW and ERROR frames.
 //! - [`negotiation`]: the `OpenStream` exchange.
-//! - [`Link`] / [`StreamSender`]: the sending side, with its per-message fallback to
+//! - [`StreamLink`] / [`StreamSender`]: the sending side, with its per-message fallback to
 //!   SOAP/HTTP; [`StreamingClient`]: the Rust client as a sender;
 //!   [`serve_connection`]: the receiving side.
 //!
@@ -29,8 +29,8 @@ pub mod shape;
 mod varint;
 
 pub use client::StreamingClient;
-pub use codec::{CodecLimits, Decoded, Decoder, EncodeError, Encoder, Envelope, StreamMessage};
-pub use link::{Link, LinkError, LinkReply, LinkSettings};
+pub use codec::{CodecLimits, Decoded, Decoder, EncodeError, Encoder, FrameHead, StreamMessage};
+pub use link::{StreamLink, StreamLinkError, StreamLinkSettings, StreamReply};
 pub use sender::{
     OnError, SendOutcome, SenderSettings, SenderStats, StreamSender, StreamTransport, Unstreamed,
 };

@@ -6,7 +6,7 @@
 use super::REPRESENTATION;
 use super::codec::{CodecLimits, StreamMessage};
 use super::duplex::{BodyReader, ChannelWriter, Duplex, H2_CONTENT_TYPE, TRANSPORT_H2, channel};
-use super::link::{Link, LinkError, LinkSettings};
+use super::link::{StreamLink, StreamLinkError, StreamLinkSettings};
 use super::negotiation::{ACTION, Grant, Offer, TRANSPORT_TCP};
 use lather_client::{Call, Client};
 use std::collections::HashMap;
@@ -117,7 +117,7 @@ pub struct SenderSettings {
 
 enum Route {
     Negotiating,
-    Open(Arc<Link>),
+    Open(Arc<StreamLink>),
     Plain(Instant),
 }
 
@@ -182,24 +182,24 @@ impl StreamSender {
                 stats.streamed.fetch_add(1, Ordering::Relaxed);
                 SendOutcome::Answered(status, reply)
             }
-            Err(LinkError::Unstreamed(e)) => {
+            Err(StreamLinkError::Unstreamed(e)) => {
                 tracing::debug!(operation, error = %e, "message sent as plain SOAP");
                 stats.plain_shape.fetch_add(1, Ordering::Relaxed);
                 SendOutcome::Plain(Unstreamed::Shape)
             }
-            Err(LinkError::Closed) => {
+            Err(StreamLinkError::Closed) => {
                 stats.plain_closed.fetch_add(1, Ordering::Relaxed);
                 SendOutcome::Plain(Unstreamed::Closed)
             }
             // The far side failed while handling it: it may have been processed, as a
             // request lost with its stream.
-            Err(LinkError::Lost | LinkError::Refused(_))
+            Err(StreamLinkError::Lost | StreamLinkError::Refused(_))
                 if self.inner.settings.on_error == OnError::Resend =>
             {
                 stats.plain_closed.fetch_add(1, Ordering::Relaxed);
                 SendOutcome::Plain(Unstreamed::Resent)
             }
-            Err(LinkError::Lost | LinkError::Refused(_)) => {
+            Err(StreamLinkError::Lost | StreamLinkError::Refused(_)) => {
                 stats.lost.fetch_add(1, Ordering::Relaxed);
                 SendOutcome::Lost
             }
@@ -208,7 +208,7 @@ impl StreamSender {
 
     /// The open link for `url` and `operation`, starting a negotiation when there is none
     /// and none is under way or waiting out its retry interval.
-    fn link(&self, url: &http::Uri, operation: &str) -> Option<Arc<Link>> {
+    fn link(&self, url: &http::Uri, operation: &str) -> Option<Arc<StreamLink>> {
         let key = (url.to_string(), operation.to_owned());
         let mut routes = lock(&self.inner.routes);
         match routes.get(&key) {
@@ -245,7 +245,7 @@ impl StreamSender {
 /// Why a negotiation failed, in words for the log.
 type Why = String;
 
-async fn negotiate(inner: &Inner, url: &http::Uri, operation: &str) -> Result<Link, Why> {
+async fn negotiate(inner: &Inner, url: &http::Uri, operation: &str) -> Result<StreamLink, Why> {
     let settings = &inner.settings;
     let offer = Offer {
         representations: vec![REPRESENTATION.to_owned()],
@@ -266,7 +266,7 @@ async fn negotiate(inner: &Inner, url: &http::Uri, operation: &str) -> Result<Li
             grant.representation, grant.transport
         ));
     }
-    let link_settings = LinkSettings {
+    let link_settings = StreamLinkSettings {
         limits: CodecLimits {
             max_schemas: grant.max_schemas as usize,
             max_message_bytes: settings
@@ -281,13 +281,13 @@ async fn negotiate(inner: &Inner, url: &http::Uri, operation: &str) -> Result<Li
         // Only the port comes from the answer: the host is the one already talked to.
         StreamTransport::Tcp => {
             let stream = connect(url, grant.port, settings.timeout).await?;
-            Link::open(stream, &grant.token, link_settings).await
+            StreamLink::open(stream, &grant.token, link_settings).await
         }
         StreamTransport::H2 => {
             let port = url.port_u16().unwrap_or(80);
             let stream = connect(url, port, settings.timeout).await?;
             let duplex = h2_request(url, stream, settings.timeout).await?;
-            Link::open(duplex, &grant.token, link_settings).await
+            StreamLink::open(duplex, &grant.token, link_settings).await
         }
     };
     opened.map_err(|e| format!("the stream handshake failed: {e}"))

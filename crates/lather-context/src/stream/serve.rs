@@ -4,7 +4,7 @@
 //! written back in the stream's form (or whole, in a RAW frame, when it has no shape or no
 //! schema is left).
 
-use super::codec::{CodecLimits, Decoded, Decoder, Encoder, Envelope, StreamMessage};
+use super::codec::{CodecLimits, Decoded, Decoder, Encoder, FrameHead, StreamMessage};
 use super::frame::{FrameReader, MAGIC, read_raw, write_error, write_raw};
 use super::{FrameKind, WireError};
 use bytes::BytesMut;
@@ -220,7 +220,7 @@ impl Connection {
             }
         };
         if let Some(Decoded {
-            envelope: Envelope::Request(id),
+            head: FrameHead::Request(id),
             message,
         }) = decoded
         {
@@ -241,13 +241,9 @@ impl Connection {
         self.in_flight -= 1;
         match handled {
             Some((status, message)) => {
-                let envelope = Envelope::Reply(id, status);
-                if self
-                    .encoder
-                    .encode(&mut self.out, envelope, &message)
-                    .is_err()
-                {
-                    write_raw(&mut self.out, envelope, &message);
+                let head = FrameHead::Reply(id, status);
+                if self.encoder.encode(&mut self.out, head, &message).is_err() {
+                    write_raw(&mut self.out, head, &message);
                 }
             }
             None => write_error(&mut self.out, id, "the request could not be handled"),
