@@ -3,6 +3,7 @@
 
 mod check;
 mod logging;
+mod relay;
 mod serve;
 mod subscribe;
 mod worker;
@@ -52,6 +53,9 @@ enum Command {
     /// Subscribe to a remote WS-Eventing source and print each notification's body (one
     /// line each) until N arrived, Ctrl-C or the timeout; then unsubscribe.
     Subscribe(Box<subscribe::SubscribeArgs>),
+    /// Relay SOAP traffic to a server, showing each exchange (and recording it with
+    /// --record) until SIGINT or SIGTERM; or send a recording again with --replay FILE URL.
+    Relay(Box<relay::RelayArgs>),
 }
 
 fn main() -> ExitCode {
@@ -61,6 +65,7 @@ fn main() -> ExitCode {
         Command::Serve { config } => serve::run(&config),
         Command::Check { config } => check::run(&config),
         Command::Subscribe(args) => subscribe::run(&args),
+        Command::Relay(args) => relay::run(&args),
         Command::Worker {
             config,
             handlers,
