@@ -13,6 +13,14 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         "server: listen {}, max_message_bytes {}, max_depth {}, max_attributes {}",
         server.listen, server.max_message_bytes, server.max_depth, server.max_attributes
     );
+    if server.compress_responses {
+        println!(
+            "  answers gzip-compressed for clients that ask, from {} bytes",
+            server.compress_min_bytes
+        );
+    } else {
+        println!("  answers never compressed");
+    }
     if let Some(stream) = &config.stream {
         println!(
             "message streams: accepted on {}{}, at most {} connections of {} requests in flight and {} schemas each; idle connections closed after {} ms, tokens good for {} s",

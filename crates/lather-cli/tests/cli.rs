@@ -49,6 +49,10 @@ fn check_prints_the_services_of_the_quickstart() {
         stdout.contains("/gateway") && stdout.contains("gateway to http://127.0.0.1:8080/echo"),
         "{stdout}"
     );
+    assert!(
+        stdout.contains("answers gzip-compressed for clients that ask, from 1024 bytes"),
+        "{stdout}"
+    );
 }
 
 #[test]

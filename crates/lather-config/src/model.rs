@@ -90,6 +90,11 @@ pub struct ServerConfig {
     /// on the message's task instead of the CPU pool (default 50; 0 sends every CPU-bound
     /// call to the pool).
     pub cpu_inline_micros: u64,
+    /// Whether answers are gzip-compressed for clients whose `Accept-Encoding` takes gzip
+    /// (default true).
+    pub compress_responses: bool,
+    /// Answers smaller than this many bytes go uncompressed (default 1024).
+    pub compress_min_bytes: usize,
 }
 
 /// `max_in_flight`: a fixed number or `"auto"`.
@@ -132,6 +137,8 @@ impl Default for ServerConfig {
             public_url: None,
             cpu_threads: 0,
             cpu_inline_micros: 50,
+            compress_responses: true,
+            compress_min_bytes: 1024,
         }
     }
 }

@@ -39,16 +39,17 @@ where
     if let Some(response) = admin(&state, &req) {
         return response;
     }
+    let gzip = crate::compress::accepts_gzip(req.headers());
     let Some(service) = state.services.get(req.uri().path()).cloned() else {
         let fault = Fault::with_reason(
             FaultKind::NoSuchService,
             format!("no service at {}", req.uri().path()),
         );
         let version = guess_version(req.headers());
-        return finish(&state, NO_SERVICE, Err((fault, version)), started, 0);
+        return finish(&state, NO_SERVICE, Err((fault, version)), started, 0, gzip);
     };
     let (outcome, bytes_in) = serve(&state, &service, req).await;
-    finish(&state, &service.name, outcome, started, bytes_in)
+    finish(&state, &service.name, outcome, started, bytes_in, gzip)
 }
 
 fn finish(
@@ -57,12 +58,14 @@ fn finish(
     outcome: Outcome,
     started: Instant,
     bytes_in: u64,
+    gzip: bool,
 ) -> HttpResponse {
     let response = outcome.unwrap_or_else(|(fault, version)| {
         state.metrics.fault(service, fault.kind().spec().name);
         tracing::debug!(service, %fault, "fault");
         respond::fault(&fault, version)
     });
+    let response = state.compression.apply(response, gzip);
     let bytes_out = hyper::body::Body::size_hint(response.body())
         .exact()
         .unwrap_or(0);

@@ -13,6 +13,7 @@ mod builder;
 mod collect;
 mod collect_eventing;
 mod collect_streams;
+mod compress;
 mod conn_cap;
 mod context_nats;
 mod counted;

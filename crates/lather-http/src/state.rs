@@ -27,6 +27,8 @@ pub(crate) struct State {
     pub(crate) admin_allow: Vec<lather_config::IpNet>,
     /// Where CPU-bound handlers run.
     pub(crate) cpu_pool: CpuPool,
+    /// When answers are compressed.
+    pub(crate) compression: crate::compress::ResponseCompression,
     /// The receiving side of message streams (`[stream]`), if configured.
     pub(crate) streams: Option<Arc<crate::stream_acceptor::StreamAcceptor>>,
 }
@@ -77,6 +79,10 @@ impl State {
             link,
             health: crate::health::Health::new(&services),
             admin_allow: server.admin_allow.clone(),
+            compression: crate::compress::ResponseCompression {
+                enabled: server.compress_responses,
+                min_bytes: server.compress_min_bytes,
+            },
             cpu_pool,
             streams: None,
         })
