@@ -51,3 +51,4 @@ pub use call::Call;
 pub use client::Client;
 pub use error::{BoxError, ClientError, STATUS_BODY_BYTES};
 pub use response::SoapResponse;
+pub use transport::soap_headers;

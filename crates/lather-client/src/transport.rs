@@ -30,6 +30,42 @@ pub(crate) struct Received {
     pub(crate) body: Bytes,
 }
 
+/// The HTTP headers of a SOAP request in `version` with `action`: SOAP 1.1's
+/// `Content-Type: text/xml` and a quoted `SOAPAction` (always sent, empty when unknown:
+/// WS-I BP R2744); SOAP 1.2's `application/soap+xml` with the action as its parameter.
+/// An action that cannot be an HTTP header value is [`ClientError::InvalidRequest`].
+pub fn soap_headers(
+    version: SoapVersion,
+    action: Option<&str>,
+) -> Result<http::HeaderMap, ClientError> {
+    let header = |text: String| {
+        HeaderValue::from_str(&text).map_err(|_| ClientError::InvalidRequest {
+            reason: format!("action {action:?} cannot be sent in an HTTP header"),
+        })
+    };
+    // A `"` would end the quoted string: percent-encode it, as URIs allow.
+    let quoted = action.map(|a| format!("\"{}\"", a.replace('"', "%22")));
+    let mut headers = http::HeaderMap::new();
+    match version {
+        SoapVersion::V11 => {
+            headers.insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static("text/xml; charset=utf-8"),
+            );
+            let value = quoted.unwrap_or_else(|| "\"\"".to_owned());
+            headers.insert("soapaction", header(value)?);
+        }
+        SoapVersion::V12 => {
+            let value = match quoted {
+                Some(q) => header(format!("application/soap+xml; charset=utf-8; action={q}"))?,
+                None => HeaderValue::from_static("application/soap+xml; charset=utf-8"),
+            };
+            headers.insert(CONTENT_TYPE, value);
+        }
+    }
+    Ok(headers)
+}
+
 impl Transport {
     /// A pool with `settings`; a user agent that cannot be a header value is refused.
     pub(crate) fn new(settings: &ClientBuilder) -> Result<Transport, ClientError> {
@@ -78,36 +114,13 @@ impl Transport {
         envelope: Bytes,
     ) -> Result<Request<Full<Bytes>>, ClientError> {
         let uri = checked_uri(url)?;
-        let header = |text: String| {
-            HeaderValue::from_str(&text).map_err(|_| ClientError::InvalidRequest {
-                reason: format!("action {action:?} cannot be sent in an HTTP header"),
-            })
-        };
-        // A `"` would end the quoted string: percent-encode it, as URIs allow.
-        let quoted = action.map(|a| format!("\"{}\"", a.replace('"', "%22")));
         let mut request = Request::new(Full::new(envelope));
         *request.method_mut() = Method::POST;
         *request.uri_mut() = uri;
-        let headers = request.headers_mut();
-        match version {
-            SoapVersion::V11 => {
-                // WS-I BP R2744: SOAPAction is always sent, quoted, empty when unknown.
-                let value = quoted.unwrap_or_else(|| "\"\"".to_owned());
-                headers.insert("soapaction", header(value)?);
-                headers.insert(
-                    CONTENT_TYPE,
-                    HeaderValue::from_static("text/xml; charset=utf-8"),
-                );
-            }
-            SoapVersion::V12 => {
-                let value = match quoted {
-                    Some(q) => header(format!("application/soap+xml; charset=utf-8; action={q}"))?,
-                    None => HeaderValue::from_static("application/soap+xml; charset=utf-8"),
-                };
-                headers.insert(CONTENT_TYPE, value);
-            }
-        }
-        headers.insert(USER_AGENT, self.user_agent.clone());
+        *request.headers_mut() = soap_headers(version, action)?;
+        request
+            .headers_mut()
+            .insert(USER_AGENT, self.user_agent.clone());
         Ok(request)
     }
 

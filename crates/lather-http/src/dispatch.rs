@@ -10,6 +10,7 @@ use crate::respond::{self, HttpResponse};
 use crate::service::Service;
 use crate::state::State;
 use bytes::Bytes;
+use futures_util::FutureExt;
 use http::request::Parts;
 use http::{Method, Request, StatusCode};
 use hyper::body::Body;
@@ -17,6 +18,7 @@ use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
 use lather_pipeline::{
     Context, Direction, Location, Priority, Reply, ServiceRequest, check_must_understand,
 };
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -24,6 +26,27 @@ use std::time::Instant;
 pub(crate) const PRIORITY_HEADER: &str = "lather-priority";
 
 type Outcome = Result<HttpResponse, (Fault, SoapVersion)>;
+
+/// Answers one request on the CPU pool's scope; a panic anywhere below becomes an
+/// `Internal` fault in the request's (guessed) SOAP version, and the caller lives on.
+pub(crate) async fn handle_guarded<B>(state: Arc<State>, req: Request<B>) -> HttpResponse
+where
+    B: Body<Data = Bytes>,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    let version = guess_version(req.headers());
+    let pool = state.cpu_pool.clone();
+    AssertUnwindSafe(pool.scope(handle(state, req)))
+        .catch_unwind()
+        .await
+        .unwrap_or_else(|_| {
+            let fault = Fault::with_reason(
+                FaultKind::Internal,
+                "the request handler failed unexpectedly",
+            );
+            respond::fault(&fault, version)
+        })
+}
 
 /// Answers one request.
 pub(crate) async fn handle<B>(state: Arc<State>, req: Request<B>) -> HttpResponse

@@ -1,13 +1,9 @@
 //! Idle connections: a connection that moves no byte for `idle_timeout_ms` while none of
 //! its requests is being handled is closed — from accept on, not from its first byte.
 
-use std::io;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// What one connection did lately: when a byte last moved, and how many of its requests
 /// are being handled.
@@ -69,71 +65,13 @@ impl Drop for Busy {
     }
 }
 
-/// A stream that records its activity.
-#[derive(Debug)]
-pub(crate) struct Watched<S> {
-    inner: S,
-    activity: Arc<Activity>,
-}
-
-impl<S> Watched<S> {
-    pub(crate) fn new(inner: S, activity: Arc<Activity>) -> Self {
-        Watched { inner, activity }
-    }
-}
-
-impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let this = &mut *self;
-        let poll = Pin::new(&mut this.inner).poll_read(cx, buf);
-        if buf.filled().len() > before {
-            this.activity.touch();
-        }
-        poll
-    }
-}
-
-impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        let poll = Pin::new(&mut this.inner).poll_write(cx, buf);
-        if matches!(poll, Poll::Ready(Ok(n)) if n > 0) {
-            this.activity.touch();
-        }
-        poll
+/// Any byte moved is activity.
+impl crate::watched::Traffic for Activity {
+    fn read(&self, _: usize) {
+        self.touch();
     }
 
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let this = &mut *self;
-        let poll = Pin::new(&mut this.inner).poll_write_vectored(cx, bufs);
-        if matches!(poll, Poll::Ready(Ok(n)) if n > 0) {
-            this.activity.touch();
-        }
-        poll
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
+    fn written(&self, _: usize) {
+        self.touch();
     }
 }

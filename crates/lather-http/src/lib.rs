@@ -41,6 +41,7 @@ mod state;
 mod stream_accept;
 mod stream_acceptor;
 mod stream_grant;
+mod watched;
 
 pub use builder::{Mount, ServerBuilder};
 pub use echo::Echo;

@@ -5,23 +5,19 @@ use crate::ServeError;
 use crate::accept::AcceptErrors;
 use crate::conn_cap::ConnectionCaps;
 use crate::dispatch;
-use crate::idle::{Activity, Busy, Watched};
-use crate::negotiate::guess_version;
+use crate::idle::{Activity, Busy};
 use crate::peer::Peer;
-use crate::respond;
 use crate::state::State;
-use futures_util::FutureExt;
+use crate::watched::Watched;
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use lather_config::ServerConfig;
-use lather_envelope::{Fault, FaultKind};
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -187,19 +183,8 @@ async fn answer(
     if crate::stream_accept::is_h2_stream(&req) {
         return Ok(crate::stream_accept::h2_stream(state, req, peer, busy));
     }
-    let version = guess_version(req.headers());
     req.extensions_mut().insert(Peer(peer));
-    let pool = state.cpu_pool.clone();
-    let response = AssertUnwindSafe(pool.scope(dispatch::handle(state, req)))
-        .catch_unwind()
-        .await
-        .unwrap_or_else(|_| {
-            let fault = Fault::with_reason(
-                FaultKind::Internal,
-                "the request handler failed unexpectedly",
-            );
-            respond::fault(&fault, version)
-        });
+    let response = dispatch::handle_guarded(state, req).await;
     drop(busy);
     Ok(response.map(http_body_util::Either::Left))
 }

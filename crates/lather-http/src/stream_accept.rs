@@ -3,22 +3,19 @@
 //! as an HTTP request (admission, handlers, metrics), so handlers and services cannot tell
 //! a stream's messages from others.
 
-use crate::counted::Counted;
 use crate::dispatch;
 use crate::peer::Peer;
-use crate::respond::{self, HttpResponse};
+use crate::respond::HttpResponse;
 use crate::state::State;
 use crate::stream_acceptor::StreamAcceptor;
+use crate::watched::Watched;
 use bytes::Bytes;
-use futures_util::FutureExt;
 use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use lather_context::stream::duplex::{self, BodyReader, ChannelBody, Duplex, H2_CONTENT_TYPE};
 use lather_context::stream::{Handoff, StreamMessage, serve_connection};
-use lather_envelope::{Fault, FaultKind, SoapVersion};
 use std::future::Future;
 use std::net::SocketAddr;
-use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -52,32 +49,33 @@ pub(crate) async fn run(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let handoff = Arc::new(DispatchHandoff {
-            state: state.clone(),
-            peer,
-        });
-        let acceptor = acceptor.clone();
-        tokio::spawn(async move {
-            let _slot = slot;
-            let stream = Counted::new(stream, acceptor.bytes.clone());
-            let ended = serve_connection(
-                stream,
-                &acceptor.tokens,
-                acceptor.limits,
-                handoff,
-                acceptor.stopping(),
-            );
-            match ended.await {
-                Ok(()) => {
-                    acceptor.served.fetch_add(1, Ordering::Relaxed);
-                }
-                Err(e) => {
-                    acceptor.failed.fetch_add(1, Ordering::Relaxed);
-                    tracing::debug!(%peer, error = %e, "stream connection ended");
-                }
-            }
-        });
+        let handoff = DispatchHandoff::new(state.clone(), peer);
+        tokio::spawn(serve_counted(acceptor.clone(), stream, handoff, peer, slot));
     }
+}
+
+/// Serves one stream connection, counting its bytes and how it ended; `held` (its
+/// connection slot, and for HTTP/2 its request's busy mark) lives as long as it does.
+async fn serve_counted<T, H>(
+    acceptor: Arc<StreamAcceptor>,
+    io: T,
+    handoff: Arc<DispatchHandoff>,
+    peer: SocketAddr,
+    held: H,
+) where
+    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    H: Send,
+{
+    let _held = held;
+    let io = Watched::new(io, acceptor.bytes.clone());
+    let stopping = acceptor.stopping();
+    match serve_connection(io, &acceptor.tokens, acceptor.limits, handoff, stopping).await {
+        Ok(()) => acceptor.served.fetch_add(1, Ordering::Relaxed),
+        Err(e) => {
+            tracing::debug!(%peer, error = %e, "stream connection ended");
+            acceptor.failed.fetch_add(1, Ordering::Relaxed)
+        }
+    };
 }
 
 /// The body of every answer of the HTTP listener: a whole message, or the receiving
@@ -122,22 +120,9 @@ pub(crate) fn h2_stream(
         );
     };
     let (writer, body) = duplex::channel();
-    let io = Counted::new(
-        Duplex::new(BodyReader::new(req.into_body()), writer),
-        acceptor.bytes.clone(),
-    );
-    let handoff = Arc::new(DispatchHandoff { state, peer });
-    tokio::spawn(async move {
-        let _held = (slot, busy);
-        let stopping = acceptor.stopping();
-        match serve_connection(io, &acceptor.tokens, acceptor.limits, handoff, stopping).await {
-            Ok(()) => acceptor.served.fetch_add(1, Ordering::Relaxed),
-            Err(e) => {
-                tracing::debug!(%peer, error = %e, "HTTP/2 stream ended");
-                acceptor.failed.fetch_add(1, Ordering::Relaxed)
-            }
-        };
-    });
+    let io = Duplex::new(BodyReader::new(req.into_body()), writer);
+    let handoff = DispatchHandoff::new(state, peer);
+    tokio::spawn(serve_counted(acceptor, io, handoff, peer, (slot, busy)));
     let mut response = Response::new(http_body_util::Either::Right(body));
     response.headers_mut().insert(
         http::header::CONTENT_TYPE,
@@ -150,6 +135,16 @@ pub(crate) fn h2_stream(
 struct DispatchHandoff {
     state: Arc<State>,
     peer: SocketAddr,
+    /// The `Host` every rebuilt request carries: the listen address.
+    host: HeaderValue,
+}
+
+impl DispatchHandoff {
+    fn new(state: Arc<State>, peer: SocketAddr) -> Arc<Self> {
+        let host = HeaderValue::from_str(&state.listen.to_string())
+            .unwrap_or(HeaderValue::from_static("localhost"));
+        Arc::new(DispatchHandoff { state, peer, host })
+    }
 }
 
 impl Handoff for DispatchHandoff {
@@ -160,6 +155,7 @@ impl Handoff for DispatchHandoff {
     ) -> Pin<Box<dyn Future<Output = (u16, StreamMessage)> + Send + 'static>> {
         let state = self.state.clone();
         let peer = self.peer;
+        let host = self.host.clone();
         Box::pin(async move {
             let mut request = Request::new(Full::new(message.body));
             *request.method_mut() = Method::POST;
@@ -173,22 +169,9 @@ impl Handoff for DispatchHandoff {
                     headers.append(name, value);
                 }
             }
-            if let Ok(host) = HeaderValue::from_str(&state.listen.to_string()) {
-                headers.insert(http::header::HOST, host);
-            }
+            headers.insert(http::header::HOST, host);
             request.extensions_mut().insert(Peer(peer));
-            let pool = state.cpu_pool.clone();
-            let response = AssertUnwindSafe(pool.scope(dispatch::handle(state, request)))
-                .catch_unwind()
-                .await
-                .unwrap_or_else(|_| {
-                    let fault = Fault::with_reason(
-                        FaultKind::Internal,
-                        "the request handler failed unexpectedly",
-                    );
-                    respond::fault(&fault, SoapVersion::V12)
-                });
-            reply_message(response).await
+            reply_message(dispatch::handle_guarded(state, request).await).await
         })
     }
 }

@@ -80,12 +80,6 @@ impl Relay {
             .path_and_query()
             .map_or("/", |p| p.as_str())
             .to_owned();
-        let headers: Vec<(String, String)> = parts
-            .headers
-            .iter()
-            .filter(|(name, _)| relayed(name.as_str()))
-            .filter_map(|(name, value)| Some((name.to_string(), value.to_str().ok()?.to_owned())))
-            .collect();
         let mut forward = Request::new(Full::new(body.clone()));
         *forward.method_mut() = parts.method.clone();
         *forward.uri_mut() = match format!("http://{}{path}", self.to).parse() {
@@ -95,6 +89,18 @@ impl Relay {
         for (name, value) in parts.headers.iter().filter(|(n, _)| relayed(n.as_str())) {
             forward.headers_mut().append(name.clone(), value.clone());
         }
+        // The headers as recorded: those forwarded, read only when recording.
+        let headers: Vec<(String, String)> = if self.record.is_some() {
+            forward
+                .headers()
+                .iter()
+                .filter_map(|(name, value)| {
+                    Some((name.to_string(), value.to_str().ok()?.to_owned()))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let answer = tokio::time::timeout(self.timeout, async {
             let response = self.client.request(forward).await?;
             let (parts, body) = response.into_parts();

@@ -5,8 +5,8 @@
 use super::codec::StreamMessage;
 use super::sender::{SendOutcome, SenderSettings, SenderStats, StreamSender};
 use bytes::Bytes;
-use lather_client::{Client, ClientError, SoapResponse};
-use lather_envelope::{Envelope, SoapVersion};
+use lather_client::{Client, ClientError, SoapResponse, soap_headers};
+use lather_envelope::Envelope;
 
 /// A SOAP client that negotiates message streams with lather services.
 ///
@@ -64,27 +64,20 @@ impl StreamingClient {
             reason: "not a URL",
         })?;
         let version = envelope.version();
-        let quoted = action.map(|a| format!("\"{}\"", a.replace('"', "%22")));
-        let mut headers = Vec::with_capacity(2);
-        match version {
-            SoapVersion::V11 => {
-                headers.push(content_type("text/xml; charset=utf-8"));
-                let action = quoted.unwrap_or_else(|| "\"\"".to_owned());
-                headers.push(("soapaction".to_owned(), Bytes::from(action)));
-            }
-            SoapVersion::V12 => headers.push(content_type(&match quoted {
-                Some(q) => format!("application/soap+xml; charset=utf-8; action={q}"),
-                None => "application/soap+xml; charset=utf-8".to_owned(),
-            })),
-        }
-        let operation = envelope.operation().map_or_else(String::new, |op| {
-            format!("{{{}}}{}", op.namespace(), op.local())
-        });
+        let headers = soap_headers(version, action)?
+            .iter()
+            .map(|(name, value)| {
+                (
+                    name.as_str().to_owned(),
+                    Bytes::copy_from_slice(value.as_bytes()),
+                )
+            })
+            .collect();
         let message = StreamMessage {
             headers,
             body: envelope.as_bytes().clone(),
         };
-        match self.sender.send(&uri, &operation, message).await {
+        match self.sender.send(&uri, envelope.operation(), message).await {
             SendOutcome::Answered(status, reply) => {
                 let content_type = reply
                     .headers
@@ -106,11 +99,4 @@ impl StreamingClient {
             }),
         }
     }
-}
-
-fn content_type(value: &str) -> (String, Bytes) {
-    (
-        "content-type".to_owned(),
-        Bytes::copy_from_slice(value.as_bytes()),
-    )
 }

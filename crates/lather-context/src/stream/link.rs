@@ -4,6 +4,7 @@
 
 use super::codec::{CodecLimits, Decoder, EncodeError, Encoder, FrameHead, StreamMessage};
 use super::frame::{self, FrameReader, MAGIC, read_error, read_raw};
+use super::lock;
 use super::{FrameKind, WireError};
 use bytes::BytesMut;
 use std::collections::HashMap;
@@ -259,8 +260,4 @@ fn fail_all(pending: &Pending) {
     for (_, (waiter, _)) in lock(pending).drain() {
         let _ = waiter.send(Err(StreamLinkError::Lost));
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

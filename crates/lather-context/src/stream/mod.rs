@@ -81,5 +81,11 @@ pub enum WireError {
     Io(#[from] std::io::Error),
 }
 
+/// A mutex's guard, taken over from a holder that panicked: the maps it guards stay
+/// consistent at every step.
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// The representation this version speaks, as named in the negotiation.
 pub const REPRESENTATION: &str = "lather-stream/1";

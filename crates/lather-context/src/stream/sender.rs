@@ -7,8 +7,10 @@ use super::REPRESENTATION;
 use super::codec::{CodecLimits, StreamMessage};
 use super::duplex::{BodyReader, ChannelWriter, Duplex, H2_CONTENT_TYPE, TRANSPORT_H2, channel};
 use super::link::{StreamLink, StreamLinkError, StreamLinkSettings};
+use super::lock;
 use super::negotiation::{ACTION, Grant, Offer, TRANSPORT_TCP};
 use lather_client::{Call, Client};
+use lather_envelope::QName;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -115,6 +117,10 @@ pub struct SenderSettings {
     pub max_streams: usize,
 }
 
+/// The routes by upstream, then by operation (a few per upstream, searched in order, so
+/// a message's lookup allocates nothing).
+type Routes = HashMap<http::Uri, Vec<(Option<QName>, Route)>>;
+
 enum Route {
     Negotiating,
     Open(Arc<StreamLink>),
@@ -130,7 +136,7 @@ pub struct StreamSender {
 struct Inner {
     settings: SenderSettings,
     client: Client,
-    routes: Mutex<HashMap<(String, String), Route>>,
+    routes: Mutex<Routes>,
     stats: SenderStats,
 }
 
@@ -169,7 +175,7 @@ impl StreamSender {
     pub async fn send(
         &self,
         url: &http::Uri,
-        operation: &str,
+        operation: Option<&QName>,
         message: StreamMessage,
     ) -> SendOutcome {
         let stats = &self.inner.stats;
@@ -183,7 +189,7 @@ impl StreamSender {
                 SendOutcome::Answered(status, reply)
             }
             Err(StreamLinkError::Unstreamed(e)) => {
-                tracing::debug!(operation, error = %e, "message sent as plain SOAP");
+                tracing::debug!(?operation, error = %e, "message sent as plain SOAP");
                 stats.plain_shape.fetch_add(1, Ordering::Relaxed);
                 SendOutcome::Plain(Unstreamed::Shape)
             }
@@ -208,37 +214,56 @@ impl StreamSender {
 
     /// The open link for `url` and `operation`, starting a negotiation when there is none
     /// and none is under way or waiting out its retry interval.
-    fn link(&self, url: &http::Uri, operation: &str) -> Option<Arc<StreamLink>> {
-        let key = (url.to_string(), operation.to_owned());
+    fn link(&self, url: &http::Uri, operation: Option<&QName>) -> Option<Arc<StreamLink>> {
         let mut routes = lock(&self.inner.routes);
-        match routes.get(&key) {
+        let known = routes
+            .get(url)
+            .and_then(|ops| ops.iter().find(|(op, _)| op.as_ref() == operation));
+        match known.map(|(_, route)| route) {
             Some(Route::Open(link)) if !link.is_closed() => return Some(link.clone()),
             Some(Route::Negotiating) => return None,
             Some(Route::Plain(until)) if Instant::now() < *until => return None,
             Some(_) => {}
-            None if routes.len() >= self.inner.settings.max_streams => return None,
+            None if routes.values().map(Vec::len).sum::<usize>()
+                >= self.inner.settings.max_streams =>
+            {
+                return None;
+            }
             None => {}
         }
-        routes.insert(key.clone(), Route::Negotiating);
+        set_route(&mut routes, url, operation, Route::Negotiating);
         drop(routes);
         let inner = self.inner.clone();
         let url = url.clone();
+        let operation = operation.cloned();
         tokio::spawn(async move {
-            let route = match negotiate(&inner, &url, &key.1).await {
+            let named = operation
+                .as_ref()
+                .map_or_else(String::new, ToString::to_string);
+            let route = match negotiate(&inner, &url, &named).await {
                 Ok(link) => {
                     inner.stats.opened.fetch_add(1, Ordering::Relaxed);
-                    tracing::info!(operation = %key.1, "message stream opened");
+                    tracing::info!(operation = %named, "message stream opened");
                     Route::Open(Arc::new(link))
                 }
                 Err(why) => {
                     inner.stats.refused.fetch_add(1, Ordering::Relaxed);
-                    tracing::info!(upstream = %key.0, operation = %key.1, %why, "no message stream; staying on SOAP/HTTP");
+                    tracing::info!(upstream = %url, operation = %named, %why, "no message stream; staying on SOAP/HTTP");
                     Route::Plain(Instant::now() + inner.settings.retry)
                 }
             };
-            lock(&inner.routes).insert(key, route);
+            set_route(&mut lock(&inner.routes), &url, operation.as_ref(), route);
         });
         None
+    }
+}
+
+/// Sets the route of `url` and `operation`.
+fn set_route(routes: &mut Routes, url: &http::Uri, operation: Option<&QName>, route: Route) {
+    let ops = routes.entry(url.clone()).or_default();
+    match ops.iter_mut().find(|(op, _)| op.as_ref() == operation) {
+        Some(slot) => slot.1 = route,
+        None => ops.push((operation.cloned(), route)),
     }
 }
 
@@ -345,8 +370,4 @@ async fn h2_request(
         ));
     }
     Ok(Duplex::new(BodyReader::new(response.into_body()), writer))
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -6,6 +6,7 @@
 
 use super::codec::{CodecLimits, Decoded, Decoder, Encoder, FrameHead, StreamMessage};
 use super::frame::{FrameReader, MAGIC, read_raw, write_error, write_raw};
+use super::lock;
 use super::{FrameKind, WireError};
 use bytes::BytesMut;
 use futures_util::FutureExt;
@@ -253,8 +254,4 @@ impl Connection {
 
 fn timed_out() -> WireError {
     WireError::Io(std::io::ErrorKind::TimedOut.into())
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -105,15 +105,11 @@ impl Gateway {
         identity: Option<&Identity>,
     ) -> Result<Option<Passed>, Fault> {
         let upstreams = self.backends.snapshot();
-        let Some(index) = self.rotation(upstreams.len().max(1)).next() else {
+        if upstreams.is_empty() {
             return Ok(None);
-        };
-        let Some(upstream) = upstreams.get(index) else {
-            return Ok(None);
-        };
-        let operation = envelope.operation().map_or_else(String::new, |op| {
-            format!("{{{}}}{}", op.namespace(), op.local())
-        });
+        }
+        let index = self.start(upstreams.len());
+        let upstream = &upstreams[index];
         let mut fields = Vec::with_capacity(3);
         if let Some(v) = headers.get(header::CONTENT_TYPE) {
             let v = crate::negotiate::utf8_content_type(v);
@@ -141,7 +137,7 @@ impl Gateway {
         let label = label(index, upstreams.len());
         let sent = tokio::time::timeout(
             self.timeout,
-            sender.send(&upstream.uri, &operation, message),
+            sender.send(&upstream.uri, envelope.operation(), message),
         );
         match sent.await {
             Err(_) => Err(Fault::with_reason(
@@ -268,8 +264,13 @@ impl Gateway {
 
     /// The indexes of `n` backends, starting at the round-robin cursor.
     fn rotation(&self, n: usize) -> impl Iterator<Item = usize> + use<> {
-        let start = self.next.fetch_add(1, Ordering::Relaxed) % n;
+        let start = self.start(n);
         (0..n).map(move |i| (start + i) % n)
+    }
+
+    /// The next backend of `n` (at least 1) in round-robin order.
+    fn start(&self, n: usize) -> usize {
+        self.next.fetch_add(1, Ordering::Relaxed) % n
     }
 
     fn request(
