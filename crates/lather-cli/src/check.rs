@@ -82,6 +82,9 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
             traits.push(format!("auto: local or remote on {subject}"));
         }
         println!("  {name:<16} {}", traits.join(", "));
+        if handler.kind.get_ref() == "cache" {
+            println!("  {:<16} {}", "", cache_summary(handler));
+        }
     }
     for (svc, plans) in config.services.iter().zip(&plans) {
         let what = match svc.kind() {
@@ -152,6 +155,7 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
                 svc.stream_retry_s.as_ref().map_or(60, |r| *r.get_ref())
             );
         }
+        print_tuning(svc);
         print_flows(
             "  ",
             &[
@@ -185,6 +189,76 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         println!("(no services configured)");
     }
     Ok(())
+}
+
+/// What a `cache` handler keeps: its operations, entry lifetime and byte budget.
+fn cache_summary(handler: &lather_config::HandlerConfig) -> String {
+    let number = |key: &str, default: u64| {
+        handler
+            .settings
+            .get(key)
+            .and_then(|v| v.get_ref().as_integer())
+            .and_then(|v| u64::try_from(v).ok())
+            .unwrap_or(default)
+    };
+    let list = |key: &str| {
+        handler
+            .settings
+            .get(key)
+            .and_then(|v| v.get_ref().as_array().cloned())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut text = format!(
+        "caches answers of {} for {} ms, at most {} bytes ({} per answer), least recently used evicted first",
+        list("operations"),
+        number("ttl_ms", lather_handlers::CACHE_DEFAULT_TTL_MS),
+        number("max_bytes", lather_handlers::CACHE_DEFAULT_MAX_BYTES),
+        number(
+            "max_entry_bytes",
+            lather_handlers::CACHE_DEFAULT_MAX_ENTRY_BYTES
+        ),
+    );
+    for (key, what) in [
+        ("never", "never"),
+        ("invalidate_on", "emptied by"),
+        ("key_headers", "keyed also by"),
+    ] {
+        let names = list(key);
+        if !names.is_empty() {
+            text.push_str(&format!("; {what} {names}"));
+        }
+    }
+    text
+}
+
+/// A service's tuning: the addresses its WSDL names, a gateway's WSDL cache and request
+/// compression.
+fn print_tuning(svc: &lather_config::ServiceConfig) {
+    let addresses = svc.wsdl_addresses();
+    if !addresses.is_empty() {
+        let named: Vec<String> = addresses
+            .iter()
+            .map(|a| format!("{} (weight {})", a.url, a.weight))
+            .collect();
+        println!("  its WSDL names in turn: {}", named.join(", "));
+    }
+    if !matches!(
+        svc.kind(),
+        ServiceKind::Gateway(_) | ServiceKind::RegistryGateway(_)
+    ) {
+        return;
+    }
+    match svc.wsdl_cache() {
+        Some(keep) => println!("  backend WSDL kept {} ms", keep.as_millis()),
+        None => println!("  backend WSDL asked for on every request"),
+    }
+    if let Some(min) = svc.compress_requests_from() {
+        println!("  requests to the upstreams gzip-compressed from {min} bytes");
+    }
 }
 
 fn print_flows(indent: &str, flows: &[(&str, &lather_pipeline::Plan)]) {

@@ -30,7 +30,9 @@ mod stream;
 mod stream_mode;
 mod subscriptions;
 mod subscriptions_mode;
+mod tuning;
 mod validate;
+mod wsdl_address;
 
 pub use error::ConfigError;
 pub use flow::{Flow, FlowSpec};
@@ -48,3 +50,5 @@ pub use read::MAX_CONFIG_BYTES;
 pub use route::{RouteConfig, parse_clark};
 pub use stream_mode::{StreamConfig, StreamMode, StreamOnError};
 pub use subscriptions_mode::SubscriptionsMode;
+pub use tuning::{DEFAULT_COMPRESS_REQUESTS_MIN_BYTES, DEFAULT_WSDL_CACHE_MS};
+pub use wsdl_address::{MAX_WSDL_WEIGHT, WsdlAddress};

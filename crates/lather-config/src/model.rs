@@ -282,6 +282,21 @@ pub struct ServiceConfig {
     /// Gateway only: seconds after a refused or failed negotiation before the next is
     /// tried (default 60).
     pub stream_retry_s: Option<Spanned<u64>>,
+    /// Gateway only: how long a backend's WSDL is kept and served again without asking
+    /// the backend, in milliseconds (default 60 000; 0 asks every time).
+    pub wsdl_cache_ms: Option<Spanned<u64>>,
+    /// Gateway only: requests to the upstreams are gzip-compressed (`Content-Encoding:
+    /// gzip`) from `compress_requests_min_bytes` on (default false: the upstream must
+    /// accept compressed requests, as lather does).
+    pub compress_requests: Option<Spanned<bool>>,
+    /// Gateway only: the smallest request compressed when `compress_requests` is on, in
+    /// bytes (default 1024).
+    pub compress_requests_min_bytes: Option<Spanned<u64>>,
+    /// The endpoint addresses the served WSDL names, handed out in turn (each as often as
+    /// its weight) so that clients calling the service directly spread over them:
+    /// `["http://a/ws", { url = "http://b/ws", weight = 2 }]` (default: the service's own
+    /// address).
+    pub wsdl_addresses: Option<Spanned<Vec<Spanned<crate::WsdlAddress>>>>,
 }
 
 /// A gateway's `upstream`.

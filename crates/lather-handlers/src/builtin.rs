@@ -2,13 +2,14 @@
 
 use lather_pipeline::KindRegistry;
 
-/// Every built-in kind, by name: `logging`, `monitor`, `cpu-burn`, `sleep`, `digest`,
+/// Every built-in kind, by name: `logging`, `monitor`, `cache`, `cpu-burn`, `sleep`, `digest`,
 /// `compress`, `decompress`, `encrypt`, `decrypt`, `audit-file`, `wsse-username`,
 /// `wsrf-resource`, `notify`, `wsa`, `format-convert`, `publish` and `require-identity`.
 pub fn builtin_kinds() -> KindRegistry {
     let mut kinds = KindRegistry::new();
     kinds.register(crate::logging::LoggingKind);
     kinds.register(crate::monitor::MonitorKind);
+    kinds.register(crate::cache::CacheKind);
     kinds.register(crate::cpu_burn::CpuBurnKind);
     kinds.register(crate::sleep::SleepKind);
     kinds.register(crate::digest::DigestKind);

@@ -5,6 +5,7 @@
 //! | kind | what it does | work |
 //! |---|---|---|
 //! | `logging` | one structured log line per message: id, service, operation, size | I/O |
+//! | `cache` | answers repeated requests of the listed `operations` from memory (key: Body, identity, `key_headers`); `ttl_ms`, `max_bytes` LRU, `invalidate_on` write operations | I/O |
 //! | `monitor` | messages, bytes and clients per operation, at `/metrics` | I/O |
 //! | `compress` | Body content ≥ `min_bytes` → one `lc:Compressed` element (`algorithm` gzip or deflate) | CPU |
 //! | `decompress` | restores a compressed Body, output bounded by `max_bytes` | CPU |
@@ -27,6 +28,7 @@
 
 mod audit_file;
 mod builtin;
+mod cache;
 mod compress;
 mod compressed_body;
 mod convert;
@@ -43,13 +45,18 @@ mod publish;
 mod require_identity;
 mod sleep;
 mod uuid;
-mod wsa;
+pub(crate) mod wsa;
 mod wsrf;
 mod wsse;
 mod xmlenc;
 
 pub use audit_file::{AuditFile, AuditFileKind, AuditFileSettings, Fsync};
 pub use builtin::builtin_kinds;
+pub use cache::{
+    Cache, CacheKind, CacheSettings, DEFAULT_MAX_BYTES as CACHE_DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_ENTRY_BYTES as CACHE_DEFAULT_MAX_ENTRY_BYTES,
+    DEFAULT_TTL_MS as CACHE_DEFAULT_TTL_MS,
+};
 pub use compress::{Compress, CompressKind, CompressSettings};
 pub use compressed_body::{Algorithm, COMPRESSION_NS};
 pub use convert::{FormatConvert, FormatConvertKind, FormatConvertSettings, MappingError};

@@ -38,11 +38,7 @@ impl ResponseCompression {
             return HttpResponse::from_parts(parts, Full::new(Bytes::new()));
         };
         let plain = collected.to_bytes();
-        let mut encoder = GzEncoder::new(Vec::with_capacity(plain.len() / 4), Compression::fast());
-        if encoder.write_all(&plain).is_err() {
-            return HttpResponse::from_parts(parts, Full::new(plain));
-        }
-        let Ok(gzipped) = encoder.finish() else {
+        let Some(gzipped) = gzip(&plain) else {
             return HttpResponse::from_parts(parts, Full::new(plain));
         };
         parts
@@ -54,6 +50,13 @@ impl ResponseCompression {
             .append(VARY, HeaderValue::from_static("accept-encoding"));
         HttpResponse::from_parts(parts, Full::new(Bytes::from(gzipped)))
     }
+}
+
+/// `plain` gzip-compressed at the fast level (`None` only if the encoder fails).
+pub(crate) fn gzip(plain: &[u8]) -> Option<Vec<u8>> {
+    let mut encoder = GzEncoder::new(Vec::with_capacity(plain.len() / 4), Compression::fast());
+    encoder.write_all(plain).ok()?;
+    encoder.finish().ok()
 }
 
 /// Whether `headers` accept gzip: `Accept-Encoding` names `gzip` (or `x-gzip`, or `*`)

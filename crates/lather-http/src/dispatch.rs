@@ -16,7 +16,8 @@ use http::{Method, Request, StatusCode};
 use hyper::body::Body;
 use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
 use lather_pipeline::{
-    Context, Direction, Location, Priority, Reply, ServiceRequest, check_must_understand,
+    Context, Direction, Location, Priority, Reply, RequestCacheControl, ServiceRequest,
+    check_must_understand,
 };
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
@@ -280,6 +281,9 @@ async fn process(
         client: parts.extensions.get::<Peer>().map(|p| p.0.ip().to_string()),
         ..Context::default()
     };
+    if let Some(asked) = RequestCacheControl::from_headers(&parts.headers) {
+        context.properties.insert(asked);
+    }
     match exchange(state, service, parts, version, raw, &mut context).await {
         Err(fault) if !service.plans.fault.is_empty() => {
             let response = respond::fault(&fault, version);
@@ -408,7 +412,10 @@ async fn exchange(
 }
 
 async fn wsdl(state: &State, service: &Service, parts: &Parts) -> Result<HttpResponse, Fault> {
-    let location = service_location(state, service, parts);
+    let location = match &service.wsdl_rotation {
+        Some(rotation) => rotation.next().to_owned(),
+        None => service_location(state, service, parts),
+    };
     let reply = service.soap.wsdl(&location).await?;
     Ok(flows::reply_response(reply, guess_version(&parts.headers)))
 }

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use http::{Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use lather_envelope::{Envelope, Fault, Limits, SoapVersion};
-use lather_pipeline::{Context, Direction, Message, Outcome, Plan, Reply, run};
+use lather_pipeline::{Context, Direction, Message, Outcome, Plan, Reply, ReplyStatus, run};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -81,7 +81,7 @@ pub(crate) async fn response(
             (Some(parts), envelope)
         }
     };
-    let (plan, context) = if envelope.is_fault() {
+    let (plan, mut context) = if envelope.is_fault() {
         let context = Context {
             direction: Direction::Fault,
             ..context.clone()
@@ -90,6 +90,14 @@ pub(crate) async fn response(
     } else {
         (plan, std::borrow::Cow::Borrowed(context))
     };
+    if let Some(parts) = &parts
+        && parts.status != StatusCode::OK
+    {
+        context
+            .to_mut()
+            .properties
+            .insert(ReplyStatus(parts.status.as_u16()));
+    }
     let answer = |envelope: &Envelope| match &parts {
         Some(parts) => Response::from_parts(parts.clone(), Full::new(envelope.as_bytes().clone())),
         None => envelope_response(envelope),

@@ -42,6 +42,7 @@ mod stream_accept;
 mod stream_acceptor;
 mod stream_grant;
 mod watched;
+mod wsdl_rotation;
 
 pub use builder::{Mount, ServerBuilder};
 pub use echo::Echo;

@@ -39,6 +39,8 @@ pub(crate) struct Service {
     pub(crate) accept_streams: bool,
     /// A gateway's streams to its upstreams (`stream = "tcp"`), for metrics.
     pub(crate) stream_sender: Option<lather_context::stream::StreamSender>,
+    /// The addresses its WSDL names in turn (`wsdl_addresses`), if set.
+    pub(crate) wsdl_rotation: Option<crate::wsdl_rotation::WsdlRotation>,
 }
 
 impl std::fmt::Debug for Service {
@@ -106,6 +108,7 @@ impl Service {
             shared_contexts: None,
             accept_streams: false,
             stream_sender: None,
+            wsdl_rotation: None,
         }
     }
 
@@ -166,6 +169,7 @@ impl Service {
         service.shared_contexts = shared_contexts;
         service.accept_streams = config.accept_streams.as_ref().is_some_and(|a| *a.get_ref());
         service.stream_sender = stream_sender;
+        service.wsdl_rotation = crate::wsdl_rotation::WsdlRotation::new(&config.wsdl_addresses());
         Ok(service)
     }
 }
@@ -245,6 +249,7 @@ fn gateway(config: &ServiceConfig, server: &ServerConfig, backends: Arc<Backends
             .as_ref()
             .and_then(|h| http::HeaderName::from_bytes(h.get_ref().as_bytes()).ok()),
     )
+    .with_tuning(config.wsdl_cache(), config.compress_requests_from())
 }
 
 /// The bounds of a `registry` service, from its keys (defaults where unset).

@@ -42,7 +42,9 @@ pub use kind::{BuildEnv, DynKind, HandlerKind, KindError, KindRegistry, Resource
 pub use message::{Context, Direction, Message};
 pub use patch::{Patch, PatchOp};
 pub use plan::{Counters, Plan, PlanError, Step};
-pub use property::{Identity, Properties, Property, PropertyValue};
+pub use property::{
+    Identity, Properties, Property, PropertyValue, ReplyStatus, RequestCacheControl,
+};
 pub use run::{Outcome, run};
 pub use service::{
     Location, Reply, ServiceFn, ServiceFuture, ServiceRequest, SoapService, service_fn,

@@ -116,6 +116,45 @@ impl Identity {
     }
 }
 
+/// What the requester's HTTP `Cache-Control` (or `Pragma: no-cache`) asked of caches;
+/// set by the host only when the request carries one of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RequestCacheControl {
+    /// `no-cache`: do not answer from a cache (a fresh answer may still be stored).
+    pub no_cache: bool,
+    /// `no-store`: neither answer from a cache nor store the answer.
+    pub no_store: bool,
+}
+
+impl RequestCacheControl {
+    /// The directives in HTTP request headers; `None` when they ask for nothing.
+    pub fn from_headers(headers: &http::HeaderMap) -> Option<Self> {
+        let mut found = RequestCacheControl::default();
+        for value in headers.get_all(http::header::CACHE_CONTROL) {
+            for directive in value.to_str().unwrap_or("").split(',') {
+                let name = directive.split('=').next().unwrap_or("").trim();
+                if name.eq_ignore_ascii_case("no-cache") {
+                    found.no_cache = true;
+                } else if name.eq_ignore_ascii_case("no-store") {
+                    found.no_store = true;
+                }
+            }
+        }
+        if headers.get_all(http::header::PRAGMA).iter().any(|v| {
+            v.to_str()
+                .is_ok_and(|v| v.to_ascii_lowercase().contains("no-cache"))
+        }) {
+            found.no_cache = true;
+        }
+        (found != RequestCacheControl::default()).then_some(found)
+    }
+}
+
+/// The HTTP status of an answer passed on as it came (a gateway's backend answer), set on
+/// the response flow's context only when it is not 200 OK.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplyStatus(pub u16);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +172,26 @@ mod tests {
         assert_eq!(props.get::<Identity>().map(Identity::name), Some("bob"));
         assert_eq!(props.get::<Tenant>(), Some(&Tenant(7)));
         assert_eq!(format!("{props:?}"), r#"[Identity("bob"), Tenant(7)]"#);
+    }
+
+    #[test]
+    fn cache_directives_are_read_from_cache_control_and_pragma() {
+        let mut headers = http::HeaderMap::new();
+        assert_eq!(RequestCacheControl::from_headers(&headers), None);
+        headers.insert("cache-control", "max-age=0, No-Store".parse().unwrap());
+        assert_eq!(
+            RequestCacheControl::from_headers(&headers),
+            Some(RequestCacheControl {
+                no_cache: false,
+                no_store: true
+            })
+        );
+        headers.remove("cache-control");
+        headers.insert("pragma", "no-cache".parse().unwrap());
+        assert_eq!(
+            RequestCacheControl::from_headers(&headers).map(|c| c.no_cache),
+            Some(true)
+        );
     }
 
     #[test]

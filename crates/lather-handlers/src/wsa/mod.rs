@@ -3,7 +3,7 @@
 mod headers;
 mod reply;
 mod validate;
-mod version;
+pub(crate) mod version;
 
 use headers::PROPERTIES;
 use lather_pipeline::{

@@ -49,6 +49,18 @@ pub(crate) struct Gateway {
     identity_header: Option<HeaderName>,
     /// Message streams to the backends (`stream = "tcp"`), if any.
     streams: Option<StreamSender>,
+    /// The backend's WSDL as last fetched, kept for `wsdl_cache_ms`.
+    wsdl_cache: Option<WsdlCache>,
+    /// Requests from this many bytes on go gzip-compressed (`compress_requests`).
+    compress_from: Option<usize>,
+}
+
+/// A backend WSDL kept for a while: when it was fetched, the answer before its addresses
+/// were rewritten (they are rewritten per request, for the address the client used).
+#[derive(Debug)]
+struct WsdlCache {
+    keep: Duration,
+    last: std::sync::Mutex<Option<(Instant, Passed)>>,
 }
 
 /// A backend's answer as it is passed on.
@@ -86,7 +98,24 @@ impl Gateway {
             policy,
             identity_header,
             streams: None,
+            wsdl_cache: None,
+            compress_from: None,
         }
+    }
+
+    /// Keeps the backend's WSDL for `wsdl_cache` (if any) and compresses requests from
+    /// `compress_from` bytes on (if any).
+    pub(crate) fn with_tuning(
+        mut self,
+        wsdl_cache: Option<Duration>,
+        compress_from: Option<usize>,
+    ) -> Self {
+        self.wsdl_cache = wsdl_cache.map(|keep| WsdlCache {
+            keep,
+            last: std::sync::Mutex::new(None),
+        });
+        self.compress_from = compress_from;
+        self
     }
 
     /// Sends over negotiated message streams where the backend grants one.
@@ -190,11 +219,24 @@ impl Gateway {
                 .map(|value| (name.clone(), value)),
             _ => None,
         };
+        let compressed = self
+            .compress_from
+            .filter(|min| body.len() >= *min)
+            .and_then(|_| crate::compress::gzip(&body));
+        let (body, encoding) = match compressed {
+            Some(gzipped) => (Bytes::from(gzipped), Some(HeaderValue::from_static("gzip"))),
+            None => (body, None),
+        };
         let (_, _, response) = self
             .first_answer(|upstream| {
                 let mut request = self.request(Method::POST, &upstream.uri, headers, body.clone());
                 if let Some((name, value)) = &identity {
                     request.headers_mut().insert(name.clone(), value.clone());
+                }
+                if let Some(encoding) = &encoding {
+                    request
+                        .headers_mut()
+                        .insert(header::CONTENT_ENCODING, encoding.clone());
                 }
                 request
             })
@@ -202,8 +244,35 @@ impl Gateway {
         Ok(response)
     }
 
-    /// The first backend's WSDL (`GET {upstream}?wsdl`) with its addresses rewritten to `location`.
+    /// The first backend's WSDL (`GET {upstream}?wsdl`) with its addresses rewritten to
+    /// `location`; from the cache when it was fetched less than `wsdl_cache_ms` ago.
     pub(crate) async fn wsdl(&self, location: &str) -> Result<Passed, Fault> {
+        let cached = self.wsdl_cache.as_ref().and_then(|cache| {
+            let last = cache.last.lock().unwrap_or_else(|p| p.into_inner());
+            last.as_ref()
+                .filter(|(at, _)| at.elapsed() < cache.keep)
+                .map(|(_, answer)| answer.clone())
+        });
+        let response = match cached {
+            Some(answer) => answer,
+            None => {
+                let answer = self.fetch_wsdl().await?;
+                if let Some(cache) = &self.wsdl_cache {
+                    *cache.last.lock().unwrap_or_else(|p| p.into_inner()) =
+                        Some((Instant::now(), answer.clone()));
+                }
+                answer
+            }
+        };
+        let (parts, body) = response.into_parts();
+        // Checked UTF-8 when fetched.
+        let text = String::from_utf8_lossy(&body);
+        let rewritten = wsdl::rewrite_locations(&text, location);
+        Ok(Response::from_parts(parts, Bytes::from(rewritten)))
+    }
+
+    /// The first backend's WSDL as it answered it: 200 and UTF-8, or a fault.
+    async fn fetch_wsdl(&self) -> Result<Passed, Fault> {
         let (upstream, label, response) = self
             .first_answer(|upstream| {
                 let uri = with_query(&upstream.uri, "wsdl");
@@ -217,16 +286,14 @@ impl Gateway {
                 format!("{label}'s WSDL answered {}", response.status()),
             ));
         }
-        let (parts, body) = response.into_parts();
-        let Ok(text) = std::str::from_utf8(&body) else {
+        if std::str::from_utf8(response.body()).is_err() {
             tracing::warn!(service = %self.service, upstream = %upstream.url, "backend WSDL is not UTF-8");
             return Err(Fault::with_reason(
                 FaultKind::UpstreamFailed,
                 format!("{label}'s WSDL is not UTF-8"),
             ));
-        };
-        let rewritten = wsdl::rewrite_locations(text, location);
-        Ok(Response::from_parts(parts, Bytes::from(rewritten)))
+        }
+        Ok(response)
     }
 
     /// Sends the request `make` builds for each backend in round-robin order until one

@@ -1,0 +1,57 @@
+//! `lather check` on the tuning toolbox: a `cache` handler, a gateway's WSDL cache and
+//! request compression, and `wsdl_addresses` are explained; a bad cache setting is an
+//! error naming the key.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn check(name: &str, text: &str) -> Output {
+    let dir = std::env::temp_dir().join(format!("lather-check-tuning-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path: PathBuf = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_lather"))
+        .args(["check", "--config", path.to_str().unwrap()])
+        .output()
+        .expect("run lather")
+}
+
+#[test]
+fn the_tuning_keys_are_explained_with_their_defaults() {
+    let out = check(
+        "tuning-ok.toml",
+        "[handlers.prices]\nkind = \"cache\"\noperations = [\"GetPrice\"]\ninvalidate_on = [\"SetPrice\"]\n\n\
+         [[service]]\nname = \"shop\"\npath = \"/shop\"\nupstream = [\"http://shop.example:8080/ws\"]\n\
+         compress_requests = true\nwsdl_addresses = [\"http://a.example/ws\", { url = \"http://b.example/ws\", weight = 3 }]\n\
+         request = [[\"prices\"]]\nresponse = [[\"prices\"]]\n",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for expected in [
+        "caches answers of GetPrice for 60000 ms, at most 16777216 bytes (1048576 per answer)",
+        "emptied by SetPrice",
+        "backend WSDL kept 60000 ms",
+        "requests to the upstreams gzip-compressed from 1024 bytes",
+        "its WSDL names in turn: http://a.example/ws (weight 1), http://b.example/ws (weight 3)",
+    ] {
+        assert!(stdout.contains(expected), "no {expected:?} in {stdout}");
+    }
+}
+
+#[test]
+fn a_bad_cache_setting_names_its_key() {
+    let out = check(
+        "tuning-bad.toml",
+        "[handlers.c]\nkind = \"cache\"\noperations = [\"*\"]\nttl_ms = 0\n\n\
+         [[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\nrequest = [[\"c\"]]\n",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("tuning-bad.toml"), "{stderr}");
+    assert!(stderr.contains("ttl_ms"), "{stderr}");
+    assert!(stderr.contains("at least 1"), "{stderr}");
+}

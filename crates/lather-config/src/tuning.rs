@@ -1,0 +1,182 @@
+//! The tuning keys of a service: `wsdl_addresses` (any service), and for gateways
+//! `wsdl_cache_ms`, `compress_requests` and `compress_requests_min_bytes`.
+
+use crate::ConfigError;
+use crate::model::{ServiceConfig, ServiceKind};
+use crate::wsdl_address::{MAX_WSDL_WEIGHT, WsdlAddress};
+use std::time::Duration;
+
+/// The default of `wsdl_cache_ms`: a backend's WSDL is asked for once a minute at most.
+pub const DEFAULT_WSDL_CACHE_MS: u64 = 60_000;
+/// The default of `compress_requests_min_bytes`, as for answers.
+pub const DEFAULT_COMPRESS_REQUESTS_MIN_BYTES: u64 = 1024;
+impl ServiceConfig {
+    /// How long a gateway keeps a backend's WSDL (`None`: not at all).
+    pub fn wsdl_cache(&self) -> Option<Duration> {
+        let ms = self
+            .wsdl_cache_ms
+            .as_ref()
+            .map_or(DEFAULT_WSDL_CACHE_MS, |v| *v.get_ref());
+        (ms > 0).then(|| Duration::from_millis(ms))
+    }
+
+    /// From how many bytes on a gateway compresses its requests to the upstreams (`None`:
+    /// it does not).
+    pub fn compress_requests_from(&self) -> Option<usize> {
+        let on = self
+            .compress_requests
+            .as_ref()
+            .is_some_and(|v| *v.get_ref());
+        on.then(|| {
+            let min = self
+                .compress_requests_min_bytes
+                .as_ref()
+                .map_or(DEFAULT_COMPRESS_REQUESTS_MIN_BYTES, |v| *v.get_ref());
+            usize::try_from(min).unwrap_or(usize::MAX)
+        })
+    }
+
+    /// The addresses the served WSDL names in turn (empty: the service's own).
+    pub fn wsdl_addresses(&self) -> Vec<WsdlAddress> {
+        self.wsdl_addresses.as_ref().map_or_else(Vec::new, |list| {
+            list.get_ref().iter().map(|a| a.get_ref().clone()).collect()
+        })
+    }
+}
+
+/// The tuning keys of service `i`: the gateway ones only on gateways; every
+/// `wsdl_addresses` entry an absolute http(s) URL with a weight from 1 to 1000.
+pub(crate) fn check_service(
+    svc: &ServiceConfig,
+    i: usize,
+    at: &impl Fn(std::ops::Range<usize>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    let is_gateway = matches!(
+        svc.kind(),
+        ServiceKind::Gateway(_) | ServiceKind::RegistryGateway(_)
+    );
+    let gateway_keys = [
+        (
+            "wsdl_cache_ms",
+            svc.wsdl_cache_ms.as_ref().map(|v| v.span()),
+        ),
+        (
+            "compress_requests",
+            svc.compress_requests.as_ref().map(|v| v.span()),
+        ),
+        (
+            "compress_requests_min_bytes",
+            svc.compress_requests_min_bytes.as_ref().map(|v| v.span()),
+        ),
+    ];
+    for (key, span) in gateway_keys {
+        if let Some(span) = span
+            && !is_gateway
+        {
+            return Err(at(
+                span,
+                format!("service[{i}].{key}: only a gateway (upstream = …) has upstreams to tune"),
+            ));
+        }
+    }
+    let Some(list) = &svc.wsdl_addresses else {
+        return Ok(());
+    };
+    if list.get_ref().is_empty() {
+        return Err(at(
+            list.span(),
+            format!(
+                "service[{i}].wsdl_addresses: lists no address; leave it out to name the service's own"
+            ),
+        ));
+    }
+    for entry in list.get_ref() {
+        let address = entry.get_ref();
+        let scheme_ok = address.url.parse::<http::Uri>().is_ok_and(|uri| {
+            matches!(uri.scheme_str(), Some("http" | "https")) && uri.authority().is_some()
+        });
+        if !scheme_ok {
+            return Err(at(
+                entry.span(),
+                format!(
+                    "service[{i}].wsdl_addresses: {:?} is not an absolute http:// or https:// URL",
+                    address.url
+                ),
+            ));
+        }
+        if !(1..=MAX_WSDL_WEIGHT).contains(&address.weight) {
+            return Err(at(
+                entry.span(),
+                format!(
+                    "service[{i}].wsdl_addresses: weight {} of {:?} is not between 1 and {MAX_WSDL_WEIGHT}",
+                    address.weight, address.url
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Config;
+
+    const GATEWAY: &str =
+        "[[service]]\nname = \"g\"\npath = \"/g\"\nupstream = [\"http://127.0.0.1:9/ws\"]\n";
+    const ECHO: &str = "[[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\n";
+
+    fn load(text: &str) -> Result<Config, crate::ConfigError> {
+        Config::from_toml(text, "t.toml")
+    }
+
+    #[test]
+    fn gateway_keys_are_read_with_their_defaults() {
+        let config = load(GATEWAY).unwrap();
+        let svc = &config.services[0];
+        assert_eq!(svc.wsdl_cache(), Some(std::time::Duration::from_secs(60)));
+        assert_eq!(svc.compress_requests_from(), None);
+        let config = load(&format!(
+            "{GATEWAY}wsdl_cache_ms = 0\ncompress_requests = true\ncompress_requests_min_bytes = 10\n"
+        ))
+        .unwrap();
+        let svc = &config.services[0];
+        assert_eq!(svc.wsdl_cache(), None);
+        assert_eq!(svc.compress_requests_from(), Some(10));
+    }
+
+    #[test]
+    fn gateway_keys_on_other_services_are_refused_by_name() {
+        for key in [
+            "wsdl_cache_ms = 5",
+            "compress_requests = true",
+            "compress_requests_min_bytes = 5",
+        ] {
+            let e = load(&format!("{ECHO}{key}\n")).unwrap_err();
+            let name = key.split(' ').next().unwrap();
+            assert!(e.message().contains(name), "{e}");
+            assert!(e.message().contains("only a gateway"), "{e}");
+        }
+    }
+
+    #[test]
+    fn wsdl_addresses_take_urls_and_weights_and_refuse_the_rest() {
+        let config = load(&format!(
+            "{ECHO}wsdl_addresses = [\"http://a/ws\", {{ url = \"https://b/ws\", weight = 3 }}]\n"
+        ))
+        .unwrap();
+        let list = config.services[0].wsdl_addresses();
+        assert_eq!(list.len(), 2);
+        assert_eq!((list[0].url.as_str(), list[0].weight), ("http://a/ws", 1));
+        assert_eq!((list[1].url.as_str(), list[1].weight), ("https://b/ws", 3));
+        for (bad, says) in [
+            ("[]", "lists no address"),
+            ("[\"/relative\"]", "not an absolute"),
+            ("[\"ftp://a/ws\"]", "not an absolute"),
+            ("[{ url = \"http://a/ws\", weight = 0 }]", "weight 0"),
+            ("[{ url = \"http://a/ws\", weigth = 2 }]", "wsdl_addresses"),
+        ] {
+            let e = load(&format!("{ECHO}wsdl_addresses = {bad}\n")).unwrap_err();
+            assert!(e.message().contains(says), "{bad}: {e}");
+        }
+    }
+}
