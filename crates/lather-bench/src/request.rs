@@ -33,6 +33,12 @@ pub(crate) struct RequestTemplate {
     marks: Vec<(usize, usize)>,
     /// The next sequence number written into the marks, shared by every connection.
     sequence: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    /// Of every 100 requests, how many get fresh marks; the others repeat one body (the
+    /// marks of sequence number 0), so a cache in front sees about this miss ratio.
+    unique_percent: u8,
+    /// The run's first sequence number: different in every run, so two runs against one
+    /// server (a cache in front) do not send the same bodies.
+    first: u64,
 }
 
 /// What the request is made of, as given on the command line.
@@ -117,13 +123,23 @@ impl RequestTemplate {
             }
             marks.extend(found);
         }
+        let first = run_seed();
         Ok(Self {
             path: spec.path.clone(),
             headers,
             body,
             marks,
-            sequence: std::sync::Arc::default(),
+            sequence: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(first)),
+            unique_percent: 100,
+            first,
         })
+    }
+
+    /// Only `percent` of 100 requests get fresh marks; the rest repeat one body (the
+    /// run's first).
+    pub(crate) fn with_unique_percent(mut self, percent: u8) -> Self {
+        self.unique_percent = percent.min(100);
+        self
     }
 
     /// The body of the next request: the template's, with the marks (if any) replaced
@@ -133,9 +149,15 @@ impl RequestTemplate {
         if self.marks.is_empty() {
             return self.body.clone();
         }
-        let n = self
+        let mut n = self
             .sequence
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        // Spread evenly: request n is fresh when it moves the count of fresh ones on;
+        // the others repeat the run's first body.
+        let fresh = |n: u64| u128::from(n) * u128::from(self.unique_percent) / 100;
+        if fresh(n.wrapping_add(1)) == fresh(n) {
+            n = self.first;
+        }
         let mut body = self.body.to_vec();
         for &(at, len) in &self.marks {
             let mut state = n;
@@ -161,6 +183,15 @@ impl RequestTemplate {
     pub(crate) fn body_len(&self) -> usize {
         self.body.len()
     }
+}
+
+/// Where a run's sequence numbers start: the clock's nanoseconds, shifted so that runs
+/// between 4 µs and 4 hours apart never overlap in their first 2^32 requests.
+fn run_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    nanos << 20
 }
 
 /// SplitMix64: a bijection of `u64`, so distinct sequence numbers give distinct first
@@ -284,6 +315,30 @@ mod tests {
     fn malformed_header_is_rejected() {
         assert!(parse_header("no colon").is_err());
         assert!(parse_header("bad name: v").is_err());
+    }
+
+    #[test]
+    fn a_unique_percent_repeats_one_body_for_the_other_requests() {
+        let mark = "X".repeat(16);
+        let vary = vec![mark.clone()];
+        let spec = RequestSpec {
+            authority: "h",
+            path: Uri::from_static("/"),
+            soap: SoapVersionArg::V12,
+            body: Some(Bytes::from(format!("<a>{mark}</a>"))),
+            payload_bytes: 0,
+            content_type: None,
+            headers: &[],
+            vary: &vary,
+        };
+        let mut t = RequestTemplate::new(&spec).unwrap().with_unique_percent(25);
+        t.first = 0;
+        t.sequence = std::sync::Arc::default();
+        let bodies: Vec<Bytes> = (0..400).map(|_| t.next_body()).collect();
+        let repeated = bodies.iter().filter(|b| **b == bodies[0]).count();
+        let distinct: std::collections::HashSet<&Bytes> = bodies.iter().collect();
+        assert_eq!(repeated, 300);
+        assert_eq!(distinct.len(), 101);
     }
 
     #[test]

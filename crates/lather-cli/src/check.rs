@@ -21,6 +21,19 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
     } else {
         println!("  answers never compressed");
     }
+    let phases = if server.phase_metrics {
+        "each request's phases counted in lather_phase_seconds"
+    } else {
+        "phases not counted"
+    };
+    let header = match server.server_timing {
+        lather_config::ServerTiming::Off => "no Server-Timing header",
+        lather_config::ServerTiming::OnRequest => {
+            "Server-Timing for requests with Lather-Timing from admin_allow addresses"
+        }
+        lather_config::ServerTiming::Always => "Server-Timing on every answer",
+    };
+    println!("  {phases}; {header}");
     if let Some(stream) = &config.stream {
         println!(
             "message streams: accepted on {}{}, at most {} connections of {} requests in flight and {} schemas each; idle connections closed after {} ms, tokens good for {} s",

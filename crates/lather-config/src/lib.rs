@@ -26,6 +26,7 @@ mod nats;
 mod public;
 mod read;
 mod route;
+mod server_timing;
 mod stream;
 mod stream_mode;
 mod subscriptions;
@@ -48,6 +49,7 @@ pub use nats::{
 };
 pub use read::MAX_CONFIG_BYTES;
 pub use route::{RouteConfig, parse_clark};
+pub use server_timing::ServerTiming;
 pub use stream_mode::{StreamConfig, StreamMode, StreamOnError};
 pub use subscriptions_mode::SubscriptionsMode;
 pub use tuning::{DEFAULT_COMPRESS_REQUESTS_MIN_BYTES, DEFAULT_WSDL_CACHE_MS};

@@ -95,6 +95,12 @@ pub struct ServerConfig {
     pub compress_responses: bool,
     /// Answers smaller than this many bytes go uncompressed (default 1024).
     pub compress_min_bytes: usize,
+    /// Whether each request's phases (receive, queue, decode, stages, call, encode) are
+    /// counted in `lather_phase_seconds` histograms (default true).
+    pub phase_metrics: bool,
+    /// When answers carry a `Server-Timing` header of the request's phases (default
+    /// `"on-request"`).
+    pub server_timing: crate::ServerTiming,
 }
 
 /// `max_in_flight`: a fixed number or `"auto"`.
@@ -139,6 +145,8 @@ impl Default for ServerConfig {
             cpu_inline_micros: 50,
             compress_responses: true,
             compress_min_bytes: 1024,
+            phase_metrics: true,
+            server_timing: crate::ServerTiming::OnRequest,
         }
     }
 }

@@ -9,11 +9,13 @@ use crate::peer::Peer;
 use crate::respond::{self, HttpResponse};
 use crate::service::Service;
 use crate::state::State;
+use crate::timing::{Phase, Timeline};
 use bytes::Bytes;
 use futures_util::FutureExt;
 use http::request::Parts;
 use http::{Method, Request, StatusCode};
 use hyper::body::Body;
+use lather_config::ServerTiming;
 use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
 use lather_pipeline::{
     Context, Direction, Location, Priority, Reply, RequestCacheControl, ServiceRequest,
@@ -63,44 +65,85 @@ where
     if let Some(response) = admin(&state, &req) {
         return response;
     }
-    let gzip = crate::compress::accepts_gzip(req.headers());
+    let answer = Answering {
+        timeline: Timeline::new(started),
+        gzip: crate::compress::accepts_gzip(req.headers()),
+        timed: wants_timing(&state, &req),
+        bytes_in: 0,
+    };
     let Some(service) = state.services.get(req.uri().path()).cloned() else {
         let fault = Fault::with_reason(
             FaultKind::NoSuchService,
             format!("no service at {}", req.uri().path()),
         );
         let version = guess_version(req.headers());
-        return finish(&state, NO_SERVICE, Err((fault, version)), started, 0, gzip);
+        return finish(&state, NO_SERVICE, Err((fault, version)), answer);
     };
-    let (outcome, bytes_in) = serve(&state, &service, req).await;
-    finish(&state, &service.name, outcome, started, bytes_in, gzip)
+    let mut answer = answer;
+    let outcome = serve(&state, &service, req, &mut answer).await;
+    finish(&state, &service.name, outcome, answer)
 }
 
-fn finish(
-    state: &State,
-    service: &str,
-    outcome: Outcome,
-    started: Instant,
-    bytes_in: u64,
+/// What the answer to a request needs besides the outcome: how its time went, whether
+/// the client takes gzip and asked for `Server-Timing`, and the request's size.
+struct Answering {
+    timeline: Timeline,
     gzip: bool,
-) -> HttpResponse {
+    timed: bool,
+    bytes_in: u64,
+}
+
+fn finish(state: &State, service: &str, outcome: Outcome, mut answer: Answering) -> HttpResponse {
     let response = outcome.unwrap_or_else(|(fault, version)| {
         state.metrics.fault(service, fault.kind().spec().name);
         tracing::debug!(service, %fault, "fault");
         respond::fault(&fault, version)
     });
-    let response = state.compression.apply(response, gzip);
+    let mut response = state.compression.apply(response, answer.gzip);
+    let timeline = &mut answer.timeline;
+    timeline.mark(Phase::Encode);
+    if let Some(phases) = &state.phases {
+        phases.record(service, timeline);
+    }
+    if answer.timed
+        && let Ok(value) = http::HeaderValue::from_str(&timeline.server_timing())
+    {
+        response.headers_mut().insert("server-timing", value);
+    }
     let bytes_out = hyper::body::Body::size_hint(response.body())
         .exact()
         .unwrap_or(0);
     state.metrics.answered(
         service,
         response.status().as_u16(),
-        started.elapsed(),
-        bytes_in,
+        timeline.start().elapsed(),
+        answer.bytes_in,
         bytes_out,
     );
     response
+}
+
+/// Whether the answer carries `Server-Timing`: always, never, or when the request asks
+/// with `Lather-Timing` from an address that may read `/metrics`.
+fn wants_timing<B>(state: &State, req: &Request<B>) -> bool {
+    match state.server_timing {
+        ServerTiming::Off => false,
+        ServerTiming::Always => true,
+        ServerTiming::OnRequest => {
+            req.headers().contains_key(crate::timing::ASK_HEADER) && admin_allowed(state, req)
+        }
+    }
+}
+
+/// Whether `[server] admin_allow` lets the request's client read `/metrics`.
+fn admin_allowed<B>(state: &State, req: &Request<B>) -> bool {
+    state.admin_allow.is_empty()
+        || req.extensions().get::<Peer>().is_some_and(|peer| {
+            state
+                .admin_allow
+                .iter()
+                .any(|net| net.contains(peer.0.ip()))
+        })
 }
 
 /// A request whose `Host` is missing, repeated or invalid: 400 (in both SOAP versions, as
@@ -131,14 +174,7 @@ fn admin<B>(state: &State, req: &Request<B>) -> Option<HttpResponse> {
     if path != "/health" && path != "/metrics" {
         return None;
     }
-    let allowed = state.admin_allow.is_empty()
-        || req.extensions().get::<Peer>().is_some_and(|peer| {
-            state
-                .admin_allow
-                .iter()
-                .any(|net| net.contains(peer.0.ip()))
-        });
-    if !allowed {
+    if !admin_allowed(state, req) {
         return Some(respond::with_type(
             StatusCode::FORBIDDEN,
             "text/plain; charset=utf-8",
@@ -165,7 +201,12 @@ fn admin<B>(state: &State, req: &Request<B>) -> Option<HttpResponse> {
     ))
 }
 
-async fn serve<B>(state: &State, service: &Service, req: Request<B>) -> (Outcome, u64)
+async fn serve<B>(
+    state: &State,
+    service: &Service,
+    req: Request<B>,
+    answer: &mut Answering,
+) -> Outcome
 where
     B: Body<Data = Bytes>,
     B::Error: std::error::Error + Send + Sync + 'static,
@@ -173,10 +214,7 @@ where
     let (parts, body) = req.into_parts();
     let guess = guess_version(&parts.headers);
     if parts.method == Method::GET && is_wsdl_query(parts.uri.query()) {
-        return (
-            wsdl(state, service, &parts).await.map_err(|f| (f, guess)),
-            0,
-        );
+        return wsdl(state, service, &parts).await.map_err(|f| (f, guess));
     }
     if parts.method != Method::POST {
         let fault = Fault::with_reason(
@@ -186,11 +224,11 @@ where
                 parts.method, service.path
             ),
         );
-        return (Err((fault, guess)), 0);
+        return Err((fault, guess));
     }
     let soap = match negotiate(&parts.headers) {
         Ok(soap) => soap,
-        Err(fault) => return (Err((fault, guess)), 0),
+        Err(fault) => return Err((fault, guess)),
     };
     // The body is read before admission, bounded in size and pace: a slow sender holds no
     // admission slot and teaches the adaptive limit nothing.
@@ -199,11 +237,12 @@ where
     let raw = match read_limited(&parts.headers, body, limit, &state.body).await {
         Ok(raw) => raw,
         Err(fault) if fault.kind() == FaultKind::RequestTooSlow => {
-            return (Ok(too_slow(state, service, &parts, &fault, version)), 0);
+            return Ok(too_slow(state, service, &parts, &fault, version));
         }
-        Err(fault) => return (Err((fault, version)), 0),
+        Err(fault) => return Err((fault, version)),
     };
-    let bytes_in = raw.len() as u64;
+    answer.bytes_in = raw.len() as u64;
+    answer.timeline.mark(Phase::Receive);
     let priority = admission_class(service, &soap, &parts);
     // The permit is held until the answer is built (not while it is written): its latency,
     // admission to answer, is what the adaptive limit learns from.
@@ -217,13 +256,13 @@ where
                     busy.in_flight, busy.queued
                 ),
             );
-            return (Err((fault, version)), bytes_in);
+            return Err((fault, version));
         }
     };
-    let outcome = process(state, service, &parts, soap, raw)
+    answer.timeline.mark(Phase::Queue);
+    process(state, service, &parts, soap, raw, &mut answer.timeline)
         .await
-        .map_err(|f| (f, version));
-    (outcome, bytes_in)
+        .map_err(|f| (f, version))
 }
 
 /// The admission class of a request whose body has been read. A route's priority is the
@@ -272,6 +311,7 @@ async fn process(
     parts: &Parts,
     soap: SoapHeaders,
     raw: Bytes,
+    timeline: &mut Timeline,
 ) -> Result<HttpResponse, Fault> {
     let version = soap.version;
     let mut context = Context {
@@ -284,7 +324,7 @@ async fn process(
     if let Some(asked) = RequestCacheControl::from_headers(&parts.headers) {
         context.properties.insert(asked);
     }
-    match exchange(state, service, parts, version, raw, &mut context).await {
+    match exchange(state, service, parts, version, raw, &mut context, timeline).await {
         Err(fault) if !service.plans.fault.is_empty() => {
             let response = respond::fault(&fault, version);
             let context = Context {
@@ -293,13 +333,15 @@ async fn process(
             };
             // Boxed, as every flow below: a flow's future is large and rarely needed, and
             // inline it would be copied with the whole request's future on every request.
-            Ok(Box::pin(flows::fault(
+            let answered = Box::pin(flows::fault(
                 &service.plans.fault,
                 response,
                 &context,
                 &state.limits,
             ))
-            .await)
+            .await;
+            timeline.mark(Phase::ResponseStages);
+            Ok(answered)
         }
         result => result,
     }
@@ -315,6 +357,7 @@ async fn exchange(
     version: SoapVersion,
     raw: Bytes,
     context: &mut Context,
+    timeline: &mut Timeline,
 ) -> Result<HttpResponse, Fault> {
     let bytes = decode(&parts.headers, raw, state.limits.max_message_bytes)?;
     let envelope = Envelope::parse(bytes, &state.limits)?;
@@ -357,17 +400,19 @@ async fn exchange(
         service.understood.contains(name) || request_plan.understood_headers().contains(name)
     };
     check_must_understand(&envelope, understands, service.ultimate)?;
+    timeline.mark(Phase::Decode);
     let envelope = if request_plan.is_empty() {
         envelope
     } else {
-        match Box::pin(flows::request(
+        let admitted = Box::pin(flows::request(
             request_plan,
             envelope,
             context,
             &state.limits,
         ))
-        .await?
-        {
+        .await;
+        timeline.mark(Phase::RequestStages);
+        match admitted? {
             Admitted::Forward(envelope) => envelope,
             Admitted::Answered(response) => return Ok(response),
         }
@@ -385,7 +430,9 @@ async fn exchange(
             headers: &parts.headers,
             location: Location::new(&location),
         })
-        .await?;
+        .await;
+    timeline.mark(Phase::Call);
+    let reply = reply?;
     // A fault comes back with a 4xx/5xx status: a success needs no look for the fault flow.
     let success = match &reply {
         Reply::Envelope(envelope) => !envelope.is_fault(),
@@ -400,7 +447,7 @@ async fn exchange(
         request,
         ..context.clone()
     };
-    Box::pin(flows::response(
+    let answered = Box::pin(flows::response(
         response_plan,
         &plans.fault,
         reply,
@@ -408,7 +455,9 @@ async fn exchange(
         &context,
         &state.limits,
     ))
-    .await
+    .await;
+    timeline.mark(Phase::ResponseStages);
+    answered
 }
 
 async fn wsdl(state: &State, service: &Service, parts: &Parts) -> Result<HttpResponse, Fault> {

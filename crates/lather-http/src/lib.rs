@@ -41,6 +41,7 @@ mod state;
 mod stream_accept;
 mod stream_acceptor;
 mod stream_grant;
+mod timing;
 mod watched;
 mod wsdl_rotation;
 

@@ -31,6 +31,10 @@ pub(crate) struct State {
     pub(crate) compression: crate::compress::ResponseCompression,
     /// The receiving side of message streams (`[stream]`), if configured.
     pub(crate) streams: Option<Arc<crate::stream_acceptor::StreamAcceptor>>,
+    /// Where each request's phases are counted (`[server] phase_metrics`), if they are.
+    pub(crate) phases: Option<crate::timing::PhaseHistograms>,
+    /// When answers carry `Server-Timing` (`[server] server_timing`).
+    pub(crate) server_timing: lather_config::ServerTiming,
 }
 
 impl State {
@@ -70,6 +74,17 @@ impl State {
         }
         let mut metrics = Metrics::new(services.iter().map(|s| s.name.as_str()));
         metrics.register_collector(crate::collect::EngineCollector::new(services.clone()));
+        let phases = server.phase_metrics.then(|| {
+            crate::timing::PhaseHistograms::new(
+                services
+                    .iter()
+                    .map(|s| s.name.as_str())
+                    .chain([crate::metrics::NO_SERVICE]),
+            )
+        });
+        if let Some(phases) = &phases {
+            metrics.register_collector(phases.clone());
+        }
         Ok(State {
             services: by_path,
             limits: lather_compose::server_limits(server),
@@ -85,6 +100,8 @@ impl State {
             },
             cpu_pool,
             streams: None,
+            phases,
+            server_timing: server.server_timing,
         })
     }
 }

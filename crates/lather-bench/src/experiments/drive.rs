@@ -25,6 +25,7 @@ fn args(url: &str, body: &Path) -> HttpBenchArgs {
         quiet: true,
         server_pid: None,
         vary: Vec::new(),
+        unique_percent: 100,
     }
 }
 

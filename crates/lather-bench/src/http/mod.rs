@@ -117,6 +117,11 @@ pub struct HttpBenchArgs {
     /// UUID of a wsa:MessageID
     #[arg(long = "vary", value_name = "MARK")]
     pub vary: Vec<String>,
+
+    /// With --vary: only this many of every 100 requests get fresh marks, the others
+    /// repeat one body, so a cache in front of the server misses about this often
+    #[arg(long, value_name = "P", default_value_t = 100)]
+    pub unique_percent: u8,
 }
 
 /// Validated timing options.
@@ -132,6 +137,12 @@ impl HttpBenchArgs {
         let bad = |msg: String| Err(BenchError::InvalidArgument(msg));
         if self.connections == 0 {
             return bad("--connections must be at least 1".into());
+        }
+        if self.unique_percent > 100 {
+            return bad("--unique-percent must be 0 to 100".into());
+        }
+        if self.unique_percent < 100 && self.vary.is_empty() {
+            return bad("--unique-percent needs --vary MARK (what makes a request unique)".into());
         }
         if self.threads == 0 {
             return bad("--threads must be at least 1".into());
@@ -211,7 +222,8 @@ pub async fn run_http_bench(args: &HttpBenchArgs) -> Result<Report, BenchError> 
         content_type: args.content_type.as_deref(),
         headers: &args.headers,
         vary: &args.vary,
-    })?;
+    })?
+    .with_unique_percent(args.unique_percent);
     let addr = target.resolve().await?;
     let watched = args.server_pid.map(WatchedProcess::new).transpose()?;
     let conns = preconnect(addr, args.connections, timing.timeout).await?;
