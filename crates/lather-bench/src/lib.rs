@@ -26,6 +26,7 @@ mod http;
 pub mod nats_rtt;
 pub mod procfs;
 mod request;
+pub mod timing;
 
 pub use error::BenchError;
 pub use http::report::{

@@ -23,6 +23,9 @@ struct Cli {
 enum Command {
     /// HTTP load: closed loop (N connections) or open loop (fixed rate).
     Http(Box<lather_bench::HttpBenchArgs>),
+    /// The 16-point timing breakdown of SOAP echo calls to each URL (server points from
+    /// `Server-Timing` where sent), side by side.
+    Timing(lather_bench::timing::TimingArgs),
     /// Replay hostile cases against a lather server on loopback (RSS, CPU, probe latency).
     Abuse(Box<lather_bench::abuse::AbuseArgs>),
     /// Five handlers in six stage layouts, from one chain to one parallel stage (mean, sd,
@@ -58,6 +61,7 @@ fn run(command: Command) -> Result<(), BenchError> {
         Command::Http(args) => lather_bench::run_http_bench_blocking(&args)
             .map(|report| lather_bench::print_report(&report)),
         Command::Abuse(args) => lather_bench::abuse::run(&args),
+        Command::Timing(args) => lather_bench::timing::run(&args),
         Command::StageLayouts(args) => experiments::stage_layouts(&args),
         Command::ResourceNotify(args) => experiments::resource_notify(&args),
         Command::RateKnee(args) => experiments::rate_knee(&args),

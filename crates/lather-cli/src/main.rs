@@ -56,6 +56,17 @@ enum Command {
     /// Relay SOAP traffic to a server, showing each exchange (and recording it with
     /// --record) until SIGINT or SIGTERM; or send a recording again with --replay FILE URL.
     Relay(Box<relay::RelayArgs>),
+    /// Measure a SOAP endpoint.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+/// `lather bench …`.
+#[derive(Debug, Subcommand)]
+enum BenchCommand {
+    /// The 16-point timing breakdown of echo calls to each URL: the client's points, the
+    /// server's from its Server-Timing header (lather sends one when asked), side by side.
+    Timing(lather_bench::timing::TimingArgs),
 }
 
 fn main() -> ExitCode {
@@ -66,6 +77,9 @@ fn main() -> ExitCode {
         Command::Check { config } => check::run(&config),
         Command::Subscribe(args) => subscribe::run(&args),
         Command::Relay(args) => relay::run(&args),
+        Command::Bench(BenchCommand::Timing(args)) => {
+            lather_bench::timing::run(&args).map_err(Into::into)
+        }
         Command::Worker {
             config,
             handlers,

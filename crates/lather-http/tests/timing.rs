@@ -36,7 +36,9 @@ fn entries(answer: &Answer) -> Vec<(String, f64)> {
     value
         .split(", ")
         .map(|entry| {
-            let (name, dur) = entry.split_once(";dur=").unwrap_or_else(|| panic!("{value}"));
+            let (name, dur) = entry
+                .split_once(";dur=")
+                .unwrap_or_else(|| panic!("{value}"));
             (name.to_owned(), dur.parse().unwrap())
         })
         .collect()
@@ -50,15 +52,31 @@ async fn a_client_that_asks_gets_each_phase_and_the_stages_inside_the_service() 
     let names: Vec<&str> = timing.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
-        ["receive", "queue", "decode", "request-stages", "call", "encode", "total"]
+        [
+            "receive",
+            "queue",
+            "decode",
+            "request-stages",
+            "call",
+            "encode",
+            "total"
+        ]
     );
     let dur = |name: &str| timing.iter().find(|(n, _)| n == name).unwrap().1;
     assert!(dur("request-stages") >= 30.0, "{timing:?}");
     assert!(dur("call") < 30.0, "{timing:?}");
-    let sum: f64 = timing.iter().filter(|(n, _)| n != "total").map(|(_, d)| d).sum();
+    let sum: f64 = timing
+        .iter()
+        .filter(|(n, _)| n != "total")
+        .map(|(_, d)| d)
+        .sum();
     assert!((sum - dur("total")).abs() < 0.01, "{timing:?}");
     assert!(
-        call(&server, false).await.headers.get("server-timing").is_none(),
+        call(&server, false)
+            .await
+            .headers
+            .get("server-timing")
+            .is_none(),
         "Server-Timing without asking"
     );
 }
@@ -70,14 +88,24 @@ async fn the_header_follows_server_timing_and_admin_allow() {
     ))
     .await;
     assert!(
-        call(&hidden, true).await.headers.get("server-timing").is_none(),
+        call(&hidden, true)
+            .await
+            .headers
+            .get("server-timing")
+            .is_none(),
         "a client admin_allow refuses got Server-Timing"
     );
     let off = TestServer::start(&format!(
         "[server]\nlisten = \"127.0.0.1:0\"\nserver_timing = \"off\"\n{SLOW_ECHO}"
     ))
     .await;
-    assert!(call(&off, true).await.headers.get("server-timing").is_none());
+    assert!(
+        call(&off, true)
+            .await
+            .headers
+            .get("server-timing")
+            .is_none()
+    );
     let always = TestServer::start(&format!(
         "[server]\nlisten = \"127.0.0.1:0\"\nserver_timing = \"always\"\n{SLOW_ECHO}"
     ))
@@ -93,7 +121,14 @@ async fn every_phase_is_counted_in_histograms_unless_switched_off() {
     }
     let metrics = get(server.addr, "/metrics").await;
     let text = metrics.text();
-    for phase in ["receive", "queue", "decode", "request-stages", "call", "encode"] {
+    for phase in [
+        "receive",
+        "queue",
+        "decode",
+        "request-stages",
+        "call",
+        "encode",
+    ] {
         let count = metric(
             text,
             &format!("lather_phase_seconds_count{{service=\"echo\",phase=\"{phase}\"}}"),
@@ -111,5 +146,10 @@ async fn every_phase_is_counted_in_histograms_unless_switched_off() {
     ))
     .await;
     call(&off, false).await;
-    assert!(!get(off.addr, "/metrics").await.text().contains("phase_seconds"));
+    assert!(
+        !get(off.addr, "/metrics")
+            .await
+            .text()
+            .contains("phase_seconds")
+    );
 }

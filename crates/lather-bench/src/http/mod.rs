@@ -11,7 +11,7 @@ pub(crate) mod stats;
 pub(crate) use self::open::Schedule;
 pub(crate) mod finished;
 pub(crate) mod plan;
-mod target;
+pub(crate) mod target;
 
 use std::path::PathBuf;
 use std::sync::Arc;
