@@ -51,7 +51,10 @@ async fn the_server_points_come_from_server_timing_where_it_is_sent() {
         "14→15 client unmarshalling",
         "1→16  round trip",
     ] {
-        assert!(first.contains(row), "no {row:?} for the timed server: {first}");
+        assert!(
+            first.contains(row),
+            "no {row:?} for the timed server: {first}"
+        );
     }
     assert!(!rest.contains("server unmarshalling"), "{rest}");
     assert!(rest.contains("no Server-Timing"), "{rest}");

@@ -65,10 +65,16 @@ where
     if let Some(response) = admin(&state, &req) {
         return response;
     }
+    let timed = wants_timing(&state, &req);
+    let timeline = if timed || state.phases.is_some() {
+        Timeline::new(started)
+    } else {
+        Timeline::disabled(started)
+    };
     let answer = Answering {
-        timeline: Timeline::new(started),
+        timeline,
         gzip: crate::compress::accepts_gzip(req.headers()),
-        timed: wants_timing(&state, &req),
+        timed,
         bytes_in: 0,
     };
     let Some(service) = state.services.get(req.uri().path()).cloned() else {
@@ -116,7 +122,7 @@ fn finish(state: &State, service: &str, outcome: Outcome, mut answer: Answering)
     state.metrics.answered(
         service,
         response.status().as_u16(),
-        timeline.start().elapsed(),
+        std::time::Duration::from_nanos(timeline.total_nanos()),
         answer.bytes_in,
         bytes_out,
     );

@@ -8,6 +8,8 @@ use std::time::Instant;
 /// A phase the request did not pass (a fault before admission) stays unmarked.
 #[derive(Debug, Clone)]
 pub(crate) struct Timeline {
+    /// Whether points are marked at all (off: no clock is read).
+    enabled: bool,
     start: Instant,
     last: Instant,
     nanos: [u64; 7],
@@ -18,6 +20,7 @@ impl Timeline {
     /// A timeline starting at `start`, the request head's arrival.
     pub(crate) fn new(start: Instant) -> Self {
         Timeline {
+            enabled: true,
             start,
             last: start,
             nanos: [0; 7],
@@ -25,13 +28,20 @@ impl Timeline {
         }
     }
 
-    /// When the request head arrived.
-    pub(crate) fn start(&self) -> Instant {
-        self.start
+    /// A timeline that marks nothing: no phase is measured (`total_nanos` reads the clock
+    /// once, for the request's duration).
+    pub(crate) fn disabled(start: Instant) -> Self {
+        Timeline {
+            enabled: false,
+            ..Timeline::new(start)
+        }
     }
 
     /// Ends `phase` now: it lasted from the previous mark (or the start) until now.
     pub(crate) fn mark(&mut self, phase: Phase) {
+        if !self.enabled {
+            return;
+        }
         let now = Instant::now();
         let span = now.saturating_duration_since(self.last);
         self.nanos[phase.index()] += u64::try_from(span.as_nanos()).unwrap_or(u64::MAX);
@@ -47,10 +57,14 @@ impl Timeline {
             .map(|p| (p, self.nanos[p.index()]))
     }
 
-    /// From the start to the last mark, in nanoseconds.
+    /// From the start to the last mark (for a disabled timeline: to now), in nanoseconds.
     pub(crate) fn total_nanos(&self) -> u64 {
-        u64::try_from(self.last.saturating_duration_since(self.start).as_nanos())
-            .unwrap_or(u64::MAX)
+        let end = if self.enabled {
+            self.last
+        } else {
+            Instant::now()
+        };
+        u64::try_from(end.saturating_duration_since(self.start).as_nanos()).unwrap_or(u64::MAX)
     }
 
     /// The `Server-Timing` header value (RFC-less but W3C Server Timing): each phase
@@ -103,5 +117,8 @@ mod tests {
         assert!(header.contains(", response-stages;dur=1."), "{header}");
         assert!(!header.contains("queue"), "{header}");
         assert!(header.contains(", total;dur="), "{header}");
+        let mut off = Timeline::disabled(Instant::now());
+        off.mark(Phase::Decode);
+        assert_eq!(off.spans().count(), 0);
     }
 }
