@@ -269,6 +269,16 @@ fn print_tuning(svc: &lather_config::ServiceConfig) {
         Some(keep) => println!("  backend WSDL kept {} ms", keep.as_millis()),
         None => println!("  backend WSDL asked for on every request"),
     }
+    match svc.upstream_protocol() {
+        lather_config::UpstreamProtocol::Http1 => println!(
+            "  HTTP/1.1 to the upstreams, at most {} connections to each (one request each)",
+            svc.upstream_connections()
+        ),
+        lather_config::UpstreamProtocol::H2c => println!(
+            "  HTTP/2 (h2c) to the upstreams over {} connections to each, requests multiplexed",
+            svc.upstream_connections()
+        ),
+    }
     if let Some(min) = svc.compress_requests_from() {
         println!("  requests to the upstreams gzip-compressed from {min} bytes");
     }

@@ -36,6 +36,7 @@ fn the_tuning_keys_are_explained_with_their_defaults() {
         "emptied by SetPrice",
         "backend WSDL kept 60000 ms",
         "requests to the upstreams gzip-compressed from 1024 bytes",
+        "HTTP/1.1 to the upstreams, at most 1024 connections to each",
         "its WSDL names in turn: http://a.example/ws (weight 1), http://b.example/ws (weight 3)",
         "each request's phases counted in lather_phase_seconds; Server-Timing for requests with Lather-Timing from admin_allow addresses",
     ] {

@@ -32,6 +32,7 @@ mod stream_mode;
 mod subscriptions;
 mod subscriptions_mode;
 mod tuning;
+mod upstream_protocol;
 mod validate;
 mod wsdl_address;
 
@@ -52,5 +53,9 @@ pub use route::{RouteConfig, parse_clark};
 pub use server_timing::ServerTiming;
 pub use stream_mode::{StreamConfig, StreamMode, StreamOnError};
 pub use subscriptions_mode::SubscriptionsMode;
-pub use tuning::{DEFAULT_COMPRESS_REQUESTS_MIN_BYTES, DEFAULT_WSDL_CACHE_MS};
+pub use tuning::{
+    DEFAULT_COMPRESS_REQUESTS_MIN_BYTES, DEFAULT_H1_UPSTREAM_CONNECTIONS,
+    DEFAULT_H2C_UPSTREAM_CONNECTIONS, DEFAULT_WSDL_CACHE_MS,
+};
+pub use upstream_protocol::UpstreamProtocol;
 pub use wsdl_address::{MAX_WSDL_WEIGHT, WsdlAddress};

@@ -300,6 +300,13 @@ pub struct ServiceConfig {
     /// Gateway only: the smallest request compressed when `compress_requests` is on, in
     /// bytes (default 1024).
     pub compress_requests_min_bytes: Option<Spanned<u64>>,
+    /// Gateway only: `"http1"` (the default) or `"h2c"` (HTTP/2 with prior knowledge,
+    /// many requests on each connection) towards the upstreams.
+    pub upstream_protocol: Option<Spanned<crate::UpstreamProtocol>>,
+    /// Gateway only: most connections to each upstream (default 1024 with `http1`, where
+    /// each carries one request at a time and further requests wait for one within the
+    /// timeout; 4 with `h2c`, the requests spread over them).
+    pub upstream_connections: Option<Spanned<u64>>,
     /// The endpoint addresses the served WSDL names, handed out in turn (each as often as
     /// its weight) so that clients calling the service directly spread over them:
     /// `["http://a/ws", { url = "http://b/ws", weight = 2 }]` (default: the service's own

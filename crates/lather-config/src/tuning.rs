@@ -8,6 +8,12 @@ use std::time::Duration;
 
 /// The default of `wsdl_cache_ms`: a backend's WSDL is asked for once a minute at most.
 pub const DEFAULT_WSDL_CACHE_MS: u64 = 60_000;
+/// The default of `upstream_connections` with `upstream_protocol = "http1"`.
+pub const DEFAULT_H1_UPSTREAM_CONNECTIONS: u64 = 1024;
+/// The default of `upstream_connections` with `upstream_protocol = "h2c"`.
+pub const DEFAULT_H2C_UPSTREAM_CONNECTIONS: u64 = 4;
+/// The largest `upstream_connections`.
+const MAX_UPSTREAM_CONNECTIONS: u64 = 65_536;
 /// The default of `compress_requests_min_bytes`, as for answers.
 pub const DEFAULT_COMPRESS_REQUESTS_MIN_BYTES: u64 = 1024;
 impl ServiceConfig {
@@ -34,6 +40,26 @@ impl ServiceConfig {
                 .map_or(DEFAULT_COMPRESS_REQUESTS_MIN_BYTES, |v| *v.get_ref());
             usize::try_from(min).unwrap_or(usize::MAX)
         })
+    }
+
+    /// The HTTP version towards the upstreams (default HTTP/1.1).
+    pub fn upstream_protocol(&self) -> crate::UpstreamProtocol {
+        self.upstream_protocol
+            .as_ref()
+            .map_or_else(Default::default, |p| *p.get_ref())
+    }
+
+    /// The most connections to each upstream.
+    pub fn upstream_connections(&self) -> usize {
+        let default = match self.upstream_protocol() {
+            crate::UpstreamProtocol::Http1 => DEFAULT_H1_UPSTREAM_CONNECTIONS,
+            crate::UpstreamProtocol::H2c => DEFAULT_H2C_UPSTREAM_CONNECTIONS,
+        };
+        let n = self
+            .upstream_connections
+            .as_ref()
+            .map_or(default, |v| *v.get_ref());
+        usize::try_from(n).unwrap_or(usize::MAX)
     }
 
     /// The addresses the served WSDL names in turn (empty: the service's own).
@@ -68,6 +94,14 @@ pub(crate) fn check_service(
             "compress_requests_min_bytes",
             svc.compress_requests_min_bytes.as_ref().map(|v| v.span()),
         ),
+        (
+            "upstream_protocol",
+            svc.upstream_protocol.as_ref().map(|v| v.span()),
+        ),
+        (
+            "upstream_connections",
+            svc.upstream_connections.as_ref().map(|v| v.span()),
+        ),
     ];
     for (key, span) in gateway_keys {
         if let Some(span) = span
@@ -78,6 +112,16 @@ pub(crate) fn check_service(
                 format!("service[{i}].{key}: only a gateway (upstream = …) has upstreams to tune"),
             ));
         }
+    }
+    if let Some(n) = &svc.upstream_connections
+        && !(1..=MAX_UPSTREAM_CONNECTIONS).contains(n.get_ref())
+    {
+        return Err(at(
+            n.span(),
+            format!(
+                "service[{i}].upstream_connections: must be from 1 to {MAX_UPSTREAM_CONNECTIONS}"
+            ),
+        ));
     }
     let Some(list) = &svc.wsdl_addresses else {
         return Ok(());
@@ -142,11 +186,23 @@ mod tests {
         let svc = &config.services[0];
         assert_eq!(svc.wsdl_cache(), None);
         assert_eq!(svc.compress_requests_from(), Some(10));
+        assert_eq!(svc.upstream_connections(), 1024);
+        let h2 = load(&format!("{GATEWAY}upstream_protocol = \"h2c\"\n")).unwrap();
+        assert_eq!(h2.services[0].upstream_connections(), 4);
+        for bad in ["upstream_connections = 0", "upstream_protocol = \"h3\""] {
+            let e = load(&format!("{GATEWAY}{bad}\n")).unwrap_err();
+            assert!(
+                e.message().contains(bad.split(' ').next().unwrap()) || e.message().contains("h3"),
+                "{e}"
+            );
+        }
     }
 
     #[test]
     fn gateway_keys_on_other_services_are_refused_by_name() {
         for key in [
+            "upstream_protocol = \"h2c\"",
+            "upstream_connections = 2",
             "wsdl_cache_ms = 5",
             "compress_requests = true",
             "compress_requests_min_bytes = 5",

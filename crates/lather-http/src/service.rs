@@ -250,6 +250,7 @@ fn gateway(config: &ServiceConfig, server: &ServerConfig, backends: Arc<Backends
             .and_then(|h| http::HeaderName::from_bytes(h.get_ref().as_bytes()).ok()),
     )
     .with_tuning(config.wsdl_cache(), config.compress_requests_from())
+    .with_upstream_protocol(config.upstream_protocol(), config.upstream_connections())
 }
 
 /// The bounds of a `registry` service, from its keys (defaults where unset).

@@ -6,6 +6,7 @@
 
 mod backends;
 mod headers;
+mod upstream_client;
 mod wsdl;
 
 pub(crate) use backends::Backends;
@@ -15,10 +16,7 @@ use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt, Full, Limited};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
-use lather_config::Upstream;
+use lather_config::{Upstream, UpstreamProtocol};
 use lather_context::stream::{SendOutcome, StreamMessage, StreamSender};
 use lather_envelope::{Envelope, Fault, FaultKind};
 use lather_pipeline::{Identity, Reply, ServiceFuture, ServiceRequest, SoapService};
@@ -39,7 +37,7 @@ const FORWARDED_REQUEST_HEADERS: [HeaderName; 4] = [
 pub(crate) struct Gateway {
     /// The service's name, for logs.
     service: String,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: upstream_client::UpstreamClient,
     backends: Arc<Backends>,
     next: AtomicUsize,
     timeout: Duration,
@@ -81,16 +79,13 @@ impl Gateway {
         policy: ResponsePolicy,
         identity_header: Option<HeaderName>,
     ) -> Self {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        connector.set_connect_timeout(Some(timeout));
-        let client = Client::builder(TokioExecutor::new())
-            .pool_idle_timeout(Duration::from_secs(90))
-            .pool_max_idle_per_host(1024)
-            .build(connector);
         Gateway {
             service,
-            client,
+            client: upstream_client::UpstreamClient::new(
+                UpstreamProtocol::Http1,
+                lather_config::DEFAULT_H1_UPSTREAM_CONNECTIONS as usize,
+                timeout,
+            ),
             backends,
             next: AtomicUsize::new(0),
             timeout,
@@ -101,6 +96,16 @@ impl Gateway {
             wsdl_cache: None,
             compress_from: None,
         }
+    }
+
+    /// Speaks `protocol` to the upstreams over at most `connections` connections to each.
+    pub(crate) fn with_upstream_protocol(
+        mut self,
+        protocol: UpstreamProtocol,
+        connections: usize,
+    ) -> Self {
+        self.client = upstream_client::UpstreamClient::new(protocol, connections, self.timeout);
+        self
     }
 
     /// Keeps the backend's WSDL for `wsdl_cache` (if any) and compresses requests from
@@ -384,7 +389,12 @@ impl Gateway {
                 ),
             )
         };
-        let sent = tokio::time::timeout_at(deadline.into(), self.client.request(request)).await;
+        let Ok(held) =
+            tokio::time::timeout_at(deadline.into(), self.client.hold(&upstream.url)).await
+        else {
+            return Err(timed_out());
+        };
+        let sent = tokio::time::timeout_at(deadline.into(), self.client.send(request)).await;
         let response = match sent {
             Err(_) => return Err(timed_out()),
             Ok(Err(e)) if e.is_connect() => {
@@ -420,6 +430,7 @@ impl Gateway {
             }
             Ok(Ok(c)) => c.to_bytes(),
         };
+        drop(held);
         let mut response = Response::new(body);
         *response.status_mut() = parts.status;
         *response.headers_mut() = self.policy.filter(&parts.headers);
