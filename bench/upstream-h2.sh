@@ -84,10 +84,11 @@ for round in $(seq 1 "$ROUNDS"); do
         url="http://127.0.0.1:$port/$v"
         log "round $round: /$v, wrk -c$CLIENTS"
         ( sleep $((DURATION / 2)); open_connections "${up[$v]}" >"$out/conns-wrk-$v-$round" ) &
+        sampler=$!
         before=$(cpu_ticks "$gw_pid")
         wrk -t1 -c"$CLIENTS" -d"${DURATION}s" --latency -s "$out/post.lua" "$url" >"$out/wrk-$v-$round.txt"
         after=$(cpu_ticks "$gw_pid")
-        wait
+        wait "$sampler"
         n=$(awk '/requests in/ {print $1}' "$out/wrk-$v-$round.txt")
         bad=$(awk '/Non-2xx or 3xx responses:/ {print $NF}' "$out/wrk-$v-$round.txt")
         [ -z "$bad" ] || log "wrk: $bad answers were not 2xx (/$v, round $round)"
@@ -97,10 +98,11 @@ for round in $(seq 1 "$ROUNDS"); do
         cpu[wrk-$v,$round]=$(awk -v t=$((after - before)) -v hz="$hz" -v n="$n" 'BEGIN {printf "%.1f", t / hz * 1e6 / n}')
         log "round $round: /$v, lather-bench -c$CLIENTS"
         ( sleep $((DURATION / 2 + 1)); open_connections "${up[$v]}" >"$out/conns-lb-$v-$round" ) &
+        sampler=$!
         json="$out/lb-$v-$round.json"
         "$LATHER_BENCH" http "$url" --connections "$CLIENTS" --duration "$DURATION" --warmup 1 \
             --expect urn:lather:echo --server-pid "$gw_pid" --quiet --json "$json" >/dev/null
-        wait
+        wait "$sampler"
         rps[lb-$v,$round]=$(json_num "$json" rps)
         p99[lb-$v,$round]=$(json_num "$json" p99 | awk '{print $1 / 1000}')
         conns[lb-$v,$round]=$(cat "$out/conns-lb-$v-$round")

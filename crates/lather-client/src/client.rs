@@ -17,8 +17,8 @@ use lather_envelope::{Envelope, Limits, SoapVersion};
 #[derive(Debug, Clone)]
 pub struct Client {
     transport: Transport,
-    default_version: SoapVersion,
-    limits: Limits,
+    pub(crate) default_version: SoapVersion,
+    pub(crate) limits: Limits,
 }
 
 impl Default for Client {

@@ -37,6 +37,7 @@
 //! ```
 
 mod addressing;
+mod batch;
 mod builder;
 mod call;
 mod client;
@@ -46,6 +47,7 @@ mod response;
 mod transport;
 
 pub use addressing::Wsa;
+pub use batch::BATCH_NS;
 pub use builder::ClientBuilder;
 pub use call::Call;
 pub use client::Client;

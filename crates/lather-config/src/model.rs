@@ -101,6 +101,9 @@ pub struct ServerConfig {
     /// When answers carry a `Server-Timing` header of the request's phases (default
     /// `"on-request"`).
     pub server_timing: crate::ServerTiming,
+    /// The most operations one batch (`lb:Batch`) may carry (default 100); a longer batch
+    /// is refused whole.
+    pub max_batch_items: usize,
 }
 
 /// `max_in_flight`: a fixed number or `"auto"`.
@@ -147,6 +150,7 @@ impl Default for ServerConfig {
             compress_min_bytes: 1024,
             phase_metrics: true,
             server_timing: crate::ServerTiming::OnRequest,
+            max_batch_items: 100,
         }
     }
 }

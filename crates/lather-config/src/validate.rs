@@ -27,6 +27,13 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             "server.max_in_flight must be at least 1 (or \"auto\")",
         ));
     }
+    if config.server.max_batch_items == 0 {
+        return Err(ConfigError::new(
+            origin,
+            None,
+            "server.max_batch_items must be at least 1",
+        ));
+    }
     if config.server.min_in_flight == 0 {
         return Err(ConfigError::new(
             origin,

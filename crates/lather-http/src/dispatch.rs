@@ -383,6 +383,46 @@ async fn exchange(
     {
         return crate::stream_grant::open_stream(state, service, &envelope, version);
     }
+    if envelope.operation().is_some_and(crate::batch::is_batch) {
+        let base = Context {
+            request: None,
+            ..context.clone()
+        };
+        let each = |item: Envelope| {
+            let mut context = Context {
+                id: flows::next_message_id(),
+                ..base.clone()
+            };
+            async move {
+                let mut untimed = Timeline::disabled(Instant::now());
+                Box::pin(handle_envelope(
+                    state,
+                    service,
+                    parts,
+                    item,
+                    &mut context,
+                    &mut untimed,
+                ))
+                .await
+            }
+        };
+        let max = state.max_batch_items;
+        return crate::batch::run(&envelope, &state.limits, max, each).await;
+    }
+    handle_envelope(state, service, parts, envelope, context, timeline).await
+}
+
+/// One envelope's way on from its parse: routing, mustUnderstand, request flow, service,
+/// response (or fault) flow. A batch's items each come this way as messages of their own.
+pub(crate) async fn handle_envelope(
+    state: &State,
+    service: &Service,
+    parts: &Parts,
+    envelope: Envelope,
+    context: &mut Context,
+    timeline: &mut Timeline,
+) -> Result<HttpResponse, Fault> {
+    let version = envelope.version();
     if !service.operations.is_empty()
         && !envelope
             .operation()

@@ -8,6 +8,7 @@
 
 mod accept;
 mod authority;
+mod batch;
 mod body;
 mod builder;
 mod collect;

@@ -35,6 +35,8 @@ pub(crate) struct State {
     pub(crate) phases: Option<crate::timing::PhaseHistograms>,
     /// When answers carry `Server-Timing` (`[server] server_timing`).
     pub(crate) server_timing: lather_config::ServerTiming,
+    /// The most items one batch may hold (`[server] max_batch_items`).
+    pub(crate) max_batch_items: usize,
 }
 
 impl State {
@@ -102,6 +104,7 @@ impl State {
             streams: None,
             phases,
             server_timing: server.server_timing,
+            max_batch_items: server.max_batch_items,
         })
     }
 }
