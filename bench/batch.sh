@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Message batching (issue 13, item 3a): operations/s through an echo service with a
-# 3-handler chain (monitor | digest, 1 round | cpu-burn, 10 µs; three stages), sent as
+# 3-handler chain in three stages — CHAIN=light (the default: monitor | wsa | digest,
+# 1 round) or CHAIN=burn (monitor | digest, 1 round | cpu-burn, 10 µs) — sent as
 # single requests or as batches of N items (urn:lather:batch), each item running the chain
 # as a message of its own. lather-bench (closed loop) and wrk (-t1), CONNECTIONS each,
 # ROUNDS rounds interleaved; operations/s = requests/s × N; server CPU per operation.
 #
-# Environment: SIZES="1 5 10 25" ROUNDS=3 DURATION=5 CONNECTIONS=16 SKIP_BUILD=1
+# Environment: CHAIN=light SIZES="1 5 10 25" ROUNDS=3 DURATION=5 CONNECTIONS=16 SKIP_BUILD=1
 # Results: target/bench-results/batch-<timestamp>/ (config, bodies, reports, table.md).
 set -euo pipefail
 
@@ -15,6 +16,7 @@ repo="$(cd "$here/.." && pwd)"
 . "$here/lib.sh"
 
 SIZES="${SIZES:-1 5 10 25}"
+CHAIN="${CHAIN:-light}"
 ROUNDS="${ROUNDS:-3}"
 DURATION="${DURATION:-5}"
 CONNECTIONS="${CONNECTIONS:-16}"
@@ -42,12 +44,19 @@ rounds = 1
 kind = "cpu-burn"
 micros = 10
 
+[handlers.addressing]
+kind = "wsa"
+
 [[service]]
 name = "echo"
 path = "/echo"
 builtin = "echo"
-request = [["mon"], ["hash"], ["burn"]]
 TOML
+case "$CHAIN" in
+    light) echo 'request = [["mon"], ["addressing"], ["hash"]]' >>"$out/lather.toml" ;;
+    burn) echo 'request = [["mon"], ["hash"], ["burn"]]' >>"$out/lather.toml" ;;
+    *) die "CHAIN must be light or burn" ;;
+esac
 start_bg "$out/lather.log" "$LATHER" serve --config "$out/lather.toml"
 pid=$bg_pid
 wait_for lather "$pid" "$out/lather.log" 20 health_ok "$port"
@@ -97,6 +106,8 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 {
+    echo "chain: $CHAIN ($(grep '^request' "$out/lather.toml"))"
+    echo
     echo "| generator | operations per request | operations/s | × single | server CPU µs/operation |"
     echo "|---|---:|---:|---:|---:|"
     for g in lb wrk; do
