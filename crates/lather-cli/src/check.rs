@@ -248,9 +248,26 @@ fn cache_summary(handler: &lather_config::HandlerConfig) -> String {
     text
 }
 
-/// A service's tuning: the addresses its WSDL names, a gateway's WSDL cache and request
-/// compression.
+/// A service's tuning: asynchronous replies, the addresses its WSDL names, a gateway's
+/// WSDL cache, upstream protocol and request compression.
 fn print_tuning(svc: &lather_config::ServiceConfig) {
+    if let Some(replies) = svc.async_replies() {
+        println!(
+            "  asynchronous replies: requests with a ReplyTo get 202, answers POSTed there ({} attempts) or kept {} s for polling; at most {} waiting, kept {}{}",
+            replies.attempts,
+            replies.keep.as_secs(),
+            replies.max_pending,
+            replies
+                .store
+                .as_deref()
+                .map_or_else(|| "in memory (lost on restart)".to_owned(), |f| format!("in {f}")),
+            if replies.allow.is_empty() {
+                String::new()
+            } else {
+                format!("; ReplyTo also allowed: {}", replies.allow.join(", "))
+            }
+        );
+    }
     let addresses = svc.wsdl_addresses();
     if !addresses.is_empty() {
         let named: Vec<String> = addresses

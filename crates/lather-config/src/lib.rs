@@ -14,6 +14,7 @@
 //!
 //! Unknown keys are errors; every error names the file, the line and the key.
 
+mod async_replies;
 mod connections;
 mod error;
 mod flow;
@@ -36,6 +37,9 @@ mod upstream_protocol;
 mod validate;
 mod wsdl_address;
 
+pub use async_replies::{
+    AsyncReplies, DEFAULT_ASYNC_MAX_PENDING, DEFAULT_REPLY_ATTEMPTS, DEFAULT_REPLY_KEEP_S,
+};
 pub use error::ConfigError;
 pub use flow::{Flow, FlowSpec};
 pub use handler::{ENGINE_KEYS, HandlerConfig};

@@ -311,6 +311,26 @@ pub struct ServiceConfig {
     /// each carries one request at a time and further requests wait for one within the
     /// timeout; 4 with `h2c`, the requests spread over them).
     pub upstream_connections: Option<Spanned<u64>>,
+    /// Requests whose WS-Addressing `ReplyTo` is not anonymous are accepted with `202` and
+    /// answered later by a POST to that address (default false: answered on the
+    /// connection, whatever `ReplyTo` says).
+    pub async_replies: Option<Spanned<bool>>,
+    /// With `async_replies`: the redb file pending requests and answers are kept in, so a
+    /// restart loses none (default none: memory only).
+    pub async_store: Option<Spanned<String>>,
+    /// With `async_replies`: most requests accepted and not yet answered and delivered; a
+    /// request beyond gets `ServerBusy` (503, `Retry-After`) (default 1000).
+    pub async_max_pending: Option<Spanned<u64>>,
+    /// With `async_replies`: delivery attempts of one answer, 0.5 s apart and doubling
+    /// (default 6).
+    pub reply_attempts: Option<Spanned<u64>>,
+    /// With `async_replies`: how long an answer kept for polling (`ReplyTo`
+    /// `urn:lather:async:poll`) waits to be fetched, in seconds (default 300).
+    pub reply_keep_s: Option<Spanned<u64>>,
+    /// With `async_replies`: `ReplyTo` addresses allowed beyond the default policy (which
+    /// refuses loopback, link-local, unspecified, multicast and the server's own port), as
+    /// `notify_allow` (default none).
+    pub reply_allow: Option<Spanned<Vec<Spanned<String>>>>,
     /// The endpoint addresses the served WSDL names, handed out in turn (each as often as
     /// its weight) so that clients calling the service directly spread over them:
     /// `["http://a/ws", { url = "http://b/ws", weight = 2 }]` (default: the service's own

@@ -229,6 +229,7 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
         crate::stream::check_service(svc, i, has_stream_table, &at)?;
         crate::public::check_service(svc, i, &at)?;
         crate::tuning::check_service(svc, i, &at)?;
+        crate::async_replies::check_service(svc, i, &at)?;
         crate::subscriptions::check(svc, i, config.nats.as_ref(), &at)?;
         if svc.max_in_flight == Some(crate::MaxInFlight::Fixed(0)) {
             return Err(at(

@@ -40,6 +40,7 @@ pub use protocol::xpath;
 
 pub use delivery::address_policy::DeliveryPolicy;
 pub use delivery::binding::Binding;
+pub use delivery::error::DeliveryError;
 pub use delivery::{DeliveryProbe, ProbeFn, RetryPolicy};
 pub use error::EventingError;
 pub use protocol::action_filter::{DPWS_ACTION_DIALECT, DPWS06_ACTION_DIALECT};

@@ -219,6 +219,12 @@ where
 {
     let (parts, body) = req.into_parts();
     let guess = guess_version(&parts.headers);
+    if parts.method == Method::GET
+        && let Some(replies) = &service.async_replies
+        && let Some(id) = reply_query(parts.uri.query())
+    {
+        return Ok(replies.poll(&id).await);
+    }
     if parts.method == Method::GET && is_wsdl_query(parts.uri.query()) {
         return wsdl(state, service, &parts).await.map_err(|f| (f, guess));
     }
@@ -377,6 +383,11 @@ async fn exchange(
             ),
         ));
     }
+    if let Some(replies) = &service.async_replies
+        && let Some(accepted) = replies.intake(&envelope, context.action.as_deref()).await?
+    {
+        return Ok(accepted);
+    }
     if envelope
         .operation()
         .is_some_and(crate::stream_grant::is_open_stream)
@@ -513,6 +524,33 @@ async fn wsdl(state: &State, service: &Service, parts: &Parts) -> Result<HttpRes
     };
     let reply = service.soap.wsdl(&location).await?;
     Ok(flows::reply_response(reply, guess_version(&parts.headers)))
+}
+
+/// The MessageID a `?reply=ID` query asks for (percent-decoded).
+fn reply_query(query: Option<&str>) -> Option<String> {
+    let raw = query?.split('&').find_map(|p| p.strip_prefix("reply="))?;
+    let bytes = raw.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                let (hi, lo) = (hex(bytes[i + 1])?, hex(bytes[i + 2])?);
+                out.push(u8::try_from(hi * 16 + lo).ok()?);
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok().filter(|id| !id.is_empty())
 }
 
 fn is_wsdl_query(query: Option<&str>) -> bool {

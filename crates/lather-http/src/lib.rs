@@ -7,6 +7,8 @@
 //! text) are always there.
 
 mod accept;
+mod async_reply;
+mod async_worker;
 mod authority;
 mod batch;
 mod body;

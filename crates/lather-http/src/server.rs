@@ -70,6 +70,34 @@ impl Server {
         self
     }
 
+    /// Starts the worker of every service with asynchronous replies (once: the worker
+    /// takes the service's queue).
+    fn start_async_workers(&self, stopping: &tokio::sync::watch::Receiver<bool>) {
+        let mut seen = std::collections::HashSet::new();
+        for service in self.state.services.values() {
+            if !seen.insert(Arc::as_ptr(service)) {
+                continue;
+            }
+            let Some(replies) = &service.async_replies else {
+                continue;
+            };
+            let jobs = service
+                .async_jobs
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            if let Some(jobs) = jobs {
+                tokio::spawn(crate::async_worker::run(
+                    self.state.clone(),
+                    service.clone(),
+                    replies.clone(),
+                    jobs,
+                    stopping.clone(),
+                ));
+            }
+        }
+    }
+
     /// The port message streams are accepted on, when `[stream]` is configured.
     pub fn stream_port(&self) -> Option<u16> {
         self.streams.as_ref().map(|(_, acceptor)| acceptor.port())
@@ -92,6 +120,8 @@ impl Server {
                 stopping,
             ));
         }
+        let (stop_workers, workers_stopping) = tokio::sync::watch::channel(false);
+        self.start_async_workers(&workers_stopping);
         let graceful = GracefulShutdown::new();
         let mut builder = auto::Builder::new(TokioExecutor::new());
         builder
@@ -168,6 +198,9 @@ impl Server {
             ((), ()) = async { tokio::join!(graceful.shutdown(), streams_drained) } => tracing::info!("all connections closed"),
             () = tokio::time::sleep(self.grace) => tracing::warn!("grace period over; closing remaining connections"),
         }
+        // Asynchronous requests not yet answered or delivered wait in their store for the
+        // next start.
+        let _ = stop_workers.send(true);
         Ok(())
     }
 }

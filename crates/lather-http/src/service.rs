@@ -41,6 +41,10 @@ pub(crate) struct Service {
     pub(crate) stream_sender: Option<lather_context::stream::StreamSender>,
     /// The addresses its WSDL names in turn (`wsdl_addresses`), if set.
     pub(crate) wsdl_rotation: Option<crate::wsdl_rotation::WsdlRotation>,
+    /// Its asynchronous replies (`async_replies`), if on.
+    pub(crate) async_replies: Option<Arc<crate::async_reply::AsyncReplies>>,
+    /// The queue of accepted asynchronous requests, until the server's worker takes it.
+    pub(crate) async_jobs: std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<String>>>,
 }
 
 impl std::fmt::Debug for Service {
@@ -109,6 +113,8 @@ impl Service {
             accept_streams: false,
             stream_sender: None,
             wsdl_rotation: None,
+            async_replies: None,
+            async_jobs: std::sync::Mutex::new(None),
         }
     }
 
@@ -170,6 +176,16 @@ impl Service {
         service.accept_streams = config.accept_streams.as_ref().is_some_and(|a| *a.get_ref());
         service.stream_sender = stream_sender;
         service.wsdl_rotation = crate::wsdl_rotation::WsdlRotation::new(&config.wsdl_addresses());
+        if let Some(settings) = config.async_replies() {
+            let policy =
+                lather_eventing::DeliveryPolicy::new(&settings.allow, Some(&["http".to_owned()]))
+                    .map_err(|e| format!("reply_allow: {e}"))?
+                    .with_listen(listen);
+            let (replies, jobs) = crate::async_reply::AsyncReplies::open(&settings, policy)
+                .map_err(|e| e.to_string())?;
+            service.async_replies = Some(Arc::new(replies));
+            service.async_jobs = std::sync::Mutex::new(Some(jobs));
+        }
         Ok(service)
     }
 }

@@ -261,7 +261,7 @@ impl DeliveryPolicy {
     /// checking every address the host resolves to; the connection goes to a checked
     /// address and is refused if it turns out to reach this server's own listen port
     /// (unless allowed). `publish`: the HTTP path is an event source's publish path.
-    pub(crate) async fn connect(
+    pub async fn connect(
         &self,
         authority: &str,
         timeout: Duration,

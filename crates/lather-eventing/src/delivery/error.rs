@@ -4,7 +4,7 @@
 /// given in the SubscriptionEnd it may cause (its `Display` is that reason).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub(crate) enum DeliveryError {
+pub enum DeliveryError {
     /// The delivery policy refuses the sink's address, or the address is not usable.
     #[error("{0}")]
     Refused(String),
