@@ -257,10 +257,10 @@ fn print_tuning(svc: &lather_config::ServiceConfig) {
             replies.attempts,
             replies.keep.as_secs(),
             replies.max_pending,
-            replies
-                .store
-                .as_deref()
-                .map_or_else(|| "in memory (lost on restart)".to_owned(), |f| format!("in {f}")),
+            replies.store.as_deref().map_or_else(
+                || "in memory (lost on restart)".to_owned(),
+                |f| format!("in {f}")
+            ),
             if replies.allow.is_empty() {
                 String::new()
             } else {

@@ -84,7 +84,9 @@ fn an_accepted_request_is_answered_after_a_restart() {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let (mut stream, _) = sink.accept().unwrap();
-        stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
         let mut got = Vec::new();
         let mut buf = [0u8; 4096];
         while let Ok(n) = stream.read(&mut buf) {
@@ -104,6 +106,9 @@ fn an_accepted_request_is_answered_after_a_restart() {
         .expect("the answer after the restart");
     assert!(delivered.starts_with("POST /r HTTP/1.1"), "{delivered}");
     assert!(delivered.contains("<text>survived</text>"), "{delivered}");
-    assert!(delivered.contains("urn:uuid:restart-1</wsa:RelatesTo>"), "{delivered}");
+    assert!(
+        delivered.contains("urn:uuid:restart-1</wsa:RelatesTo>"),
+        "{delivered}"
+    );
     stop(&mut second);
 }
