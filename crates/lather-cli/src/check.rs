@@ -296,6 +296,12 @@ fn print_tuning(svc: &lather_config::ServiceConfig) {
             svc.upstream_connections()
         ),
     }
+    if let Some((items, wait)) = svc.upstream_batching() {
+        println!(
+            "  requests to the upstream gathered into lb:Batch requests of at most {items}, sent {} ms after the first at the latest",
+            wait.as_millis()
+        );
+    }
     if let Some(min) = svc.compress_requests_from() {
         println!("  requests to the upstreams gzip-compressed from {min} bytes");
     }

@@ -22,7 +22,7 @@ fn the_tuning_keys_are_explained_with_their_defaults() {
         "tuning-ok.toml",
         "[handlers.prices]\nkind = \"cache\"\noperations = [\"GetPrice\"]\ninvalidate_on = [\"SetPrice\"]\n\n\
          [[service]]\nname = \"shop\"\npath = \"/shop\"\nupstream = [\"http://shop.example:8080/ws\"]\n\
-         async_replies = true\nasync_store = \"jobs.redb\"\n\
+         async_replies = true\nasync_store = \"jobs.redb\"\nbatch_upstream = true\n\
          compress_requests = true\nwsdl_addresses = [\"http://a.example/ws\", { url = \"http://b.example/ws\", weight = 3 }]\n\
          request = [[\"prices\"]]\nresponse = [[\"prices\"]]\n",
     );
@@ -38,6 +38,7 @@ fn the_tuning_keys_are_explained_with_their_defaults() {
         "backend WSDL kept 60000 ms",
         "requests to the upstreams gzip-compressed from 1024 bytes",
         "HTTP/1.1 to the upstreams, at most 1024 connections to each",
+        "gathered into lb:Batch requests of at most 10, sent 2 ms after the first at the latest",
         "its WSDL names in turn: http://a.example/ws (weight 1), http://b.example/ws (weight 3)",
         "asynchronous replies: requests with a ReplyTo get 202, answers POSTed there (6 attempts) or kept 300 s for polling; at most 1000 waiting, kept in jobs.redb",
         "each request's phases counted in lather_phase_seconds; Server-Timing for requests with Lather-Timing from admin_allow addresses",

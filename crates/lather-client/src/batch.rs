@@ -1,13 +1,10 @@
 //! Calling many operations of one service in one request, in lather's batch format
-//! (`urn:lather:batch`): each item runs through the service's stages as its own message
-//! and is answered on its own, in order.
+//! ([`lather_envelope::batch`]): each item runs through the service's stages as its own
+//! message and is answered on its own, in order.
 
 use crate::{Call, Client, ClientError, SoapResponse};
-use bytes::{Bytes, BytesMut};
-use lather_envelope::{Element, Envelope, Fault, FaultKind, QName, SoapVersion};
-
-/// The batch format's namespace.
-pub const BATCH_NS: &str = "urn:lather:batch";
+use lather_envelope::Envelope;
+use lather_envelope::batch::{BATCH_NS, item, request_body, results};
 
 impl Client {
     /// Sends `calls` to `url` as one batch request and returns each call's answer in
@@ -28,8 +25,7 @@ impl Client {
             return Err(invalid("a batch needs at least one call".into()));
         };
         let version = first.version_or(self.default_version);
-        let mut body = BytesMut::new();
-        body.extend_from_slice(format!(r#"<lb:Batch xmlns:lb="{BATCH_NS}">"#).as_bytes());
+        let mut items = Vec::with_capacity(calls.len());
         for call in calls {
             if call.version_or(self.default_version) != version {
                 return Err(invalid(
@@ -38,112 +34,26 @@ impl Client {
             }
             let envelope = Envelope::parse(call.envelope(url, version)?, &self.limits)
                 .map_err(|fault| invalid(format!("a call's envelope cannot be read: {fault}")))?;
-            body.extend_from_slice(b"<lb:Item>");
-            if !envelope.headers().is_empty() {
-                body.extend_from_slice(b"<lb:Header>");
-                for block in envelope.headers() {
-                    body.extend_from_slice(&envelope.extract_header(block));
-                }
-                body.extend_from_slice(b"</lb:Header>");
-            }
-            body.extend_from_slice(&envelope.extract_body());
-            body.extend_from_slice(b"</lb:Item>");
+            items.push(item(&envelope));
         }
-        body.extend_from_slice(b"</lb:Batch>");
-        let batch = Call::new(body.freeze())
+        let batch = Call::new(request_body(&items))
             .version(version)
             .action(format!("{BATCH_NS}#Batch"));
         let answer = self.call(url, &batch).await?;
-        let results = self.results(&answer, version)?;
+        let malformed = |source| ClientError::Malformed {
+            status: 200,
+            source,
+        };
+        let results = results(&answer, &self.limits).map_err(malformed)?;
         if results.len() != calls.len() {
-            return Err(malformed(format!(
-                "{} results for {} calls",
-                results.len(),
-                calls.len()
+            return Err(malformed(lather_envelope::Fault::with_reason(
+                lather_envelope::FaultKind::InvalidEnvelope,
+                format!("{} results for {} calls", results.len(), calls.len()),
             )));
         }
-        Ok(results)
-    }
-
-    /// The `lb:Result`s of a batch answer, each read as the answer to its call.
-    fn results(
-        &self,
-        answer: &Envelope,
-        version: SoapVersion,
-    ) -> Result<Vec<Result<SoapResponse, ClientError>>, ClientError> {
-        let source = answer
-            .extract_payload()
-            .ok_or_else(|| malformed("an empty Body".into()))?;
-        let response =
-            Element::parse(&source, &self.limits).map_err(|f| malformed(f.to_string()))?;
-        if !response.name().is(BATCH_NS, "BatchResponse") {
-            return Err(malformed(format!(
-                "{{{}}}{} is not lb:BatchResponse",
-                response.name().namespace(),
-                response.name().local()
-            )));
-        }
-        let ns = version.namespace();
-        response
-            .elements()
-            .map(|result| {
-                let status = result
-                    .attribute(&QName::new("", "status"))
-                    .and_then(|s| s.parse::<u16>().ok())
-                    .ok_or_else(|| malformed("a result without a status".into()))?;
-                let mut header = BytesMut::new();
-                let mut content = BytesMut::new();
-                for child in result.elements() {
-                    let target = if child.name().is(BATCH_NS, "Header") {
-                        for block in child.elements() {
-                            header.extend_from_slice(&standalone(block, &source)?);
-                        }
-                        continue;
-                    } else {
-                        &mut content
-                    };
-                    target.extend_from_slice(&standalone(child, &source)?);
-                }
-                let body = if content.is_empty() && header.is_empty() {
-                    Bytes::new()
-                } else {
-                    let mut text = BytesMut::with_capacity(content.len() + header.len() + 128);
-                    text.extend_from_slice(format!(r#"<s:Envelope xmlns:s="{ns}">"#).as_bytes());
-                    if !header.is_empty() {
-                        text.extend_from_slice(b"<s:Header>");
-                        text.extend_from_slice(&header);
-                        text.extend_from_slice(b"</s:Header>");
-                    }
-                    text.extend_from_slice(b"<s:Body>");
-                    text.extend_from_slice(&content);
-                    text.extend_from_slice(b"</s:Body></s:Envelope>");
-                    text.freeze()
-                };
-                Ok(SoapResponse::from_answer(
-                    status,
-                    None,
-                    body,
-                    version,
-                    &self.limits,
-                ))
-            })
-            .collect()
-    }
-}
-
-fn standalone(element: &Element, source: &[u8]) -> Result<Bytes, ClientError> {
-    element
-        .standalone(source)
-        .ok_or_else(|| malformed("a result could not be read".into()))
-}
-
-/// A 200 answer that is not the batch answer it should be.
-fn malformed(why: String) -> ClientError {
-    ClientError::Malformed {
-        status: 200,
-        source: Fault::with_reason(
-            FaultKind::InvalidEnvelope,
-            format!("not a batch answer: {why}"),
-        ),
+        Ok(results
+            .into_iter()
+            .map(|r| SoapResponse::from_answer(r.status, None, r.envelope, version, &self.limits))
+            .collect())
     }
 }

@@ -47,10 +47,10 @@ mod response;
 mod transport;
 
 pub use addressing::Wsa;
-pub use batch::BATCH_NS;
 pub use builder::ClientBuilder;
 pub use call::Call;
 pub use client::Client;
 pub use error::{BoxError, ClientError, STATUS_BODY_BYTES};
+pub use lather_envelope::batch::BATCH_NS;
 pub use response::SoapResponse;
 pub use transport::soap_headers;

@@ -58,8 +58,8 @@ pub use server_timing::ServerTiming;
 pub use stream_mode::{StreamConfig, StreamMode, StreamOnError};
 pub use subscriptions_mode::SubscriptionsMode;
 pub use tuning::{
-    DEFAULT_COMPRESS_REQUESTS_MIN_BYTES, DEFAULT_H1_UPSTREAM_CONNECTIONS,
-    DEFAULT_H2C_UPSTREAM_CONNECTIONS, DEFAULT_WSDL_CACHE_MS,
+    DEFAULT_BATCH_MAX_ITEMS, DEFAULT_BATCH_WAIT_MS, DEFAULT_COMPRESS_REQUESTS_MIN_BYTES,
+    DEFAULT_H1_UPSTREAM_CONNECTIONS, DEFAULT_H2C_UPSTREAM_CONNECTIONS, DEFAULT_WSDL_CACHE_MS,
 };
 pub use upstream_protocol::UpstreamProtocol;
 pub use wsdl_address::{MAX_WSDL_WEIGHT, WsdlAddress};

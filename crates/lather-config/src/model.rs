@@ -311,6 +311,15 @@ pub struct ServiceConfig {
     /// each carries one request at a time and further requests wait for one within the
     /// timeout; 4 with `h2c`, the requests spread over them).
     pub upstream_connections: Option<Spanned<u64>>,
+    /// Gateway only: requests arriving together are sent to the upstream as one `lb:Batch`
+    /// (the upstream must speak lather's batch format; one that does not is sent each
+    /// request alone for a minute) (default false).
+    pub batch_upstream: Option<Spanned<bool>>,
+    /// With `batch_upstream`: the size cut-off, the most requests in one batch (default 10).
+    pub batch_max_items: Option<Spanned<u64>>,
+    /// With `batch_upstream`: the time cut-off, how long after its first request a batch
+    /// is sent at the latest, in milliseconds (default 2).
+    pub batch_wait_ms: Option<Spanned<u64>>,
     /// Requests whose WS-Addressing `ReplyTo` is not anonymous are accepted with `202` and
     /// answered later by a POST to that address (default false: answered on the
     /// connection, whatever `ReplyTo` says).

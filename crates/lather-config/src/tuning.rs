@@ -12,6 +12,12 @@ pub const DEFAULT_WSDL_CACHE_MS: u64 = 60_000;
 pub const DEFAULT_H1_UPSTREAM_CONNECTIONS: u64 = 1024;
 /// The default of `upstream_connections` with `upstream_protocol = "h2c"`.
 pub const DEFAULT_H2C_UPSTREAM_CONNECTIONS: u64 = 4;
+/// The default of `batch_max_items`.
+pub const DEFAULT_BATCH_MAX_ITEMS: u64 = 10;
+/// The default of `batch_wait_ms`.
+pub const DEFAULT_BATCH_WAIT_MS: u64 = 2;
+/// The largest `batch_max_items`.
+const MAX_BATCH_ITEMS: u64 = 1000;
 /// The largest `upstream_connections`.
 const MAX_UPSTREAM_CONNECTIONS: u64 = 65_536;
 /// The default of `compress_requests_min_bytes`, as for answers.
@@ -62,6 +68,26 @@ impl ServiceConfig {
         usize::try_from(n).unwrap_or(usize::MAX)
     }
 
+    /// Transfer batching towards the upstreams, when `batch_upstream = true`: the size and
+    /// time cut-offs.
+    pub fn upstream_batching(&self) -> Option<(usize, Duration)> {
+        if !self.batch_upstream.as_ref().is_some_and(|v| *v.get_ref()) {
+            return None;
+        }
+        let items = self
+            .batch_max_items
+            .as_ref()
+            .map_or(DEFAULT_BATCH_MAX_ITEMS, |v| *v.get_ref());
+        let wait = self
+            .batch_wait_ms
+            .as_ref()
+            .map_or(DEFAULT_BATCH_WAIT_MS, |v| *v.get_ref());
+        Some((
+            usize::try_from(items).unwrap_or(usize::MAX),
+            Duration::from_millis(wait),
+        ))
+    }
+
     /// The addresses the served WSDL names in turn (empty: the service's own).
     pub fn wsdl_addresses(&self) -> Vec<WsdlAddress> {
         self.wsdl_addresses.as_ref().map_or_else(Vec::new, |list| {
@@ -102,6 +128,10 @@ pub(crate) fn check_service(
             "upstream_connections",
             svc.upstream_connections.as_ref().map(|v| v.span()),
         ),
+        (
+            "batch_upstream",
+            svc.batch_upstream.as_ref().map(|v| v.span()),
+        ),
     ];
     for (key, span) in gateway_keys {
         if let Some(span) = span
@@ -113,6 +143,7 @@ pub(crate) fn check_service(
             ));
         }
     }
+    check_batching(svc, i, at)?;
     if let Some(n) = &svc.upstream_connections
         && !(1..=MAX_UPSTREAM_CONNECTIONS).contains(n.get_ref())
     {
@@ -161,6 +192,63 @@ pub(crate) fn check_service(
     Ok(())
 }
 
+/// `batch_max_items` and `batch_wait_ms` only with `batch_upstream = true`, the size from 1
+/// to 1000; batching not with message streams or an `identity_header` (one batch carries
+/// one set of HTTP headers).
+fn check_batching(
+    svc: &ServiceConfig,
+    i: usize,
+    at: &impl Fn(std::ops::Range<usize>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    let on = svc.batch_upstream.as_ref().is_some_and(|v| *v.get_ref());
+    for (key, span) in [
+        (
+            "batch_max_items",
+            svc.batch_max_items.as_ref().map(|v| v.span()),
+        ),
+        (
+            "batch_wait_ms",
+            svc.batch_wait_ms.as_ref().map(|v| v.span()),
+        ),
+    ] {
+        if let Some(span) = span
+            && !on
+        {
+            return Err(at(
+                span,
+                format!("service[{i}].{key}: only with batch_upstream = true"),
+            ));
+        }
+    }
+    if let Some(n) = &svc.batch_max_items
+        && !(1..=MAX_BATCH_ITEMS).contains(n.get_ref())
+    {
+        return Err(at(
+            n.span(),
+            format!("service[{i}].batch_max_items: must be from 1 to {MAX_BATCH_ITEMS}"),
+        ));
+    }
+    if let Some(flag) = &svc.batch_upstream
+        && on
+    {
+        if svc.stream_mode() != crate::StreamMode::Off {
+            return Err(at(
+                flag.span(),
+                format!("service[{i}].batch_upstream: not with message streams (stream = …)"),
+            ));
+        }
+        if svc.identity_header.is_some() {
+            return Err(at(
+                flag.span(),
+                format!(
+                    "service[{i}].batch_upstream: not with identity_header (a batch carries one set of HTTP headers)"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use crate::Config;
@@ -187,6 +275,24 @@ mod tests {
         assert_eq!(svc.wsdl_cache(), None);
         assert_eq!(svc.compress_requests_from(), Some(10));
         assert_eq!(svc.upstream_connections(), 1024);
+        assert_eq!(svc.upstream_batching(), None);
+        let batching = load(&format!(
+            "{GATEWAY}batch_upstream = true\nbatch_wait_ms = 5\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            batching.services[0].upstream_batching(),
+            Some((10, std::time::Duration::from_millis(5)))
+        );
+        for bad in [
+            "batch_max_items = 4",
+            "batch_upstream = true\nbatch_max_items = 0",
+            "batch_upstream = true\nidentity_header = \"X-User\"",
+            "batch_upstream = true\nstream = \"tcp\"",
+        ] {
+            let e = load(&format!("{GATEWAY}{bad}\n")).unwrap_err();
+            assert!(e.message().contains("batch_"), "{bad}: {e}");
+        }
         let h2 = load(&format!("{GATEWAY}upstream_protocol = \"h2c\"\n")).unwrap();
         assert_eq!(h2.services[0].upstream_connections(), 4);
         for bad in ["upstream_connections = 0", "upstream_protocol = \"h3\""] {

@@ -23,6 +23,7 @@
 //!
 //! This crate has no async runtime and no I/O.
 
+pub mod batch;
 mod builder;
 pub mod datetime;
 mod edit;

@@ -394,7 +394,10 @@ async fn exchange(
     {
         return crate::stream_grant::open_stream(state, service, &envelope, version);
     }
-    if envelope.operation().is_some_and(crate::batch::is_batch) {
+    if envelope
+        .operation()
+        .is_some_and(lather_envelope::batch::is_batch)
+    {
         let base = Context {
             request: None,
             ..context.clone()

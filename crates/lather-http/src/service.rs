@@ -267,6 +267,7 @@ fn gateway(config: &ServiceConfig, server: &ServerConfig, backends: Arc<Backends
     )
     .with_tuning(config.wsdl_cache(), config.compress_requests_from())
     .with_upstream_protocol(config.upstream_protocol(), config.upstream_connections())
+    .with_transfer_batching(config.upstream_batching())
 }
 
 /// The bounds of a `registry` service, from its keys (defaults where unset).

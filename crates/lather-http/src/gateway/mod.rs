@@ -6,6 +6,7 @@
 
 mod backends;
 mod headers;
+mod transfer_batch;
 mod upstream_client;
 mod wsdl;
 
@@ -18,7 +19,7 @@ use http::{Method, Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt, Full, Limited};
 use lather_config::{Upstream, UpstreamProtocol};
 use lather_context::stream::{SendOutcome, StreamMessage, StreamSender};
-use lather_envelope::{Envelope, Fault, FaultKind};
+use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
 use lather_pipeline::{Identity, Reply, ServiceFuture, ServiceRequest, SoapService};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -51,6 +52,10 @@ pub(crate) struct Gateway {
     wsdl_cache: Option<WsdlCache>,
     /// Requests from this many bytes on go gzip-compressed (`compress_requests`).
     compress_from: Option<usize>,
+    /// Requests gathered into batches for the upstream (`batch_upstream`), if on.
+    transfer: Option<transfer_batch::TransferBatch>,
+    /// Until when requests go alone because the upstream did not take a batch.
+    unbatched_until: std::sync::Mutex<Option<Instant>>,
 }
 
 /// A backend WSDL kept for a while: when it was fetched, the answer before its addresses
@@ -95,6 +100,136 @@ impl Gateway {
             streams: None,
             wsdl_cache: None,
             compress_from: None,
+            transfer: None,
+            unbatched_until: std::sync::Mutex::new(None),
+        }
+    }
+
+    /// Gathers requests into batches of at most `max_items`, sent `wait` after the first
+    /// at the latest (`batch_upstream`).
+    pub(crate) fn with_transfer_batching(mut self, cutoffs: Option<(usize, Duration)>) -> Self {
+        self.transfer =
+            cutoffs.map(|(items, wait)| transfer_batch::TransferBatch::new(items, wait));
+        self
+    }
+
+    /// Sends `envelope` in a batch with the requests arriving with it, and returns its own
+    /// answer; alone when the batch is not sent.
+    async fn batched(
+        &self,
+        batches: &transfer_batch::TransferBatch,
+        headers: &HeaderMap,
+        envelope: &Envelope,
+    ) -> Result<Passed, Fault> {
+        use transfer_batch::{Role, Told, Waiting};
+        let (reply, told) = tokio::sync::oneshot::channel();
+        let waiting = Waiting {
+            item: lather_envelope::batch::item(envelope),
+            reply,
+        };
+        let version = envelope.version();
+        match batches.join(version, waiting) {
+            Role::Send(batch) => self.send_batch(version, batch).await,
+            Role::Lead(lead) => {
+                tokio::time::sleep(batches.wait).await;
+                let batch = lead.take();
+                if !batch.is_empty() {
+                    self.send_batch(version, batch).await;
+                }
+            }
+            Role::Follow => {}
+        }
+        match told.await {
+            Ok(Told::Answer(answer)) => answer,
+            Ok(Told::Alone) | Err(_) => {
+                self.forward(headers, envelope.as_bytes().clone(), None)
+                    .await
+            }
+        }
+    }
+
+    /// Sends `batch` as one `lb:Batch` and tells each request its result; when the upstream
+    /// does not answer with a batch answer, tells them to go alone and sends requests alone
+    /// for a minute.
+    async fn send_batch(&self, version: SoapVersion, batch: Vec<transfer_batch::Waiting>) {
+        use lather_envelope::batch::{BATCH_NS, request_body, results};
+        use transfer_batch::Told;
+        let body = lather_envelope::EnvelopeBuilder::new(version)
+            .body(request_body(batch.iter().map(|w| &w.item)))
+            .build();
+        let mut headers = HeaderMap::new();
+        let action = format!("{BATCH_NS}#Batch");
+        let content_type = match version {
+            SoapVersion::V11 => {
+                headers.insert(
+                    HeaderName::from_static("soapaction"),
+                    HeaderValue::from_str(&format!("\"{action}\""))
+                        .unwrap_or(HeaderValue::from_static("")),
+                );
+                version.content_type().to_owned()
+            }
+            SoapVersion::V12 => format!("{}; action=\"{action}\"", version.content_type()),
+        };
+        if let Ok(value) = HeaderValue::from_str(&content_type) {
+            headers.insert(header::CONTENT_TYPE, value);
+        }
+        let answer = match self.forward(&headers, body, None).await {
+            Ok(answer) => answer,
+            Err(fault) => {
+                for waiting in batch {
+                    let _ = waiting.reply.send(Told::Answer(Err(fault.clone())));
+                }
+                return;
+            }
+        };
+        let limits = lather_envelope::Limits {
+            max_message_bytes: self.max_response_bytes,
+            ..lather_envelope::Limits::default()
+        };
+        let read = (answer.status() == StatusCode::OK)
+            .then(|| Envelope::parse(answer.body().clone(), &limits).ok())
+            .flatten()
+            .and_then(|envelope| results(&envelope, &limits).ok())
+            .filter(|results| results.len() == batch.len());
+        let Some(read) = read else {
+            tracing::warn!(service = %self.service, status = %answer.status(), "the upstream did not answer a batch; requests go alone for a minute");
+            *self
+                .unbatched_until
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                Some(Instant::now() + Duration::from_secs(60));
+            for waiting in batch {
+                let _ = waiting.reply.send(Told::Alone);
+            }
+            return;
+        };
+        for (waiting, result) in batch.into_iter().zip(read) {
+            let mut response = Response::new(result.envelope);
+            *response.status_mut() = StatusCode::from_u16(result.status).unwrap_or(StatusCode::OK);
+            if !response.body().is_empty() {
+                response.headers_mut().insert(
+                    header::CONTENT_TYPE,
+                    HeaderValue::from_static(version.content_type()),
+                );
+            }
+            let _ = waiting.reply.send(Told::Answer(Ok(response)));
+        }
+    }
+
+    /// Whether requests are batched now (on, and the upstream took the last batch).
+    fn batching(&self) -> Option<&transfer_batch::TransferBatch> {
+        let batches = self.transfer.as_ref()?;
+        let mut until = self
+            .unbatched_until
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match *until {
+            Some(t) if Instant::now() < t => None,
+            Some(_) => {
+                *until = None;
+                Some(batches)
+            }
+            None => Some(batches),
         }
     }
 
@@ -447,6 +582,12 @@ impl SoapService for Gateway {
                     .over_stream(sender, request.headers, &request.envelope, identity)
                     .await?
             {
+                return Ok(Reply::Http(answer));
+            }
+            if let Some(batches) = self.batching() {
+                let answer = self
+                    .batched(batches, request.headers, &request.envelope)
+                    .await?;
                 return Ok(Reply::Http(answer));
             }
             let body = request.envelope.as_bytes().clone();
