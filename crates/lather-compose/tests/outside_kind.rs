@@ -209,9 +209,11 @@ fn the_kind_says_whether_it_is_idempotent() {
     assert!(kinds.get("wsse-username").unwrap().idempotent());
     assert!(kinds.get("wsrf-resource").unwrap().stateful());
     assert!(!kinds.get("publish").unwrap().remote_capable());
+    assert!(!kinds.get("cache").unwrap().remote_capable());
+    assert!(kinds.get("cache").unwrap().idempotent());
     assert!(kinds.get("require-identity").unwrap().idempotent());
     assert!(kinds.get("context-compact").unwrap().idempotent());
-    assert_eq!(kinds.names().count(), 20);
+    assert_eq!(kinds.names().count(), 21);
 }
 
 #[test]

@@ -261,6 +261,11 @@ impl HandlerKind for CacheKind {
         "cache"
     }
 
+    /// Its request half and response half share this process's store.
+    fn remote_capable(&self) -> bool {
+        false
+    }
+
     fn build(
         &self,
         settings: CacheSettings,
