@@ -74,7 +74,13 @@ impl Admission {
             max_in_flight: config
                 .and_then(|c| c.max_in_flight)
                 .unwrap_or(server.max_in_flight),
-            min_in_flight: server.min_in_flight,
+            // A gateway gathering batches needs requests in flight to fill them: its
+            // adaptive limit never goes below two batches' worth.
+            min_in_flight: config
+                .and_then(ServiceConfig::upstream_batching)
+                .map_or(server.min_in_flight, |(items, _)| {
+                    server.min_in_flight.max(items.saturating_mul(2))
+                }),
         }
     }
 
@@ -382,4 +388,21 @@ pub(crate) fn delivery_policy(
             .map_or(config.path.span(), |s| s.span());
         (span, e.to_string())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batching_gateway_keeps_two_batches_in_flight_at_least() {
+        let text = "[[service]]\nname = \"g\"\npath = \"/g\"\nupstream = [\"http://127.0.0.1:9/ws\"]\n\
+                    batch_upstream = true\nbatch_max_items = 50\n\n\
+                    [[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\n";
+        let config = lather_config::Config::from_toml(text, "t").unwrap();
+        let batching = Admission::of(&config.server, Some(&config.services[0]));
+        let plain = Admission::of(&config.server, Some(&config.services[1]));
+        assert_eq!(batching.min_in_flight, 100);
+        assert_eq!(plain.min_in_flight, config.server.min_in_flight);
+    }
 }
