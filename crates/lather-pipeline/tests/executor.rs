@@ -351,7 +351,8 @@ async fn cpu_handlers_go_to_the_pool_unless_measured_cheaper_than_the_hand_off()
         Arc::new(Step::new("dear", dear.clone(), cpu)),
     ]])
     .unwrap();
-    for _ in 0..3 {
+    const CALLS: usize = 40;
+    for _ in 0..CALLS {
         assert!(matches!(
             run(&plan, message(), &Limits::default()).await,
             Outcome::Continue(_)
@@ -362,7 +363,14 @@ async fn cpu_handlers_go_to_the_pool_unless_measured_cheaper_than_the_hand_off()
             .map(|n| n.as_deref() == Some("lather-cpu"))
             .collect()
     };
-    // Unknown cost: the first call goes to the pool; then the cheap one stays inline.
-    assert_eq!(on_pool(&cheap.seen.lock().unwrap()), [true, false, false]);
-    assert_eq!(on_pool(&dear.seen.lock().unwrap()), [true, true, true]);
+    // Unknown cost: the first call goes to the pool; once measured cheap, the cheap one
+    // stays inline. (On a loaded machine the first measurement may come out slow; the
+    // moving average then takes some calls to fall below the threshold, hence the tail.)
+    let cheap_seen = on_pool(&cheap.seen.lock().unwrap());
+    assert!(cheap_seen[0], "{cheap_seen:?}");
+    assert!(
+        cheap_seen[CALLS - 5..].iter().all(|pool| !pool),
+        "the cheap handler never stayed inline: {cheap_seen:?}"
+    );
+    assert_eq!(on_pool(&dear.seen.lock().unwrap()), [true; CALLS]);
 }
