@@ -70,25 +70,7 @@ impl RequestTemplate {
             None => soap_echo_body(spec.soap, spec.payload_bytes),
         };
 
-        let mut headers = HeaderMap::new();
-        headers.insert(HOST, header_value(spec.authority, "Host")?);
-        match spec.soap {
-            SoapVersionArg::V11 => {
-                headers.insert(
-                    CONTENT_TYPE,
-                    HeaderValue::from_static("text/xml; charset=utf-8"),
-                );
-                let action = format!("\"{ECHO_ACTION}\"");
-                headers.insert(
-                    HeaderName::from_static("soapaction"),
-                    header_value(&action, "SOAPAction")?,
-                );
-            }
-            SoapVersionArg::V12 => {
-                let ct = format!("application/soap+xml; charset=utf-8; action=\"{ECHO_ACTION}\"");
-                headers.insert(CONTENT_TYPE, header_value(&ct, "Content-Type")?);
-            }
-        }
+        let mut headers = echo_headers(spec.soap, spec.authority)?;
         headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
         if let Some(ct) = spec.content_type {
             headers.insert(CONTENT_TYPE, header_value(ct, ct)?);
@@ -192,6 +174,31 @@ fn run_seed() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
     nanos << 20
+}
+
+/// The headers of the built-in echo request in `soap` to `authority`: `Host`, and the
+/// version's content type with the echo action (`SOAPAction` for 1.1).
+pub(crate) fn echo_headers(soap: SoapVersionArg, authority: &str) -> Result<HeaderMap, BenchError> {
+    let mut headers = HeaderMap::new();
+    headers.insert(HOST, header_value(authority, "Host")?);
+    match soap {
+        SoapVersionArg::V11 => {
+            headers.insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static("text/xml; charset=utf-8"),
+            );
+            let action = format!("\"{ECHO_ACTION}\"");
+            headers.insert(
+                HeaderName::from_static("soapaction"),
+                header_value(&action, "SOAPAction")?,
+            );
+        }
+        SoapVersionArg::V12 => {
+            let ct = format!("application/soap+xml; charset=utf-8; action=\"{ECHO_ACTION}\"");
+            headers.insert(CONTENT_TYPE, header_value(&ct, "Content-Type")?);
+        }
+    }
+    Ok(headers)
 }
 
 /// SplitMix64: a bijection of `u64`, so distinct sequence numbers give distinct first

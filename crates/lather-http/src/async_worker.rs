@@ -9,8 +9,6 @@ use crate::service::Service;
 use crate::state::State;
 use crate::timing::Timeline;
 use bytes::Bytes;
-use futures_util::FutureExt;
-use http_body_util::BodyExt;
 use lather_envelope::{Edit, Envelope, EnvelopeBuilder, QName};
 use lather_pipeline::Context;
 use std::sync::Arc;
@@ -178,21 +176,12 @@ async fn make_answer(state: &State, service: &Service, job: &Job) -> Option<Answ
     };
     let mut request = http::Request::builder()
         .method(http::Method::POST)
-        .uri(service.path.as_str());
-    request = match (version, &job.action) {
-        (lather_envelope::SoapVersion::V11, action) => request
-            .header(http::header::CONTENT_TYPE, version.content_type())
-            .header(
-                "soapaction",
-                format!("\"{}\"", action.as_deref().unwrap_or("")),
-            ),
-        (_, Some(action)) => request.header(
-            http::header::CONTENT_TYPE,
-            format!("{}; action=\"{action}\"", version.content_type()),
-        ),
-        (_, None) => request.header(http::header::CONTENT_TYPE, version.content_type()),
-    };
-    let parts = request.body(()).ok()?.into_parts().0;
+        .uri(service.path.as_str())
+        .body(())
+        .ok()?;
+    // The action was an HTTP header value when the request came.
+    *request.headers_mut() = lather_client::soap_headers(version, job.action.as_deref()).ok()?;
+    let parts = request.into_parts().0;
     let mut context = Context {
         id: crate::flows::next_message_id(),
         service: service.name.clone(),
@@ -210,17 +199,10 @@ async fn make_answer(state: &State, service: &Service, job: &Job) -> Option<Answ
     ))
     .await
     .unwrap_or_else(|fault| crate::respond::fault(&fault, version));
-    let status = answered.status().as_u16();
-    let body = answered
-        .into_body()
-        .collect()
-        .now_or_never()
-        .and_then(Result::ok)
-        .map(|c| c.to_bytes())
-        .unwrap_or_default();
+    let (head, body) = crate::respond::into_parts(answered);
     let body = related(body, job, &state.limits);
     Some(Answer {
-        status,
+        status: head.status.as_u16(),
         body: String::from_utf8_lossy(&body).into_owned(),
     })
 }

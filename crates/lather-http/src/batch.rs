@@ -4,9 +4,7 @@
 
 use crate::respond::{self, HttpResponse};
 use bytes::BytesMut;
-use futures_util::FutureExt;
 use http::StatusCode;
-use http_body_util::BodyExt;
 use lather_envelope::batch::{items, response_body, write_result};
 use lather_envelope::{Envelope, EnvelopeBuilder, Fault, Limits};
 use std::future::Future;
@@ -36,17 +34,9 @@ where
     let mut results = BytesMut::with_capacity(256 * answers.len());
     for answer in answers {
         let answer = answer.unwrap_or_else(|fault| respond::fault(&fault, version));
-        let status = answer.status().as_u16();
-        // A `Full` body is ready at once.
-        let bytes = answer
-            .into_body()
-            .collect()
-            .now_or_never()
-            .and_then(Result::ok)
-            .map(|c| c.to_bytes())
-            .unwrap_or_default();
+        let (head, bytes) = respond::into_parts(answer);
         let parsed = Envelope::parse(bytes, limits).ok();
-        write_result(&mut results, status, parsed.as_ref());
+        write_result(&mut results, head.status.as_u16(), parsed.as_ref());
     }
     let answer = EnvelopeBuilder::new(version)
         .body(response_body(&results))

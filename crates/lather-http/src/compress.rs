@@ -6,11 +6,10 @@ use crate::respond::HttpResponse;
 use bytes::Bytes;
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use futures_util::FutureExt;
 use http::header::{
     ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, HeaderMap, HeaderValue, VARY,
 };
-use http_body_util::{BodyExt, Full};
+use http_body_util::Full;
 use std::io::Write as _;
 
 /// When responses are compressed.
@@ -32,12 +31,7 @@ impl ResponseCompression {
         if size.is_none_or(|n| (n as usize) < self.min_bytes) {
             return response;
         }
-        let (mut parts, body) = response.into_parts();
-        // A `Full` body is ready at once.
-        let Some(Ok(collected)) = body.collect().now_or_never() else {
-            return HttpResponse::from_parts(parts, Full::new(Bytes::new()));
-        };
-        let plain = collected.to_bytes();
+        let (mut parts, plain) = crate::respond::into_parts(response);
         let Some(gzipped) = gzip(&plain) else {
             return HttpResponse::from_parts(parts, Full::new(plain));
         };

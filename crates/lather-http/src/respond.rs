@@ -9,6 +9,21 @@ use lather_envelope::{Fault, FaultKind, SoapVersion};
 /// The response type of every lather endpoint.
 pub(crate) type HttpResponse = Response<Full<Bytes>>;
 
+/// The head and the body of `response`, whose `Full` body is ready at once (empty if it
+/// were not).
+pub(crate) fn into_parts(response: HttpResponse) -> (http::response::Parts, Bytes) {
+    use futures_util::FutureExt;
+    use http_body_util::BodyExt;
+    let (parts, body) = response.into_parts();
+    let bytes = body
+        .collect()
+        .now_or_never()
+        .and_then(Result::ok)
+        .map(|c| c.to_bytes())
+        .unwrap_or_default();
+    (parts, bytes)
+}
+
 /// A SOAP message with the content type of `version`.
 pub(crate) fn soap(status: StatusCode, version: SoapVersion, body: Bytes) -> HttpResponse {
     with_type(status, version.content_type(), body)

@@ -2,7 +2,6 @@
 
 use super::TimingArgs;
 use crate::error::BenchError;
-use crate::http::SoapVersionArg;
 use crate::http::target::TargetUrl;
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request};
@@ -68,30 +67,8 @@ async fn call(
     *request.method_mut() = Method::POST;
     *request.uri_mut() = target.path.clone();
     let headers = request.headers_mut();
-    headers.insert(
-        http::header::HOST,
-        HeaderValue::from_str(&target.authority).map_err(|e| e.to_string())?,
-    );
-    match args.soap {
-        SoapVersionArg::V11 => {
-            headers.insert(
-                http::header::CONTENT_TYPE,
-                HeaderValue::from_static("text/xml; charset=utf-8"),
-            );
-            headers.insert(
-                "soapaction",
-                HeaderValue::from_static("\"urn:lather:echo#echo\""),
-            );
-        }
-        SoapVersionArg::V12 => {
-            headers.insert(
-                http::header::CONTENT_TYPE,
-                HeaderValue::from_static(
-                    "application/soap+xml; charset=utf-8; action=\"urn:lather:echo#echo\"",
-                ),
-            );
-        }
-    }
+    *headers =
+        crate::request::echo_headers(args.soap, &target.authority).map_err(|e| e.to_string())?;
     headers.insert("lather-timing", HeaderValue::from_static("1"));
     let p3 = Instant::now();
     sender.ready().await.map_err(|e| e.to_string())?;

@@ -43,27 +43,12 @@ pub(crate) async fn post(
             .parse()
             .map_err(|_| refused("bad path"))?;
         let headers = request.headers_mut();
+        *headers = lather_client::soap_headers(version, action)
+            .map_err(|_| refused("its action cannot be an HTTP header"))?;
         headers.insert(
             http::header::HOST,
             HeaderValue::from_str(authority.as_str()).map_err(|_| refused("bad host"))?,
         );
-        let content_type = match (version, action) {
-            (SoapVersion::V12, Some(action)) => {
-                format!("{}; action=\"{action}\"", version.content_type())
-            }
-            _ => version.content_type().to_owned(),
-        };
-        headers.insert(
-            http::header::CONTENT_TYPE,
-            HeaderValue::from_str(&content_type).map_err(|_| refused("bad action"))?,
-        );
-        if version == SoapVersion::V11 {
-            let quoted = format!("\"{}\"", action.unwrap_or(""));
-            headers.insert(
-                "soapaction",
-                HeaderValue::from_str(&quoted).map_err(|_| refused("bad action"))?,
-            );
-        }
         let response = sender
             .send_request(request)
             .await

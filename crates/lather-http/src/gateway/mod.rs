@@ -157,22 +157,9 @@ impl Gateway {
         let body = lather_envelope::EnvelopeBuilder::new(version)
             .body(request_body(batch.iter().map(|w| &w.item)))
             .build();
-        let mut headers = HeaderMap::new();
-        let action = format!("{BATCH_NS}#Batch");
-        let content_type = match version {
-            SoapVersion::V11 => {
-                headers.insert(
-                    HeaderName::from_static("soapaction"),
-                    HeaderValue::from_str(&format!("\"{action}\""))
-                        .unwrap_or(HeaderValue::from_static("")),
-                );
-                version.content_type().to_owned()
-            }
-            SoapVersion::V12 => format!("{}; action=\"{action}\"", version.content_type()),
-        };
-        if let Ok(value) = HeaderValue::from_str(&content_type) {
-            headers.insert(header::CONTENT_TYPE, value);
-        }
+        // The batch action is a fixed, valid header value.
+        let headers = lather_client::soap_headers(version, Some(&format!("{BATCH_NS}#Batch")))
+            .unwrap_or_default();
         let answer = match self.forward(&headers, body, None).await {
             Ok(answer) => answer,
             Err(fault) => {
