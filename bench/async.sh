@@ -54,13 +54,6 @@ start_bg "$out/lather.log" "$LATHER" serve --config "$out/lather.toml"
 pid=$bg_pid
 wait_for lather "$pid" "$out/lather.log" 20 health_ok "$port"
 
-sample() { # PORT METRIC-LINE-PREFIX
-    # shellcheck disable=SC2016 # expanded by the inner bash
-    timeout 5 bash -c '
-        exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 1
-        printf "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n" "$0" >&3
-        cat <&3' "$1" | awk -v p="$2" 'index($0, p) == 1 {v = $NF} END {print v + 0}'
-}
 text=$(head -c 100 /dev/zero | tr '\0' x)
 printf '<?xml version="1.0" encoding="UTF-8"?><s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope"><s:Body><ns:echo xmlns:ns="urn:lather:echo"><text>%s</text></ns:echo></s:Body></s:Envelope>' \
     "$text" >"$out/sync.xml"
@@ -71,7 +64,7 @@ log "sync: ${SLOW_MS} ms service, $CONNECTIONS connections"
 "$LATHER_BENCH" http "http://127.0.0.1:$port/echo" --connections "$CONNECTIONS" --duration "$DURATION" \
     --warmup 1 --soap 1.2 --body "$out/sync.xml" --expect urn:lather:echo --server-pid "$pid" \
     --quiet --json "$out/sync.json" >/dev/null
-before=$(sample "$sink_port" 'lather_requests_total{service="sink",code="200"}')
+before=$(metric_value "$sink_port" 'lather_requests_total{service="sink",code="200"}')
 log "async: the same, each request with its own MessageID and a ReplyTo"
 started=$(date +%s.%N)
 "$LATHER_BENCH" http "http://127.0.0.1:$port/echo" --connections "$CONNECTIONS" --duration "$DURATION" \
@@ -82,7 +75,7 @@ accepted=$(json_num "$out/async.json" 202)
 log "async: $accepted accepted; waiting for their answers at the sink"
 deadline=$(( $(date +%s) + 600 ))
 while :; do
-    now_count=$(sample "$sink_port" 'lather_requests_total{service="sink",code="200"}')
+    now_count=$(metric_value "$sink_port" 'lather_requests_total{service="sink",code="200"}')
     delivered=$(awk -v a="$now_count" -v b="$before" 'BEGIN {print a - b}')
     [ "$delivered" -ge "$accepted" ] && break
     [ "$(date +%s)" -lt "$deadline" ] || die "only $delivered of $accepted answers arrived"

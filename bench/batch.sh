@@ -80,7 +80,6 @@ wrk.headers["SOAPAction"] = '"urn:lather:echo#echo"'
 local f = io.open("$out/body-$n.xml", "rb"); wrk.body = f:read("*a"); f:close()
 LUA
 done
-cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 
 declare -A ops cpu
@@ -104,7 +103,6 @@ for round in $(seq 1 "$ROUNDS"); do
         cpu[wrk-$n,$round]=$(awk -v t=$((after - before)) -v hz="$hz" -v q="$reqs" -v n="$n" 'BEGIN {printf "%.2f", t / hz * 1e6 / q / n}')
     done
 done
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 {
     echo "chain: $CHAIN ($(grep '^request' "$out/lather.toml"))"
     echo

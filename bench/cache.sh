@@ -76,16 +76,7 @@ for t in gsoap plain cached; do
     verify_echo "$t" "${url[$t]}" "$out/probe-$t.json"
 done
 
-sample() { # METRIC-LINE-PREFIX
-    # shellcheck disable=SC2016 # expanded by the inner bash
-    timeout 5 bash -c '
-        exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 1
-        printf "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n" "$0" >&3
-        cat <&3' "$port" | awk -v p="$1" 'index($0, p) == 1 {v = $NF} END {print v + 0}'
-}
-cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 
 # The built-in request's text starts with the alphabet; its first 16 letters vary.
 mark="abcdefghijklmnop"
@@ -113,14 +104,14 @@ for round in $(seq 1 "$ROUNDS"); do
     done
     for u in $UNIQUE; do
         json="$out/cached-$u-$round.json"
-        h0=$(sample 'lather_cache_hits_total{service="cached"')
-        m0=$(sample 'lather_cache_misses_total{service="cached"')
+        h0=$(metric_value "$port" 'lather_cache_hits_total{service="cached"')
+        m0=$(metric_value "$port" 'lather_cache_misses_total{service="cached"')
         log "round $round: cached, $u% unique"
         "$LATHER_BENCH" http "${url[cached]}" --connections "$CONNECTIONS" --duration "$DURATION" \
             --warmup 1 --payload-bytes "$PAYLOAD_BYTES" --vary "$mark" --unique-percent "$u" \
             --expect urn:lather:echo --server-pid "$lather_pid" --quiet --json "$json" >/dev/null
-        h1=$(sample 'lather_cache_hits_total{service="cached"')
-        m1=$(sample 'lather_cache_misses_total{service="cached"')
+        h1=$(metric_value "$port" 'lather_cache_hits_total{service="cached"')
+        m1=$(metric_value "$port" 'lather_cache_misses_total{service="cached"')
         rps[cached-$u,$round]=$(json_num "$json" rps)
         p99[cached-$u,$round]=$(json_num "$json" p99)
         cpu[cached-$u,$round]=$(json_num "$json" cpu_us_per_request)

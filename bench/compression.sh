@@ -40,35 +40,27 @@ for mode in on off; do
     wait_for "$mode" "$bg_pid" "$out/$mode.log" 20 health_ok "${port[$mode]}"
 done
 
-sample() { # PORT METRIC-LINE-PREFIX
-    # shellcheck disable=SC2016 # expanded by the inner bash
-    timeout 5 bash -c '
-        exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 1
-        printf "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n" "$0" >&3
-        cat <&3' "$1" | awk -v p="$2" 'index($0, p) == 1 {v = $NF} END {print v + 0}'
-}
 
 declare -A rps cpu bytes
 for round in $(seq 1 "$ROUNDS"); do
     for size in $SIZES; do
         for mode in on off; do
             p=${port[$mode]}
-            b0=$(sample "$p" 'lather_response_bytes_total{service="echo"}')
-            n0=$(sample "$p" 'lather_requests_total{service="echo",code="200"}')
+            b0=$(metric_value "$p" 'lather_response_bytes_total{service="echo"}')
+            n0=$(metric_value "$p" 'lather_requests_total{service="echo",code="200"}')
             log "round $round: $size bytes, compression $mode"
             "$LATHER_BENCH" http "http://127.0.0.1:$p/echo" --connections "$CONNECTIONS" \
                 --duration "$DURATION" --warmup 1 --payload-bytes "$size" --soap 1.2 \
                 --header 'Accept-Encoding: gzip' --server-pid "${pid[$mode]}" \
                 --quiet --json "$out/$size-$mode-$round.json" >/dev/null
-            b1=$(sample "$p" 'lather_response_bytes_total{service="echo"}')
-            n1=$(sample "$p" 'lather_requests_total{service="echo",code="200"}')
+            b1=$(metric_value "$p" 'lather_response_bytes_total{service="echo"}')
+            n1=$(metric_value "$p" 'lather_requests_total{service="echo",code="200"}')
             rps[$size,$mode,$round]=$(json_num "$out/$size-$mode-$round.json" rps)
             cpu[$size,$mode,$round]=$(json_num "$out/$size-$mode-$round.json" cpu_us_per_request)
             bytes[$size,$mode,$round]=$(awk -v a="$b0" -v b="$b1" -v m="$n0" -v n="$n1" 'BEGIN {printf "%.0f", (b - a) / (n - m)}')
         done
     done
 done
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 {
     echo "| text bytes | answer bytes plain → gzip | req/s off | req/s on | on/off | CPU µs/req off | CPU µs/req on |"
     echo "|---:|---|---:|---:|---:|---:|---:|"

@@ -55,8 +55,6 @@ if [ "${SKIP_GSOAP:-0}" != "1" ]; then
     servers+=(gsoap)
 fi
 
-# cpu_ticks PID : utime + stime of the process (all threads), in clock ticks.
-cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 
 body="$out_dir/request.xml"
 printf '<?xml version="1.0" encoding="UTF-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><ns:echo xmlns:ns="urn:lather:echo"><text>%s</text></ns:echo></soap:Body></soap:Envelope>' \

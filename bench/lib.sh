@@ -195,3 +195,19 @@ build_lather() {
         (cd "$repo" && cargo build --release -p lather-cli -p lather-bench)
     fi
 }
+
+# metric_value PORT LINE-PREFIX : the value of the first /metrics line of the server on
+# 127.0.0.1:PORT that starts with LINE-PREFIX (the last such line wins), 0 when absent.
+metric_value() {
+    # shellcheck disable=SC2016 # expanded by the inner bash
+    timeout 5 bash -c '
+        exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 1
+        printf "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n" "$0" >&3
+        cat <&3' "$1" | awk -v p="$2" 'index($0, p) == 1 {v = $NF} END {print v + 0}'
+}
+
+# cpu_ticks PID : utime + stime of the process (all threads), in clock ticks.
+cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+
+# median : the median of the numbers on stdin, one per line.
+median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }

@@ -113,7 +113,7 @@ for p in $single_port $near_plain_port $near_stream_port; do
     "$LATHER_BENCH" http "http://127.0.0.1:$p/svc" --connections 2 --requests 200 --duration 60 \
         --body "$FIXTURE" --soap 1.2 --vary "$VARY" --expect "urn:lather:echo" --quiet >/dev/null
 done
-opened=$(sample "$near_stream_port" 'lather_stream_negotiations_total{service="near",outcome="opened"}')
+opened=$(metric_value "$near_stream_port" 'lather_stream_negotiations_total{service="near",outcome="opened"}')
 [ "$opened" = 1 ] || die "the stream did not open (negotiations opened: $opened); see $out/near-stream.log"
 
 echo "| round | hop | messages/s | gateway CPU µs/message | hop CPU µs/message | hop bytes/message → | hop bytes/message ← | on stream |" >"$out/table.md"
@@ -127,11 +127,11 @@ for round in $(seq 1 "$ROUNDS"); do
             stream) url="http://127.0.0.1:$near_stream_port/svc"; pids="$near_stream_pid $far_stream_pid" ;;
         esac
         case $mode in
-            plain) bytes_in0=$(sample "$far_plain_port" 'lather_request_bytes_total{service="far"}')
-                bytes_out0=$(sample "$far_plain_port" 'lather_response_bytes_total{service="far"}') ;;
-            stream) bytes_in0=$(sample "$far_stream_port" 'lather_stream_bytes_total{direction="in"}')
-                bytes_out0=$(sample "$far_stream_port" 'lather_stream_bytes_total{direction="out"}')
-                streamed0=$(sample "$near_stream_port" 'lather_stream_messages_total{service="near",way="stream"}') ;;
+            plain) bytes_in0=$(metric_value "$far_plain_port" 'lather_request_bytes_total{service="far"}')
+                bytes_out0=$(metric_value "$far_plain_port" 'lather_response_bytes_total{service="far"}') ;;
+            stream) bytes_in0=$(metric_value "$far_stream_port" 'lather_stream_bytes_total{direction="in"}')
+                bytes_out0=$(metric_value "$far_stream_port" 'lather_stream_bytes_total{direction="out"}')
+                streamed0=$(metric_value "$near_stream_port" 'lather_stream_messages_total{service="near",way="stream"}') ;;
         esac
         # shellcheck disable=SC2086 # a list of PIDs
         t0=$(ticks $pids)
@@ -148,11 +148,11 @@ for round in $(seq 1 "$ROUNDS"); do
         cpu[$mode,$round]=$us
         fwd="" back="" hop="" streamed=""
         case $mode in
-            plain) fwd=$(sample "$far_plain_port" 'lather_request_bytes_total{service="far"}')
-                back=$(sample "$far_plain_port" 'lather_response_bytes_total{service="far"}') ;;
-            stream) fwd=$(sample "$far_stream_port" 'lather_stream_bytes_total{direction="in"}')
-                back=$(sample "$far_stream_port" 'lather_stream_bytes_total{direction="out"}')
-                streamed=$(( $(sample "$near_stream_port" 'lather_stream_messages_total{service="near",way="stream"}') - streamed0 )) ;;
+            plain) fwd=$(metric_value "$far_plain_port" 'lather_request_bytes_total{service="far"}')
+                back=$(metric_value "$far_plain_port" 'lather_response_bytes_total{service="far"}') ;;
+            stream) fwd=$(metric_value "$far_stream_port" 'lather_stream_bytes_total{direction="in"}')
+                back=$(metric_value "$far_stream_port" 'lather_stream_bytes_total{direction="out"}')
+                streamed=$(( $(metric_value "$near_stream_port" 'lather_stream_messages_total{service="near",way="stream"}') - streamed0 )) ;;
         esac
         if [ "$mode" != single ]; then
             fwd=$(awk -v a="$bytes_in0" -v b="$fwd" -v n="$ok" 'BEGIN {printf "%.0f", (b - a) / n}')
@@ -179,7 +179,6 @@ for round in $(seq 1 "$ROUNDS"); do
         fi
     done
 done
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 {
     echo
     echo "| medians | messages/s | gateway CPU µs/message |"

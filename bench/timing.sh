@@ -64,7 +64,6 @@ fi
 log "16-point timing: ${urls[*]}"
 "$LATHER_BENCH" timing "${urls[@]}" --requests "$REQUESTS" --warmup 2000 | tee "$out/timing.txt"
 
-cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 body="$out/request.xml"
 printf '<?xml version="1.0" encoding="UTF-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><ns:echo xmlns:ns="urn:lather:echo"><text>%s</text></ns:echo></soap:Body></soap:Envelope>' \
@@ -93,7 +92,6 @@ for round in $(seq 1 "$ROUNDS"); do
         cpu[wrk-$mode,$round]=$(awk -v t=$((after - before)) -v hz="$hz" -v n="$n" 'BEGIN {printf "%.2f", t / hz * 1e6 / n}')
     done
 done
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 {
     echo "| generator | req/s on | req/s off | on/off (median of per-round ratios) | CPU µs/req on | CPU µs/req off |"
     echo "|---|---:|---:|---:|---:|---:|"

@@ -72,26 +72,18 @@ start_bg "$out/gateway.log" "$LATHER" serve --config "$out/gateway.toml"
 gw_pid=$bg_pid
 wait_for gateway "$gw_pid" "$out/gateway.log" 20 health_ok "$port"
 
-sample() { # PORT METRIC-LINE-PREFIX
-    # shellcheck disable=SC2016 # expanded by the inner bash
-    timeout 5 bash -c '
-        exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 1
-        printf "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n" "$0" >&3
-        cat <&3' "$1" | awk -v p="$2" 'index($0, p) == 1 {v = $NF} END {print v + 0}'
-}
-cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 declare -A rps p50 p99 per cpu
 for round in $(seq 1 "$ROUNDS"); do
     for v in plain batched; do
         log "round $round: /$v"
-        u0=$(sample "$up" 'lather_requests_total{service="echo",code="200"}')
+        u0=$(metric_value "$up" 'lather_requests_total{service="echo",code="200"}')
         c0=$(( $(cpu_ticks "$gw_pid") + $(cpu_ticks "$up_pid") ))
         json="$out/$v-$round.json"
         "$LATHER_BENCH" http "http://127.0.0.1:$port/$v" --connections "$CONNECTIONS" --duration "$DURATION" \
             --warmup 0 --soap 1.2 --expect urn:lather:echo --quiet --json "$json" >/dev/null
         c1=$(( $(cpu_ticks "$gw_pid") + $(cpu_ticks "$up_pid") ))
-        u1=$(sample "$up" 'lather_requests_total{service="echo",code="200"}')
+        u1=$(metric_value "$up" 'lather_requests_total{service="echo",code="200"}')
         n=$(json_num "$json" requests_total)
         rps[$v,$round]=$(json_num "$json" rps)
         p50[$v,$round]=$(json_num "$json" p50)
@@ -100,7 +92,6 @@ for round in $(seq 1 "$ROUNDS"); do
         cpu[$v,$round]=$(awk -v t=$((c1 - c0)) -v hz="$hz" -v n="$n" 'BEGIN {printf "%.1f", t / hz * 1e6 / n}')
     done
 done
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 med() { for r in $(seq 1 "$ROUNDS"); do eval "echo \${$1[$2,$r]}"; done | median; }
 {
     echo "| gateway | client req/s | p50 ms | p99 ms | upstream requests per client request | CPU µs per client request (gateway + upstream) | × plain req/s |"

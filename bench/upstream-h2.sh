@@ -59,14 +59,6 @@ start_bg "$out/gateway.log" "$LATHER" serve --config "$out/gateway.toml"
 gw_pid=$bg_pid
 wait_for gateway "$gw_pid" "$out/gateway.log" 20 health_ok "$port"
 
-open_connections() { # PORT
-    # shellcheck disable=SC2016 # expanded by the inner bash
-    timeout 5 bash -c '
-        exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 1
-        printf "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n" "$0" >&3
-        cat <&3' "$1" | awk 'index($0, "lather_connections_open ") == 1 {v = $NF} END {print v - 1}'
-}
-cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 hz=$(getconf CLK_TCK)
 body="$out/request.xml"
 printf '<?xml version="1.0" encoding="UTF-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><ns:echo xmlns:ns="urn:lather:echo"><text>%s</text></ns:echo></soap:Body></soap:Envelope>' \
@@ -83,7 +75,7 @@ for round in $(seq 1 "$ROUNDS"); do
     for v in h1 h2; do
         url="http://127.0.0.1:$port/$v"
         log "round $round: /$v, wrk -c$CLIENTS"
-        ( sleep $((DURATION / 2)); open_connections "${up[$v]}" >"$out/conns-wrk-$v-$round" ) &
+        ( sleep $((DURATION / 2)); echo $(( $(metric_value "${up[$v]}" "lather_connections_open ") - 1 )) >"$out/conns-wrk-$v-$round" ) &
         sampler=$!
         before=$(cpu_ticks "$gw_pid")
         wrk -t1 -c"$CLIENTS" -d"${DURATION}s" --latency -s "$out/post.lua" "$url" >"$out/wrk-$v-$round.txt"
@@ -97,7 +89,7 @@ for round in $(seq 1 "$ROUNDS"); do
         conns[wrk-$v,$round]=$(cat "$out/conns-wrk-$v-$round")
         cpu[wrk-$v,$round]=$(awk -v t=$((after - before)) -v hz="$hz" -v n="$n" 'BEGIN {printf "%.1f", t / hz * 1e6 / n}')
         log "round $round: /$v, lather-bench -c$CLIENTS"
-        ( sleep $((DURATION / 2 + 1)); open_connections "${up[$v]}" >"$out/conns-lb-$v-$round" ) &
+        ( sleep $((DURATION / 2 + 1)); echo $(( $(metric_value "${up[$v]}" "lather_connections_open ") - 1 )) >"$out/conns-lb-$v-$round" ) &
         sampler=$!
         json="$out/lb-$v-$round.json"
         "$LATHER_BENCH" http "$url" --connections "$CLIENTS" --duration "$DURATION" --warmup 1 \
@@ -109,7 +101,6 @@ for round in $(seq 1 "$ROUNDS"); do
         cpu[lb-$v,$round]=$(json_num "$json" cpu_us_per_request)
     done
 done
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 med() { for r in $(seq 1 "$ROUNDS"); do eval "echo \${$1[$2,$r]}"; done | median; }
 {
     echo "| generator | upstream | req/s | p99 ms | upstream connections | gateway CPU µs/req | h2/h1 req/s |"
