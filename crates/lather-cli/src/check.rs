@@ -168,7 +168,7 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
                 svc.stream_retry_s.as_ref().map_or(60, |r| *r.get_ref())
             );
         }
-        print_tuning(svc);
+        print_tuning(svc, config.nats.as_ref());
         print_flows(
             "  ",
             &[
@@ -250,17 +250,24 @@ fn cache_summary(handler: &lather_config::HandlerConfig) -> String {
 
 /// A service's tuning: asynchronous replies, the addresses its WSDL names, a gateway's
 /// WSDL cache, upstream protocol and request compression.
-fn print_tuning(svc: &lather_config::ServiceConfig) {
+fn print_tuning(svc: &lather_config::ServiceConfig, nats: Option<&lather_config::NatsConfig>) {
     if let Some(replies) = svc.async_replies() {
         println!(
             "  asynchronous replies: requests with a ReplyTo get 202, answers POSTed there ({} attempts) or kept {} s for polling; at most {} waiting, kept {}{}",
             replies.attempts,
             replies.keep.as_secs(),
             replies.max_pending,
-            replies.store.as_deref().map_or_else(
-                || "in memory (lost on restart)".to_owned(),
-                |f| format!("in {f}")
-            ),
+            match (replies.store.as_deref(), nats) {
+                (Some(f), _) => format!("in {f}"),
+                (None, Some(nats)) => {
+                    let names = svc.async_names(nats);
+                    format!(
+                        "in JetStream, shared by nodes (stream {}, answers in bucket {})",
+                        names.stream, names.bucket
+                    )
+                }
+                (None, None) => "in memory (lost on restart)".to_owned(),
+            },
             if replies.allow.is_empty() {
                 String::new()
             } else {

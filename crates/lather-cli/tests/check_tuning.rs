@@ -48,6 +48,19 @@ fn the_tuning_keys_are_explained_with_their_defaults() {
 }
 
 #[test]
+fn with_nats_asynchronous_replies_are_said_to_be_shared() {
+    let out = check(
+        "tuning-nats.toml",
+        "[nats]\nurl = \"nats://127.0.0.1:4222\"\n\n\
+         [[service]]\nname = \"quotes\"\npath = \"/q\"\nbuiltin = \"echo\"\nasync_replies = true\n",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    let expected = "kept in JetStream, shared by nodes (stream LATHER_ASYNC_QUOTES, answers in bucket lather_quotes_async)";
+    assert!(stdout.contains(expected), "no {expected:?} in {stdout}");
+}
+
+#[test]
 fn a_bad_cache_setting_names_its_key() {
     let out = check(
         "tuning-bad.toml",

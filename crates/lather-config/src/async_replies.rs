@@ -52,6 +52,40 @@ impl ServiceConfig {
     }
 }
 
+/// The JetStream names of a service's shared asynchronous replies (see
+/// [`ServiceConfig::shares_async_replies`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AsyncNames {
+    /// The work-queue stream of pending requests: `{PREFIX}_ASYNC_{NAME}`.
+    pub stream: String,
+    /// Its subject: `{prefix}.async.{name}`.
+    pub subject: String,
+    /// The KV bucket of answers made (and of polled requests): `{prefix}_{name}_async`.
+    pub bucket: String,
+}
+
+impl ServiceConfig {
+    /// Whether pending asynchronous requests sit in JetStream: `async_replies = true`,
+    /// `[nats]` exists and no `async_store` names a local file.
+    pub fn shares_async_replies(&self, nats: Option<&crate::NatsConfig>) -> bool {
+        self.async_replies.as_ref().is_some_and(|v| *v.get_ref())
+            && nats.is_some()
+            && self.async_store.is_none()
+    }
+
+    /// The JetStream names of this service's shared asynchronous replies; every character
+    /// outside `[A-Za-z0-9_-]` becomes `_`.
+    pub fn async_names(&self, nats: &crate::NatsConfig) -> AsyncNames {
+        let safe = crate::subscriptions::jetstream_name;
+        let (prefix, name) = (nats.subject_prefix.as_str(), self.name.get_ref());
+        AsyncNames {
+            stream: safe(&format!("{prefix}_ASYNC_{name}")).to_ascii_uppercase(),
+            subject: format!("{prefix}.async.{}", safe(name)),
+            bucket: safe(&format!("{prefix}_{name}_async")),
+        }
+    }
+}
+
 /// The asynchronous reply keys of service `i`: not on an event source, the others only with
 /// `async_replies = true`, the numbers at least 1.
 pub(crate) fn check_service(
@@ -133,6 +167,7 @@ mod tests {
         assert_eq!(settings.keep.as_secs(), 300);
         assert_eq!(settings.allow, ["127.0.0.1"]);
         assert_eq!(settings.store, None);
+        assert!(!config.services[0].shares_async_replies(None));
     }
 
     #[test]
@@ -154,5 +189,27 @@ mod tests {
             let e = Config::from_toml(&format!("{ECHO}{extra}\n"), "t").unwrap_err();
             assert!(e.message().contains(says), "{extra}: {e}");
         }
+    }
+
+    #[test]
+    fn with_nats_and_no_store_the_replies_are_shared_under_safe_names() {
+        let nats = "[nats]\nurl = \"nats://127.0.0.1:4222\"\nsubject_prefix = \"edge\"\n";
+        let shared = Config::from_toml(
+            &format!("{nats}[[service]]\nname = \"quotes.v2\"\npath = \"/q\"\nbuiltin = \"echo\"\nasync_replies = true\n"),
+            "t",
+        )
+        .unwrap();
+        let svc = &shared.services[0];
+        assert!(svc.shares_async_replies(shared.nats.as_ref()));
+        let names = svc.async_names(shared.nats.as_ref().unwrap());
+        assert_eq!(names.stream, "EDGE_ASYNC_QUOTES_V2");
+        assert_eq!(names.subject, "edge.async.quotes_v2");
+        assert_eq!(names.bucket, "edge_quotes_v2_async");
+        let local = Config::from_toml(
+            &format!("{nats}{ECHO}async_replies = true\nasync_store = \"j.redb\"\n"),
+            "t",
+        )
+        .unwrap();
+        assert!(!local.services[0].shares_async_replies(local.nats.as_ref()));
     }
 }

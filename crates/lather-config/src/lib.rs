@@ -38,7 +38,8 @@ mod validate;
 mod wsdl_address;
 
 pub use async_replies::{
-    AsyncReplies, DEFAULT_ASYNC_MAX_PENDING, DEFAULT_REPLY_ATTEMPTS, DEFAULT_REPLY_KEEP_S,
+    AsyncNames, AsyncReplies, DEFAULT_ASYNC_MAX_PENDING, DEFAULT_REPLY_ATTEMPTS,
+    DEFAULT_REPLY_KEEP_S,
 };
 pub use error::ConfigError;
 pub use flow::{Flow, FlowSpec};

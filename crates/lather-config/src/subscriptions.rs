@@ -29,35 +29,21 @@ impl ServiceConfig {
     /// The KV bucket of the shared contexts: `{prefix}_{name}_contexts`, every character
     /// outside `[A-Za-z0-9_-]` replaced by `_`.
     pub fn context_bucket(&self, nats: &NatsConfig) -> String {
-        format!("{}_{}_contexts", nats.subject_prefix, self.name.get_ref())
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
+        jetstream_name(&format!(
+            "{}_{}_contexts",
+            nats.subject_prefix,
+            self.name.get_ref()
+        ))
     }
 
     /// The KV bucket of the shared subscriptions: `{prefix}_{name}_subscriptions`, every
     /// character outside `[A-Za-z0-9_-]` replaced by `_`.
     pub fn subscription_bucket(&self, nats: &NatsConfig) -> String {
-        let raw = format!(
+        jetstream_name(&format!(
             "{}_{}_subscriptions",
             nats.subject_prefix,
             self.name.get_ref()
-        );
-        raw.chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect()
+        ))
     }
 
     /// The subject events are taken from: `event_subject`, else
@@ -169,6 +155,20 @@ pub(crate) fn check(
         }
     }
     Ok(())
+}
+
+/// `raw` as a JetStream stream or bucket name: every character outside `[A-Za-z0-9_-]`
+/// replaced by `_`.
+pub(crate) fn jetstream_name(raw: &str) -> String {
+    raw.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -280,6 +280,7 @@ impl ServerBuilder {
                 let mut shared = crate::shared_nats::SharedNats::new(&state, nats);
                 crate::eventing_nats::share(config, &state, nats, &mut shared).await?;
                 crate::context_nats::share(config, &state, nats, &mut shared).await?;
+                crate::async_nats_share::share(config, &state, nats, &mut shared).await?;
             }
             crate::exposure::warn(config);
         }

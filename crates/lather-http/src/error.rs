@@ -50,6 +50,14 @@ pub enum ServeError {
         /// Why.
         reason: String,
     },
+    /// A service with asynchronous replies could not open its JetStream queue.
+    #[error("asynchronous replies of {service}: {reason}")]
+    AsyncQueue {
+        /// The service's name.
+        service: String,
+        /// Why.
+        reason: String,
+    },
     /// The CPU pool could not be started.
     #[error("cannot start the CPU pool: {0}")]
     CpuPool(io::Error),

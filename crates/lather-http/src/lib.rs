@@ -7,6 +7,7 @@
 //! text) are always there.
 
 mod accept;
+mod async_nats_share;
 mod async_reply;
 mod async_worker;
 mod authority;

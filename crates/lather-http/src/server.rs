@@ -94,6 +94,13 @@ impl Server {
                     jobs,
                     stopping.clone(),
                 ));
+            } else if replies.shared_jobs().is_some() {
+                tokio::spawn(crate::async_worker::run_shared(
+                    self.state.clone(),
+                    service.clone(),
+                    replies.clone(),
+                    stopping.clone(),
+                ));
             }
         }
     }

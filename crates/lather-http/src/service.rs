@@ -187,10 +187,15 @@ impl Service {
                 lather_eventing::DeliveryPolicy::new(&settings.allow, Some(&["http".to_owned()]))
                     .map_err(|e| format!("reply_allow: {e}"))?
                     .with_listen(listen);
-            let (replies, jobs) = crate::async_reply::AsyncReplies::open(&settings, policy)
-                .map_err(|e| e.to_string())?;
-            service.async_replies = Some(Arc::new(replies));
-            service.async_jobs = std::sync::Mutex::new(Some(jobs));
+            if config.shares_async_replies(nats) {
+                let replies = crate::async_reply::AsyncReplies::shared(&settings, policy);
+                service.async_replies = Some(Arc::new(replies));
+            } else {
+                let (replies, jobs) = crate::async_reply::AsyncReplies::open(&settings, policy)
+                    .map_err(|e| e.to_string())?;
+                service.async_replies = Some(Arc::new(replies));
+                service.async_jobs = std::sync::Mutex::new(Some(jobs));
+            }
         }
         Ok(service)
     }

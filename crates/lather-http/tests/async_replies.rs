@@ -123,19 +123,7 @@ async fn a_polling_client_fetches_its_answer_once() {
     )
     .await;
     assert_eq!(answer.status, 202);
-    let mut fetched = None;
-    for _ in 0..100 {
-        let got = get(server.addr, "/echo?reply=urn%3Auuid%3Apolled").await;
-        match got.status.as_u16() {
-            202 => tokio::time::sleep(Duration::from_millis(20)).await,
-            200 => {
-                fetched = Some(got);
-                break;
-            }
-            other => panic!("{other}: {}", got.text()),
-        }
-    }
-    let fetched = fetched.expect("the answer in time");
+    let fetched = poll_answer(server.addr, "/echo?reply=urn%3Auuid%3Apolled", 100).await;
     assert!(
         fetched.text().contains("<text>fetched</text>"),
         "{}",

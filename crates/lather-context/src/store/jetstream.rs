@@ -28,19 +28,7 @@ impl std::fmt::Debug for JetStreamStore {
     }
 }
 
-/// The KV key of `uri`: ASCII letters, digits, `-` and `_` are kept, every other byte
-/// becomes `=XX` (upper-case hexadecimal).
-fn key_of(uri: &str) -> String {
-    let mut key = String::with_capacity(uri.len() + 8);
-    for b in uri.bytes() {
-        if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
-            key.push(char::from(b));
-        } else {
-            key.push_str(&format!("={b:02X}"));
-        }
-    }
-    key
-}
+use lather_eventing::store::jetstream::key_of;
 
 impl JetStreamStore {
     /// Opens the bucket `bucket` through `client`, creating it (history 1) if absent (as

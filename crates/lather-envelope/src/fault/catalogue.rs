@@ -411,6 +411,9 @@ catalogue! {
     /// The request body arrived slower than `min_body_bytes_per_s` or not within
     /// `body_timeout_ms`; the connection is closed after the answer.
     RequestTooSlow = 4007, Sender, true, 408, "The request body arrived too slowly";
+    /// The JetStream queue of asynchronous requests (`async_replies` with `[nats]`) cannot
+    /// be reached, so the request is not accepted.
+    ReplyQueueUnavailable = 4008, Receiver, true, 503, "The asynchronous request queue cannot be reached";
     /// A remote handler's worker was lost (no acknowledgement, heartbeats stopped, or NATS
     /// dropped) with the call in hand, and the call may have run: a kind that is not
     /// idempotent is not run again.

@@ -6,6 +6,7 @@
 
 mod deliver;
 pub(crate) mod job;
+pub(crate) mod shared;
 mod store;
 
 use crate::respond::{self, HttpResponse};
@@ -14,6 +15,8 @@ use http::StatusCode;
 use job::{Job, POLL_ADDRESS};
 use lather_envelope::{Element, Envelope, Fault, FaultKind, Limits, WSA04_NS, WSA10_NS};
 use lather_eventing::DeliveryPolicy;
+use shared::{SharedError, SharedJobs};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use store::JobStore;
@@ -22,13 +25,11 @@ use tokio::sync::mpsc;
 pub(crate) use deliver::post;
 pub(crate) use store::JobStoreError;
 
-/// One service's asynchronous replies: the kept jobs, the bound, the delivery policy, and
-/// the queue to its worker.
+/// One service's asynchronous replies: where pending requests wait, the bound, the delivery
+/// policy.
 #[derive(Debug)]
 pub(crate) struct AsyncReplies {
-    store: JobStore,
-    /// Jobs accepted and not yet delivered, fetched or expired.
-    pending: AtomicUsize,
+    kept: Kept,
     max_pending: usize,
     /// Delivery attempts per answer.
     pub(crate) attempts: u32,
@@ -36,12 +37,25 @@ pub(crate) struct AsyncReplies {
     pub(crate) keep: Duration,
     /// Which `ReplyTo` addresses are delivered to.
     pub(crate) policy: DeliveryPolicy,
-    queue: mpsc::UnboundedSender<String>,
+}
+
+/// Where a service's pending requests wait.
+#[derive(Debug)]
+enum Kept {
+    /// In this process (memory or the redb file `async_store`), worked by its own worker.
+    Local {
+        store: JobStore,
+        /// Jobs accepted and not yet delivered, fetched or expired.
+        pending: AtomicUsize,
+        queue: mpsc::UnboundedSender<String>,
+    },
+    /// In JetStream, shared by every node serving the service; set once NATS is connected.
+    Shared(Box<OnceLock<SharedJobs>>),
 }
 
 impl AsyncReplies {
-    /// The replies of a service with `settings`, delivering under `policy`; the receiver
-    /// is the worker's. Opening the store blocks.
+    /// The replies of a service with `settings`, delivering under `policy`, kept in this
+    /// process; the receiver is the worker's. Opening the store blocks.
     pub(crate) fn open(
         settings: &lather_config::AsyncReplies,
         policy: DeliveryPolicy,
@@ -52,18 +66,43 @@ impl AsyncReplies {
         };
         let kept = store.load()?.len();
         let (queue, jobs) = mpsc::unbounded_channel();
-        Ok((
-            AsyncReplies {
-                store,
-                pending: AtomicUsize::new(kept),
-                max_pending: settings.max_pending,
-                attempts: settings.attempts.max(1),
-                keep: settings.keep,
-                policy,
-                queue,
-            },
-            jobs,
-        ))
+        let kept = Kept::Local {
+            store,
+            pending: AtomicUsize::new(kept),
+            queue,
+        };
+        Ok((Self::with(kept, settings, policy), jobs))
+    }
+
+    /// The replies of a service with `settings` kept in JetStream, once
+    /// [`AsyncReplies::share`] hands them the queue.
+    pub(crate) fn shared(settings: &lather_config::AsyncReplies, policy: DeliveryPolicy) -> Self {
+        Self::with(Kept::Shared(Box::default()), settings, policy)
+    }
+
+    fn with(kept: Kept, settings: &lather_config::AsyncReplies, policy: DeliveryPolicy) -> Self {
+        AsyncReplies {
+            kept,
+            max_pending: settings.max_pending,
+            attempts: settings.attempts.max(1),
+            keep: settings.keep,
+            policy,
+        }
+    }
+
+    /// Hands shared replies their JetStream queue (once; later calls do nothing).
+    pub(crate) fn share(&self, jobs: SharedJobs) {
+        if let Kept::Shared(cell) = &self.kept {
+            let _ = cell.set(jobs);
+        }
+    }
+
+    /// The JetStream queue, when the replies are shared and it is open.
+    pub(crate) fn shared_jobs(&self) -> Option<&SharedJobs> {
+        match &self.kept {
+            Kept::Shared(cell) => cell.get(),
+            Kept::Local { .. } => None,
+        }
     }
 
     /// Takes `envelope` for an asynchronous answer when its `ReplyTo` is not anonymous:
@@ -99,27 +138,10 @@ impl AsyncReplies {
                 .check_address(&reply_to)
                 .map_err(|refused| invalid(format!("ReplyTo refused: {refused} (reply_allow)")))?;
         }
-        let store = self.store.clone();
-        let known = {
-            let id = id.clone();
-            blocking(move || store.get(&id)).await?
-        };
-        if known.is_some() {
-            return Ok(Some(accepted(envelope.version())));
-        }
-        if self.pending.load(Ordering::Relaxed) >= self.max_pending {
-            return Err(Fault::with_reason(
-                FaultKind::ServerBusy,
-                format!(
-                    "{} asynchronous requests are waiting (async_max_pending); retry later",
-                    self.max_pending
-                ),
-            ));
-        }
         let request = String::from_utf8(envelope.as_bytes().to_vec())
             .map_err(|_| Fault::with_reason(FaultKind::NotUtf8, "the request is not UTF-8"))?;
         let job = Job {
-            id: id.clone(),
+            id,
             reply_to,
             wsa_ns: wsa_ns.to_owned(),
             soap: if envelope.version() == lather_envelope::SoapVersion::V11 {
@@ -132,23 +154,69 @@ impl AsyncReplies {
             answer: None,
             answered_at: None,
         };
-        let store = self.store.clone();
-        blocking(move || store.put(&job)).await?;
-        self.pending.fetch_add(1, Ordering::Relaxed);
-        // The worker lives as long as the server; if it is gone the job waits in the store
-        // for the next start.
-        let _ = self.queue.send(id);
+        match &self.kept {
+            Kept::Local {
+                store,
+                pending,
+                queue,
+            } => {
+                let known = {
+                    let (store, id) = (store.clone(), job.id.clone());
+                    blocking(move || store.get(&id)).await?
+                };
+                if known.is_none() {
+                    if pending.load(Ordering::Relaxed) >= self.max_pending {
+                        return Err(self.busy());
+                    }
+                    let id = job.id.clone();
+                    let store = store.clone();
+                    blocking(move || store.put(&job)).await?;
+                    pending.fetch_add(1, Ordering::Relaxed);
+                    // The worker lives as long as the server; if it is gone the job waits
+                    // in the store for the next start.
+                    let _ = queue.send(id);
+                }
+            }
+            Kept::Shared(cell) => {
+                let jobs = cell
+                    .get()
+                    .ok_or_else(|| unreachable_queue("the queue is not open yet".to_owned()))?;
+                if job.is_polled() {
+                    // Kept first, so a poll knows it from any node.
+                    jobs.keep(&job)
+                        .await
+                        .map_err(|e| unreachable_queue(e.to_string()))?;
+                }
+                match jobs.enqueue(&job).await {
+                    Ok(_) => {}
+                    Err(SharedError::Full { .. }) => {
+                        if job.is_polled() {
+                            jobs.forget(&job.id).await;
+                        }
+                        return Err(self.busy());
+                    }
+                    Err(e) => return Err(unreachable_queue(e.to_string())),
+                }
+            }
+        }
         Ok(Some(accepted(envelope.version())))
+    }
+
+    fn busy(&self) -> Fault {
+        Fault::with_reason(
+            FaultKind::ServerBusy,
+            format!(
+                "{} asynchronous requests are waiting (async_max_pending); retry later",
+                self.max_pending
+            ),
+        )
     }
 
     /// `GET {path}?reply=ID`: the answer kept for a polling client (200 or the fault's
     /// status, then forgotten), `202` while it is being made, `404` for an id not kept
     /// for polling.
     pub(crate) async fn poll(&self, id: &str) -> HttpResponse {
-        let store = self.store.clone();
-        let owned = id.to_owned();
-        let job = blocking(move || store.get(&owned)).await.ok().flatten();
-        match job {
+        match self.job(id).await {
             Some(job) if job.is_polled() => match &job.answer {
                 None => respond::with_type(
                     StatusCode::ACCEPTED,
@@ -169,43 +237,95 @@ impl AsyncReplies {
         }
     }
 
-    /// Every job kept (at the worker's start).
+    /// Every job kept in this process (at the worker's start; none when shared).
     pub(crate) async fn kept(&self) -> Result<Vec<Job>, Fault> {
-        let store = self.store.clone();
-        blocking(move || store.load()).await
+        match &self.kept {
+            Kept::Local { store, .. } => {
+                let store = store.clone();
+                blocking(move || store.load()).await
+            }
+            Kept::Shared(_) => Ok(Vec::new()),
+        }
     }
 
-    /// The job `id`, if kept.
+    /// The job `id`, if kept (when shared: a polled request, or an answer made).
     pub(crate) async fn job(&self, id: &str) -> Option<Job> {
-        let store = self.store.clone();
-        let id = id.to_owned();
-        blocking(move || store.get(&id)).await.ok().flatten()
+        match &self.kept {
+            Kept::Local { store, .. } => {
+                let store = store.clone();
+                let id = id.to_owned();
+                blocking(move || store.get(&id)).await.ok().flatten()
+            }
+            Kept::Shared(cell) => match cell.get()?.kept(id).await {
+                Ok(job) => job,
+                Err(e) => {
+                    tracing::warn!(id, "{e}");
+                    None
+                }
+            },
+        }
     }
 
     /// Keeps `job` as it is now (its answer made).
     pub(crate) async fn save(&self, job: Job) -> Result<(), Fault> {
-        let store = self.store.clone();
-        blocking(move || store.put(&job)).await
+        match &self.kept {
+            Kept::Local { store, .. } => {
+                let store = store.clone();
+                blocking(move || store.put(&job)).await
+            }
+            Kept::Shared(cell) => match cell.get() {
+                Some(jobs) => jobs
+                    .keep(&job)
+                    .await
+                    .map_err(|e| unreachable_queue(e.to_string())),
+                None => Err(unreachable_queue("the queue is not open".to_owned())),
+            },
+        }
     }
 
     /// Forgets the job `id` (delivered, given up, fetched or expired).
     pub(crate) async fn forget(&self, id: &str) {
-        let store = self.store.clone();
-        let owned = id.to_owned();
-        match blocking(move || store.remove(&owned)).await {
-            Ok(()) => {
-                let _ = self
-                    .pending
-                    .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        match &self.kept {
+            Kept::Local { store, pending, .. } => {
+                let store = store.clone();
+                let owned = id.to_owned();
+                match blocking(move || store.remove(&owned)).await {
+                    Ok(()) => {
+                        let _ = pending.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                            n.checked_sub(1)
+                        });
+                    }
+                    Err(fault) => {
+                        tracing::warn!(id, %fault, "an asynchronous job could not be removed")
+                    }
+                }
             }
-            Err(fault) => tracing::warn!(id, %fault, "an asynchronous job could not be removed"),
+            Kept::Shared(cell) => {
+                if let Some(jobs) = cell.get() {
+                    jobs.forget(id).await;
+                }
+            }
         }
     }
 
-    /// Jobs accepted and not yet done.
-    pub(crate) fn pending(&self) -> usize {
-        self.pending.load(Ordering::Relaxed)
+    /// The most requests waiting at once (`async_max_pending`).
+    pub(crate) fn max_pending(&self) -> usize {
+        self.max_pending
     }
+
+    /// Jobs accepted in this process and not yet done (0 when shared: JetStream counts
+    /// those).
+    pub(crate) fn pending(&self) -> usize {
+        match &self.kept {
+            Kept::Local { pending, .. } => pending.load(Ordering::Relaxed),
+            Kept::Shared(_) => 0,
+        }
+    }
+}
+
+fn unreachable_queue(why: String) -> Fault {
+    tracing::warn!("{why}");
+    Fault::with_reason(FaultKind::ReplyQueueUnavailable, why)
 }
 
 /// The `ReplyTo` address of `envelope` and its WS-Addressing namespace, when it names one

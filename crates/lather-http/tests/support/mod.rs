@@ -200,6 +200,20 @@ pub async fn get(addr: SocketAddr, path: &str) -> Answer {
     send(addr, req).await
 }
 
+/// `GET {path}` until it answers other than 202 (at most `tries` times, 20 ms apart):
+/// the polled answer (200), panicking on any other status or when it never comes.
+pub async fn poll_answer(addr: SocketAddr, path: &str, tries: usize) -> Answer {
+    for _ in 0..tries {
+        let got = get(addr, path).await;
+        match got.status.as_u16() {
+            202 => tokio::time::sleep(std::time::Duration::from_millis(20)).await,
+            200 => return got,
+            other => panic!("{other}: {}", got.text()),
+        }
+    }
+    panic!("no answer at {path} in time")
+}
+
 /// An envelope in `version` whose body is `payload`.
 pub fn envelope(version: SoapVersion, header: &str, payload: &str) -> String {
     let ns = version.namespace();

@@ -17,6 +17,7 @@ use futures_util::future::BoxFuture;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 /// The shared bucket, this node's view of its revisions and whether it is in sync.
 ///
@@ -41,9 +42,10 @@ impl std::fmt::Debug for JetStreamStore {
     }
 }
 
-/// The KV key of subscription `id`: ASCII letters, digits, `-` and `_` are kept, every
-/// other byte becomes `=XX` (upper-case hex), so `urn:uuid:…` → `urn=3Auuid=3A…`.
-pub(crate) fn key_of(id: &str) -> String {
+/// The KV key of `id` (a subscription id, or any other record's): ASCII letters, digits,
+/// `-` and `_` are kept, every other byte becomes `=XX` (upper-case hex), so `urn:uuid:…`
+/// → `urn=3Auuid=3A…`. Other lather stores that keep records in a bucket use it too.
+pub fn key_of(id: &str) -> String {
     let mut key = String::with_capacity(id.len() + 8);
     for b in id.bytes() {
         if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
@@ -83,6 +85,17 @@ pub async fn open_bucket(
     bucket: &str,
     description: &str,
 ) -> Result<kv::Store, Box<dyn std::error::Error + Send + Sync>> {
+    open_expiring_bucket(client, bucket, description, Duration::ZERO).await
+}
+
+/// [`open_bucket`], its entries dropped `max_age` after their last write when the bucket
+/// is created here (`Duration::ZERO`: kept until deleted).
+pub async fn open_expiring_bucket(
+    client: async_nats::Client,
+    bucket: &str,
+    description: &str,
+    max_age: Duration,
+) -> Result<kv::Store, Box<dyn std::error::Error + Send + Sync>> {
     let js = jetstream::new(client);
     if let Ok(kv) = js.get_key_value(bucket).await {
         return Ok(kv);
@@ -96,6 +109,7 @@ pub async fn open_bucket(
             allow_rollup: true,
             deny_delete: true,
             allow_direct: true,
+            max_age,
             discard: jetstream::stream::DiscardPolicy::New,
             num_replicas: 1,
             ..Default::default()
