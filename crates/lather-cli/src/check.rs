@@ -86,6 +86,17 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
                 "remote"
             };
             traits.push(format!("{how} on {subject}, fallback {fallback}"));
+            if let Some((items, wait)) = config
+                .nats
+                .as_ref()
+                .map(lather_config::NatsConfig::frame_batch)
+                .filter(|(items, _)| *items > 1)
+            {
+                traits.push(format!(
+                    "sent in batches of at most {items}, {} ms after the first at the latest",
+                    wait.as_millis()
+                ));
+            }
         }
         if handler.placement() == lather_config::Placement::Auto {
             let subject = config

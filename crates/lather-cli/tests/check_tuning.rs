@@ -48,16 +48,21 @@ fn the_tuning_keys_are_explained_with_their_defaults() {
 }
 
 #[test]
-fn with_nats_asynchronous_replies_are_said_to_be_shared() {
+fn with_nats_shared_async_replies_and_call_batches_are_explained() {
     let out = check(
         "tuning-nats.toml",
-        "[nats]\nurl = \"nats://127.0.0.1:4222\"\n\n\
-         [[service]]\nname = \"quotes\"\npath = \"/q\"\nbuiltin = \"echo\"\nasync_replies = true\n",
+        "[nats]\nurl = \"nats://127.0.0.1:4222\"\nbatch_max_items = 8\n\n\
+         [handlers.log]\nkind = \"logging\"\nplacement = \"remote\"\n\n\
+         [[service]]\nname = \"quotes\"\npath = \"/q\"\nbuiltin = \"echo\"\nasync_replies = true\nrequest = [[\"log\"]]\n",
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    let expected = "kept in JetStream, shared by nodes (stream LATHER_ASYNC_QUOTES, answers in bucket lather_quotes_async)";
-    assert!(stdout.contains(expected), "no {expected:?} in {stdout}");
+    for expected in [
+        "kept in JetStream, shared by nodes (stream LATHER_ASYNC_QUOTES, answers in bucket lather_quotes_async)",
+        "remote on lather.handler.log, fallback fault, sent in batches of at most 8, 1 ms after the first at the latest",
+    ] {
+        assert!(stdout.contains(expected), "no {expected:?} in {stdout}");
+    }
 }
 
 #[test]

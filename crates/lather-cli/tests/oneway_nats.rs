@@ -272,6 +272,47 @@ async fn oneway_messages_queue_until_a_worker_handles_each_once_and_acks_it() {
     worker.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn oneway_hand_offs_made_together_travel_in_batches_and_are_each_handled_once() {
+    let server = NatsServer::start_jetstream("oneway-batch");
+    let sink = Sink::start(Duration::ZERO).await;
+    let text = config_text(
+        &server.url(),
+        &sink.url(),
+        "fault",
+        "batch_max_items = 10\nbatch_wait_ms = 50\n",
+    );
+    let config = Config::from_toml(&text, "oneway-batch.toml").unwrap();
+    let plan = client_plan(&config).await;
+    let step = step_of(&plan).clone();
+    for id in 1..=30 {
+        send(&plan, id).await;
+    }
+    eventually(Duration::from_secs(10), "30 handed over", || {
+        figure(&step, "remote_oneway_published") == 30
+    })
+    .await;
+    // Fewer JetStream messages than hand-offs: some went together.
+    let messages = stored(&config).await;
+    assert!(messages < 30, "{messages} messages stored for 30 hand-offs");
+    assert!(figure(&step, "remote_oneway_batches") >= 1);
+    assert!(figure(&step, "remote_oneway_batched") >= 2);
+    let worker = Worker::start(&config).await;
+    eventually(Duration::from_secs(10), "30 handled", || {
+        sink.distinct() == 30
+    })
+    .await;
+    let counts = sink.counts();
+    assert!((1..=30).all(|id| counts.get(&id) == Some(&1)), "{counts:?}");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while stored(&config).await != 0 {
+        assert!(Instant::now() < deadline, "handled batches stay stored");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(figure(&step, "remote_oneway_failed"), 0);
+    worker.stop().await;
+}
+
 fn lather_worker(config: &Path, concurrency: usize) -> Child {
     Command::new(env!("CARGO_BIN_EXE_lather"))
         .args([

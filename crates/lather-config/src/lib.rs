@@ -51,7 +51,8 @@ pub use model::{
 };
 pub use names::{MAX_NAME_CHARS, MAX_PATH_BYTES};
 pub use nats::{
-    DEFAULT_ACK_TIMEOUT_MS, DEFAULT_HEARTBEAT_MS, Fallback, MAX_LIVENESS_MS, NatsConfig, Placement,
+    DEFAULT_ACK_TIMEOUT_MS, DEFAULT_FRAME_BATCH_WAIT_MS, DEFAULT_HEARTBEAT_MS, Fallback,
+    MAX_FRAME_BATCH, MAX_LIVENESS_MS, NatsConfig, Placement,
 };
 pub use read::MAX_CONFIG_BYTES;
 pub use route::{RouteConfig, parse_clark};

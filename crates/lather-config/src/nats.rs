@@ -15,6 +15,8 @@ use toml::Spanned;
 /// oneway_max_messages = 100000  # and its bound in messages
 /// ack_timeout_ms = 100          # a remote call not acknowledged by then is lost
 /// heartbeat_ms = 200            # workers heartbeat long calls; 3 missed: the call is lost
+/// batch_max_items = 1           # remote calls to one handler sent together (1: each alone)
+/// batch_wait_ms = 1             # the longest a call waits for others to join its batch
 /// ```
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -41,7 +43,18 @@ pub struct NatsConfig {
     /// How often a worker tells the caller it is still working on a call, in milliseconds
     /// (default 200, at least 10); three intervals without a word and the call is lost.
     pub heartbeat_ms: Option<Spanned<u64>>,
+    /// The most remote calls to one handler sent to the workers as one NATS message
+    /// (default 1: each alone; at most [`MAX_FRAME_BATCH`]).
+    pub batch_max_items: Option<Spanned<u64>>,
+    /// How long the first call of a batch waits for others, in milliseconds (default 1, at
+    /// most 1000); a batch that fills goes at once.
+    pub batch_wait_ms: Option<Spanned<u64>>,
 }
+
+/// Largest `[nats] batch_max_items`.
+pub const MAX_FRAME_BATCH: u64 = 256;
+/// Default of `[nats] batch_wait_ms`.
+pub const DEFAULT_FRAME_BATCH_WAIT_MS: u64 = 1;
 
 /// Default of `[nats] ack_timeout_ms`.
 pub const DEFAULT_ACK_TIMEOUT_MS: u64 = 100;
@@ -82,6 +95,20 @@ impl NatsConfig {
             self.heartbeat_ms
                 .as_ref()
                 .map_or(DEFAULT_HEARTBEAT_MS, |v| *v.get_ref()),
+        )
+    }
+
+    /// The transfer-batching cut-offs of remote calls: `batch_max_items` (1: off) and
+    /// `batch_wait_ms`.
+    pub fn frame_batch(&self) -> (usize, std::time::Duration) {
+        let items = self.batch_max_items.as_ref().map_or(1, |v| *v.get_ref());
+        let wait = self
+            .batch_wait_ms
+            .as_ref()
+            .map_or(DEFAULT_FRAME_BATCH_WAIT_MS, |v| *v.get_ref());
+        (
+            usize::try_from(items).unwrap_or(1).max(1),
+            std::time::Duration::from_millis(wait),
         )
     }
 

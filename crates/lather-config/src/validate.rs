@@ -166,6 +166,27 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
                 ));
             }
         }
+        for (key, value, range) in [
+            (
+                "batch_max_items",
+                &nats.batch_max_items,
+                1..=crate::nats::MAX_FRAME_BATCH,
+            ),
+            ("batch_wait_ms", &nats.batch_wait_ms, 0..=1000),
+        ] {
+            if let Some(v) = value
+                && !range.contains(v.get_ref())
+            {
+                return Err(at(
+                    v.span(),
+                    format!(
+                        "nats.{key}: must be between {} and {}",
+                        range.start(),
+                        range.end()
+                    ),
+                ));
+            }
+        }
     }
     let mut paths: HashMap<String, usize> = HashMap::new();
     let mut names: HashMap<String, usize> = HashMap::new();
@@ -791,6 +812,15 @@ timeout_ms = 250
         let (line, msg) = error_of("[nats]\nurl = \"nats://x\"\n\nack_timeout_ms = 60001\n");
         assert_eq!(line, Some(4), "{msg}");
         assert!(msg.contains("nats.ack_timeout_ms"), "{msg}");
+        assert_eq!(nats.frame_batch(), (1, std::time::Duration::from_millis(1)));
+        let (line, msg) = error_of("[nats]\nurl = \"nats://x\"\nbatch_max_items = 257\n");
+        assert_eq!(line, Some(3), "{msg}");
+        assert!(
+            msg.contains("nats.batch_max_items: must be between 1 and 256"),
+            "{msg}"
+        );
+        let (_, msg) = error_of("[nats]\nurl = \"nats://x\"\nbatch_wait_ms = 1001\n");
+        assert!(msg.contains("nats.batch_wait_ms"), "{msg}");
         let plain = Config::from_toml("[handlers.b]\nkind = \"logging\"\n", "t").unwrap();
         assert_eq!(plain.handlers["b"].placement(), Placement::Local);
         assert_eq!(plain.handlers["b"].fallback(), Fallback::Fault);

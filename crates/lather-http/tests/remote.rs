@@ -25,22 +25,7 @@ async fn a_remote_handler_answers_through_a_worker_and_shows_on_metrics() {
     let server = TestServer::start(&text).await;
 
     // A worker hosting `log`, in this process but on its own NATS connection.
-    let link = Link::new(config.nats.as_ref().unwrap());
-    link.connect().await.unwrap();
-    let (handler, options) =
-        lather_compose::build_handler("log", &config.handlers["log"], &config).unwrap();
-    let hosted = vec![Hosted {
-        name: "log".into(),
-        handler,
-        options,
-    }];
-    let (stop, stopped) = oneshot::channel::<()>();
-    let worker = tokio::spawn(async move {
-        let shutdown = async {
-            let _ = stopped.await;
-        };
-        lather_remote::worker::serve(&link, hosted, Limits::default(), shutdown).await
-    });
+    let worker = support::worker::InProcessWorker::start(&config, "log").await;
 
     let body = envelope(SoapVersion::V12, "", "<m:Ping xmlns:m=\"urn:m\">1</m:Ping>");
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -78,8 +63,7 @@ async fn a_remote_handler_answers_through_a_worker_and_shows_on_metrics() {
     );
     assert!(transfer > Some(0.0), "{}", metrics.text());
 
-    stop.send(()).unwrap();
-    worker.await.unwrap().unwrap();
+    worker.stop().await;
     // Until the server has seen the worker's subscription go, a request may still be
     // routed to it and time out (1 s here); after that, no responders: the fallback.
     let deadline = Instant::now() + Duration::from_secs(10);

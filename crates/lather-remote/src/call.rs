@@ -6,6 +6,7 @@
 
 use crate::Liveness;
 use crate::frame::Reply;
+use crate::frame_batcher::{FrameBatcher, Undelivered};
 use async_nats::StatusCode;
 use bytes::Bytes;
 use futures_util::StreamExt;
@@ -63,10 +64,14 @@ pub(crate) struct Call<'a> {
 /// Sends `call` through `client` and follows it to its end (see [`Exchange`]). `drops`
 /// counts the connection's drops, taken before the connection was found up: a change
 /// since ends the call at once.
+///
+/// With a `batcher` the request goes with others to the same subject
+/// ([`FrameBatcher`]), and its acknowledgement is awaited the batch's time cut-off longer.
 pub(crate) async fn exchange(
     client: &async_nats::Client,
     call: Call<'_>,
     mut drops: watch::Receiver<u64>,
+    batcher: Option<&FrameBatcher>,
 ) -> Exchange {
     let inbox = client.new_inbox();
     let mut replies = match client.subscribe(inbox.clone()).await {
@@ -74,20 +79,45 @@ pub(crate) async fn exchange(
         Err(e) => return Exchange::Unsent(format!("cannot subscribe to a reply subject: {e}")),
     };
     let sent = Instant::now();
-    if let Err(e) = client
-        .publish_with_reply(call.subject.to_owned(), inbox, call.frame)
-        .await
-    {
-        return Exchange::Unsent(format!("cannot send the request: {e}"));
+    let mut ack_timeout = call.liveness.ack_timeout;
+    let mut undelivered = None;
+    match batcher {
+        Some(batcher) => {
+            ack_timeout += batcher.wait();
+            undelivered = Some(batcher.send(call.subject, inbox.to_string(), call.frame));
+        }
+        None => {
+            if let Err(e) = client
+                .publish_with_reply(call.subject.to_owned(), inbox, call.frame)
+                .await
+            {
+                return Exchange::Unsent(format!("cannot send the request: {e}"));
+            }
+        }
     }
+    let told = async {
+        match undelivered {
+            Some(hear) => match hear.await {
+                Ok(why) => why,
+                // Delivered: nothing will be told.
+                Err(_) => std::future::pending().await,
+            },
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(told);
     let deadline = sent + call.timeout;
     let mut taken = false;
-    let mut quiet_until = sent + call.liveness.ack_timeout;
+    let mut quiet_until = sent + ack_timeout;
     loop {
         let wake = quiet_until.min(deadline);
         tokio::select! {
             // A reply already received wins over a timer that fired meanwhile.
             biased;
+            why = &mut told => return match why {
+                Undelivered::NoResponders => Exchange::NoResponders,
+                Undelivered::Unsent(why) => Exchange::Unsent(why),
+            },
             message = replies.next() => {
                 let Some(message) = message else {
                     return Exchange::Disconnected { taken };

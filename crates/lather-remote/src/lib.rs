@@ -13,16 +13,24 @@
 //! from a durable consumer per handler ([`oneway_worker`]), acknowledging after handling —
 //! delivery is at-least-once, and the message id is the idempotency key.
 //!
+//! With `[nats] batch_max_items` above 1, calls to one handler made together travel as one
+//! NATS message ([`frame::CallBatch`], cut at `batch_max_items` or `batch_wait_ms`), and a
+//! oneway handler's hand-offs as one JetStream message; each is still answered (or
+//! acknowledged) on its own.
+//!
 //! A handler configured with `placement = "auto"` is wrapped in an [`AutoPlaced`], which
 //! runs each call locally or remotely, wherever the measured times say the message finishes
 //! sooner.
 
 mod auto_placed;
 mod call;
+mod cutoffs;
 pub mod frame;
+mod frame_batcher;
 mod hosted;
 mod latency;
 mod link;
+mod oneway_batcher;
 mod oneway_handler;
 pub mod oneway_stream;
 pub mod oneway_worker;

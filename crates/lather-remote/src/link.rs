@@ -1,5 +1,7 @@
 //! The connection to NATS shared by a process's remote handlers (or a worker's hosts).
 
+use crate::cutoffs::Cutoffs;
+use crate::frame_batcher::FrameBatcher;
 use async_nats::connection::State;
 use lather_config::NatsConfig;
 use std::fmt;
@@ -22,6 +24,9 @@ pub struct Link {
     /// change lost its reply subject with the connection.
     drops: watch::Sender<u64>,
     client: OnceLock<async_nats::Client>,
+    /// `[nats] batch_max_items` and `batch_wait_ms`.
+    frame_batch: (usize, Duration),
+    batcher: OnceLock<FrameBatcher>,
 }
 
 /// How a caller tells a lost remote call from a slow one (`[nats] ack_timeout_ms`,
@@ -103,6 +108,8 @@ impl Link {
             },
             drops: watch::channel(0).0,
             client: OnceLock::new(),
+            frame_batch: config.frame_batch(),
+            batcher: OnceLock::new(),
         }
     }
 
@@ -170,6 +177,32 @@ impl Link {
     /// How lost calls are told from slow ones.
     pub fn liveness(&self) -> Liveness {
         self.liveness
+    }
+
+    /// The gatherer of remote calls into batches, when `[nats] batch_max_items` is above
+    /// 1 and the link has connected.
+    pub(crate) fn batcher(&self) -> Option<&FrameBatcher> {
+        let cut = self.cutoffs()?;
+        let client = self.client.get()?;
+        Some(
+            self.batcher
+                .get_or_init(|| FrameBatcher::new(client.clone(), cut)),
+        )
+    }
+
+    /// The transfer-batching cut-offs, when `[nats] batch_max_items` is above 1 and the
+    /// link has connected (the byte budget is half the server's largest message).
+    pub(crate) fn cutoffs(&self) -> Option<Cutoffs> {
+        let (max_items, wait) = self.frame_batch;
+        if max_items <= 1 {
+            return None;
+        }
+        let client = self.client.get()?;
+        Some(Cutoffs {
+            max_items,
+            wait,
+            budget: client.server_info().max_payload / 2,
+        })
     }
 
     /// The client, connected or not (`None` before [`Link::connect`]).

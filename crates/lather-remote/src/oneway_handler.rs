@@ -1,6 +1,7 @@
 //! `OnewayRemoteHandler`: a oneway handler stage handed to workers through a JetStream
 //! work-queue stream instead of waited on.
 
+use crate::oneway_batcher::{OnewayBatcher, Target};
 use crate::oneway_stream::{ensure_stream, oneway_message_id};
 use crate::stand_in::StandIn;
 use crate::{Link, request_for};
@@ -22,6 +23,10 @@ pub struct OnewayCounters {
     /// Messages that could not be handed over (NATS down, stream full, no acknowledgement
     /// in time) and went to the fallback.
     pub failed: AtomicU64,
+    /// JetStream messages that carried several hand-offs (`[nats] batch_max_items`).
+    pub batches: AtomicU64,
+    /// Hand-offs that went in such a message.
+    pub batched: AtomicU64,
 }
 
 /// Stands for the oneway handler `name` and hands each message to the workers: the request
@@ -38,7 +43,8 @@ pub struct OnewayRemoteHandler {
     timeout: Duration,
     jetstream: OnceLock<jetstream::Context>,
     stream_ready: AtomicBool,
-    counters: OnewayCounters,
+    counters: Arc<OnewayCounters>,
+    batcher: OnceLock<OnewayBatcher>,
 }
 
 impl std::fmt::Debug for OnewayRemoteHandler {
@@ -70,7 +76,8 @@ impl OnewayRemoteHandler {
             timeout,
             jetstream: OnceLock::new(),
             stream_ready: AtomicBool::new(false),
-            counters: OnewayCounters::default(),
+            counters: Arc::default(),
+            batcher: OnceLock::new(),
         }
     }
 
@@ -121,6 +128,24 @@ impl OnewayRemoteHandler {
         let frame = request
             .encode()
             .map_err(|e| format!("the message cannot be framed: {e}"))?;
+        if let Some(cut) = self.stand.link.cutoffs() {
+            let batcher = self.batcher.get_or_init(|| {
+                let target = Target {
+                    js: js.clone(),
+                    subject: self.stand.subject.clone(),
+                    name: self.stand.name.clone(),
+                    counters: self.counters.clone(),
+                };
+                OnewayBatcher::start(target, cut)
+            });
+            return batcher.hand_over(request.id, frame).await.map_err(|e| {
+                if e.stream_missing {
+                    // Deleted meanwhile: create it again on the next message.
+                    self.stream_ready.store(false, Ordering::Release);
+                }
+                e.why
+            });
+        }
         let mut headers = async_nats::HeaderMap::new();
         headers.insert(
             async_nats::header::NATS_MESSAGE_ID,
@@ -172,6 +197,16 @@ impl Handler for OnewayRemoteHandler {
                 "remote_oneway_failed",
                 "Oneway messages that could not be handed over and went to the fallback",
                 &self.counters.failed,
+            ),
+            (
+                "remote_oneway_batches",
+                "JetStream messages that carried several oneway hand-offs ([nats] batch_max_items)",
+                &self.counters.batches,
+            ),
+            (
+                "remote_oneway_batched",
+                "Oneway hand-offs that went in such a message",
+                &self.counters.batched,
             ),
         ];
         out.extend(figures.into_iter().map(|(name, help, counter)| {

@@ -1,11 +1,12 @@
 //! The worker side of oneway handlers: a durable pull consumer per handler on the
 //! work-queue stream, messages acknowledged after handling.
 
-use crate::frame::{Answer, RemoteVerdict};
+use crate::frame::{Answer, CallBatch, RemoteVerdict};
 use crate::hosted::{Hosted, answer};
 use crate::oneway_stream::ensure_stream;
 use crate::{Link, LinkError};
 use async_nats::jetstream::{self, AckKind, consumer};
+use bytes::Bytes;
 use futures_util::StreamExt;
 use lather_envelope::Limits;
 use std::sync::Arc;
@@ -208,7 +209,32 @@ async fn handle(hosted: &Hosted, message: jetstream::Message, limits: &Limits) {
         }
         return;
     }
-    let bytes = answer(hosted, message.payload.clone(), limits).await;
+    if CallBatch::is_batch(&message.payload) {
+        // A batch of hand-offs: each frame handled, the message acknowledged after all.
+        match CallBatch::decode(message.payload.clone()) {
+            Ok(batch) => {
+                let runs = batch
+                    .items
+                    .into_iter()
+                    .map(|item| handle_frame(hosted, item.frame, limits, delivered));
+                futures_util::future::join_all(runs).await;
+            }
+            Err(e) => {
+                tracing::warn!(handler = %hosted.name, error = %e, "an unreadable batch of oneway messages is dropped");
+            }
+        }
+    } else {
+        handle_frame(hosted, message.payload.clone(), limits, delivered).await;
+    }
+    if let Err(e) = message.ack().await {
+        tracing::warn!(handler = %hosted.name, error = %e, "acknowledging failed");
+    }
+}
+
+/// Handles one oneway frame (delivery `delivered`); a fault is logged, the answer
+/// otherwise dropped.
+async fn handle_frame(hosted: &Hosted, frame: Bytes, limits: &Limits, delivered: i64) {
+    let bytes = answer(hosted, frame, limits).await;
     match Answer::decode(bytes) {
         Ok(Answer {
             verdict: RemoteVerdict::Fault(fault),
@@ -219,9 +245,6 @@ async fn handle(hosted: &Hosted, message: jetstream::Message, limits: &Limits) {
         }
         Ok(_) => {}
         Err(e) => tracing::warn!(handler = %hosted.name, error = %e, "oneway answer unreadable"),
-    }
-    if let Err(e) = message.ack().await {
-        tracing::warn!(handler = %hosted.name, error = %e, "acknowledging failed");
     }
 }
 

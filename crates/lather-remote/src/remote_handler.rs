@@ -254,7 +254,7 @@ impl RemoteHandler {
             liveness,
             timeout,
         };
-        let ended = exchange(client, call, drops).await;
+        let ended = exchange(client, call, drops, self.stand.link.batcher()).await;
         let id = request.id;
         let lost = |why: String| {
             self.counters.lost.fetch_add(1, Ordering::Relaxed);
@@ -486,6 +486,23 @@ impl Handler for RemoteHandler {
         out.extend(figures.into_iter().map(|(name, help, counter)| {
             Observation::counter(name, help, counter.load(Ordering::Relaxed))
         }));
+        if let Some(batches) = self
+            .stand
+            .link
+            .batcher()
+            .map(|b| b.counters(&self.stand.subject))
+        {
+            out.push(Observation::counter(
+                "remote_batches",
+                "NATS messages that carried several of a remote handler's calls ([nats] batch_max_items)",
+                batches.batches.load(Ordering::Relaxed),
+            ));
+            out.push(Observation::counter(
+                "remote_batched_calls",
+                "Remote calls that went in such a message",
+                batches.calls.load(Ordering::Relaxed),
+            ));
+        }
         out.push(Observation::gauge(
             "remote_timeout_ms",
             "The timeout a remote call gets now, milliseconds (adaptive when timeout_ms is not set)",

@@ -1,7 +1,7 @@
 //! The worker side: answer request frames for the hosted handlers, in a queue group per
 //! handler so several workers share the load.
 
-use crate::frame::{CallRequest, FrameError, Progress, ProgressKind};
+use crate::frame::{CallBatch, CallRequest, FrameError, Progress, ProgressKind};
 use crate::hosted::answer_decoded;
 pub use crate::hosted::{Hosted, answer};
 use crate::{Link, LinkError};
@@ -109,30 +109,23 @@ pub async fn serve_bounded(
                 let Some((hosted, message)) = next else { break };
                 let Some(reply) = message.reply.clone() else { continue };
                 let arrived = Instant::now();
-                let decoded = CallRequest::decode(message.payload);
-                let beats = decoded
-                    .as_ref()
-                    .ok()
-                    .filter(|r| r.heartbeat_ms > 0)
-                    .map(|r| (r.id, Duration::from_millis(u64::from(r.heartbeat_ms)).max(MIN_HEARTBEAT)));
-                if let Some((id, _)) = beats {
-                    let ack = Progress { id, kind: ProgressKind::Ack }.encode();
-                    if let Err(e) = client.publish(reply.clone(), ack).await {
-                        tracing::warn!(handler = %hosted.name, error = %e, "acknowledgement not sent");
+                let taking = Taking { client, hosted: &hosted, limits: &limits, slots: &slots, arrived };
+                if CallBatch::is_batch(&message.payload) {
+                    match CallBatch::decode(message.payload) {
+                        Ok(batch) => {
+                            for item in batch.items {
+                                if item.reply.is_empty() {
+                                    tracing::warn!(handler = %hosted.name, "a batched request without a reply subject is dropped");
+                                    continue;
+                                }
+                                taking.take(item.reply.into(), item.frame, &mut in_hand).await;
+                            }
+                        }
+                        Err(e) => tracing::warn!(handler = %hosted.name, error = %e, "an unreadable batch of requests is dropped"),
                     }
+                } else {
+                    taking.take(reply, message.payload, &mut in_hand).await;
                 }
-                let taken = Taken { hosted, decoded, arrived, limits: limits.clone(), slots: slots.clone() };
-                let client = client.clone();
-                in_hand.spawn(async move {
-                    let name = taken.hosted.name.clone();
-                    let bytes = match beats {
-                        None => taken.run().await,
-                        Some((id, every)) => with_heartbeats(taken, &client, &reply, id, every).await,
-                    };
-                    if let Err(e) = client.publish(reply, bytes).await {
-                        tracing::warn!(handler = %name, error = %e, "answer not sent");
-                    }
-                });
             }
             Some(_) = in_hand.join_next(), if !in_hand.is_empty() => {}
         }
@@ -160,6 +153,62 @@ pub async fn serve_bounded(
         tracing::warn!(error = %e, "flushing the last answers failed");
     }
     Ok(())
+}
+
+/// What taking one request needs: the connection, the handler, where its work is bounded.
+struct Taking<'a> {
+    client: &'a async_nats::Client,
+    hosted: &'a Arc<Hosted>,
+    limits: &'a Arc<Limits>,
+    slots: &'a Arc<Semaphore>,
+    arrived: Instant,
+}
+
+impl Taking<'_> {
+    /// Takes the request frame `payload` whose caller listens on `reply`: acknowledges it
+    /// (when it asks for heartbeats) and starts it in `in_hand`, its answer sent to `reply`.
+    async fn take(&self, reply: async_nats::Subject, payload: Bytes, in_hand: &mut JoinSet<()>) {
+        let client = self.client;
+        let decoded = CallRequest::decode(payload);
+        let beats = decoded
+            .as_ref()
+            .ok()
+            .filter(|r| r.heartbeat_ms > 0)
+            .map(|r| {
+                (
+                    r.id,
+                    Duration::from_millis(u64::from(r.heartbeat_ms)).max(MIN_HEARTBEAT),
+                )
+            });
+        if let Some((id, _)) = beats {
+            let ack = Progress {
+                id,
+                kind: ProgressKind::Ack,
+            }
+            .encode();
+            if let Err(e) = client.publish(reply.clone(), ack).await {
+                tracing::warn!(handler = %self.hosted.name, error = %e, "acknowledgement not sent");
+            }
+        }
+        let taken = Taken {
+            hosted: self.hosted.clone(),
+            decoded,
+            arrived: self.arrived,
+            limits: self.limits.clone(),
+            slots: self.slots.clone(),
+        };
+        let client = client.clone();
+        in_hand.spawn(async move {
+            let name = taken.hosted.name.clone();
+            let bytes = match beats {
+                None => taken.run().await,
+                Some((id, every)) => with_heartbeats(taken, &client, &reply, id, every).await,
+            };
+            if let Err(e) = client.publish(reply, bytes).await {
+                tracing::warn!(handler = %name, error = %e, "answer not sent");
+            }
+        });
+    }
 }
 
 /// A request a worker took: it waits for a slot, then runs where its kind of work belongs.

@@ -3,6 +3,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 pub mod sink;
+pub mod worker;
 
 use bytes::Bytes;
 use http::{HeaderMap, Request, StatusCode};

@@ -10,12 +10,14 @@
 //! input gives a [`FrameError`], never a panic or an allocation beyond its own size.
 
 mod answer;
+mod batch;
 mod progress;
 mod reply;
 mod request;
 pub(crate) mod wire;
 
 pub use answer::{Answer, RemoteVerdict, WorkerTiming};
+pub use batch::{BatchItem, CallBatch};
 pub use progress::{Progress, ProgressKind};
 pub use reply::Reply;
 pub use request::{CallRequest, Payload};
@@ -34,6 +36,8 @@ pub(crate) const KIND_ANSWER: u8 = 2;
 pub(crate) const KIND_ACK: u8 = 3;
 /// Kind byte of a heartbeat (the worker is still on the request).
 pub(crate) const KIND_HEARTBEAT: u8 = 4;
+/// Kind byte of a batch of request frames.
+pub(crate) const KIND_BATCH: u8 = 5;
 
 /// Why bytes are not a frame (decoding), or a value does not fit one (encoding).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,270 @@
+//! Transfer batching of remote calls (`[nats] batch_max_items` > 1): calls to one handler
+//! made at about the same time go to the workers as one NATS message — a [`CallBatch`]
+//! of their request frames, each with its caller's reply subject — cut at the seed's two
+//! cut-offs: `batch_max_items` calls, or `batch_wait_ms` after the first.
+//!
+//! One gatherer task per handler subject takes the calls in order. A call alone when the
+//! time cut-off passes goes as a plain request (with its own reply subject, so NATS's
+//! "no responders" reaches it as always). A batch goes with a reply subject of the
+//! gatherer's; when NATS answers there that nobody serves the subject, every call of the
+//! batch is told. The worker answers each call on its own reply subject, as if it had come
+//! alone.
+
+use crate::cutoffs::Cutoffs;
+use crate::frame::{BatchItem, CallBatch};
+use async_nats::StatusCode;
+use bytes::Bytes;
+use futures_util::StreamExt;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, oneshot};
+
+/// Why a batched call was not delivered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Undelivered {
+    /// NATS answered that no worker serves the subject.
+    NoResponders,
+    /// The batch could not be sent.
+    Unsent(String),
+}
+
+/// One call waiting for its batch.
+struct Queued {
+    reply: String,
+    frame: Bytes,
+    told: oneshot::Sender<Undelivered>,
+}
+
+/// What the gatherer of one subject sent as batches.
+#[derive(Debug, Default)]
+pub(crate) struct BatchCounters {
+    /// NATS messages carrying more than one call.
+    pub(crate) batches: AtomicU64,
+    /// Calls sent in those.
+    pub(crate) calls: AtomicU64,
+}
+
+/// The gatherers of a process's remote calls, one per handler subject.
+pub(crate) struct FrameBatcher {
+    client: async_nats::Client,
+    cut: Cutoffs,
+    gatherers: Mutex<HashMap<String, Gatherer>>,
+}
+
+/// The queue to one subject's gatherer task, and its counters.
+struct Gatherer {
+    queue: mpsc::UnboundedSender<Queued>,
+    counters: Arc<BatchCounters>,
+}
+
+impl std::fmt::Debug for FrameBatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrameBatcher")
+            .field("cut", &self.cut)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How long a sent batch's callers stay reachable for a "no responders" answer.
+const TOLD_FOR: Duration = Duration::from_secs(10);
+
+impl FrameBatcher {
+    /// Batches cut at `cut`, sent through `client`.
+    pub(crate) fn new(client: async_nats::Client, cut: Cutoffs) -> Self {
+        FrameBatcher {
+            client,
+            cut,
+            gatherers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The time cut-off (a call may wait this long before it is sent).
+    pub(crate) fn wait(&self) -> Duration {
+        self.cut.wait
+    }
+
+    /// Queues the request `frame` to `subject`, its answers expected on `reply`; the
+    /// receiver hears when it was not delivered (and never hears otherwise).
+    pub(crate) fn send(
+        &self,
+        subject: &str,
+        reply: String,
+        frame: Bytes,
+    ) -> oneshot::Receiver<Undelivered> {
+        let (told, hear) = oneshot::channel();
+        let mut queued = Queued { reply, frame, told };
+        let mut gatherers = self.lock();
+        // A gatherer that ended (its runtime gone) is replaced.
+        for _ in 0..2 {
+            let gatherer = gatherers.entry(subject.to_owned()).or_insert_with(|| {
+                let (queue, calls) = mpsc::unbounded_channel();
+                let counters = Arc::new(BatchCounters::default());
+                tokio::spawn(gather(
+                    self.client.clone(),
+                    subject.to_owned(),
+                    self.cut,
+                    calls,
+                    counters.clone(),
+                ));
+                Gatherer { queue, counters }
+            });
+            match gatherer.queue.send(queued) {
+                Ok(()) => break,
+                Err(back) => {
+                    queued = back.0;
+                    gatherers.remove(subject);
+                }
+            }
+        }
+        hear
+    }
+
+    /// The counters of the calls to `subject` (zero before its first call).
+    pub(crate) fn counters(&self, subject: &str) -> Arc<BatchCounters> {
+        self.lock()
+            .get(subject)
+            .map(|g| g.counters.clone())
+            .unwrap_or_default()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Gatherer>> {
+        self.gatherers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Gathers the calls to `subject` into batches until every sender is gone.
+async fn gather(
+    client: async_nats::Client,
+    subject: String,
+    cut: Cutoffs,
+    mut calls: mpsc::UnboundedReceiver<Queued>,
+    counters: Arc<BatchCounters>,
+) {
+    let inbox = client.new_inbox();
+    let mut statuses = match client.subscribe(format!("{inbox}.*")).await {
+        Ok(statuses) => Some(statuses),
+        Err(e) => {
+            tracing::warn!(%subject, "remote calls go unbatched: cannot subscribe for batch replies: {e}");
+            None
+        }
+    };
+    let mut sent: HashMap<u64, (Instant, Vec<oneshot::Sender<Undelivered>>)> = HashMap::new();
+    let mut seq = 0u64;
+    let mut carried: Option<Queued> = None;
+    loop {
+        let first = match carried.take() {
+            Some(first) => first,
+            None => {
+                let status = async {
+                    match statuses.as_mut() {
+                        Some(s) => s.next().await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    first = calls.recv() => match first {
+                        Some(first) => first,
+                        None => return,
+                    },
+                    Some(message) = status => {
+                        tell_no_responders(&message, &mut sent);
+                        continue;
+                    }
+                }
+            }
+        };
+        let batch = if statuses.is_some() {
+            cut.fill(first, &mut calls, &mut carried, |q| {
+                q.frame.len() + q.reply.len()
+            })
+            .await
+        } else {
+            vec![first]
+        };
+        if batch.len() > 1 {
+            counters.batches.fetch_add(1, Ordering::Relaxed);
+            counters
+                .calls
+                .fetch_add(batch.len() as u64, Ordering::Relaxed);
+        }
+        seq += 1;
+        let reply = format!("{inbox}.{seq}");
+        if let Some(told) = publish(&client, &subject, reply, batch).await {
+            sent.insert(seq, (Instant::now(), told));
+        }
+        sent.retain(|_, (at, _)| at.elapsed() < TOLD_FOR);
+    }
+}
+
+/// Tells the callers of the batch `message` answers for, when it says nobody serves the
+/// subject.
+fn tell_no_responders(
+    message: &async_nats::Message,
+    sent: &mut HashMap<u64, (Instant, Vec<oneshot::Sender<Undelivered>>)>,
+) {
+    if message.status == Some(StatusCode::NO_RESPONDERS)
+        && let Some(n) = message
+            .subject
+            .rsplit('.')
+            .next()
+            .and_then(|n| n.parse().ok())
+        && let Some((_, told)) = sent.remove(&n)
+    {
+        for t in told {
+            let _ = t.send(Undelivered::NoResponders);
+        }
+    }
+}
+
+/// Sends `batch` to `subject`: one call as a plain request, more as a [`CallBatch`] whose
+/// reply subject is `reply`; the callers to tell if NATS says nobody serves it.
+async fn publish(
+    client: &async_nats::Client,
+    subject: &str,
+    reply: String,
+    mut batch: Vec<Queued>,
+) -> Option<Vec<oneshot::Sender<Undelivered>>> {
+    if batch.len() == 1 {
+        let call = batch.pop()?;
+        if let Err(e) = client
+            .publish_with_reply(subject.to_owned(), call.reply, call.frame)
+            .await
+        {
+            let _ = call
+                .told
+                .send(Undelivered::Unsent(format!("cannot send the request: {e}")));
+        }
+        return None;
+    }
+    let mut told = Vec::with_capacity(batch.len());
+    let items = batch
+        .into_iter()
+        .map(|call| {
+            told.push(call.told);
+            BatchItem {
+                reply: call.reply,
+                frame: call.frame,
+            }
+        })
+        .collect();
+    let sent = match (CallBatch { items }).encode() {
+        Ok(bytes) => client
+            .publish_with_reply(subject.to_owned(), reply, bytes)
+            .await
+            .map_err(|e| format!("cannot send the batch: {e}")),
+        Err(e) => Err(format!("the batch cannot be framed: {e}")),
+    };
+    match sent {
+        Ok(()) => Some(told),
+        Err(why) => {
+            for t in told {
+                let _ = t.send(Undelivered::Unsent(why.clone()));
+            }
+            None
+        }
+    }
+}
