@@ -209,5 +209,13 @@ metric_value() {
 # cpu_ticks PID : utime + stime of the process (all threads), in clock ticks.
 cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
 
+# median_over NAME KEY : the median of the associative array NAME's entries
+# NAME[KEY,1] … NAME[KEY,ROUNDS].
+median_over() {
+    local -n values=$1
+    local k
+    for k in $(seq 1 "$ROUNDS"); do echo "${values[$2,$k]}"; done | median
+}
+
 # median : the median of the numbers on stdin, one per line.
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }

@@ -1,6 +1,7 @@
 //! Transfer batching of remote calls (`[nats] batch_max_items`) against a real
 //! `nats-server`: calls made together reach the workers in fewer NATS messages, each is
-//! answered on its own, `/metrics` counts the batches, and with no worker every call of a
+//! answered on its own (the handler, `log`, sleeps 300 ms: longer than the ack timeout, so
+//! a batch the worker did not acknowledge whole would count its calls lost), `/metrics` counts the batches, and with no worker every call of a
 //! batch hears "no responders" at once (a `HandlerFailed` fault, not a timeout). The worker
 //! runs in this process on its own NATS connection; the only process started is the
 //! test's `nats-server`, stopped by its PID.
@@ -20,7 +21,7 @@ fn config(url: &str) -> String {
     format!(
         "[server]\nlisten = \"127.0.0.1:0\"\n\
          [nats]\nurl = \"{url}\"\nbatch_max_items = 8\nbatch_wait_ms = 50\n\
-         [handlers.log]\nkind = \"logging\"\nplacement = \"remote\"\ntimeout_ms = 5000\n\
+         [handlers.log]\nkind = \"sleep\"\nmillis = 300\nplacement = \"remote\"\ntimeout_ms = 5000\n\
          [[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\nrequest = [[\"log\"]]\n"
     )
 }
@@ -108,5 +109,12 @@ async fn calls_made_together_travel_in_batches_and_are_answered_each() {
     )
     .unwrap_or(0.0);
     assert!(counted >= batched as f64, "{}", metrics.text());
+    // The worker acknowledged each batch whole: no batched call counted lost for want of
+    // its own acknowledgement.
+    let lost = metric(
+        metrics.text(),
+        "lather_remote_lost_total{service=\"echo\",handler=\"log\"}",
+    );
+    assert_eq!(lost, Some(0.0), "{}", metrics.text());
     worker.stop().await;
 }

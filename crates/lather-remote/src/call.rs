@@ -6,10 +6,10 @@
 
 use crate::Liveness;
 use crate::frame::Reply;
-use crate::frame_batcher::{FrameBatcher, Undelivered};
+use crate::frame_batcher::{BatchNews, FrameBatcher};
+use crate::reply_router::ReplyRouter;
 use async_nats::StatusCode;
 use bytes::Bytes;
-use futures_util::StreamExt;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
@@ -71,20 +71,18 @@ pub(crate) async fn exchange(
     client: &async_nats::Client,
     call: Call<'_>,
     mut drops: watch::Receiver<u64>,
+    router: &ReplyRouter,
     batcher: Option<&FrameBatcher>,
 ) -> Exchange {
-    let inbox = client.new_inbox();
-    let mut replies = match client.subscribe(inbox.clone()).await {
-        Ok(subscriber) => subscriber,
-        Err(e) => return Exchange::Unsent(format!("cannot subscribe to a reply subject: {e}")),
-    };
+    let mut route = router.open();
+    let inbox = route.subject.clone();
     let sent = Instant::now();
     let mut ack_timeout = call.liveness.ack_timeout;
     let mut undelivered = None;
     match batcher {
         Some(batcher) => {
             ack_timeout += batcher.wait();
-            undelivered = Some(batcher.send(call.subject, inbox.to_string(), call.frame));
+            undelivered = Some(batcher.send(call.subject, inbox, call.frame));
         }
         None => {
             if let Err(e) = client
@@ -98,14 +96,15 @@ pub(crate) async fn exchange(
     let told = async {
         match undelivered {
             Some(hear) => match hear.await {
-                Ok(why) => why,
-                // Delivered: nothing will be told.
+                Ok(news) => news,
+                // Nothing will be told: the call's own frames say it all.
                 Err(_) => std::future::pending().await,
             },
             None => std::future::pending().await,
         }
     };
     tokio::pin!(told);
+    let mut heard = false;
     let deadline = sent + call.timeout;
     let mut taken = false;
     let mut quiet_until = sent + ack_timeout;
@@ -114,11 +113,16 @@ pub(crate) async fn exchange(
         tokio::select! {
             // A reply already received wins over a timer that fired meanwhile.
             biased;
-            why = &mut told => return match why {
-                Undelivered::NoResponders => Exchange::NoResponders,
-                Undelivered::Unsent(why) => Exchange::Unsent(why),
+            news = &mut told, if !heard => match news {
+                BatchNews::Taken => {
+                    heard = true;
+                    taken = true;
+                    quiet_until = Instant::now() + call.liveness.silence();
+                }
+                BatchNews::NoResponders => return Exchange::NoResponders,
+                BatchNews::Unsent(why) => return Exchange::Unsent(why),
             },
-            message = replies.next() => {
+            message = route.replies.recv() => {
                 let Some(message) = message else {
                     return Exchange::Disconnected { taken };
                 };

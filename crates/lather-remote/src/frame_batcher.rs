@@ -6,24 +6,27 @@
 //! One gatherer task per handler subject takes the calls in order. A call alone when the
 //! time cut-off passes goes as a plain request (with its own reply subject, so NATS's
 //! "no responders" reaches it as always). A batch goes with a reply subject of the
-//! gatherer's; when NATS answers there that nobody serves the subject, every call of the
-//! batch is told. The worker answers each call on its own reply subject, as if it had come
-//! alone.
+//! gatherer's: the worker acknowledges the whole batch there at once (a progress frame with
+//! message id 0), and when NATS answers there that nobody serves the subject, every call of
+//! the batch is told. The worker sends each call's heartbeats and answer on its own reply
+//! subject, as if it had come alone.
 
 use crate::cutoffs::Cutoffs;
-use crate::frame::{BatchItem, CallBatch};
+use crate::frame::{BatchItem, CallBatch, Progress, ProgressKind};
 use async_nats::StatusCode;
 use bytes::Bytes;
 use futures_util::StreamExt;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
-/// Why a batched call was not delivered.
+/// What a batched call hears about its batch (at most once).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Undelivered {
+pub(crate) enum BatchNews {
+    /// A worker took the batch (one acknowledgement for all its calls).
+    Taken,
     /// NATS answered that no worker serves the subject.
     NoResponders,
     /// The batch could not be sent.
@@ -34,7 +37,7 @@ pub(crate) enum Undelivered {
 struct Queued {
     reply: String,
     frame: Bytes,
-    told: oneshot::Sender<Undelivered>,
+    told: oneshot::Sender<BatchNews>,
 }
 
 /// What the gatherer of one subject sent as batches.
@@ -67,8 +70,13 @@ impl std::fmt::Debug for FrameBatcher {
     }
 }
 
-/// How long a sent batch's callers stay reachable for a "no responders" answer.
-const TOLD_FOR: Duration = Duration::from_secs(10);
+/// How long a sent batch's callers stay reachable for a "no responders" answer (NATS
+/// gives it within a round trip; a caller stops listening after its ack timeout).
+const TOLD_FOR: Duration = Duration::from_secs(2);
+
+/// The batches sent lately, oldest first, by sequence number: each with when it was sent
+/// and the callers to tell.
+type Sent = VecDeque<(u64, Instant, Vec<oneshot::Sender<BatchNews>>)>;
 
 impl FrameBatcher {
     /// Batches cut at `cut`, sent through `client`.
@@ -86,13 +94,13 @@ impl FrameBatcher {
     }
 
     /// Queues the request `frame` to `subject`, its answers expected on `reply`; the
-    /// receiver hears when it was not delivered (and never hears otherwise).
+    /// receiver hears when a worker took the batch or it was not delivered.
     pub(crate) fn send(
         &self,
         subject: &str,
         reply: String,
         frame: Bytes,
-    ) -> oneshot::Receiver<Undelivered> {
+    ) -> oneshot::Receiver<BatchNews> {
         let (told, hear) = oneshot::channel();
         let mut queued = Queued { reply, frame, told };
         let mut gatherers = self.lock();
@@ -152,7 +160,7 @@ async fn gather(
             None
         }
     };
-    let mut sent: HashMap<u64, (Instant, Vec<oneshot::Sender<Undelivered>>)> = HashMap::new();
+    let mut sent = Sent::new();
     let mut seq = 0u64;
     let mut carried: Option<Queued> = None;
     loop {
@@ -171,7 +179,7 @@ async fn gather(
                         None => return,
                     },
                     Some(message) = status => {
-                        tell_no_responders(&message, &mut sent);
+                        tell_callers(&message, &mut sent);
                         continue;
                     }
                 }
@@ -193,30 +201,50 @@ async fn gather(
         }
         seq += 1;
         let reply = format!("{inbox}.{seq}");
+        let now = Instant::now();
         if let Some(told) = publish(&client, &subject, reply, batch).await {
-            sent.insert(seq, (Instant::now(), told));
+            sent.push_back((seq, now, told));
         }
-        sent.retain(|_, (at, _)| at.elapsed() < TOLD_FOR);
+        while sent
+            .front()
+            .is_some_and(|(_, at, _)| now.duration_since(*at) > TOLD_FOR)
+        {
+            sent.pop_front();
+        }
     }
 }
 
-/// Tells the callers of the batch `message` answers for, when it says nobody serves the
-/// subject.
-fn tell_no_responders(
-    message: &async_nats::Message,
-    sent: &mut HashMap<u64, (Instant, Vec<oneshot::Sender<Undelivered>>)>,
-) {
-    if message.status == Some(StatusCode::NO_RESPONDERS)
-        && let Some(n) = message
-            .subject
-            .rsplit('.')
-            .next()
-            .and_then(|n| n.parse().ok())
-        && let Some((_, told)) = sent.remove(&n)
-    {
-        for t in told {
-            let _ = t.send(Undelivered::NoResponders);
+/// Tells the callers of the batch `message` is about: taken (a worker's acknowledgement
+/// with message id 0), or that nobody serves the subject.
+fn tell_callers(message: &async_nats::Message, sent: &mut Sent) {
+    let news = if message.status == Some(StatusCode::NO_RESPONDERS) {
+        BatchNews::NoResponders
+    } else {
+        match Progress::decode(message.payload.clone()) {
+            Ok(Progress {
+                id: 0,
+                kind: ProgressKind::Ack,
+            }) => BatchNews::Taken,
+            _ => return,
         }
+    };
+    let Some(n) = message
+        .subject
+        .rsplit('.')
+        .next()
+        .and_then(|n| n.parse::<u64>().ok())
+    else {
+        return;
+    };
+    // Kept in the order sent, so sorted by sequence number.
+    let Ok(i) = sent.binary_search_by_key(&n, |(seq, _, _)| *seq) else {
+        return;
+    };
+    let Some(entry) = sent.get_mut(i) else {
+        return;
+    };
+    for t in std::mem::take(&mut entry.2) {
+        let _ = t.send(news.clone());
     }
 }
 
@@ -227,7 +255,7 @@ async fn publish(
     subject: &str,
     reply: String,
     mut batch: Vec<Queued>,
-) -> Option<Vec<oneshot::Sender<Undelivered>>> {
+) -> Option<Vec<oneshot::Sender<BatchNews>>> {
     if batch.len() == 1 {
         let call = batch.pop()?;
         if let Err(e) = client
@@ -236,7 +264,7 @@ async fn publish(
         {
             let _ = call
                 .told
-                .send(Undelivered::Unsent(format!("cannot send the request: {e}")));
+                .send(BatchNews::Unsent(format!("cannot send the request: {e}")));
         }
         return None;
     }
@@ -262,7 +290,7 @@ async fn publish(
         Ok(()) => Some(told),
         Err(why) => {
             for t in told {
-                let _ = t.send(Undelivered::Unsent(why.clone()));
+                let _ = t.send(BatchNews::Unsent(why.clone()));
             }
             None
         }

@@ -35,6 +35,7 @@ mod oneway_handler;
 pub mod oneway_stream;
 pub mod oneway_worker;
 mod remote_handler;
+mod reply_router;
 mod shipping;
 mod stand_in;
 mod trace;

@@ -2,6 +2,7 @@
 
 use crate::cutoffs::Cutoffs;
 use crate::frame_batcher::FrameBatcher;
+use crate::reply_router::ReplyRouter;
 use async_nats::connection::State;
 use lather_config::NatsConfig;
 use std::fmt;
@@ -27,6 +28,7 @@ pub struct Link {
     /// `[nats] batch_max_items` and `batch_wait_ms`.
     frame_batch: (usize, Duration),
     batcher: OnceLock<FrameBatcher>,
+    router: tokio::sync::OnceCell<ReplyRouter>,
 }
 
 /// How a caller tells a lost remote call from a slow one (`[nats] ack_timeout_ms`,
@@ -110,6 +112,7 @@ impl Link {
             client: OnceLock::new(),
             frame_batch: config.frame_batch(),
             batcher: OnceLock::new(),
+            router: tokio::sync::OnceCell::new(),
         }
     }
 
@@ -188,6 +191,18 @@ impl Link {
             self.batcher
                 .get_or_init(|| FrameBatcher::new(client.clone(), cut)),
         )
+    }
+
+    /// The router of remote calls' replies, subscribing on first use (NATS must be
+    /// connected then); why not, if it cannot.
+    pub(crate) async fn router(&self) -> Result<&ReplyRouter, String> {
+        let client = self
+            .client
+            .get()
+            .ok_or_else(|| "NATS is not connected".to_owned())?;
+        self.router
+            .get_or_try_init(|| ReplyRouter::start(client))
+            .await
     }
 
     /// The transfer-batching cut-offs, when `[nats] batch_max_items` is above 1 and the

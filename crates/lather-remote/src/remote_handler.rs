@@ -218,6 +218,10 @@ impl RemoteHandler {
         let Some(client) = self.stand.link.available() else {
             return Attempt::Unavailable("NATS is not connected".to_owned());
         };
+        let router = match self.stand.link.router().await {
+            Ok(router) => router,
+            Err(why) => return Attempt::Unavailable(why),
+        };
         let started = Instant::now();
         let timeout = self.current_timeout();
         let deadline_unix_ms = SystemTime::now()
@@ -254,7 +258,7 @@ impl RemoteHandler {
             liveness,
             timeout,
         };
-        let ended = exchange(client, call, drops, self.stand.link.batcher()).await;
+        let ended = exchange(client, call, drops, router, self.stand.link.batcher()).await;
         let id = request.id;
         let lost = |why: String| {
             self.counters.lost.fetch_add(1, Ordering::Relaxed);

@@ -113,18 +113,24 @@ pub async fn serve_bounded(
                 if CallBatch::is_batch(&message.payload) {
                     match CallBatch::decode(message.payload) {
                         Ok(batch) => {
+                            // One acknowledgement for the whole batch, to its own reply
+                            // subject; each request's heartbeats and answer go to its own.
+                            let ack = Progress { id: 0, kind: ProgressKind::Ack }.encode();
+                            if let Err(e) = client.publish(reply, ack).await {
+                                tracing::warn!(handler = %hosted.name, error = %e, "batch acknowledgement not sent");
+                            }
                             for item in batch.items {
                                 if item.reply.is_empty() {
                                     tracing::warn!(handler = %hosted.name, "a batched request without a reply subject is dropped");
                                     continue;
                                 }
-                                taking.take(item.reply.into(), item.frame, &mut in_hand).await;
+                                taking.take(item.reply.into(), item.frame, false, &mut in_hand).await;
                             }
                         }
                         Err(e) => tracing::warn!(handler = %hosted.name, error = %e, "an unreadable batch of requests is dropped"),
                     }
                 } else {
-                    taking.take(reply, message.payload, &mut in_hand).await;
+                    taking.take(reply, message.payload, true, &mut in_hand).await;
                 }
             }
             Some(_) = in_hand.join_next(), if !in_hand.is_empty() => {}
@@ -166,8 +172,15 @@ struct Taking<'a> {
 
 impl Taking<'_> {
     /// Takes the request frame `payload` whose caller listens on `reply`: acknowledges it
-    /// (when it asks for heartbeats) and starts it in `in_hand`, its answer sent to `reply`.
-    async fn take(&self, reply: async_nats::Subject, payload: Bytes, in_hand: &mut JoinSet<()>) {
+    /// (when it asks for heartbeats and `ack`: not in a batch, acknowledged whole) and starts
+    /// it in `in_hand`, its answer sent to `reply`.
+    async fn take(
+        &self,
+        reply: async_nats::Subject,
+        payload: Bytes,
+        ack: bool,
+        in_hand: &mut JoinSet<()>,
+    ) {
         let client = self.client;
         let decoded = CallRequest::decode(payload);
         let beats = decoded
@@ -180,7 +193,7 @@ impl Taking<'_> {
                     Duration::from_millis(u64::from(r.heartbeat_ms)).max(MIN_HEARTBEAT),
                 )
             });
-        if let Some((id, _)) = beats {
+        if let Some((id, _)) = beats.filter(|_| ack) {
             let ack = Progress {
                 id,
                 kind: ProgressKind::Ack,
