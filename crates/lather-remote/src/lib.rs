@@ -31,6 +31,7 @@ mod hosted;
 mod latency;
 mod link;
 mod oneway_batcher;
+mod oneway_counters;
 mod oneway_handler;
 pub mod oneway_stream;
 pub mod oneway_worker;

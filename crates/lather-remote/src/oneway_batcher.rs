@@ -11,7 +11,7 @@
 
 use crate::cutoffs::Cutoffs;
 use crate::frame::{BatchItem, CallBatch};
-use crate::oneway_handler::OnewayCounters;
+use crate::oneway_counters::OnewayCounters;
 use crate::oneway_stream::oneway_message_id;
 use async_nats::jetstream::{self, context::PublishErrorKind};
 use bytes::Bytes;

@@ -2,6 +2,7 @@
 //! work-queue stream instead of waited on.
 
 use crate::oneway_batcher::{OnewayBatcher, Target};
+pub use crate::oneway_counters::OnewayCounters;
 use crate::oneway_stream::{ensure_stream, oneway_message_id};
 use crate::stand_in::StandIn;
 use crate::{Link, request_for};
@@ -10,24 +11,9 @@ use lather_config::Fallback;
 use lather_pipeline::{
     Access, Handler, HandlerFuture, Message, Observation, Patch, Verdict, current_attempt,
 };
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
-
-/// What a oneway remote handler counted since start (shown on `/metrics`).
-#[derive(Debug, Default)]
-pub struct OnewayCounters {
-    /// Messages JetStream acknowledged (stored in the work-queue stream, or recognised as a
-    /// duplicate of one stored).
-    pub published: AtomicU64,
-    /// Messages that could not be handed over (NATS down, stream full, no acknowledgement
-    /// in time) and went to the fallback.
-    pub failed: AtomicU64,
-    /// JetStream messages that carried several hand-offs (`[nats] batch_max_items`).
-    pub batches: AtomicU64,
-    /// Hand-offs that went in such a message.
-    pub batched: AtomicU64,
-}
 
 /// Stands for the oneway handler `name` and hands each message to the workers: the request
 /// frame (the same frame as request/reply, with no deadline: the worker's own timeout bounds
