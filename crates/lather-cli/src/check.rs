@@ -14,10 +14,22 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         server.listen, server.max_message_bytes, server.max_depth, server.max_attributes
     );
     if server.compress_responses {
+        let qos = config.qos.clone().unwrap_or_default();
         println!(
-            "  answers gzip-compressed for clients that ask, from {} bytes",
-            server.compress_min_bytes
+            "  answers gzip-compressed from {} bytes: always when the client requires it (QoS header), for server-decides and Accept-Encoding while lather's CPU is below {}%",
+            server.compress_min_bytes,
+            qos.compress_below_cpu()
         );
+        for rule in qos.client_rules() {
+            let network = rule
+                .network
+                .map_or_else(|| "any address".to_owned(), |n| n.to_string());
+            let path = rule.path.as_deref().unwrap_or("any path");
+            println!(
+                "  clients from {network} to {path} without a QoS header: compression {}",
+                rule.compression.as_str()
+            );
+        }
     } else {
         println!("  answers never compressed");
     }

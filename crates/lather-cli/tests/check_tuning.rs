@@ -66,6 +66,24 @@ fn with_nats_shared_async_replies_and_call_batches_are_explained() {
 }
 
 #[test]
+fn qos_compression_settings_are_explained() {
+    let out = check(
+        "tuning-qos.toml",
+        "[qos]\ncompress_below_cpu = 60\n\
+         [[qos.client]]\naddress = \"10.0.0.0/8\"\ncompression = \"required\"\n\n\
+         [[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\n",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    for expected in [
+        "while lather's CPU is below 60%",
+        "clients from 10.0.0.0/8 to any path without a QoS header: compression required",
+    ] {
+        assert!(stdout.contains(expected), "no {expected:?} in {stdout}");
+    }
+}
+
+#[test]
 fn a_bad_cache_setting_names_its_key() {
     let out = check(
         "tuning-bad.toml",

@@ -57,7 +57,7 @@ fn check_prints_the_services_of_the_quickstart() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("answers gzip-compressed for clients that ask, from 1024 bytes"),
+        stdout.contains("answers gzip-compressed from 1024 bytes: always when the client requires it (QoS header), for server-decides and Accept-Encoding while lather's CPU is below 80%"),
         "{stdout}"
     );
 }

@@ -25,6 +25,7 @@ mod model;
 mod names;
 mod nats;
 mod public;
+mod qos;
 mod read;
 mod route;
 mod server_timing;
@@ -53,6 +54,9 @@ pub use names::{MAX_NAME_CHARS, MAX_PATH_BYTES};
 pub use nats::{
     DEFAULT_ACK_TIMEOUT_MS, DEFAULT_FRAME_BATCH_WAIT_MS, DEFAULT_HEARTBEAT_MS, Fallback,
     MAX_FRAME_BATCH, MAX_LIVENESS_MS, NatsConfig, Placement,
+};
+pub use qos::{
+    ClientRule, CompressionPreference, DEFAULT_COMPRESS_BELOW_CPU, QosClient, QosConfig,
 };
 pub use read::MAX_CONFIG_BYTES;
 pub use route::{RouteConfig, parse_clark};

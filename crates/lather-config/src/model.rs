@@ -27,6 +27,8 @@ pub struct Config {
     /// Where negotiated message streams are accepted (`[stream]`); without it every
     /// `OpenStream` is refused.
     pub stream: Option<crate::StreamConfig>,
+    /// The WS-QoS settings (`[qos]`); without it their defaults.
+    pub qos: Option<crate::QosConfig>,
     /// Where the text came from and the text itself, to place later errors.
     #[serde(skip)]
     pub(crate) source: (String, String),

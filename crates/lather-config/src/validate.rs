@@ -59,6 +59,9 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
     if let Some(stream) = &config.stream {
         stream.check(origin)?;
     }
+    if let Some(qos) = &config.qos {
+        crate::qos::check(qos, &at)?;
+    }
     let has_stream_table = config.stream.is_some();
     crate::public::check_server_url(config.server.public_url.as_deref(), origin)?;
     let handlers: std::collections::BTreeSet<&str> =

@@ -131,6 +131,7 @@ pub struct ServerBuilder {
     config: Option<Config>,
     mounts: Vec<Mount>,
     cpu_pool: Option<CpuPool>,
+    cpu_gauge: Option<Arc<lather_qos::CpuGauge>>,
     composer: Composer,
 }
 
@@ -141,6 +142,7 @@ impl Default for ServerBuilder {
             config: None,
             mounts: Vec::new(),
             cpu_pool: None,
+            cpu_gauge: None,
             composer: Composer::builtin(),
         }
     }
@@ -216,6 +218,14 @@ impl ServerBuilder {
         self
     }
 
+    /// The CPU reading load-adaptive compression follows (default: a gauge sampling this
+    /// process's CPU time, started at bind). [`lather_qos::CpuGauge::manual`] gives one the
+    /// application sets itself.
+    pub fn cpu_gauge(mut self, gauge: Arc<lather_qos::CpuGauge>) -> Self {
+        self.cpu_gauge = Some(gauge);
+        self
+    }
+
     /// Binds the listen address and prepares every service and its handler stages. A
     /// handler or flow that is not valid is a [`ServeError::Config`] naming its line; an
     /// unreachable NATS server (remote handlers, shared subscriptions) is
@@ -244,7 +254,10 @@ impl ServerBuilder {
                 .into_iter()
                 .map(|m| Arc::new(m.into_service(&server))),
         );
-        let mut state = State::assemble(&server, services, local, link, cpu_pool)?;
+        let gauge = self.cpu_gauge.unwrap_or_else(lather_qos::CpuGauge::start);
+        let qos = self.config.as_ref().and_then(|c| c.qos.as_ref());
+        let policy = lather_qos::CompressionPolicy::new(qos, gauge);
+        let mut state = State::assemble(&server, services, local, link, cpu_pool, policy)?;
         let streams = match self.config.as_ref().and_then(|c| c.stream.as_ref()) {
             Some(config) => {
                 let (listener, acceptor) =

@@ -1,6 +1,8 @@
-//! Responses compressed for clients that ask: gzip when the request's `Accept-Encoding`
-//! takes it and the body is at least `[server] compress_min_bytes`; never an answer that
-//! already has a `Content-Encoding` (a backend's, passed through by a gateway).
+//! Responses compressed for clients that ask: gzip when the request's QoS preference says
+//! so (`required`; `server-decides` while the CPU is below `[qos] compress_below_cpu`) or,
+//! without one, its `Accept-Encoding` takes gzip and the CPU allows; never a body below
+//! `[server] compress_min_bytes` (unless required), never an answer that already has a
+//! `Content-Encoding` (a backend's, passed through by a gateway).
 
 use crate::respond::HttpResponse;
 use bytes::Bytes;
@@ -10,31 +12,64 @@ use http::header::{
     ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, HeaderMap, HeaderValue, VARY,
 };
 use http_body_util::Full;
+use lather_qos::{CompressionPolicy, CompressionPreference, Decision};
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
 use std::io::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// When responses are compressed.
-#[derive(Debug, Clone, Copy)]
+/// When responses are compressed: `[server]` switches and size threshold, the QoS policy
+/// (who asked, and the CPU reading), and what was decided so far.
+#[derive(Debug)]
 pub(crate) struct ResponseCompression {
     /// `[server] compress_responses`.
     pub(crate) enabled: bool,
-    /// `[server] compress_min_bytes`: smaller bodies go as they are.
+    /// `[server] compress_min_bytes`: smaller bodies go as they are unless the client
+    /// requires compression.
     pub(crate) min_bytes: usize,
+    /// The QoS preferences and the load they follow.
+    pub(crate) policy: CompressionPolicy,
+    /// Answers compressed.
+    pub(crate) compressed: AtomicU64,
+    /// Answers the client left to the server that went plain because the CPU was busy.
+    pub(crate) plain_for_load: AtomicU64,
 }
 
+/// The compression preference that holds for one answer (set on it by the dispatcher
+/// from the request's QoS header or a `[[qos.client]]` rule).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Chosen(pub(crate) Option<CompressionPreference>);
+
 impl ResponseCompression {
-    /// `response` gzip-compressed when the request (`accepts_gzip`) and the settings allow.
-    pub(crate) fn apply(self, response: HttpResponse, accepts_gzip: bool) -> HttpResponse {
-        if !self.enabled || !accepts_gzip || response.headers().contains_key(CONTENT_ENCODING) {
+    /// `response` gzip-compressed when the settings, the request's preference (a [`Chosen`]
+    /// extension on the response; else whether it `accepts_gzip`) and the load allow.
+    pub(crate) fn apply(&self, response: HttpResponse, accepts_gzip: bool) -> HttpResponse {
+        if !self.enabled || response.headers().contains_key(CONTENT_ENCODING) {
             return response;
         }
+        let preference = response.extensions().get::<Chosen>().and_then(|c| c.0);
+        let required = preference == Some(CompressionPreference::Required);
         let size = hyper::body::Body::size_hint(response.body()).exact();
-        if size.is_none_or(|n| (n as usize) < self.min_bytes) {
+        let small = |n: u64| usize::try_from(n).unwrap_or(usize::MAX) < self.min_bytes;
+        if size.is_none_or(|n| n == 0 || (!required && small(n))) {
             return response;
+        }
+        match self.policy.decide(preference, accepts_gzip) {
+            Decision::Compress => {}
+            Decision::Plain => return response,
+            Decision::PlainForLoad => {
+                self.plain_for_load.fetch_add(1, Ordering::Relaxed);
+                return response;
+            }
         }
         let (mut parts, plain) = crate::respond::into_parts(response);
         let Some(gzipped) = gzip(&plain) else {
             return HttpResponse::from_parts(parts, Full::new(plain));
         };
+        self.compressed.fetch_add(1, Ordering::Relaxed);
         parts
             .headers
             .insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
@@ -43,6 +78,40 @@ impl ResponseCompression {
             .headers
             .append(VARY, HeaderValue::from_static("accept-encoding"));
         HttpResponse::from_parts(parts, Full::new(Bytes::from(gzipped)))
+    }
+}
+
+/// `/metrics` for compression: answers compressed, answers left plain for load, and the
+/// CPU reading the decisions follow.
+#[derive(Debug)]
+pub(crate) struct CompressionCollector(pub(crate) std::sync::Arc<ResponseCompression>);
+
+impl Collector for CompressionCollector {
+    fn encode(&self, mut encoder: DescriptorEncoder<'_>) -> Result<(), std::fmt::Error> {
+        let c = &self.0;
+        for (name, help, value) in [
+            (
+                "responses_compressed",
+                "Answers sent gzip-compressed",
+                &c.compressed,
+            ),
+            (
+                "responses_plain_for_load",
+                "Answers left to the server (server-decides, or Accept-Encoding alone) sent plain because the CPU was at or above [qos] compress_below_cpu",
+                &c.plain_for_load,
+            ),
+        ] {
+            let metric = encoder.encode_descriptor(name, help, None, MetricType::Counter)?;
+            ConstCounter::new(value.load(Ordering::Relaxed)).encode(metric)?;
+        }
+        let metric = encoder.encode_descriptor(
+            "cpu_percent",
+            "lather's CPU time over the last second, in percent of the CPUs it may use (what load-adaptive compression reads)",
+            None,
+            MetricType::Gauge,
+        )?;
+        ConstGauge::new(i64::from(c.policy.gauge().percent())).encode(metric)?;
+        Ok(())
     }
 }
 

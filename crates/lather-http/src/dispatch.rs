@@ -436,6 +436,32 @@ pub(crate) async fn handle_envelope(
     context: &mut Context,
     timeline: &mut Timeline,
 ) -> Result<HttpResponse, Fault> {
+    // The compression the client asked for (its QoS header, else a [[qos.client]] rule)
+    // travels on the answer to where it is compressed.
+    let stated =
+        lather_qos::Requirements::of(&envelope, &state.limits)?.and_then(|r| r.compression);
+    let client = context.client.as_deref().and_then(|c| c.parse().ok());
+    let chosen = state
+        .compression
+        .policy
+        .preference(stated, parts.uri.path(), client);
+    let mut answer = answer_envelope(state, service, parts, envelope, context, timeline).await?;
+    if chosen.is_some() {
+        answer
+            .extensions_mut()
+            .insert(crate::compress::Chosen(chosen));
+    }
+    Ok(answer)
+}
+
+async fn answer_envelope(
+    state: &State,
+    service: &Service,
+    parts: &Parts,
+    envelope: Envelope,
+    context: &mut Context,
+    timeline: &mut Timeline,
+) -> Result<HttpResponse, Fault> {
     let version = envelope.version();
     if !service.operations.is_empty()
         && !envelope
@@ -456,8 +482,11 @@ pub(crate) async fn handle_envelope(
         context.request = Some(envelope.clone());
     }
     let (request_plan, response_plan) = plans.for_message(&envelope, context.action.as_deref());
+    let qos = lather_qos::header_name();
     let understands = |name: &_| {
-        service.understood.contains(name) || request_plan.understood_headers().contains(name)
+        name == qos
+            || service.understood.contains(name)
+            || request_plan.understood_headers().contains(name)
     };
     check_must_understand(&envelope, understands, service.ultimate)?;
     timeline.mark(Phase::Decode);

@@ -28,7 +28,7 @@ pub(crate) struct State {
     /// Where CPU-bound handlers run.
     pub(crate) cpu_pool: CpuPool,
     /// When answers are compressed.
-    pub(crate) compression: crate::compress::ResponseCompression,
+    pub(crate) compression: Arc<crate::compress::ResponseCompression>,
     /// The receiving side of message streams (`[stream]`), if configured.
     pub(crate) streams: Option<Arc<crate::stream_acceptor::StreamAcceptor>>,
     /// Where each request's phases are counted (`[server] phase_metrics`), if they are.
@@ -47,6 +47,7 @@ impl State {
         listen: SocketAddr,
         link: Option<Arc<lather_remote::Link>>,
         cpu_pool: CpuPool,
+        compression: lather_qos::CompressionPolicy,
     ) -> Result<Self, crate::ServeError> {
         let mut by_path: HashMap<String, Arc<Service>> = HashMap::new();
         for service in &services {
@@ -84,6 +85,14 @@ impl State {
                     .chain([crate::metrics::NO_SERVICE]),
             )
         });
+        let compression = Arc::new(crate::compress::ResponseCompression {
+            enabled: server.compress_responses,
+            min_bytes: server.compress_min_bytes,
+            policy: compression,
+            compressed: Default::default(),
+            plain_for_load: Default::default(),
+        });
+        metrics.register_collector(crate::compress::CompressionCollector(compression.clone()));
         if let Some(phases) = &phases {
             metrics.register_collector(phases.clone());
         }
@@ -96,10 +105,7 @@ impl State {
             link,
             health: crate::health::Health::new(&services),
             admin_allow: server.admin_allow.clone(),
-            compression: crate::compress::ResponseCompression {
-                enabled: server.compress_responses,
-                min_bytes: server.compress_min_bytes,
-            },
+            compression,
             cpu_pool,
             streams: None,
             phases,

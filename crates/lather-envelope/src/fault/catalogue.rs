@@ -367,6 +367,9 @@ catalogue! {
     /// An event source whose subscriptions live in NATS JetStream KV cannot reach NATS now:
     /// Subscribe, Renew and Unsubscribe are refused until it is back (lather's own code).
     SubscriptionsUnavailable = 1095, Receiver, true, 503, "The shared subscription store cannot be reached";
+    /// The QoS requirements header (`q:QoS`, `urn:lather:qos`) holds a value lather cannot
+    /// read (an unknown compression preference, a response time that is not a number).
+    InvalidQosRequirements = 1100, Sender, true, 400, "The QoS requirements header is not valid";
     /// The request's media type is not a SOAP media type.
     UnsupportedMediaType = 2001, Sender, true, 415, "The media type is not a SOAP media type";
     /// The request's `Content-Encoding` is not gzip, deflate or identity.

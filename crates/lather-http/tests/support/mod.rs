@@ -33,7 +33,22 @@ impl TestServer {
             format!("[server]\nlisten = \"127.0.0.1:0\"\n{services_toml}")
         };
         let config = Config::from_toml(&text, "test.toml").expect("test config");
-        let server = lather_http::Server::bind(&config).await.expect("bind");
+        // An idle CPU reading: compression decisions do not depend on how busy the test
+        // machine is (tests that need a load set their own gauge, see `start_with_gauge`).
+        Self::start_with_gauge(&config, lather_qos::CpuGauge::manual(0)).await
+    }
+
+    /// Starts a server from `config` whose load-adaptive compression reads `gauge`.
+    pub async fn start_with_gauge(
+        config: &Config,
+        gauge: std::sync::Arc<lather_qos::CpuGauge>,
+    ) -> TestServer {
+        let server = lather_http::Server::builder()
+            .config(config)
+            .cpu_gauge(gauge)
+            .bind()
+            .await
+            .expect("bind");
         let addr = server.local_addr();
         let (stop, stopped) = oneshot::channel::<()>();
         let done = tokio::spawn(server.serve(async {

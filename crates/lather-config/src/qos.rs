@@ -1,0 +1,198 @@
+//! `[qos]`: the WS-QoS settings — when responses are compressed for clients that leave it
+//! to the server, and the preferences of clients that cannot send the QoS header.
+
+use crate::ConfigError;
+use crate::ipnet::IpNet;
+use serde::Deserialize;
+use toml::Spanned;
+
+/// Default of `[qos] compress_below_cpu`: the seed's threshold.
+pub const DEFAULT_COMPRESS_BELOW_CPU: u32 = 80;
+
+/// What a client wants done with its responses' compression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompressionPreference {
+    /// Never compress (the client cannot afford to decompress, or pays by time).
+    None,
+    /// Always compress (the client pays by volume, or its link is slow).
+    Required,
+    /// Compress while the server has CPU to spare.
+    ServerDecides,
+}
+
+impl CompressionPreference {
+    /// The header and configuration spelling: `none`, `required`, `server-decides`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CompressionPreference::None => "none",
+            CompressionPreference::Required => "required",
+            CompressionPreference::ServerDecides => "server-decides",
+        }
+    }
+
+    /// Reads a spelling of [`CompressionPreference::as_str`].
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "none" => Some(CompressionPreference::None),
+            "required" => Some(CompressionPreference::Required),
+            "server-decides" => Some(CompressionPreference::ServerDecides),
+            _ => None,
+        }
+    }
+}
+
+/// The `[qos]` table.
+///
+/// ```toml
+/// [qos]
+/// compress_below_cpu = 80        # percent of the CPUs lather may use (1–100)
+///
+/// [[qos.client]]                 # for clients that cannot send the QoS header
+/// address = "10.20.0.0/16"       # an address or CIDR, and/or
+/// path = "/quotes"               # a service path
+/// compression = "required"       # none | required | server-decides
+/// ```
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QosConfig {
+    /// Responses left to the server are compressed only while lather's CPU time over the
+    /// last second is below this share of the CPUs it may use, in percent (default 80;
+    /// 100: always).
+    pub compress_below_cpu: Option<Spanned<u64>>,
+    /// Preferences by client, first match wins; a request's own QoS header overrides.
+    #[serde(default, rename = "client")]
+    pub clients: Vec<QosClient>,
+}
+
+/// One `[[qos.client]]` rule.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QosClient {
+    /// The client's address or network (`10.0.0.7`, `10.0.0.0/8`, `::1`).
+    pub address: Option<Spanned<String>>,
+    /// The service path the rule is for.
+    pub path: Option<Spanned<String>>,
+    /// The compression such clients get.
+    pub compression: Spanned<CompressionPreference>,
+}
+
+/// A `[[qos.client]]` rule, checked and ready to match.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientRule {
+    /// The network the client's address must be in, if any.
+    pub network: Option<IpNet>,
+    /// The service path the request must be for, if any.
+    pub path: Option<String>,
+    /// What the matching clients get.
+    pub compression: CompressionPreference,
+}
+
+impl QosConfig {
+    /// `compress_below_cpu`, default filled in.
+    pub fn compress_below_cpu(&self) -> u32 {
+        self.compress_below_cpu
+            .as_ref()
+            .map_or(DEFAULT_COMPRESS_BELOW_CPU, |v| {
+                u32::try_from(*v.get_ref()).unwrap_or(100)
+            })
+    }
+
+    /// The client rules, in order (valid once the configuration loaded).
+    pub fn client_rules(&self) -> Vec<ClientRule> {
+        self.clients
+            .iter()
+            .map(|c| ClientRule {
+                network: c.address.as_ref().and_then(|a| a.get_ref().parse().ok()),
+                path: c.path.as_ref().map(|p| p.get_ref().clone()),
+                compression: *c.compression.get_ref(),
+            })
+            .collect()
+    }
+}
+
+/// Checks `[qos]`: the threshold between 1 and 100, each client rule naming an address or
+/// a path, its address a valid address or CIDR.
+pub(crate) fn check(
+    qos: &QosConfig,
+    at: &impl Fn(std::ops::Range<usize>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    if let Some(v) = &qos.compress_below_cpu
+        && !(1..=100).contains(v.get_ref())
+    {
+        return Err(at(
+            v.span(),
+            "qos.compress_below_cpu: must be between 1 and 100 (percent)".to_owned(),
+        ));
+    }
+    for (i, client) in qos.clients.iter().enumerate() {
+        if client.address.is_none() && client.path.is_none() {
+            return Err(at(
+                client.compression.span(),
+                format!("qos.client[{i}]: name an address or a path to match"),
+            ));
+        }
+        if let Some(address) = &client.address
+            && let Err(e) = address.get_ref().parse::<IpNet>()
+        {
+            return Err(at(address.span(), format!("qos.client[{i}].address: {e}")));
+        }
+        if let Some(path) = &client.path
+            && !path.get_ref().starts_with('/')
+        {
+            return Err(at(
+                path.span(),
+                format!("qos.client[{i}].path: a service path starts with /"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Config;
+
+    fn error_of(text: &str) -> String {
+        Config::from_toml(text, "q.toml").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn the_table_is_read_with_its_defaults_and_checked() {
+        let config = Config::from_toml("", "q.toml").unwrap();
+        assert!(config.qos.is_none());
+        let config = Config::from_toml(
+            "[qos]\n[[qos.client]]\naddress = \"10.0.0.0/8\"\ncompression = \"required\"\n\
+             [[qos.client]]\npath = \"/q\"\ncompression = \"server-decides\"\n",
+            "q.toml",
+        )
+        .unwrap();
+        let qos = config.qos.unwrap();
+        assert_eq!(qos.compress_below_cpu(), 80);
+        let rules = qos.client_rules();
+        assert_eq!(rules.len(), 2);
+        assert_eq!(rules[0].compression, super::CompressionPreference::Required);
+        assert_eq!(rules[1].path.as_deref(), Some("/q"));
+        for (text, says) in [
+            ("[qos]\ncompress_below_cpu = 0\n", "qos.compress_below_cpu"),
+            ("[qos]\ncompress_below_cpu = 101\n", "between 1 and 100"),
+            (
+                "[qos]\n[[qos.client]]\ncompression = \"none\"\n",
+                "qos.client[0]: name an address or a path",
+            ),
+            (
+                "[qos]\n[[qos.client]]\naddress = \"10.0.0.0/40\"\ncompression = \"none\"\n",
+                "qos.client[0].address",
+            ),
+            (
+                "[qos]\n[[qos.client]]\npath = \"/q\"\ncompression = \"sometimes\"\n",
+                "unknown variant",
+            ),
+            ("[qos]\ncompress_below = 80\n", "unknown field"),
+        ] {
+            let e = error_of(text);
+            assert!(e.contains(says), "{text}: {e}");
+            assert!(e.contains("q.toml"), "{text}: {e}");
+        }
+    }
+}
