@@ -1,0 +1,47 @@
+//! `[qos]`: the threshold and client rules read with their defaults; every bad value is an
+//! error naming the file and the key.
+
+use lather_config::{CompressionPreference, Config};
+
+fn error_of(text: &str) -> String {
+    Config::from_toml(text, "q.toml").unwrap_err().to_string()
+}
+
+#[test]
+fn the_table_is_read_with_its_defaults_and_checked() {
+    let config = Config::from_toml("", "q.toml").unwrap();
+    assert!(config.qos.is_none());
+    let config = Config::from_toml(
+        "[qos]\n[[qos.client]]\naddress = \"10.0.0.0/8\"\ncompression = \"required\"\n\
+         [[qos.client]]\npath = \"/q\"\ncompression = \"server-decides\"\n",
+        "q.toml",
+    )
+    .unwrap();
+    let qos = config.qos.unwrap();
+    assert_eq!(qos.compress_below_cpu(), 80);
+    let rules = qos.client_rules();
+    assert_eq!(rules.len(), 2);
+    assert_eq!(rules[0].compression, CompressionPreference::Required);
+    assert_eq!(rules[1].path.as_deref(), Some("/q"));
+    for (text, says) in [
+        ("[qos]\ncompress_below_cpu = 0\n", "qos.compress_below_cpu"),
+        ("[qos]\ncompress_below_cpu = 101\n", "between 1 and 100"),
+        (
+            "[qos]\n[[qos.client]]\ncompression = \"none\"\n",
+            "qos.client[0]: name an address or a path",
+        ),
+        (
+            "[qos]\n[[qos.client]]\naddress = \"10.0.0.0/40\"\ncompression = \"none\"\n",
+            "qos.client[0].address",
+        ),
+        (
+            "[qos]\n[[qos.client]]\npath = \"/q\"\ncompression = \"sometimes\"\n",
+            "unknown variant",
+        ),
+        ("[qos]\ncompress_below = 80\n", "unknown field"),
+    ] {
+        let e = error_of(text);
+        assert!(e.contains(says), "{text}: {e}");
+        assert!(e.contains("q.toml"), "{text}: {e}");
+    }
+}
