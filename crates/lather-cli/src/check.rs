@@ -25,10 +25,20 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
                 .network
                 .map_or_else(|| "any address".to_owned(), |n| n.to_string());
             let path = rule.path.as_deref().unwrap_or("any path");
+            let mut gets = Vec::new();
+            if let Some(compression) = rule.compression {
+                gets.push(format!("compression {}", compression.as_str()));
+            }
+            if let Some(class) = &rule.class {
+                gets.push(format!("class {class}"));
+            }
             println!(
-                "  clients from {network} to {path} without a QoS header: compression {}",
-                rule.compression.as_str()
+                "  clients from {network} to {path} without a QoS header: {}",
+                gets.join(", ")
             );
+        }
+        for (name, dscp) in qos.class_dscp() {
+            println!("  traffic class {name}: answers marked DSCP {dscp}");
         }
     } else {
         println!("  answers never compressed");

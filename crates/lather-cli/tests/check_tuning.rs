@@ -69,15 +69,16 @@ fn with_nats_shared_async_replies_and_call_batches_are_explained() {
 fn qos_compression_settings_are_explained() {
     let out = check(
         "tuning-qos.toml",
-        "[qos]\ncompress_below_cpu = 60\n\
-         [[qos.client]]\naddress = \"10.0.0.0/8\"\ncompression = \"required\"\n\n\
+        "[qos]\ncompress_below_cpu = 60\n[qos.class.gold]\ndscp = 46\n\
+         [[qos.client]]\naddress = \"10.0.0.0/8\"\ncompression = \"required\"\nclass = \"gold\"\n\n\
          [[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\n",
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
     for expected in [
         "while lather's CPU is below 60%",
-        "clients from 10.0.0.0/8 to any path without a QoS header: compression required",
+        "clients from 10.0.0.0/8 to any path without a QoS header: compression required, class gold",
+        "traffic class gold: answers marked DSCP 46",
     ] {
         assert!(stdout.contains(expected), "no {expected:?} in {stdout}");
     }

@@ -42,16 +42,29 @@ impl CompressionPreference {
     }
 }
 
+/// A traffic class (`[qos.class.NAME]`): how its answers are marked.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QosClass {
+    /// The DiffServ code point its answers carry (0–63): the top six bits of the IPv4 TOS
+    /// byte or the IPv6 traffic class.
+    pub dscp: Spanned<u64>,
+}
+
 /// The `[qos]` table.
 ///
 /// ```toml
 /// [qos]
 /// compress_below_cpu = 80        # percent of the CPUs lather may use (1–100)
 ///
+/// [qos.class.gold]
+/// dscp = 46                      # EF: answers of this class are marked so
+///
 /// [[qos.client]]                 # for clients that cannot send the QoS header
 /// address = "10.20.0.0/16"       # an address or CIDR, and/or
 /// path = "/quotes"               # a service path
-/// compression = "required"       # none | required | server-decides
+/// compression = "required"       # none | required | server-decides, and/or
+/// class = "gold"                 # a traffic class
 /// ```
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -63,6 +76,9 @@ pub struct QosConfig {
     /// Preferences by client, first match wins; a request's own QoS header overrides.
     #[serde(default, rename = "client")]
     pub clients: Vec<QosClient>,
+    /// The traffic classes by name.
+    #[serde(default, rename = "class")]
+    pub classes: std::collections::BTreeMap<String, QosClass>,
 }
 
 /// One `[[qos.client]]` rule.
@@ -74,7 +90,9 @@ pub struct QosClient {
     /// The service path the rule is for.
     pub path: Option<Spanned<String>>,
     /// The compression such clients get.
-    pub compression: Spanned<CompressionPreference>,
+    pub compression: Option<Spanned<CompressionPreference>>,
+    /// The traffic class such clients are in.
+    pub class: Option<Spanned<String>>,
 }
 
 /// A `[[qos.client]]` rule, checked and ready to match.
@@ -84,8 +102,10 @@ pub struct ClientRule {
     pub network: Option<IpNet>,
     /// The service path the request must be for, if any.
     pub path: Option<String>,
-    /// What the matching clients get.
-    pub compression: CompressionPreference,
+    /// The compression the matching clients get, if the rule says.
+    pub compression: Option<CompressionPreference>,
+    /// The traffic class they are in, if the rule says.
+    pub class: Option<String>,
 }
 
 impl QosConfig {
@@ -105,7 +125,21 @@ impl QosConfig {
             .map(|c| ClientRule {
                 network: c.address.as_ref().and_then(|a| a.get_ref().parse().ok()),
                 path: c.path.as_ref().map(|p| p.get_ref().clone()),
-                compression: *c.compression.get_ref(),
+                compression: c.compression.as_ref().map(|p| *p.get_ref()),
+                class: c.class.as_ref().map(|p| p.get_ref().clone()),
+            })
+            .collect()
+    }
+
+    /// The DSCP of each traffic class, by name.
+    pub fn class_dscp(&self) -> std::collections::BTreeMap<String, u8> {
+        self.classes
+            .iter()
+            .map(|(name, class)| {
+                (
+                    name.clone(),
+                    u8::try_from(*class.dscp.get_ref()).unwrap_or(0),
+                )
             })
             .collect()
     }
@@ -125,11 +159,45 @@ pub(crate) fn check(
             "qos.compress_below_cpu: must be between 1 and 100 (percent)".to_owned(),
         ));
     }
-    for (i, client) in qos.clients.iter().enumerate() {
-        if client.address.is_none() && client.path.is_none() {
+    for (name, class) in &qos.classes {
+        if *class.dscp.get_ref() > 63 {
             return Err(at(
-                client.compression.span(),
-                format!("qos.client[{i}]: name an address or a path to match"),
+                class.dscp.span(),
+                format!("qos.class.{name}.dscp: a DiffServ code point is 0 to 63"),
+            ));
+        }
+    }
+    for (i, client) in qos.clients.iter().enumerate() {
+        let span = client
+            .compression
+            .as_ref()
+            .map(Spanned::span)
+            .or_else(|| client.class.as_ref().map(Spanned::span))
+            .or_else(|| client.address.as_ref().map(Spanned::span))
+            .or_else(|| client.path.as_ref().map(Spanned::span));
+        let whole = |why: String| match &span {
+            Some(span) => at(span.clone(), why),
+            None => at(0..0, why),
+        };
+        if client.address.is_none() && client.path.is_none() {
+            return Err(whole(format!(
+                "qos.client[{i}]: name an address or a path to match"
+            )));
+        }
+        if client.compression.is_none() && client.class.is_none() {
+            return Err(whole(format!(
+                "qos.client[{i}]: give a compression or a class"
+            )));
+        }
+        if let Some(class) = &client.class
+            && !qos.classes.contains_key(class.get_ref())
+        {
+            return Err(at(
+                class.span(),
+                format!(
+                    "qos.client[{i}].class: no [qos.class.{}] is configured",
+                    class.get_ref()
+                ),
             ));
         }
         if let Some(address) = &client.address

@@ -21,7 +21,16 @@ fn the_table_is_read_with_its_defaults_and_checked() {
     assert_eq!(qos.compress_below_cpu(), 80);
     let rules = qos.client_rules();
     assert_eq!(rules.len(), 2);
-    assert_eq!(rules[0].compression, CompressionPreference::Required);
+    assert_eq!(rules[0].compression, Some(CompressionPreference::Required));
+    let classes = Config::from_toml(
+        "[qos.class.gold]\ndscp = 46\n[[qos.client]]\npath = \"/q\"\nclass = \"gold\"\n",
+        "q.toml",
+    )
+    .unwrap()
+    .qos
+    .unwrap();
+    assert_eq!(classes.class_dscp()["gold"], 46);
+    assert_eq!(classes.client_rules()[0].class.as_deref(), Some("gold"));
     assert_eq!(rules[1].path.as_deref(), Some("/q"));
     for (text, says) in [
         ("[qos]\ncompress_below_cpu = 0\n", "qos.compress_below_cpu"),
@@ -39,6 +48,18 @@ fn the_table_is_read_with_its_defaults_and_checked() {
             "unknown variant",
         ),
         ("[qos]\ncompress_below = 80\n", "unknown field"),
+        (
+            "[qos.class.gold]\ndscp = 64\n",
+            "qos.class.gold.dscp: a DiffServ code point is 0 to 63",
+        ),
+        (
+            "[qos]\n[[qos.client]]\npath = \"/q\"\n",
+            "qos.client[0]: give a compression or a class",
+        ),
+        (
+            "[qos]\n[[qos.client]]\npath = \"/q\"\nclass = \"gold\"\n",
+            "no [qos.class.gold] is configured",
+        ),
     ] {
         let e = error_of(text);
         assert!(e.contains(says), "{text}: {e}");

@@ -256,7 +256,7 @@ impl ServerBuilder {
         );
         let gauge = self.cpu_gauge.unwrap_or_else(lather_qos::CpuGauge::start);
         let qos = self.config.as_ref().and_then(|c| c.qos.as_ref());
-        let policy = lather_qos::CompressionPolicy::new(qos, gauge);
+        let policy = lather_qos::QosPolicy::new(qos, gauge);
         let mut state = State::assemble(&server, services, local, link, cpu_pool, policy)?;
         let streams = match self.config.as_ref().and_then(|c| c.stream.as_ref()) {
             Some(config) => {

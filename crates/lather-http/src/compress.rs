@@ -12,7 +12,7 @@ use http::header::{
     ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, HeaderMap, HeaderValue, VARY,
 };
 use http_body_util::Full;
-use lather_qos::{CompressionPolicy, CompressionPreference, Decision};
+use lather_qos::{CompressionPreference, Decision, QosPolicy};
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::MetricType;
@@ -31,7 +31,7 @@ pub(crate) struct ResponseCompression {
     /// requires compression.
     pub(crate) min_bytes: usize,
     /// The QoS preferences and the load they follow.
-    pub(crate) policy: CompressionPolicy,
+    pub(crate) policy: QosPolicy,
     /// Answers compressed.
     pub(crate) compressed: AtomicU64,
     /// Answers the client left to the server that went plain because the CPU was busy.

@@ -438,13 +438,17 @@ pub(crate) async fn handle_envelope(
 ) -> Result<HttpResponse, Fault> {
     // The compression the client asked for (its QoS header, else a [[qos.client]] rule)
     // travels on the answer to where it is compressed.
-    let stated =
-        lather_qos::Requirements::of(&envelope, &state.limits)?.and_then(|r| r.compression);
+    let stated = lather_qos::Requirements::of(&envelope, &state.limits)?.unwrap_or_default();
     let client = context.client.as_deref().and_then(|c| c.parse().ok());
-    let chosen = state
-        .compression
-        .policy
-        .preference(stated, parts.uri.path(), client);
+    let policy = &state.compression.policy;
+    let chosen = policy.preference(stated.compression, parts.uri.path(), client);
+    // The traffic class's code point, for the connection to carry from this answer on.
+    if policy.marks()
+        && let Some(dscp) = policy.dscp(stated.traffic_class.as_deref(), parts.uri.path(), client)
+        && let Some(marking) = parts.extensions.get::<Arc<crate::marking::Marking>>()
+    {
+        marking.want(dscp);
+    }
     let mut answer = answer_envelope(state, service, parts, envelope, context, timeline).await?;
     if chosen.is_some() {
         answer

@@ -34,6 +34,7 @@ mod gateway;
 mod health;
 mod host;
 mod idle;
+mod marking;
 mod metrics;
 mod negotiate;
 mod peer;

@@ -165,7 +165,13 @@ impl Server {
             let activity = Activity::new();
             let state = self.state.clone();
             let watch = activity.clone();
-            let service = service_fn(move |req| answer(state.clone(), req, peer, watch.busy()));
+            let marking = Arc::new(crate::marking::Marking::default());
+            let marks = marking.clone();
+            let service = service_fn(move |mut req: hyper::Request<Incoming>| {
+                req.extensions_mut().insert(marks.clone());
+                answer(state.clone(), req, peer, watch.busy())
+            });
+            let stream = crate::marking::Marked::new(stream, marking);
             let connection = builder
                 .serve_connection(
                     TokioIo::new(Watched::new(stream, activity.clone())),

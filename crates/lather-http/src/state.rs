@@ -47,7 +47,7 @@ impl State {
         listen: SocketAddr,
         link: Option<Arc<lather_remote::Link>>,
         cpu_pool: CpuPool,
-        compression: lather_qos::CompressionPolicy,
+        compression: lather_qos::QosPolicy,
     ) -> Result<Self, crate::ServeError> {
         let mut by_path: HashMap<String, Arc<Service>> = HashMap::new();
         for service in &services {

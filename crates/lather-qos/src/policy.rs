@@ -1,10 +1,12 @@
-//! Load-adaptive compression (the seed's dynamic approach): a client says `none`,
-//! `required` or `server-decides` (in its QoS header, or through a `[[qos.client]]` rule);
-//! `server-decides` — and a request that only sends `Accept-Encoding` — is compressed only
-//! while the [`CpuGauge`] reads below `[qos] compress_below_cpu`.
+//! What a server gives each request by its QoS requirements (its header, or the first
+//! `[[qos.client]]` rule that says): load-adaptive compression (the seed's dynamic
+//! approach: `server-decides` — and a request that only sends `Accept-Encoding` — is
+//! compressed only while the [`CpuGauge`] reads below `[qos] compress_below_cpu`), and the
+//! DiffServ code point of its traffic class.
 
 use crate::CpuGauge;
 use lather_config::{ClientRule, CompressionPreference, QosConfig};
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -19,22 +21,24 @@ pub enum Decision {
     PlainForLoad,
 }
 
-/// The compression rules of a server and the gauge they read.
+/// A server's QoS rules and the gauge they read.
 #[derive(Debug)]
-pub struct CompressionPolicy {
+pub struct QosPolicy {
     below: u32,
     rules: Vec<ClientRule>,
+    classes: BTreeMap<String, u8>,
     gauge: Arc<CpuGauge>,
 }
 
-impl CompressionPolicy {
+impl QosPolicy {
     /// The policy of `qos` (defaults without it), reading `gauge`.
     pub fn new(qos: Option<&QosConfig>, gauge: Arc<CpuGauge>) -> Self {
-        CompressionPolicy {
+        QosPolicy {
             below: qos.map_or(lather_config::DEFAULT_COMPRESS_BELOW_CPU, |q| {
                 q.compress_below_cpu()
             }),
             rules: qos.map(QosConfig::client_rules).unwrap_or_default(),
+            classes: qos.map(QosConfig::class_dscp).unwrap_or_default(),
             gauge,
         }
     }
@@ -46,7 +50,7 @@ impl CompressionPolicy {
 
     /// The preference that holds for a request: the one it `stated` in its QoS header,
     /// else that of the first `[[qos.client]]` rule matching its `path` and `client`
-    /// address, else none.
+    /// address that gives one, else none.
     pub fn preference(
         &self,
         stated: Option<CompressionPreference>,
@@ -54,16 +58,35 @@ impl CompressionPolicy {
         client: Option<IpAddr>,
     ) -> Option<CompressionPreference> {
         stated.or_else(|| {
-            self.rules
-                .iter()
-                .find(|rule| {
-                    rule.path.as_deref().is_none_or(|p| p == path)
-                        && rule
-                            .network
-                            .as_ref()
-                            .is_none_or(|net| client.is_some_and(|ip| net.contains(ip)))
-                })
-                .map(|rule| rule.compression)
+            self.matching(path, client)
+                .find_map(|rule| rule.compression)
+        })
+    }
+
+    /// The DSCP of a request's answer: that of the class it `stated` in its QoS header
+    /// when that class is configured, else of the first matching rule that gives a class;
+    /// `None` (the connection left as it is) without either.
+    pub fn dscp(&self, stated: Option<&str>, path: &str, client: Option<IpAddr>) -> Option<u8> {
+        if let Some(dscp) = stated.and_then(|class| self.classes.get(class)) {
+            return Some(*dscp);
+        }
+        self.matching(path, client)
+            .find_map(|rule| rule.class.as_deref())
+            .and_then(|class| self.classes.get(class).copied())
+    }
+
+    /// Whether any traffic class is configured (no marking work otherwise).
+    pub fn marks(&self) -> bool {
+        !self.classes.is_empty()
+    }
+
+    fn matching(&self, path: &str, client: Option<IpAddr>) -> impl Iterator<Item = &ClientRule> {
+        self.rules.iter().filter(move |rule| {
+            rule.path.as_deref().is_none_or(|p| p == path)
+                && rule
+                    .network
+                    .as_ref()
+                    .is_none_or(|net| client.is_some_and(|ip| net.contains(ip)))
         })
     }
 
@@ -96,9 +119,9 @@ mod tests {
     use CompressionPreference::{None as Never, Required, ServerDecides};
     use lather_config::Config;
 
-    fn policy(qos: &str, cpu: u32) -> CompressionPolicy {
+    fn policy(qos: &str, cpu: u32) -> QosPolicy {
         let config = Config::from_toml(qos, "q.toml").unwrap();
-        CompressionPolicy::new(config.qos.as_ref(), CpuGauge::manual(cpu))
+        QosPolicy::new(config.qos.as_ref(), CpuGauge::manual(cpu))
     }
 
     #[test]
@@ -130,6 +153,23 @@ mod tests {
         assert_eq!(strict.decide(None, true), Decision::PlainForLoad);
         strict.gauge().set(29);
         assert_eq!(strict.decide(None, true), Decision::Compress);
+    }
+
+    #[test]
+    fn the_stated_class_wins_then_the_first_rule_giving_one() {
+        let p = policy(
+            "[qos.class.gold]\ndscp = 46\n[qos.class.bulk]\ndscp = 10\n\
+             [[qos.client]]\npath = \"/a\"\ncompression = \"none\"\n\
+             [[qos.client]]\npath = \"/a\"\nclass = \"bulk\"\n",
+            0,
+        );
+        assert!(p.marks());
+        assert_eq!(p.dscp(Some("gold"), "/a", None), Some(46));
+        // An unknown class stated falls back to the rules.
+        assert_eq!(p.dscp(Some("silver"), "/a", None), Some(10));
+        assert_eq!(p.dscp(None, "/a", None), Some(10));
+        assert_eq!(p.dscp(None, "/b", None), None);
+        assert!(!policy("", 0).marks());
     }
 
     #[test]
