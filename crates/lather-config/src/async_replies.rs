@@ -86,6 +86,43 @@ impl ServiceConfig {
     }
 }
 
+/// Two services whose asynchronous replies are shared over NATS must not end up with one
+/// stream, subject or bucket: names that differ only in characters made `_`, or in case
+/// (stream names are upper-cased), are refused.
+pub(crate) fn check_shared_names(
+    config: &crate::Config,
+    at: &impl Fn(std::ops::Range<usize>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    let Some(nats) = config.nats.as_ref() else {
+        return Ok(());
+    };
+    let mut seen: std::collections::HashMap<String, &str> = std::collections::HashMap::new();
+    for svc in &config.services {
+        if !svc.shares_async_replies(Some(nats)) {
+            continue;
+        }
+        let names = svc.async_names(nats);
+        let name = svc.name.get_ref();
+        for taken in [
+            names.stream,
+            names.subject,
+            names.bucket.to_ascii_uppercase(),
+        ] {
+            if let Some(first) = seen.insert(taken.clone(), name.as_str())
+                && first != name.as_str()
+            {
+                return Err(at(
+                    svc.name.span(),
+                    format!(
+                        "service {name:?} would share the asynchronous reply queue {taken} with service {first:?} (rename one)"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The asynchronous reply keys of service `i`: not on an event source, the others only with
 /// `async_replies = true`, the numbers at least 1.
 pub(crate) fn check_service(
@@ -211,5 +248,19 @@ mod tests {
         )
         .unwrap();
         assert!(!local.services[0].shares_async_replies(local.nats.as_ref()));
+        let clash = Config::from_toml(
+            &format!(
+                "{nats}[[service]]\nname = \"quotes.v2\"\npath = \"/a\"\nbuiltin = \"echo\"\nasync_replies = true\n\
+                 [[service]]\nname = \"Quotes_v2\"\npath = \"/b\"\nbuiltin = \"echo\"\nasync_replies = true\n"
+            ),
+            "t",
+        )
+        .unwrap_err();
+        assert!(
+            clash
+                .message()
+                .contains("would share the asynchronous reply queue"),
+            "{clash}"
+        );
     }
 }

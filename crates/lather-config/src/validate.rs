@@ -304,6 +304,7 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             ));
         }
     }
+    crate::async_replies::check_shared_names(config, &at)?;
     Ok(())
 }
 

@@ -94,6 +94,34 @@ async fn a_polled_answer_is_fetched_from_another_node() {
     )
     .await;
     assert_eq!(accepted.status, 202);
+    // Wait until the answer is made (read from the KV bucket itself, not by polling, which
+    // would fetch it), then send the same request again: the kept answer stands.
+    let client = async_nats::connect(nats.url()).await.unwrap();
+    let bucket = async_nats::jetstream::new(client)
+        .get_key_value("t_echo_async")
+        .await
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let entry = bucket.get("urn=3Auuid=3Ashared-poll").await.unwrap();
+        if entry.is_some_and(|v| String::from_utf8_lossy(&v).contains("\"answer\":{")) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the answer was never made");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let again = post(
+        b.addr,
+        "/echo",
+        SoapVersion::V12,
+        request(
+            "urn:uuid:shared-poll",
+            "urn:lather:async:poll",
+            "polled again",
+        ),
+    )
+    .await;
+    assert_eq!(again.status, 202);
     let fetched = poll_answer(b.addr, "/echo?reply=urn:uuid:shared-poll", 200).await;
     assert!(
         fetched.text().contains("<text>polled</text>"),

@@ -103,7 +103,8 @@ impl QosPolicy {
             Some(CompressionPreference::None) => Decision::Plain,
             None if !accepts_gzip => Decision::Plain,
             Some(CompressionPreference::ServerDecides) | None => {
-                if self.gauge.percent() < self.below {
+                // 100 means whatever the load (the reading may pass 100 at saturation).
+                if self.below >= 100 || self.gauge.percent() < self.below {
                     Decision::Compress
                 } else {
                     Decision::PlainForLoad
@@ -153,6 +154,8 @@ mod tests {
         assert_eq!(strict.decide(None, true), Decision::PlainForLoad);
         strict.gauge().set(29);
         assert_eq!(strict.decide(None, true), Decision::Compress);
+        let always = policy("[qos]\ncompress_below_cpu = 100\n", 130);
+        assert_eq!(always.decide(None, true), Decision::Compress);
     }
 
     #[test]

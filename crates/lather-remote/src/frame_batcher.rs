@@ -53,6 +53,9 @@ pub(crate) struct BatchCounters {
 pub(crate) struct FrameBatcher {
     client: async_nats::Client,
     cut: Cutoffs,
+    /// How long a sent batch's callers may still be told something: the calls' ack timeout
+    /// and the time cut-off, with a second to spare.
+    told_for: Duration,
     gatherers: Mutex<HashMap<String, Gatherer>>,
 }
 
@@ -70,20 +73,18 @@ impl std::fmt::Debug for FrameBatcher {
     }
 }
 
-/// How long a sent batch's callers stay reachable for a "no responders" answer (NATS
-/// gives it within a round trip; a caller stops listening after its ack timeout).
-const TOLD_FOR: Duration = Duration::from_secs(2);
-
 /// The batches sent lately, oldest first, by sequence number: each with when it was sent
 /// and the callers to tell.
 type Sent = VecDeque<(u64, Instant, Vec<oneshot::Sender<BatchNews>>)>;
 
 impl FrameBatcher {
-    /// Batches cut at `cut`, sent through `client`.
-    pub(crate) fn new(client: async_nats::Client, cut: Cutoffs) -> Self {
+    /// Batches cut at `cut`, sent through `client`, for calls that wait `ack_timeout` for
+    /// their acknowledgement.
+    pub(crate) fn new(client: async_nats::Client, cut: Cutoffs, ack_timeout: Duration) -> Self {
         FrameBatcher {
             client,
             cut,
+            told_for: ack_timeout + cut.wait + Duration::from_secs(1),
             gatherers: Mutex::new(HashMap::new()),
         }
     }
@@ -112,7 +113,7 @@ impl FrameBatcher {
                 tokio::spawn(gather(
                     self.client.clone(),
                     subject.to_owned(),
-                    self.cut,
+                    (self.cut, self.told_for),
                     calls,
                     counters.clone(),
                 ));
@@ -148,44 +149,39 @@ impl FrameBatcher {
 async fn gather(
     client: async_nats::Client,
     subject: String,
-    cut: Cutoffs,
+    (cut, told_for): (Cutoffs, Duration),
     mut calls: mpsc::UnboundedReceiver<Queued>,
     counters: Arc<BatchCounters>,
 ) {
     let inbox = client.new_inbox();
-    let mut statuses = match client.subscribe(format!("{inbox}.*")).await {
-        Ok(statuses) => Some(statuses),
+    let sent: Arc<Mutex<Sent>> = Arc::default();
+    // The batches' replies (acknowledgements, "no responders") are read on a task of their
+    // own, so they reach the callers while the next batch is being gathered.
+    let listening = match client.subscribe(format!("{inbox}.*")).await {
+        Ok(mut replies) => {
+            let sent = sent.clone();
+            Some(AbortOnDrop(tokio::spawn(async move {
+                while let Some(message) = replies.next().await {
+                    tell_callers(&message, &mut lock_sent(&sent));
+                }
+            })))
+        }
         Err(e) => {
             tracing::warn!(%subject, "remote calls go unbatched: cannot subscribe for batch replies: {e}");
             None
         }
     };
-    let mut sent = Sent::new();
     let mut seq = 0u64;
     let mut carried: Option<Queued> = None;
     loop {
         let first = match carried.take() {
             Some(first) => first,
-            None => {
-                let status = async {
-                    match statuses.as_mut() {
-                        Some(s) => s.next().await,
-                        None => std::future::pending().await,
-                    }
-                };
-                tokio::select! {
-                    first = calls.recv() => match first {
-                        Some(first) => first,
-                        None => return,
-                    },
-                    Some(message) = status => {
-                        tell_callers(&message, &mut sent);
-                        continue;
-                    }
-                }
-            }
+            None => match calls.recv().await {
+                Some(first) => first,
+                None => return,
+            },
         };
-        let batch = if statuses.is_some() {
+        let batch = if listening.is_some() {
             cut.fill(first, &mut calls, &mut carried, |q| {
                 q.frame.len() + q.reply.len()
             })
@@ -195,23 +191,36 @@ async fn gather(
         };
         if batch.len() > 1 {
             counters.batches.fetch_add(1, Ordering::Relaxed);
-            counters
-                .calls
-                .fetch_add(batch.len() as u64, Ordering::Relaxed);
+            counters.calls.fetch_add(
+                u64::try_from(batch.len()).unwrap_or(u64::MAX),
+                Ordering::Relaxed,
+            );
         }
         seq += 1;
-        let reply = format!("{inbox}.{seq}");
+        publish(&client, &subject, (&inbox, seq), batch, &sent).await;
         let now = Instant::now();
-        if let Some(told) = publish(&client, &subject, reply, batch).await {
-            sent.push_back((seq, now, told));
-        }
-        while sent
+        let mut kept = lock_sent(&sent);
+        while kept
             .front()
-            .is_some_and(|(_, at, _)| now.duration_since(*at) > TOLD_FOR)
+            .is_some_and(|(_, at, _)| now.duration_since(*at) > told_for)
         {
-            sent.pop_front();
+            kept.pop_front();
         }
     }
+}
+
+/// Aborts its task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+fn lock_sent(sent: &Mutex<Sent>) -> std::sync::MutexGuard<'_, Sent> {
+    sent.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Tells the callers of the batch `message` is about: taken (a worker's acknowledgement
@@ -248,16 +257,20 @@ fn tell_callers(message: &async_nats::Message, sent: &mut Sent) {
     }
 }
 
-/// Sends `batch` to `subject`: one call as a plain request, more as a [`CallBatch`] whose
-/// reply subject is `reply`; the callers to tell if NATS says nobody serves it.
+/// Sends `batch` to `subject`: one call as a plain request, more as a [`CallBatch`] with
+/// the reply subject `{inbox}.{seq}`, its callers kept in `sent` (before it goes, so no
+/// reply can come first) to be told what the workers or NATS say of it.
 async fn publish(
     client: &async_nats::Client,
     subject: &str,
-    reply: String,
+    (inbox, seq): (&str, u64),
     mut batch: Vec<Queued>,
-) -> Option<Vec<oneshot::Sender<BatchNews>>> {
+    sent: &Mutex<Sent>,
+) {
     if batch.len() == 1 {
-        let call = batch.pop()?;
+        let Some(call) = batch.pop() else {
+            return;
+        };
         if let Err(e) = client
             .publish_with_reply(subject.to_owned(), call.reply, call.frame)
             .await
@@ -266,7 +279,7 @@ async fn publish(
                 .told
                 .send(BatchNews::Unsent(format!("cannot send the request: {e}")));
         }
-        return None;
+        return;
     }
     let mut told = Vec::with_capacity(batch.len());
     let items = batch
@@ -279,20 +292,27 @@ async fn publish(
             }
         })
         .collect();
-    let sent = match (CallBatch { items }).encode() {
-        Ok(bytes) => client
-            .publish_with_reply(subject.to_owned(), reply, bytes)
-            .await
-            .map_err(|e| format!("cannot send the batch: {e}")),
-        Err(e) => Err(format!("the batch cannot be framed: {e}")),
+    let unsent = |told: Vec<oneshot::Sender<BatchNews>>, why: String| {
+        for t in told {
+            let _ = t.send(BatchNews::Unsent(why.clone()));
+        }
     };
-    match sent {
-        Ok(()) => Some(told),
-        Err(why) => {
-            for t in told {
-                let _ = t.send(BatchNews::Unsent(why.clone()));
-            }
-            None
+    let bytes = match (CallBatch { items }).encode() {
+        Ok(bytes) => bytes,
+        Err(e) => return unsent(told, format!("the batch cannot be framed: {e}")),
+    };
+    lock_sent(sent).push_back((seq, Instant::now(), told));
+    if let Err(e) = client
+        .publish_with_reply(subject.to_owned(), format!("{inbox}.{seq}"), bytes)
+        .await
+    {
+        let mut kept = lock_sent(sent);
+        if let Ok(i) = kept.binary_search_by_key(&seq, |(n, _, _)| *n)
+            && let Some(entry) = kept.get_mut(i)
+        {
+            let told = std::mem::take(&mut entry.2);
+            drop(kept);
+            unsent(told, format!("cannot send the batch: {e}"));
         }
     }
 }

@@ -189,7 +189,7 @@ impl Link {
         let client = self.client.get()?;
         Some(
             self.batcher
-                .get_or_init(|| FrameBatcher::new(client.clone(), cut)),
+                .get_or_init(|| FrameBatcher::new(client.clone(), cut, self.liveness.ack_timeout)),
         )
     }
 

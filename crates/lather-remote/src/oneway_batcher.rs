@@ -7,7 +7,7 @@
 //! (at-least-once, as for single hand-offs; each frame keeps its message id).
 //!
 //! A frame alone when the time cut-off passes goes as before, with its own
-//! `Nats-Msg-Id`; a batch's is `{first message id}.{count}.{handler}`.
+//! `Nats-Msg-Id`; a batch's is `{a hash of its frames' message ids}.{count}.{handler}`.
 
 use crate::cutoffs::Cutoffs;
 use crate::frame::{BatchItem, CallBatch};
@@ -91,7 +91,13 @@ async fn gather(target: Target, cut: Cutoffs, mut handoffs: mpsc::UnboundedRecei
 
 /// Publishes `batch` and, on another task, tells each hand-off how JetStream took it.
 async fn send(target: &Target, batch: Vec<Handoff>) {
-    let first_id = batch.first().map_or(0, |h| h.id);
+    // A batch's id stands for all its frames (FNV-1a over their message ids), so a frame
+    // sent again among other frames is not taken for the earlier batch it was in.
+    let batch_id = batch
+        .iter()
+        .fold(0x6c62_272e_07bb_0142_62b8_2175_6295_c58du128, |h, f| {
+            (h ^ f.id).wrapping_mul(0x0000_0000_0100_0000_0000_0000_0000_013b)
+        });
     let count = batch.len();
     let (payload, message_id, done) = if count == 1 {
         let Some(one) = batch.into_iter().next() else {
@@ -116,7 +122,7 @@ async fn send(target: &Target, batch: Vec<Handoff>) {
             .collect();
         (
             CallBatch { items }.encode(),
-            format!("{first_id:032x}.{count}.{}", target.name),
+            format!("{batch_id:032x}.{count}.{}", target.name),
             done,
         )
     };

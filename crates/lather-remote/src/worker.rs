@@ -114,17 +114,23 @@ pub async fn serve_bounded(
                     match CallBatch::decode(message.payload) {
                         Ok(batch) => {
                             // One acknowledgement for the whole batch, to its own reply
-                            // subject; each request's heartbeats and answer go to its own.
-                            let ack = Progress { id: 0, kind: ProgressKind::Ack }.encode();
-                            if let Err(e) = client.publish(reply, ack).await {
-                                tracing::warn!(handler = %hosted.name, error = %e, "batch acknowledgement not sent");
+                            // subject, when all of it fits in what this worker may take;
+                            // else each request that fits is acknowledged alone and the
+                            // rest are left unread (their callers count them lost).
+                            let room = most_taken.saturating_sub(in_hand.len());
+                            let whole = batch.items.len() <= room;
+                            if whole {
+                                let ack = Progress { id: 0, kind: ProgressKind::Ack }.encode();
+                                if let Err(e) = client.publish(reply, ack).await {
+                                    tracing::warn!(handler = %hosted.name, error = %e, "batch acknowledgement not sent");
+                                }
                             }
-                            for item in batch.items {
+                            for item in batch.items.into_iter().take(room) {
                                 if item.reply.is_empty() {
                                     tracing::warn!(handler = %hosted.name, "a batched request without a reply subject is dropped");
                                     continue;
                                 }
-                                taking.take(item.reply.into(), item.frame, false, &mut in_hand).await;
+                                taking.take(item.reply.into(), item.frame, !whole, &mut in_hand).await;
                             }
                         }
                         Err(e) => tracing::warn!(handler = %hosted.name, error = %e, "an unreadable batch of requests is dropped"),

@@ -25,6 +25,10 @@ use tokio::sync::mpsc;
 pub(crate) use deliver::post;
 pub(crate) use store::JobStoreError;
 
+/// The longest MessageID an asynchronous request may have: it becomes a key of the job
+/// store (with NATS, part of a subject, whose length the server bounds).
+pub(crate) const MAX_MESSAGE_ID_BYTES: usize = 256;
+
 /// One service's asynchronous replies: where pending requests wait, the bound, the delivery
 /// policy.
 #[derive(Debug)]
@@ -128,6 +132,12 @@ impl AsyncReplies {
                     "a request with a ReplyTo needs a MessageID, which its answer relates to",
                 )
             })?;
+        if id.len() > MAX_MESSAGE_ID_BYTES {
+            return Err(invalid(format!(
+                "a MessageID of {} bytes; an asynchronous request's is at most {MAX_MESSAGE_ID_BYTES}",
+                id.len()
+            )));
+        }
         if reply_to != POLL_ADDRESS {
             if !reply_to.starts_with("http://") {
                 return Err(invalid(format!(
@@ -181,6 +191,16 @@ impl AsyncReplies {
                 let jobs = cell
                     .get()
                     .ok_or_else(|| unreachable_queue("the queue is not open yet".to_owned()))?;
+                // A request already kept (polled and waiting, or answered and being
+                // delivered) is the same message sent again: not queued a second time, and
+                // its kept answer not overwritten.
+                let known = jobs
+                    .kept(&job.id)
+                    .await
+                    .map_err(|e| unreachable_queue(e.to_string()))?;
+                if known.is_some() {
+                    return Ok(Some(accepted(envelope.version())));
+                }
                 if job.is_polled() {
                     // Kept first, so a poll knows it from any node.
                     jobs.keep(&job)
@@ -216,7 +236,12 @@ impl AsyncReplies {
     /// status, then forgotten), `202` while it is being made, `404` for an id not kept
     /// for polling.
     pub(crate) async fn poll(&self, id: &str) -> HttpResponse {
-        match self.job(id).await {
+        let kept = if id.len() > MAX_MESSAGE_ID_BYTES {
+            None
+        } else {
+            self.job(id).await
+        };
+        match kept {
             Some(job) if job.is_polled() => match &job.answer {
                 None => respond::with_type(
                     StatusCode::ACCEPTED,

@@ -26,6 +26,9 @@ const DUPLICATE_WINDOW: Duration = Duration::from_secs(120);
 /// longer than making an answer and one delivery attempt take.
 pub(crate) const ACK_WAIT: Duration = Duration::from_secs(60);
 
+/// How long any one exchange with JetStream may take.
+const ANSWER_WITHIN: Duration = Duration::from_secs(5);
+
 /// The durable consumer every node pulls from.
 const CONSUMER: &str = "lather-async";
 
@@ -127,13 +130,13 @@ impl SharedJobs {
         let payload = serde_json::to_vec(job).map_err(|e| self.failed("publish", &e))?;
         let mut headers = async_nats::HeaderMap::new();
         headers.insert(async_nats::header::NATS_MESSAGE_ID, job.id.as_str());
-        let ack = self
-            .js
-            .publish_with_headers(self.names.subject.clone(), headers, payload.into())
-            .await
-            .map_err(|e| self.failed("publish", &e))?
-            .await;
-        match ack {
+        let publish = async {
+            self.js
+                .publish_with_headers(self.names.subject.clone(), headers, payload.into())
+                .await?
+                .await
+        };
+        match self.within("publish", publish).await? {
             Ok(ack) => Ok(ack.duplicate),
             Err(e) if e.to_string().contains("maximum messages") => Err(SharedError::Full {
                 stream: self.names.stream.clone(),
@@ -145,9 +148,8 @@ impl SharedJobs {
     /// The job kept under `id` in the bucket (a polled request, or an answer made).
     pub(crate) async fn kept(&self, id: &str) -> Result<Option<Job>, SharedError> {
         let entry = self
-            .answers
-            .entry(key_of(id))
-            .await
+            .within("read", self.answers.entry(key_of(id)))
+            .await?
             .map_err(|e| self.failed("read", &e))?;
         Ok(entry
             .filter(|e| e.operation == kv::Operation::Put)
@@ -157,32 +159,46 @@ impl SharedJobs {
     /// Keeps `job` in the bucket.
     pub(crate) async fn keep(&self, job: &Job) -> Result<(), SharedError> {
         let value = serde_json::to_vec(job).map_err(|e| self.failed("write", &e))?;
-        self.answers
-            .put(key_of(&job.id), value.into())
-            .await
+        self.within("write", self.answers.put(key_of(&job.id), value.into()))
+            .await?
             .map(drop)
             .map_err(|e| self.failed("write", &e))
     }
 
     /// Drops the job `id` from the bucket.
     pub(crate) async fn forget(&self, id: &str) {
-        if let Err(e) = self.answers.delete(key_of(id)).await {
-            tracing::warn!(id, "an asynchronous answer could not be removed: {e}");
+        match self.within("delete", self.answers.delete(key_of(id))).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!(id, "an asynchronous answer could not be removed: {e}"),
+            Err(e) => tracing::warn!(id, "an asynchronous answer could not be removed: {e}"),
         }
     }
 
-    /// The requests for this node to take, as JetStream hands them out, at most `batch`
-    /// fetched ahead (so a busy node does not sit on requests another could take).
-    pub(crate) async fn messages(
+    /// At most `n` requests for this node to take, as JetStream hands them out within
+    /// `wait` (fetched only when there is room to work them, so none sits here while its
+    /// ack wait runs).
+    pub(crate) async fn fetch(
         &self,
-        batch: usize,
-    ) -> Result<consumer::pull::Stream, SharedError> {
-        self.consumer
-            .stream()
-            .max_messages_per_batch(batch)
-            .messages()
-            .await
+        n: usize,
+        wait: Duration,
+    ) -> Result<consumer::pull::Batch, SharedError> {
+        let pull = self
+            .consumer
+            .batch()
+            .max_messages(n)
+            .expires(wait)
+            .messages();
+        self.within("pull", pull)
+            .await?
             .map_err(|e| self.failed("pull", &e))
+    }
+
+    /// `work`, or a failure naming `what` when JetStream does not answer within
+    /// [`ANSWER_WITHIN`] (NATS gone: its requests would otherwise wait for ever).
+    async fn within<T>(&self, what: &str, work: impl Future<Output = T>) -> Result<T, SharedError> {
+        tokio::time::timeout(ANSWER_WITHIN, work)
+            .await
+            .map_err(|_| self.failed(what, &format!("no answer within {ANSWER_WITHIN:?}")))
     }
 
     fn failed(&self, what: &str, e: &dyn std::fmt::Display) -> SharedError {

@@ -101,7 +101,7 @@ async fn expire(replies: &AsyncReplies) {
 }
 
 async fn process(state: &State, service: &Service, replies: &AsyncReplies, mut job: Job) {
-    let Some(answer) = answered(state, service, replies, &mut job).await else {
+    let Made::Deliver(answer) = answered(state, service, replies, &mut job).await else {
         return;
     };
     for attempt in 1..=replies.attempts {
@@ -112,39 +112,46 @@ async fn process(state: &State, service: &Service, replies: &AsyncReplies, mut j
     }
 }
 
-/// The job's answer to deliver: the one kept, or made now and kept. `None` when nothing is
-/// to be delivered (the request cannot be read, the answer is fetched by polling, or a
-/// one-way operation has none); the job is then forgotten unless polled.
-async fn answered(
-    state: &State,
-    service: &Service,
-    replies: &AsyncReplies,
-    job: &mut Job,
-) -> Option<Answer> {
+/// What making a job's answer came to.
+enum Made {
+    /// An answer to deliver to the `ReplyTo`.
+    Deliver(Answer),
+    /// Nothing to deliver: the request cannot be read (the job is forgotten), the answer
+    /// is kept for polling, or a one-way operation has none (forgotten).
+    Nothing,
+    /// The answer of a polled job could not be kept: it would be lost, so the job is to be
+    /// worked again.
+    NotKept,
+}
+
+/// The job's answer: the one kept, or made now and kept.
+async fn answered(state: &State, service: &Service, replies: &AsyncReplies, job: &mut Job) -> Made {
+    let mut kept = true;
     let answer = match job.answer.clone() {
         Some(answer) => answer,
         None => {
             let Some(answer) = answer::make(state, service, job).await else {
                 replies.forget(&job.id).await;
-                return None;
+                return Made::Nothing;
             };
             job.answer = Some(answer.clone());
             job.answered_at = Some(answer::unix_now());
             if let Err(fault) = replies.save(job.clone()).await {
                 tracing::warn!(id = %job.id, %fault, "an asynchronous answer could not be kept");
+                kept = false;
             }
             answer
         }
     };
     if job.is_polled() {
-        return None;
+        return if kept { Made::Nothing } else { Made::NotKept };
     }
     if answer.body.is_empty() {
         // A one-way operation: nothing to deliver.
         replies.forget(&job.id).await;
-        return None;
+        return Made::Nothing;
     }
-    Some(answer)
+    Made::Deliver(answer)
 }
 
 /// What comes after one delivery attempt.

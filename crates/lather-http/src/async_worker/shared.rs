@@ -6,7 +6,7 @@
 //! again. A node that dies with requests in hand leaves them unacknowledged, and JetStream
 //! hands them to another node after the ack wait.
 
-use super::{AT_ONCE, Delivery, answered, deliver};
+use super::{AT_ONCE, Delivery, Made, answered, backoff, deliver};
 use crate::async_reply::AsyncReplies;
 use crate::async_reply::job::Job;
 use crate::async_reply::shared::ACK_WAIT;
@@ -30,42 +30,55 @@ pub(crate) async fn run(
     };
     let limit = Arc::new(Semaphore::new(AT_ONCE));
     loop {
-        match jobs.messages(AT_ONCE).await {
-            Ok(mut messages) => loop {
-                let slot = tokio::select! {
-                    slot = limit.clone().acquire_owned() => match slot {
-                        Ok(slot) => slot,
-                        Err(_) => return,
-                    },
-                    _ = stopping.changed() => return,
-                };
-                let next = tokio::select! {
-                    next = messages.next() => next,
-                    _ = stopping.changed() => return,
-                };
-                match next {
-                    Some(Ok(message)) => {
-                        let (state, service, replies) =
-                            (state.clone(), service.clone(), replies.clone());
-                        tokio::spawn(async move {
-                            take(&state, &service, &replies, message, slot).await;
-                        });
-                    }
-                    // Missed heartbeats while NATS is away: the pull goes on after.
-                    Some(Err(e)) => {
-                        tracing::debug!(service = %service.name, "pulling asynchronous requests: {e}")
-                    }
-                    None => break,
-                }
+        // One free slot at least, then as many as are free: the size of the fetch.
+        let first = tokio::select! {
+            slot = limit.clone().acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_) => return,
             },
-            Err(e) => tracing::warn!(service = %service.name, "{e}"),
-        }
-        tokio::select! {
-            () = tokio::time::sleep(Duration::from_secs(1)) => {}
             _ = stopping.changed() => return,
+        };
+        let mut slots = vec![first];
+        while let Ok(slot) = limit.clone().try_acquire_owned() {
+            slots.push(slot);
+        }
+        let fetched = tokio::select! {
+            fetched = jobs.fetch(slots.len(), FETCH_WAIT) => fetched,
+            _ = stopping.changed() => return,
+        };
+        let mut batch = match fetched {
+            Ok(batch) => batch,
+            Err(e) => {
+                tracing::warn!(service = %service.name, "{e}");
+                drop(slots);
+                tokio::select! {
+                    () = tokio::time::sleep(Duration::from_secs(1)) => continue,
+                    _ = stopping.changed() => return,
+                }
+            }
+        };
+        // What was fetched is worked even if stop comes meanwhile: it was handed to this
+        // node and would otherwise wait out its ack wait.
+        // The server ends a fetch after FETCH_WAIT; a fetch NATS left unanswered is given up.
+        while let Ok(Some(next)) = tokio::time::timeout(FETCH_WAIT * 2, batch.next()).await {
+            let message = match next {
+                Ok(message) => message,
+                Err(e) => {
+                    tracing::debug!(service = %service.name, "pulling asynchronous requests: {e}");
+                    break;
+                }
+            };
+            let Some(slot) = slots.pop() else { break };
+            let (state, service, replies) = (state.clone(), service.clone(), replies.clone());
+            tokio::spawn(async move {
+                take(&state, &service, &replies, message, slot).await;
+            });
         }
     }
 }
+
+/// How long one fetch waits for requests before it is made again.
+const FETCH_WAIT: Duration = Duration::from_secs(1);
 
 /// Works one request handed out by JetStream; its delivery count is the attempt number.
 async fn take(
@@ -93,10 +106,11 @@ async fn take(
         job = kept;
     }
     let making = answered(state, service, replies, &mut job);
-    let answer = keeping_in_hand(&message, making).await;
-    let Some(answer) = answer else {
-        settle(&message, AckKind::Ack).await;
-        return;
+    let answer = match keeping_in_hand(&message, making).await {
+        Made::Deliver(answer) => answer,
+        Made::Nothing => return settle(&message, AckKind::Ack).await,
+        // Handed back: the answer is made again at the next delivery.
+        Made::NotKept => return settle(&message, AckKind::Nak(Some(backoff(attempt)))).await,
     };
     match deliver(state, replies, &job, &answer, attempt).await {
         Delivery::Done => settle(&message, AckKind::Ack).await,
@@ -126,7 +140,7 @@ async fn settle(message: &Message, kind: AckKind) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::backoff;
+    use super::backoff;
     use std::time::Duration;
 
     #[test]
