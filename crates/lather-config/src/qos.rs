@@ -168,26 +168,26 @@ pub(crate) fn check(
         }
     }
     for (i, client) in qos.clients.iter().enumerate() {
+        // Where the rule is: the first key it has (an empty rule has none to point at).
         let span = client
             .compression
             .as_ref()
             .map(Spanned::span)
             .or_else(|| client.class.as_ref().map(Spanned::span))
             .or_else(|| client.address.as_ref().map(Spanned::span))
-            .or_else(|| client.path.as_ref().map(Spanned::span));
-        let whole = |why: String| match &span {
-            Some(span) => at(span.clone(), why),
-            None => at(0..0, why),
-        };
+            .or_else(|| client.path.as_ref().map(Spanned::span))
+            .unwrap_or_default();
         if client.address.is_none() && client.path.is_none() {
-            return Err(whole(format!(
-                "qos.client[{i}]: name an address or a path to match"
-            )));
+            return Err(at(
+                span,
+                format!("qos.client[{i}]: name an address or a path to match"),
+            ));
         }
         if client.compression.is_none() && client.class.is_none() {
-            return Err(whole(format!(
-                "qos.client[{i}]: give a compression or a class"
-            )));
+            return Err(at(
+                span,
+                format!("qos.client[{i}]: give a compression or a class"),
+            ));
         }
         if let Some(class) = &client.class
             && !qos.classes.contains_key(class.get_ref())

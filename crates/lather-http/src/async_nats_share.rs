@@ -3,7 +3,7 @@
 
 use crate::ServeError;
 use crate::async_reply::shared::SharedJobs;
-use crate::shared_nats::SharedNats;
+use crate::shared_nats::{SharedNats, services_where};
 use crate::state::State;
 use lather_config::{Config, NatsConfig};
 
@@ -15,15 +15,8 @@ pub(crate) async fn share(
     nats: &NatsConfig,
     shared: &mut SharedNats<'_>,
 ) -> Result<(), ServeError> {
-    for svc in &config.services {
-        if !svc.shares_async_replies(Some(nats)) {
-            continue;
-        }
-        let Some(replies) = state
-            .services
-            .get(svc.path.get_ref())
-            .and_then(|s| s.async_replies.clone())
-        else {
+    for (svc, service) in services_where(config, state, |s| s.shares_async_replies(Some(nats))) {
+        let Some(replies) = &service.async_replies else {
             continue;
         };
         let (client, url) = shared.client().await?;

@@ -43,6 +43,17 @@ pub(crate) struct ResponseCompression {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Chosen(pub(crate) Option<CompressionPreference>);
 
+/// `answer` carrying the compression `preference` that holds for it (none: as it is).
+pub(crate) fn with_preference(
+    mut answer: HttpResponse,
+    preference: Option<CompressionPreference>,
+) -> HttpResponse {
+    if preference.is_some() {
+        answer.extensions_mut().insert(Chosen(preference));
+    }
+    answer
+}
+
 impl ResponseCompression {
     /// `response` gzip-compressed when the settings, the request's preference (a [`Chosen`]
     /// extension on the response; else whether it `accepts_gzip`) and the load allow.

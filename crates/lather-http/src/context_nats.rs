@@ -2,7 +2,7 @@
 //! `"local"`): at start each connects and opens its JetStream KV bucket.
 
 use crate::ServeError;
-use crate::shared_nats::SharedNats;
+use crate::shared_nats::{SharedNats, services_where};
 use crate::state::State;
 use lather_config::{Config, NatsConfig};
 use std::sync::Arc;
@@ -16,15 +16,8 @@ pub(crate) async fn share(
     nats: &NatsConfig,
     shared: &mut SharedNats<'_>,
 ) -> Result<(), ServeError> {
-    for svc in &config.services {
-        if !svc.shares_contexts(Some(nats)) {
-            continue;
-        }
-        let Some(deferred) = state
-            .services
-            .get(svc.path.get_ref())
-            .and_then(|s| s.shared_contexts.clone())
-        else {
+    for (svc, service) in services_where(config, state, |s| s.shares_contexts(Some(nats))) {
+        let Some(deferred) = &service.shared_contexts else {
             continue;
         };
         let (client, url) = shared.client().await?;

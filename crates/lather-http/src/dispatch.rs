@@ -383,6 +383,25 @@ async fn exchange(
             ),
         ));
     }
+    // What the client asked of its answer (its QoS header, else a [[qos.client]] rule):
+    // the connection takes the class's marking now, the compression preference travels on
+    // the answer to where it is compressed.
+    let chosen = crate::qos::read(state, parts, &envelope, context.client.as_deref())?;
+    let answer = route(state, service, parts, envelope, context, timeline).await?;
+    Ok(crate::compress::with_preference(answer, chosen))
+}
+
+/// A parsed request's way on: accepted for an asynchronous answer, a stream opened, a
+/// batch's items each handled, or the message handled.
+async fn route(
+    state: &State,
+    service: &Service,
+    parts: &Parts,
+    envelope: Envelope,
+    context: &mut Context,
+    timeline: &mut Timeline,
+) -> Result<HttpResponse, Fault> {
+    let version = envelope.version();
     if let Some(replies) = &service.async_replies
         && let Some(accepted) = replies.intake(&envelope, context.action.as_deref()).await?
     {
@@ -429,36 +448,6 @@ async fn exchange(
 /// One envelope's way on from its parse: routing, mustUnderstand, request flow, service,
 /// response (or fault) flow. A batch's items each come this way as messages of their own.
 pub(crate) async fn handle_envelope(
-    state: &State,
-    service: &Service,
-    parts: &Parts,
-    envelope: Envelope,
-    context: &mut Context,
-    timeline: &mut Timeline,
-) -> Result<HttpResponse, Fault> {
-    // The compression the client asked for (its QoS header, else a [[qos.client]] rule)
-    // travels on the answer to where it is compressed.
-    let stated = lather_qos::Requirements::of(&envelope, &state.limits)?.unwrap_or_default();
-    let client = context.client.as_deref().and_then(|c| c.parse().ok());
-    let policy = &state.compression.policy;
-    let chosen = policy.preference(stated.compression, parts.uri.path(), client);
-    // The traffic class's code point, for the connection to carry from this answer on.
-    if policy.marks()
-        && let Some(dscp) = policy.dscp(stated.traffic_class.as_deref(), parts.uri.path(), client)
-        && let Some(marking) = parts.extensions.get::<Arc<crate::marking::Marking>>()
-    {
-        marking.want(dscp);
-    }
-    let mut answer = answer_envelope(state, service, parts, envelope, context, timeline).await?;
-    if chosen.is_some() {
-        answer
-            .extensions_mut()
-            .insert(crate::compress::Chosen(chosen));
-    }
-    Ok(answer)
-}
-
-async fn answer_envelope(
     state: &State,
     service: &Service,
     parts: &Parts,

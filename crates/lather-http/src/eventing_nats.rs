@@ -3,7 +3,7 @@
 //! queue group of its event subject.
 
 use crate::ServeError;
-use crate::shared_nats::SharedNats;
+use crate::shared_nats::{SharedNats, services_where};
 use crate::state::State;
 use lather_config::{Config, NatsConfig};
 use lather_eventing::SharedSettings;
@@ -17,13 +17,7 @@ pub(crate) async fn share(
     nats: &NatsConfig,
     shared: &mut SharedNats<'_>,
 ) -> Result<(), ServeError> {
-    for svc in &config.services {
-        if !svc.shares_subscriptions(Some(nats)) {
-            continue;
-        }
-        let Some(service) = state.services.get(svc.path.get_ref()) else {
-            continue;
-        };
+    for (svc, service) in services_where(config, state, |s| s.shares_subscriptions(Some(nats))) {
         let Some(source) = &service.event_source else {
             continue;
         };

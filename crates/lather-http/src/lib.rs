@@ -38,6 +38,7 @@ mod marking;
 mod metrics;
 mod negotiate;
 mod peer;
+mod qos;
 mod respond;
 mod server;
 mod service;

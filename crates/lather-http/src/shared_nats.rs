@@ -44,3 +44,21 @@ impl<'a> SharedNats<'a> {
         Ok((client, link.url().to_owned()))
     }
 }
+
+/// The configured services `wants` picks, each with the service serving it.
+pub(crate) fn services_where<'a>(
+    config: &'a lather_config::Config,
+    state: &'a State,
+    wants: impl Fn(&lather_config::ServiceConfig) -> bool + 'a,
+) -> impl Iterator<
+    Item = (
+        &'a lather_config::ServiceConfig,
+        &'a Arc<crate::service::Service>,
+    ),
+> + 'a {
+    config
+        .services
+        .iter()
+        .filter(move |svc| wants(svc))
+        .filter_map(|svc| Some((svc, state.services.get(svc.path.get_ref())?)))
+}

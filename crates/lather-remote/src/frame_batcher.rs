@@ -103,8 +103,17 @@ impl FrameBatcher {
         frame: Bytes,
     ) -> oneshot::Receiver<BatchNews> {
         let (told, hear) = oneshot::channel();
-        let mut queued = Queued { reply, frame, told };
+        let queued = Queued { reply, frame, told };
         let mut gatherers = self.lock();
+        // The common case: the subject's gatherer runs (no key made for the lookup).
+        let queued = match gatherers.get(subject) {
+            Some(gatherer) => match gatherer.queue.send(queued) {
+                Ok(()) => return hear,
+                Err(back) => back.0,
+            },
+            None => queued,
+        };
+        let mut queued = queued;
         // A gatherer that ended (its runtime gone) is replaced.
         for _ in 0..2 {
             let gatherer = gatherers.entry(subject.to_owned()).or_insert_with(|| {

@@ -28,6 +28,8 @@ pub struct Link {
     /// `[nats] batch_max_items` and `batch_wait_ms`.
     frame_batch: (usize, Duration),
     batcher: OnceLock<FrameBatcher>,
+    /// The batching cut-offs once known (the byte budget comes from the server).
+    cutoffs: OnceLock<Cutoffs>,
     router: tokio::sync::OnceCell<ReplyRouter>,
 }
 
@@ -112,6 +114,7 @@ impl Link {
             client: OnceLock::new(),
             frame_batch: config.frame_batch(),
             batcher: OnceLock::new(),
+            cutoffs: OnceLock::new(),
             router: tokio::sync::OnceCell::new(),
         }
     }
@@ -185,6 +188,9 @@ impl Link {
     /// The gatherer of remote calls into batches, when `[nats] batch_max_items` is above
     /// 1 and the link has connected.
     pub(crate) fn batcher(&self) -> Option<&FrameBatcher> {
+        if let Some(batcher) = self.batcher.get() {
+            return Some(batcher);
+        }
         let cut = self.cutoffs()?;
         let client = self.client.get()?;
         Some(
@@ -212,12 +218,16 @@ impl Link {
         if max_items <= 1 {
             return None;
         }
+        if let Some(cut) = self.cutoffs.get() {
+            return Some(*cut);
+        }
+        // Read once: the server's information is copied out on every read.
         let client = self.client.get()?;
-        Some(Cutoffs {
+        Some(*self.cutoffs.get_or_init(|| Cutoffs {
             max_items,
             wait,
             budget: client.server_info().max_payload / 2,
-        })
+        }))
     }
 
     /// The client, connected or not (`None` before [`Link::connect`]).
