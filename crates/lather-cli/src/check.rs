@@ -37,8 +37,18 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
                 gets.join(", ")
             );
         }
-        for (name, dscp) in qos.class_dscp() {
-            println!("  traffic class {name}: answers marked DSCP {dscp}");
+        for (name, class) in qos.class_rules() {
+            let dscp = class.dscp.map_or("answers not marked".to_owned(), |d| {
+                format!("answers marked DSCP {d}")
+            });
+            let priority = class.priority.as_deref().unwrap_or("priority unchanged");
+            let who = if class.allow.is_empty() {
+                "any client may state it".to_owned()
+            } else {
+                let nets: Vec<String> = class.allow.iter().map(ToString::to_string).collect();
+                format!("stated only from {}", nets.join(", "))
+            };
+            println!("  traffic class {name}: {dscp}; admission {priority}; {who}");
         }
     } else {
         println!("  answers never compressed");

@@ -56,7 +56,7 @@ pub use nats::{
     MAX_FRAME_BATCH, MAX_LIVENESS_MS, NatsConfig, Placement,
 };
 pub use qos::{
-    ClientRule, CompressionPreference, DEFAULT_COMPRESS_BELOW_CPU, QosClient, QosConfig,
+    ClassRule, ClientRule, CompressionPreference, DEFAULT_COMPRESS_BELOW_CPU, QosClient, QosConfig,
 };
 pub use read::MAX_CONFIG_BYTES;
 pub use route::{RouteConfig, parse_clark};

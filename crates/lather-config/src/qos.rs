@@ -42,13 +42,31 @@ impl CompressionPreference {
     }
 }
 
-/// A traffic class (`[qos.class.NAME]`): how its answers are marked.
+/// A traffic class (`[qos.class.NAME]`): how its answers are marked and its requests
+/// admitted.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QosClass {
     /// The DiffServ code point its answers carry (0–63): the top six bits of the IPv4 TOS
-    /// byte or the IPv6 traffic class.
-    pub dscp: Spanned<u64>,
+    /// byte or the IPv6 traffic class. None: answers are not marked.
+    pub dscp: Option<Spanned<u64>>,
+    /// The admission queue its requests wait in: `high`, `normal` or `low` (default: the
+    /// `lather-priority` header's, else normal).
+    pub priority: Option<Spanned<String>>,
+    /// The client addresses or networks that may state this class in their QoS header
+    /// (default: any); others are treated as if they had stated none.
+    pub allow: Option<Vec<Spanned<String>>>,
+}
+
+/// A traffic class, checked and ready to apply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassRule {
+    /// The code point its answers carry, if any.
+    pub dscp: Option<u8>,
+    /// Its admission priority's name (`high`, `normal`, `low`), if it sets one.
+    pub priority: Option<String>,
+    /// Who may state it; empty: anyone.
+    pub allow: Vec<IpNet>,
 }
 
 /// The `[qos]` table.
@@ -59,6 +77,8 @@ pub struct QosClass {
 ///
 /// [qos.class.gold]
 /// dscp = 46                      # EF: answers of this class are marked so
+/// priority = "high"              # and its requests admitted first
+/// allow = ["10.20.0.0/16"]       # who may state it in the header (default: anyone)
 ///
 /// [[qos.client]]                 # for clients that cannot send the QoS header
 /// address = "10.20.0.0/16"       # an address or CIDR, and/or
@@ -131,15 +151,28 @@ impl QosConfig {
             .collect()
     }
 
-    /// The DSCP of each traffic class, by name.
-    pub fn class_dscp(&self) -> std::collections::BTreeMap<String, u8> {
+    /// The traffic classes by name (valid once the configuration loaded).
+    pub fn class_rules(&self) -> std::collections::BTreeMap<String, ClassRule> {
         self.classes
             .iter()
             .map(|(name, class)| {
-                (
-                    name.clone(),
-                    u8::try_from(*class.dscp.get_ref()).unwrap_or(0),
-                )
+                let rule = ClassRule {
+                    dscp: class
+                        .dscp
+                        .as_ref()
+                        .map(|d| u8::try_from(*d.get_ref()).unwrap_or(0)),
+                    priority: class
+                        .priority
+                        .as_ref()
+                        .map(|p| p.get_ref().trim().to_ascii_lowercase()),
+                    allow: class
+                        .allow
+                        .iter()
+                        .flatten()
+                        .filter_map(|a| a.get_ref().parse().ok())
+                        .collect(),
+                };
+                (name.clone(), rule)
             })
             .collect()
     }
@@ -160,11 +193,30 @@ pub(crate) fn check(
         ));
     }
     for (name, class) in &qos.classes {
-        if *class.dscp.get_ref() > 63 {
+        if let Some(dscp) = &class.dscp
+            && *dscp.get_ref() > 63
+        {
             return Err(at(
-                class.dscp.span(),
+                dscp.span(),
                 format!("qos.class.{name}.dscp: a DiffServ code point is 0 to 63"),
             ));
+        }
+        if let Some(priority) = &class.priority
+            && !["high", "normal", "low"]
+                .contains(&priority.get_ref().trim().to_ascii_lowercase().as_str())
+        {
+            return Err(at(
+                priority.span(),
+                format!(
+                    "qos.class.{name}.priority: {:?} is not high, normal or low",
+                    priority.get_ref()
+                ),
+            ));
+        }
+        for address in class.allow.iter().flatten() {
+            if let Err(e) = address.get_ref().parse::<IpNet>() {
+                return Err(at(address.span(), format!("qos.class.{name}.allow: {e}")));
+            }
         }
     }
     for (i, client) in qos.clients.iter().enumerate() {

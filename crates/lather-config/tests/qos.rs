@@ -29,7 +29,18 @@ fn the_table_is_read_with_its_defaults_and_checked() {
     .unwrap()
     .qos
     .unwrap();
-    assert_eq!(classes.class_dscp()["gold"], 46);
+    assert_eq!(classes.class_rules()["gold"].dscp, Some(46));
+    let ranked = Config::from_toml(
+        "[qos.class.gold]\npriority = \"HIGH\"\nallow = [\"10.0.0.0/8\", \"::1\"]\n",
+        "q.toml",
+    )
+    .unwrap()
+    .qos
+    .unwrap()
+    .class_rules();
+    assert_eq!(ranked["gold"].dscp, None);
+    assert_eq!(ranked["gold"].priority.as_deref(), Some("high"));
+    assert_eq!(ranked["gold"].allow.len(), 2);
     assert_eq!(classes.client_rules()[0].class.as_deref(), Some("gold"));
     assert_eq!(rules[1].path.as_deref(), Some("/q"));
     for (text, says) in [
@@ -51,6 +62,14 @@ fn the_table_is_read_with_its_defaults_and_checked() {
         (
             "[qos.class.gold]\ndscp = 64\n",
             "qos.class.gold.dscp: a DiffServ code point is 0 to 63",
+        ),
+        (
+            "[qos.class.gold]\npriority = \"urgent\"\n",
+            "qos.class.gold.priority: \"urgent\" is not high, normal or low",
+        ),
+        (
+            "[qos.class.gold]\nallow = [\"10.0.0.0/33\"]\n",
+            "qos.class.gold.allow",
         ),
         (
             "[qos]\n[[qos.client]]\npath = \"/q\"\n",

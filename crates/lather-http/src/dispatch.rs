@@ -255,10 +255,32 @@ where
     };
     answer.bytes_in = raw.len() as u64;
     answer.timeline.mark(Phase::Receive);
-    let priority = admission_class(service, &soap, &parts);
+    let stated = crate::qos::early(state, &parts, &raw).map_err(|f| (f, version))?;
+    let priority = admission_class(state, service, &soap, &parts, &stated);
+    let bound = match &stated {
+        crate::qos::Stated::Read(r) => r.response_time,
+        crate::qos::Stated::Unread => None,
+    };
     // The permit is held until the answer is built (not while it is written): its latency,
-    // admission to answer, is what the adaptive limit learns from.
-    let _permit = match service.gate.enter(priority).await {
+    // admission to answer, is what the adaptive limit learns from. A request that states a
+    // response time waits for admission no longer than that: a late answer is no answer.
+    let entered = match bound {
+        None => service.gate.enter(priority).await,
+        Some(bound) => match tokio::time::timeout(bound, service.gate.enter(priority)).await {
+            Ok(entered) => entered,
+            Err(_) => {
+                let fault = Fault::with_reason(
+                    FaultKind::ResponseTimeUnattainable,
+                    format!(
+                        "the stated response time (q:ResponseTimeMs {}) passed while the request waited for admission",
+                        bound.as_millis()
+                    ),
+                );
+                return Err((fault, version));
+            }
+        },
+    };
+    let _permit = match entered {
         Ok(permit) => permit,
         Err(busy) => {
             let fault = Fault::with_reason(
@@ -272,20 +294,36 @@ where
         }
     };
     answer.timeline.mark(Phase::Queue);
-    process(state, service, &parts, soap, raw, &mut answer.timeline)
-        .await
-        .map_err(|f| (f, version))
+    process(
+        state,
+        service,
+        &parts,
+        soap,
+        raw,
+        stated,
+        &mut answer.timeline,
+    )
+    .await
+    .map_err(|f| (f, version))
 }
 
-/// The admission class of a request whose body has been read. A route's priority is the
-/// operator's policy and wins over the client's `lather-priority` header.
-///
-/// Chosen after the body is read so that a header block of the envelope (a QoS class) can
-/// choose it: that is the place to look at `raw` once such a header exists.
-fn admission_class(service: &Service, soap: &SoapHeaders, parts: &Parts) -> Priority {
+/// The admission class of a request whose body has been read: a route's priority (the
+/// operator's policy for the action), else its QoS traffic class's (stated in its header
+/// or given by a `[[qos.client]]` rule), else the client's `lather-priority` header.
+fn admission_class(
+    state: &State,
+    service: &Service,
+    soap: &SoapHeaders,
+    parts: &Parts,
+    stated: &crate::qos::Stated,
+) -> Priority {
     service
         .plans
         .priority_for_action(soap.action.as_deref())
+        .or_else(|| {
+            let client = parts.extensions.get::<Peer>().map(|p| p.0.ip());
+            crate::qos::priority(state, parts, stated, client)
+        })
         .or_else(|| {
             parts
                 .headers
@@ -323,6 +361,7 @@ async fn process(
     parts: &Parts,
     soap: SoapHeaders,
     raw: Bytes,
+    stated: crate::qos::Stated,
     timeline: &mut Timeline,
 ) -> Result<HttpResponse, Fault> {
     let version = soap.version;
@@ -336,7 +375,18 @@ async fn process(
     if let Some(asked) = RequestCacheControl::from_headers(&parts.headers) {
         context.properties.insert(asked);
     }
-    match exchange(state, service, parts, version, raw, &mut context, timeline).await {
+    let arrived = Arrived { raw, stated };
+    match exchange(
+        state,
+        service,
+        parts,
+        version,
+        arrived,
+        &mut context,
+        timeline,
+    )
+    .await
+    {
         Err(fault) if !service.plans.fault.is_empty() => {
             let response = respond::fault(&fault, version);
             let context = Context {
@@ -359,6 +409,12 @@ async fn process(
     }
 }
 
+/// A request's body as read, and its QoS header if it was read before admission.
+struct Arrived {
+    raw: Bytes,
+    stated: crate::qos::Stated,
+}
+
 /// The message's way through: parse, route, mustUnderstand, request flow, service,
 /// response (or fault) flow. Leaves the request in `context` once it is known, for the
 /// fault flow.
@@ -367,10 +423,11 @@ async fn exchange(
     service: &Service,
     parts: &Parts,
     version: SoapVersion,
-    raw: Bytes,
+    arrived: Arrived,
     context: &mut Context,
     timeline: &mut Timeline,
 ) -> Result<HttpResponse, Fault> {
+    let Arrived { raw, stated } = arrived;
     let bytes = decode(&parts.headers, raw, state.limits.max_message_bytes)?;
     let envelope = Envelope::parse(bytes, &state.limits)?;
     if envelope.version() != version {
@@ -386,7 +443,7 @@ async fn exchange(
     // What the client asked of its answer (its QoS header, else a [[qos.client]] rule):
     // the connection takes the class's marking now, the compression preference travels on
     // the answer to where it is compressed.
-    let chosen = crate::qos::read(state, parts, &envelope, context.client.as_deref())?;
+    let chosen = crate::qos::read(state, parts, &envelope, context.client.as_deref(), stated)?;
     let answer = route(state, service, parts, envelope, context, timeline).await?;
     Ok(crate::compress::with_preference(answer, chosen))
 }

@@ -1,22 +1,78 @@
 //! A request's QoS requirements applied where the HTTP exchange is: its traffic class's
-//! marking on the connection, and its compression preference for the answer.
+//! admission priority and response-time bound before it is admitted, its class's marking
+//! on the connection, and its compression preference for the answer.
 
 use crate::state::State;
+use bytes::Bytes;
 use http::request::Parts;
 use lather_envelope::{Envelope, Fault};
-use lather_qos::{CompressionPreference, Requirements};
+use lather_pipeline::Priority;
+use lather_qos::{CompressionPreference, QOS_NS, Requirements};
+use std::net::IpAddr;
 use std::sync::Arc;
 
-/// Reads `envelope`'s QoS header (a bad one is an `InvalidQosRequirements` fault), marks
-/// the connection with its traffic class's code point when one applies, and returns the
-/// compression preference that holds (the header's, else a `[[qos.client]]` rule's).
+/// A request's QoS header as far as it has been read.
+#[derive(Debug)]
+pub(crate) enum Stated {
+    /// Not looked at yet: the body was encoded, or it does not name the QoS namespace.
+    Unread,
+    /// Read before admission (the default when the header holds nothing).
+    Read(Requirements),
+}
+
+/// The QoS header of a request whose body has been read, before it is admitted: read only
+/// when the body came as it is (no `Content-Encoding`) and names the QoS namespace — a
+/// memchr scan otherwise. A header lather cannot read is an `InvalidQosRequirements` fault;
+/// a message that does not parse is left for its fault after admission.
+pub(crate) fn early(state: &State, parts: &Parts, raw: &Bytes) -> Result<Stated, Fault> {
+    let encoded = parts
+        .headers
+        .get(http::header::CONTENT_ENCODING)
+        .is_some_and(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"));
+    if encoded || memchr::memmem::find(raw, QOS_NS.as_bytes()).is_none() {
+        return Ok(Stated::Unread);
+    }
+    let Ok(envelope) = Envelope::parse(raw.clone(), &state.limits) else {
+        return Ok(Stated::Unread);
+    };
+    Ok(Stated::Read(
+        Requirements::of(&envelope, &state.limits)?.unwrap_or_default(),
+    ))
+}
+
+/// The admission priority a request's traffic class gives it, if its class sets one.
+pub(crate) fn priority(
+    state: &State,
+    parts: &Parts,
+    stated: &Stated,
+    client: Option<IpAddr>,
+) -> Option<Priority> {
+    let policy = &state.compression.policy;
+    if !policy.ranks() {
+        return None;
+    }
+    let class = match stated {
+        Stated::Read(r) => r.traffic_class.as_deref(),
+        Stated::Unread => None,
+    };
+    policy.priority(class, parts.uri.path(), client)
+}
+
+/// Reads `envelope`'s QoS header unless it was read before admission (a bad one is an
+/// `InvalidQosRequirements` fault), marks the connection with its traffic class's code
+/// point when one applies, and returns the compression preference that holds (the
+/// header's, else a `[[qos.client]]` rule's).
 pub(crate) fn read(
     state: &State,
     parts: &Parts,
     envelope: &Envelope,
     client: Option<&str>,
+    stated: Stated,
 ) -> Result<Option<CompressionPreference>, Fault> {
-    let stated = Requirements::of(envelope, &state.limits)?.unwrap_or_default();
+    let stated = match stated {
+        Stated::Read(r) => r,
+        Stated::Unread => Requirements::of(envelope, &state.limits)?.unwrap_or_default(),
+    };
     let client = client.and_then(|c| c.parse().ok());
     let policy = &state.compression.policy;
     let path = parts.uri.path();

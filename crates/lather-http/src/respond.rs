@@ -39,7 +39,9 @@ pub(crate) fn fault(fault: &Fault, version: SoapVersion) -> HttpResponse {
         FaultKind::ServerBusy
         | FaultKind::ShuttingDown
         | FaultKind::UpstreamUnavailable
-        | FaultKind::PublishQueueFull => {
+        | FaultKind::PublishQueueFull
+        | FaultKind::ResponseTimeUnattainable
+        | FaultKind::OfferStoreUnavailable => {
             headers.insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
         }
         FaultKind::MethodNotAllowed => {

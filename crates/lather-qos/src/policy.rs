@@ -5,7 +5,8 @@
 //! DiffServ code point of its traffic class.
 
 use crate::CpuGauge;
-use lather_config::{ClientRule, CompressionPreference, QosConfig};
+use lather_config::{ClassRule, ClientRule, CompressionPreference, QosConfig};
+use lather_pipeline::Priority;
 use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -26,7 +27,7 @@ pub enum Decision {
 pub struct QosPolicy {
     below: u32,
     rules: Vec<ClientRule>,
-    classes: BTreeMap<String, u8>,
+    classes: BTreeMap<String, ClassRule>,
     gauge: Arc<CpuGauge>,
 }
 
@@ -38,7 +39,7 @@ impl QosPolicy {
                 q.compress_below_cpu()
             }),
             rules: qos.map(QosConfig::client_rules).unwrap_or_default(),
-            classes: qos.map(QosConfig::class_dscp).unwrap_or_default(),
+            classes: qos.map(QosConfig::class_rules).unwrap_or_default(),
             gauge,
         }
     }
@@ -63,21 +64,53 @@ impl QosPolicy {
         })
     }
 
-    /// The DSCP of a request's answer: that of the class it `stated` in its QoS header
-    /// when that class is configured, else of the first matching rule that gives a class;
-    /// `None` (the connection left as it is) without either.
-    pub fn dscp(&self, stated: Option<&str>, path: &str, client: Option<IpAddr>) -> Option<u8> {
-        if let Some(dscp) = stated.and_then(|class| self.classes.get(class)) {
-            return Some(*dscp);
+    /// A request's traffic class: the one it `stated` in its QoS header when that class is
+    /// configured and its `allow` lets the client state it, else that of the first
+    /// matching rule that gives a class; `None` without either.
+    pub fn class(
+        &self,
+        stated: Option<&str>,
+        path: &str,
+        client: Option<IpAddr>,
+    ) -> Option<&ClassRule> {
+        let allowed = |rule: &&ClassRule| {
+            rule.allow.is_empty()
+                || client.is_some_and(|ip| rule.allow.iter().any(|net| net.contains(ip)))
+        };
+        if let Some(rule) = stated.and_then(|c| self.classes.get(c)).filter(allowed) {
+            return Some(rule);
         }
         self.matching(path, client)
             .find_map(|rule| rule.class.as_deref())
-            .and_then(|class| self.classes.get(class).copied())
+            .and_then(|class| self.classes.get(class))
     }
 
-    /// Whether any traffic class is configured (no marking work otherwise).
+    /// The DSCP of a request's answer: its [class](Self::class)'s; `None` (the connection
+    /// left as it is) when it has none.
+    pub fn dscp(&self, stated: Option<&str>, path: &str, client: Option<IpAddr>) -> Option<u8> {
+        self.class(stated, path, client).and_then(|c| c.dscp)
+    }
+
+    /// The admission priority of a request: its [class](Self::class)'s, if it sets one.
+    pub fn priority(
+        &self,
+        stated: Option<&str>,
+        path: &str,
+        client: Option<IpAddr>,
+    ) -> Option<Priority> {
+        self.class(stated, path, client)
+            .and_then(|c| c.priority.as_deref())
+            .and_then(Priority::parse)
+    }
+
+    /// Whether any traffic class marks its answers (no marking work otherwise).
     pub fn marks(&self) -> bool {
-        !self.classes.is_empty()
+        self.classes.values().any(|c| c.dscp.is_some())
+    }
+
+    /// Whether any traffic class sets an admission priority.
+    pub fn ranks(&self) -> bool {
+        self.classes.values().any(|c| c.priority.is_some())
     }
 
     fn matching(&self, path: &str, client: Option<IpAddr>) -> impl Iterator<Item = &ClientRule> {
@@ -173,6 +206,36 @@ mod tests {
         assert_eq!(p.dscp(None, "/a", None), Some(10));
         assert_eq!(p.dscp(None, "/b", None), None);
         assert!(!policy("", 0).marks());
+    }
+
+    #[test]
+    fn a_class_sets_the_priority_and_only_allowed_clients_may_state_it() {
+        let p = policy(
+            "[qos.class.gold]\npriority = \"high\"\nallow = [\"10.0.0.0/8\"]\n\
+             [qos.class.bulk]\npriority = \"low\"\n\
+             [[qos.client]]\npath = \"/a\"\nclass = \"bulk\"\n",
+            0,
+        );
+        let ten: IpAddr = "10.1.2.3".parse().unwrap();
+        let other: IpAddr = "192.0.2.1".parse().unwrap();
+        assert!(p.ranks());
+        assert!(!p.marks());
+        assert_eq!(
+            p.priority(Some("gold"), "/b", Some(ten)),
+            Some(Priority::High)
+        );
+        // Not allowed to state gold: as if it stated nothing — the rule's class, or none.
+        assert_eq!(
+            p.priority(Some("gold"), "/a", Some(other)),
+            Some(Priority::Low)
+        );
+        assert_eq!(p.priority(Some("gold"), "/b", Some(other)), None);
+        assert_eq!(p.priority(Some("gold"), "/b", None), None);
+        assert_eq!(
+            p.priority(Some("bulk"), "/b", Some(other)),
+            Some(Priority::Low)
+        );
+        assert_eq!(p.dscp(Some("bulk"), "/b", None), None);
     }
 
     #[test]

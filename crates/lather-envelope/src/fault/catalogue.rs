@@ -370,6 +370,18 @@ catalogue! {
     /// The QoS requirements header (`q:QoS`, `urn:lather:qos`) holds a value lather cannot
     /// read (an unknown compression preference, a response time that is not a number).
     InvalidQosRequirements = 1100, Sender, true, 400, "The QoS requirements header is not valid";
+    /// The request states a response time (`q:ResponseTimeMs`) and was still waiting for
+    /// admission when that time ran out: it is refused rather than answered late (lather's
+    /// own code; answered with `Retry-After`).
+    ResponseTimeUnattainable = 1101, Receiver, true, 503, "The stated response time cannot be met";
+    /// A QoS broker has no offer that meets the client's requirements; the reason says what
+    /// each candidate lacks (lather's own code).
+    NoOfferFits = 1102, Sender, true, 400, "No QoS offer meets the requirements";
+    /// A QoS offer sent to a broker is not valid: a name, endpoint or figure is missing or
+    /// out of range (lather's own code).
+    InvalidOffer = 1103, Sender, true, 400, "The QoS offer is not valid";
+    /// A QoS broker could not write its offer store (lather's own code).
+    OfferStoreUnavailable = 1104, Receiver, true, 503, "The QoS offer store cannot be written";
     /// The request's media type is not a SOAP media type.
     UnsupportedMediaType = 2001, Sender, true, 415, "The media type is not a SOAP media type";
     /// The request's `Content-Encoding` is not gzip, deflate or identity.
