@@ -53,6 +53,19 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
     } else {
         println!("  answers never compressed");
     }
+    if let Some(qos) = &config.qos
+        && let Some(url) = &qos.broker
+    {
+        let refresh = qos
+            .broker_refresh_s
+            .as_ref()
+            .map_or(lather_config::DEFAULT_BROKER_REFRESH_S, |r| *r.get_ref());
+        println!(
+            "  offers registered with the QoS broker {} at start, every {refresh} s (lease {} s) and whenever an adaptive price moves",
+            url.get_ref(),
+            refresh * 3
+        );
+    }
     let phases = if server.phase_metrics {
         "each request's phases counted in lather_phase_seconds"
     } else {
@@ -154,6 +167,18 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
                     limits.max_lease.as_secs()
                 )
             }
+            ServiceKind::Builtin(Builtin::QosBroker) => {
+                let limits = lather_http::registry_limits(svc);
+                format!(
+                    "builtin qos-broker (offers in {}; at most {} offers, leases up to {} s; selections answered from memory)",
+                    svc.store.as_ref().map_or_else(
+                        || "memory, lost on restart".to_owned(),
+                        |f| format!("the SQLite file {} (WAL)", f.get_ref())
+                    ),
+                    limits.max_registrations,
+                    limits.max_lease.as_secs()
+                )
+            }
             ServiceKind::Builtin(Builtin::ContextStore) => {
                 let limits = lather_http::context_store_limits(svc);
                 format!(
@@ -211,6 +236,7 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
                 svc.stream_retry_s.as_ref().map_or(60, |r| *r.get_ref())
             );
         }
+        print_offers(svc);
         print_tuning(svc, config.nats.as_ref());
         print_flows(
             "  ",
@@ -365,6 +391,39 @@ fn print_flows(indent: &str, flows: &[(&str, &lather_pipeline::Plan)]) {
         println!("{indent}{flow} stages:");
         for line in plan.to_string().lines() {
             println!("{indent}  {line}");
+        }
+    }
+}
+
+/// A service's QoS offers: what each promises, and how an adaptive price moves.
+fn print_offers(svc: &lather_config::ServiceConfig) {
+    for offer in &svc.offers {
+        let mut what = format!(
+            "  offer {}: {} ms, {}/s, price {}",
+            offer.name.get_ref(),
+            offer.response_time_ms.get_ref(),
+            offer.throughput.get_ref(),
+            offer.price.get_ref()
+        );
+        if let Some(c) = &offer.compression {
+            what.push_str(&format!(", compression {}", c.get_ref().as_str()));
+        }
+        if let Some(c) = &offer.class {
+            what.push_str(&format!(", class {}", c.get_ref()));
+        }
+        println!("{what} (GET {}?qos)", svc.path.get_ref());
+        if let Some(rule) = offer.adaptive_rule() {
+            println!(
+                "    adaptive: {} averaged over {} s; above {} the price rises {} (up to {}), below {} it falls {} (down to {})",
+                rule.metric.as_str(),
+                rule.window,
+                rule.raise_above,
+                rule.step,
+                rule.max_price,
+                rule.lower_below,
+                rule.step,
+                rule.min_price
+            );
         }
     }
 }

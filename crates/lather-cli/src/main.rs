@@ -3,6 +3,7 @@
 
 mod check;
 mod logging;
+mod qos;
 mod relay;
 mod serve;
 mod subscribe;
@@ -59,6 +60,9 @@ enum Command {
     /// Measure a SOAP endpoint.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Ask a QoS broker for the offer that fits, or list its offers.
+    #[command(subcommand)]
+    Qos(qos::QosCommand),
 }
 
 /// `lather bench …`.
@@ -77,6 +81,7 @@ fn main() -> ExitCode {
         Command::Check { config } => check::run(&config),
         Command::Subscribe(args) => subscribe::run(&args),
         Command::Relay(args) => relay::run(&args),
+        Command::Qos(command) => qos::run(&command),
         Command::Bench(BenchCommand::Timing(args)) => {
             lather_bench::timing::run(&args).map_err(Into::into)
         }

@@ -37,6 +37,7 @@ fn builtin_name(builtin: Builtin) -> &'static str {
         Builtin::EventSource => "event-source",
         Builtin::ContextStore => "context-store",
         Builtin::Registry => "registry",
+        Builtin::QosBroker => "qos-broker",
     }
 }
 

@@ -24,6 +24,7 @@ mod load;
 mod model;
 mod names;
 mod nats;
+mod offer;
 mod public;
 mod qos;
 mod read;
@@ -55,8 +56,13 @@ pub use nats::{
     DEFAULT_ACK_TIMEOUT_MS, DEFAULT_FRAME_BATCH_WAIT_MS, DEFAULT_HEARTBEAT_MS, Fallback,
     MAX_FRAME_BATCH, MAX_LIVENESS_MS, NatsConfig, Placement,
 };
+pub use offer::{
+    AdaptiveConfig, AdaptiveRule, DEFAULT_ADAPT_WINDOW_S, DEFAULT_LOWER_BELOW, DEFAULT_RAISE_ABOVE,
+    LoadMetric, OfferConfig,
+};
 pub use qos::{
-    ClassRule, ClientRule, CompressionPreference, DEFAULT_COMPRESS_BELOW_CPU, QosClient, QosConfig,
+    ClassRule, ClientRule, CompressionPreference, DEFAULT_BROKER_REFRESH_S,
+    DEFAULT_COMPRESS_BELOW_CPU, QosClass, QosClient, QosConfig,
 };
 pub use read::MAX_CONFIG_BYTES;
 pub use route::{RouteConfig, parse_clark};

@@ -171,6 +171,9 @@ pub enum Builtin {
     /// An information service: services register under a lease, clients query (see
     /// docs/context.md).
     Registry,
+    /// A WS-QoS broker: services register their offers, clients ask for the best one that
+    /// meets their requirements; offers kept in SQLite (see docs/qos.md).
+    QosBroker,
 }
 
 /// One `[[service]]` entry.
@@ -203,15 +206,19 @@ pub struct ServiceConfig {
     /// Overrides `[server] max_in_flight` for this service.
     pub max_in_flight: Option<MaxInFlight>,
     /// `event-source` and `context-store`: the redb file subscriptions or contexts are
-    /// kept in (none: memory only).
+    /// kept in; `qos-broker`: the SQLite file offers are kept in (none: memory only).
     pub store: Option<Spanned<String>>,
     /// `context-store` only: where contexts live, `"nats"` (a JetStream KV bucket shared by
     /// every node, the default when `[nats]` exists) or `"local"`.
     pub contexts: Option<Spanned<crate::SubscriptionsMode>>,
-    /// `registry` only: most registrations at once (default 10 000).
+    /// `registry` and `qos-broker` only: most registrations at once (default 10 000; for
+    /// the broker, offers).
     pub max_registrations: Option<Spanned<u64>>,
-    /// `registry` only: the longest lease granted, in seconds, also the lease when a
-    /// registration asks for none (default 3 600).
+    /// The QoS offers the service makes (`[[service.offer]]`, see docs/qos.md).
+    #[serde(default, rename = "offer")]
+    pub offers: Vec<crate::OfferConfig>,
+    /// `registry` and `qos-broker` only: the longest lease granted, in seconds, also the
+    /// lease when a registration asks for none (default 3 600).
     pub max_lease_s: Option<Spanned<u64>>,
     /// `context-store` only: most bytes of one context's contents (default 65 536).
     pub max_context_bytes: Option<Spanned<u64>>,

@@ -6,6 +6,9 @@ use crate::ipnet::IpNet;
 use serde::Deserialize;
 use toml::Spanned;
 
+/// Default of `[qos] broker_refresh_s`: offers are sent to the broker again this often.
+pub const DEFAULT_BROKER_REFRESH_S: u64 = 60;
+
 /// Default of `[qos] compress_below_cpu`: the seed's threshold.
 pub const DEFAULT_COMPRESS_BELOW_CPU: u32 = 80;
 
@@ -93,6 +96,12 @@ pub struct QosConfig {
     /// last second is below this share of the CPUs it may use, in percent (default 80;
     /// 100: always).
     pub compress_below_cpu: Option<Spanned<u64>>,
+    /// The QoS broker (`builtin = "qos-broker"`) this server's offers are registered
+    /// with, e.g. `http://broker:8080/qos` (default none).
+    pub broker: Option<Spanned<String>>,
+    /// Offers are registered again this often, in seconds, besides whenever an adaptive
+    /// price moves (default 60).
+    pub broker_refresh_s: Option<Spanned<u64>>,
     /// Preferences by client, first match wins; a request's own QoS header overrides.
     #[serde(default, rename = "client")]
     pub clients: Vec<QosClient>,
@@ -184,6 +193,22 @@ pub(crate) fn check(
     qos: &QosConfig,
     at: &impl Fn(std::ops::Range<usize>, String) -> ConfigError,
 ) -> Result<(), ConfigError> {
+    if let Some(url) = &qos.broker
+        && !(url.get_ref().starts_with("http://") || url.get_ref().starts_with("https://"))
+    {
+        return Err(at(
+            url.span(),
+            "qos.broker: the broker's URL, http:// or https://".to_owned(),
+        ));
+    }
+    if let Some(v) = &qos.broker_refresh_s
+        && *v.get_ref() == 0
+    {
+        return Err(at(
+            v.span(),
+            "qos.broker_refresh_s: must be at least 1".to_owned(),
+        ));
+    }
     if let Some(v) = &qos.compress_below_cpu
         && !(1..=100).contains(v.get_ref())
     {

@@ -250,6 +250,7 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             ));
         }
         svc.kind = Some(service_kind(svc, i, &at)?);
+        crate::offer::check(i, &svc.offers, config.qos.as_ref().map(|q| &q.classes), &at)?;
         crate::stream::check_service(svc, i, has_stream_table, &at)?;
         crate::public::check_service(svc, i, &at)?;
         crate::tuning::check_service(svc, i, &at)?;
@@ -418,21 +419,25 @@ fn service_kind(
         .builtin
         .as_ref()
         .is_some_and(|b| *b.get_ref() == crate::Builtin::ContextStore);
+    let is_broker = svc
+        .builtin
+        .as_ref()
+        .is_some_and(|b| *b.get_ref() == crate::Builtin::QosBroker);
     if let Some(span) = svc.store.as_ref().map(|v| v.span())
         && !is_source
         && !is_context_store
+        && !is_broker
     {
         return Err(at(
             span,
             format!(
-                "service[{i}].store: only a builtin = \"event-source\" or \"context-store\" service takes it"
+                "service[{i}].store: only a builtin = \"event-source\", \"context-store\" or \"qos-broker\" service takes it"
             ),
         ));
     }
-    let is_registry = svc
-        .builtin
-        .as_ref()
-        .is_some_and(|b| *b.get_ref() == crate::Builtin::Registry);
+    let is_registry = svc.builtin.as_ref().is_some_and(|b| {
+        *b.get_ref() == crate::Builtin::Registry || *b.get_ref() == crate::Builtin::QosBroker
+    });
     for (key, value) in [
         ("max_registrations", &svc.max_registrations),
         ("max_lease_s", &svc.max_lease_s),
@@ -441,7 +446,9 @@ fn service_kind(
             if !is_registry {
                 return Err(at(
                     value.span(),
-                    format!("service[{i}].{key}: only a builtin = \"registry\" service takes it"),
+                    format!(
+                        "service[{i}].{key}: only a builtin = \"registry\" or \"qos-broker\" service takes it"
+                    ),
                 ));
             }
             if *value.get_ref() == 0 {

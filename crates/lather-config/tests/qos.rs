@@ -85,3 +85,73 @@ fn the_table_is_read_with_its_defaults_and_checked() {
         assert!(e.contains("q.toml"), "{text}: {e}");
     }
 }
+
+const SVC: &str = "[[service]]\nname = \"q\"\npath = \"/q\"\nbuiltin = \"echo\"\n";
+
+#[test]
+fn offers_are_read_with_their_adaptive_defaults_and_checked() {
+    let config = Config::from_toml(
+        &format!(
+            "{SVC}[[service.offer]]\nname = \"gold\"\nresponse_time_ms = 20\nthroughput = 500\nprice = 10\n\
+             [service.offer.adaptive]\n"
+        ),
+        "q.toml",
+    )
+    .unwrap();
+    let rule = config.services[0].offers[0].adaptive_rule().unwrap();
+    assert_eq!(rule.metric, lather_config::LoadMetric::Cpu);
+    assert_eq!(
+        (rule.window, rule.raise_above, rule.lower_below),
+        (30, 80.0, 70.0)
+    );
+    assert_eq!(
+        (rule.step, rule.min_price, rule.max_price),
+        (1.0, 10.0, 20.0)
+    );
+    let offer =
+        "[[service.offer]]\nname = \"a\"\nresponse_time_ms = 1\nthroughput = 1\nprice = 1\n";
+    for (extra, says) in [
+        (format!("{offer}{offer}"), "named twice"),
+        (offer.replace("price = 1", "price = -1"), "offer[0].price"),
+        (format!("{offer}class = \"gold\"\n"), "no [qos.class.gold]"),
+        (
+            format!("{offer}[service.offer.adaptive]\nraise_above = 60\n"),
+            "lower_below (70) must be under raise_above (60)",
+        ),
+        (
+            format!("{offer}[service.offer.adaptive]\nwindow_s = 0\n"),
+            "window_s",
+        ),
+        (
+            format!("{offer}[service.offer.adaptive]\nmetric = \"ram\"\n"),
+            "unknown variant",
+        ),
+        (
+            format!("{offer}[service.offer.adaptive]\nmax_price = 0.5\n"),
+            "max_price",
+        ),
+        (offer.replace("price = 1\n", ""), "missing field `price`"),
+    ] {
+        let e = error_of(&format!("{SVC}{extra}"));
+        assert!(e.contains(says), "{extra}: {e}");
+    }
+    for (text, says) in [
+        ("[qos]\nbroker = \"nats://x\"\n", "qos.broker"),
+        (
+            "[qos]\nbroker = \"http://x/q\"\nbroker_refresh_s = 0\n",
+            "broker_refresh_s",
+        ),
+        (
+            "[[service]]\nname = \"b\"\npath = \"/b\"\nbuiltin = \"echo\"\nstore = \"b.sqlite\"\n",
+            "qos-broker",
+        ),
+    ] {
+        let e = error_of(text);
+        assert!(e.contains(says), "{text}: {e}");
+    }
+    Config::from_toml(
+        "[[service]]\nname = \"b\"\npath = \"/b\"\nbuiltin = \"qos-broker\"\nstore = \"b.sqlite\"\nmax_registrations = 5\n",
+        "q.toml",
+    )
+    .unwrap();
+}

@@ -276,12 +276,29 @@ impl ServerBuilder {
                 unique.push(service.clone());
             }
         }
+        if unique.iter().any(|s| s.offers.is_some()) {
+            state
+                .metrics
+                .register_collector(crate::collect_offers::OffersCollector(unique.clone()));
+        }
         state
             .metrics
             .register_collector(crate::collect_streams::StreamCollector::new(
                 unique,
                 state.streams.clone(),
             ));
+        state.offer_broker = qos.and_then(|q| {
+            q.broker
+                .as_ref()
+                .map(|url| crate::offer_broker::OfferBroker {
+                    url: url.get_ref().clone(),
+                    refresh: Duration::from_secs(
+                        q.broker_refresh_s
+                            .as_ref()
+                            .map_or(lather_config::DEFAULT_BROKER_REFRESH_S, |r| *r.get_ref()),
+                    ),
+                })
+        });
         if let Some(link) = &state.link {
             link.connect()
                 .await

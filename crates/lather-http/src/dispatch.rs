@@ -87,6 +87,9 @@ where
     };
     let mut answer = answer;
     let outcome = serve(&state, &service, req, &mut answer).await;
+    if let Some(latency) = service.offers.as_ref().and_then(|o| o.latency()) {
+        latency.record(started.elapsed());
+    }
     finish(&state, &service.name, outcome, answer)
 }
 
@@ -225,6 +228,9 @@ where
     {
         return Ok(replies.poll(&id).await);
     }
+    if parts.method == Method::GET && crate::offers_doc::is_qos_query(parts.uri.query()) {
+        return Ok(crate::offers_doc::document(service));
+    }
     if parts.method == Method::GET && is_wsdl_query(parts.uri.query()) {
         return wsdl(state, service, &parts).await.map_err(|f| (f, guess));
     }
@@ -232,7 +238,7 @@ where
         let fault = Fault::with_reason(
             FaultKind::MethodNotAllowed,
             format!(
-                "{} is not allowed: POST a SOAP message, or GET {}?wsdl",
+                "{} is not allowed: POST a SOAP message, or GET {}?wsdl (or ?qos)",
                 parts.method, service.path
             ),
         );
@@ -463,6 +469,12 @@ async fn route(
         && let Some(accepted) = replies.intake(&envelope, context.action.as_deref()).await?
     {
         return Ok(accepted);
+    }
+    if envelope
+        .operation()
+        .is_some_and(crate::offers_doc::is_get_offers)
+    {
+        return Ok(crate::offers_doc::answer(service, version));
     }
     if envelope
         .operation()

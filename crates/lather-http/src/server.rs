@@ -129,6 +129,8 @@ impl Server {
         }
         let (stop_workers, workers_stopping) = tokio::sync::watch::channel(false);
         self.start_async_workers(&workers_stopping);
+        let (stop_offers, offers_stopping) = tokio::sync::watch::channel(false);
+        let offers = tokio::spawn(crate::offers_task::run(self.state.clone(), offers_stopping));
         let graceful = GracefulShutdown::new();
         let mut builder = auto::Builder::new(TokioExecutor::new());
         builder
@@ -207,6 +209,8 @@ impl Server {
             }
         };
         tracing::info!("shutting down: no new connections, finishing requests in flight");
+        // The broker stops steering clients here while the requests in flight finish.
+        let _ = stop_offers.send(true);
         tokio::select! {
             ((), ()) = async { tokio::join!(graceful.shutdown(), streams_drained) } => tracing::info!("all connections closed"),
             () = tokio::time::sleep(self.grace) => tracing::warn!("grace period over; closing remaining connections"),
@@ -214,6 +218,7 @@ impl Server {
         // Asynchronous requests not yet answered or delivered wait in their store for the
         // next start.
         let _ = stop_workers.send(true);
+        let _ = tokio::time::timeout(crate::offers_task::DEREGISTER_WAIT, offers).await;
         Ok(())
     }
 }

@@ -45,6 +45,8 @@ pub(crate) struct Service {
     pub(crate) async_replies: Option<Arc<crate::async_reply::AsyncReplies>>,
     /// The queue of accepted asynchronous requests, until the server's worker takes it.
     pub(crate) async_jobs: std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<String>>>,
+    /// Its QoS offers (`[[service.offer]]`), if it makes any.
+    pub(crate) offers: Option<Arc<lather_qos::ServiceOffers>>,
 }
 
 impl std::fmt::Debug for Service {
@@ -121,6 +123,7 @@ impl Service {
             wsdl_rotation: None,
             async_replies: None,
             async_jobs: std::sync::Mutex::new(None),
+            offers: None,
         }
     }
 
@@ -156,6 +159,7 @@ impl Service {
                 Arc::new(context_store(config, server, store))
             }
             ServiceKind::Builtin(Builtin::Registry) => Arc::new(registry(config, server)),
+            ServiceKind::Builtin(Builtin::QosBroker) => Arc::new(qos_broker(config, server)?),
             ServiceKind::Gateway(upstreams) => Arc::new(
                 gateway(config, server, Backends::fixed(upstreams.clone()))
                     .with_streams(stream_sender.clone()),
@@ -182,6 +186,16 @@ impl Service {
         service.accept_streams = config.accept_streams.as_ref().is_some_and(|a| *a.get_ref());
         service.stream_sender = stream_sender;
         service.wsdl_rotation = crate::wsdl_rotation::WsdlRotation::new(&config.wsdl_addresses());
+        if !config.offers.is_empty() {
+            let endpoint = config
+                .public_url(server)
+                .unwrap_or_else(|| format!("http://{listen}{}", config.path.get_ref()));
+            service.offers = Some(Arc::new(lather_qos::ServiceOffers::new(
+                config.name.get_ref(),
+                &endpoint,
+                &config.offers,
+            )));
+        }
         if let Some(settings) = config.async_replies() {
             let policy =
                 lather_eventing::DeliveryPolicy::new(&settings.allow, Some(&["http".to_owned()]))
@@ -304,6 +318,33 @@ fn registry(config: &ServiceConfig, server: &ServerConfig) -> lather_context::Re
         Arc::new(lather_context::Registry::new(registry_limits(config))),
         lather_compose::server_limits(server),
     )
+}
+
+/// A `qos-broker` service: its offers in the SQLite file `store` (memory without one).
+fn qos_broker(
+    config: &ServiceConfig,
+    server: &ServerConfig,
+) -> Result<lather_qos::broker::BrokerService, String> {
+    use lather_qos::broker::{BookLimits, BrokerService, OfferBook, OfferStore};
+    let registry = registry_limits(config);
+    let limits = BookLimits {
+        max_offers: registry.max_registrations,
+        max_lease: registry.max_lease,
+    };
+    let path = config
+        .store
+        .as_ref()
+        .map(|p| std::path::PathBuf::from(p.get_ref()));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let book = OfferStore::open(path.as_deref())
+        .and_then(|store| OfferBook::open(store, limits, now))
+        .map_err(|e| format!("QoS broker: {e}"))?;
+    Ok(BrokerService::new(
+        Arc::new(book),
+        lather_compose::server_limits(server),
+    ))
 }
 
 /// A local context store: its redb file when `store` is set, else memory.

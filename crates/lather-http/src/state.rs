@@ -37,6 +37,8 @@ pub(crate) struct State {
     pub(crate) server_timing: lather_config::ServerTiming,
     /// The most items one batch may hold (`[server] max_batch_items`).
     pub(crate) max_batch_items: usize,
+    /// Where the services' offers are registered (`[qos] broker`), if anywhere.
+    pub(crate) offer_broker: Option<crate::offer_broker::OfferBroker>,
 }
 
 impl State {
@@ -111,6 +113,7 @@ impl State {
             phases,
             server_timing: server.server_timing,
             max_batch_items: server.max_batch_items,
+            offer_broker: None,
         })
     }
 }

@@ -74,8 +74,7 @@ async fn served_order(
     for t in tasks {
         assert_eq!(t.await.unwrap(), StatusCode::OK);
     }
-    let order = order.lock().unwrap().clone();
-    order
+    order.lock().unwrap().clone()
 }
 
 #[tokio::test]

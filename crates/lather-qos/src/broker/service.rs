@@ -1,0 +1,94 @@
+//! The broker as a SOAP service (`builtin = "qos-broker"`).
+
+use super::book::{BookError, OfferBook};
+use super::protocol::{self, Request};
+use lather_envelope::{Bytes, EnvelopeBuilder, Fault, FaultKind, Limits, QName};
+use lather_pipeline::{Reply, ServiceFuture, ServiceRequest, SoapService};
+use std::sync::Arc;
+
+/// Answers `RegisterOffers`, `DeregisterOffers`, `SelectOffer` and `ListOffers`. A
+/// registration belongs to the address it came from: only that address replaces or
+/// removes the endpoint's offers while their lease runs.
+#[derive(Debug, Clone)]
+pub struct BrokerService {
+    book: Arc<OfferBook>,
+    limits: Limits,
+}
+
+impl BrokerService {
+    /// The service over `book`; request bodies are read within `limits`.
+    pub fn new(book: Arc<OfferBook>, limits: Limits) -> BrokerService {
+        BrokerService { book, limits }
+    }
+}
+
+/// Seconds since the Unix epoch.
+pub(crate) fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn book_fault(e: BookError) -> Fault {
+    let kind = match &e {
+        BookError::NotOwner { .. } | BookError::Invalid(_) => FaultKind::InvalidOffer,
+        BookError::Full { .. } | BookError::Store(_) => FaultKind::OfferStoreUnavailable,
+    };
+    if let BookError::Store(e) = &e {
+        tracing::warn!(error = %e, "QoS broker: the offer store failed");
+    }
+    Fault::with_reason(kind, e.to_string())
+}
+
+/// Runs a blocking book write off the async threads.
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, BookError> + Send + 'static,
+) -> Result<T, Fault> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|_| Fault::with_reason(FaultKind::Internal, "the offer store write failed"))?
+        .map_err(book_fault)
+}
+
+impl SoapService for BrokerService {
+    fn call<'a>(&'a self, request: ServiceRequest<'a>) -> ServiceFuture<'a> {
+        Box::pin(async move {
+            let version = request.envelope.version();
+            let owner = request.context.client.clone().unwrap_or_default();
+            let body = match protocol::parse(&request.envelope, &self.limits)? {
+                Request::Register { offers, lease } => {
+                    let count = offers.len();
+                    let book = self.book.clone();
+                    let lease =
+                        blocking(move || book.register(offers, &owner, lease, now())).await?;
+                    protocol::registered(count, lease)
+                }
+                Request::Deregister { endpoint } => {
+                    let book = self.book.clone();
+                    let removed =
+                        blocking(move || book.deregister(&endpoint, &owner, now())).await?;
+                    protocol::deregistered(removed)
+                }
+                Request::Select(want) => {
+                    let offer = self
+                        .book
+                        .select(&want, now())
+                        .map_err(|e| Fault::with_reason(FaultKind::NoOfferFits, e.0))?;
+                    protocol::offers_answer("SelectOfferResponse", &[offer])
+                }
+                Request::List { service } => protocol::offers_answer(
+                    "ListOffersResponse",
+                    &self.book.list(service.as_deref(), now()),
+                ),
+            };
+            let bytes = EnvelopeBuilder::new(version)
+                .body(Bytes::from(body))
+                .build();
+            Ok::<_, Fault>(Reply::Written(version, bytes))
+        })
+    }
+
+    fn operations(&self) -> Vec<QName> {
+        protocol::operations()
+    }
+}
