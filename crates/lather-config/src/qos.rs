@@ -97,7 +97,9 @@ pub struct QosConfig {
     /// 100: always).
     pub compress_below_cpu: Option<Spanned<u64>>,
     /// The QoS broker (`builtin = "qos-broker"`) this server's offers are registered
-    /// with, e.g. `http://broker:8080/qos` (default none).
+    /// with: its URL, e.g. `http://broker:8080/qos`, or `"nats"` to publish them on
+    /// `{subject_prefix}.qos.offers` through `[nats]`, where every broker with `[nats]`
+    /// takes them (default none).
     pub broker: Option<Spanned<String>>,
     /// Offers are registered again this often, in seconds, besides whenever an adaptive
     /// price moves (default 60).
@@ -194,11 +196,12 @@ pub(crate) fn check(
     at: &impl Fn(std::ops::Range<usize>, String) -> ConfigError,
 ) -> Result<(), ConfigError> {
     if let Some(url) = &qos.broker
+        && url.get_ref() != "nats"
         && !(url.get_ref().starts_with("http://") || url.get_ref().starts_with("https://"))
     {
         return Err(at(
             url.span(),
-            "qos.broker: the broker's URL, http:// or https://".to_owned(),
+            "qos.broker: the broker's URL, http:// or https://, or \"nats\"".to_owned(),
         ));
     }
     if let Some(v) = &qos.broker_refresh_s

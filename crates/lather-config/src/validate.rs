@@ -61,6 +61,15 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
     }
     if let Some(qos) = &config.qos {
         crate::qos::check(qos, &at)?;
+        if let Some(broker) = &qos.broker
+            && broker.get_ref() == "nats"
+            && config.nats.is_none()
+        {
+            return Err(at(
+                broker.span(),
+                "qos.broker: \"nats\" publishes the offers through [nats]: add a [nats] table with the url of the NATS server".to_owned(),
+            ));
+        }
     }
     let has_stream_table = config.stream.is_some();
     crate::public::check_server_url(config.server.public_url.as_deref(), origin)?;
@@ -1005,7 +1014,7 @@ timeout_ms = 250
             (
                 "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"echo\"\nstore = \"x.redb\"\n",
                 5,
-                "store: only a builtin = \"event-source\" or \"context-store\"",
+                "store: only a builtin = \"event-source\", \"context-store\" or \"qos-broker\"",
             ),
             (
                 "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"event-source\"\nmax_contexts = 5\n",

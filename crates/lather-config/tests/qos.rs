@@ -137,6 +137,7 @@ fn offers_are_read_with_their_adaptive_defaults_and_checked() {
     }
     for (text, says) in [
         ("[qos]\nbroker = \"nats://x\"\n", "qos.broker"),
+        ("[qos]\nbroker = \"nats\"\n", "add a [nats] table"),
         (
             "[qos]\nbroker = \"http://x/q\"\nbroker_refresh_s = 0\n",
             "broker_refresh_s",

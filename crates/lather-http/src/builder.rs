@@ -287,18 +287,15 @@ impl ServerBuilder {
                 unique,
                 state.streams.clone(),
             ));
-        state.offer_broker = qos.and_then(|q| {
-            q.broker
-                .as_ref()
-                .map(|url| crate::offer_broker::OfferBroker {
-                    url: url.get_ref().clone(),
-                    refresh: Duration::from_secs(
-                        q.broker_refresh_s
-                            .as_ref()
-                            .map_or(lather_config::DEFAULT_BROKER_REFRESH_S, |r| *r.get_ref()),
-                    ),
-                })
-        });
+        if let Some(q) = qos
+            && let Some(url) = &q.broker
+            && url.get_ref() != "nats"
+        {
+            state.offer_broker = Some(crate::offer_broker::OfferBroker {
+                target: crate::offer_broker::BrokerTarget::Http(url.get_ref().clone()),
+                refresh: crate::qos_nats::refresh(q),
+            });
+        }
         if let Some(link) = &state.link {
             link.connect()
                 .await
@@ -311,6 +308,11 @@ impl ServerBuilder {
                 crate::eventing_nats::share(config, &state, nats, &mut shared).await?;
                 crate::context_nats::share(config, &state, nats, &mut shared).await?;
                 crate::async_nats_share::share(config, &state, nats, &mut shared).await?;
+                let by_nats = crate::qos_nats::share(config, &state, nats, &mut shared).await?;
+                drop(shared);
+                if by_nats.is_some() {
+                    state.offer_broker = by_nats;
+                }
             }
             crate::exposure::warn(config);
         }

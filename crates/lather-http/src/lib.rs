@@ -43,6 +43,7 @@ mod offers_doc;
 mod offers_task;
 mod peer;
 mod qos;
+mod qos_nats;
 mod respond;
 mod server;
 mod service;

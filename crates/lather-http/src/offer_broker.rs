@@ -1,12 +1,114 @@
-//! Where a server's QoS offers are registered (`[qos] broker`).
+//! Where a server's QoS offers are registered (`[qos] broker`): a broker's URL, or the
+//! NATS subject every broker with `[nats]` listens on.
 
+use lather_qos::Offer;
+use lather_qos::broker::{BrokerClient, BrokerError, deregister_message, register_message};
 use std::time::Duration;
 
 /// The broker and how often the offers go to it again.
 #[derive(Debug, Clone)]
 pub(crate) struct OfferBroker {
-    /// The broker's URL.
-    pub(crate) url: String,
+    /// Where the offers go.
+    pub(crate) target: BrokerTarget,
     /// How often offers are registered again.
     pub(crate) refresh: Duration,
+}
+
+/// A broker reached over HTTP, or the NATS offers subject.
+#[derive(Debug, Clone)]
+pub(crate) enum BrokerTarget {
+    /// A broker's URL.
+    Http(String),
+    /// Published on `subject` through the server's NATS connection.
+    Nats {
+        /// The connection.
+        client: async_nats::Client,
+        /// `{subject_prefix}.qos.offers`.
+        subject: String,
+    },
+}
+
+/// Why offers could not be sent.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SendError {
+    /// Over HTTP.
+    #[error(transparent)]
+    Http(#[from] BrokerError),
+    /// Over NATS.
+    #[error("NATS: {0}")]
+    Nats(String),
+}
+
+/// A ready sender of offers.
+#[derive(Debug)]
+pub(crate) enum OfferSender {
+    /// Over HTTP.
+    Http(Box<BrokerClient>),
+    /// Over NATS.
+    Nats(async_nats::Client, String),
+}
+
+/// How long one broker call may take.
+const BROKER_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl OfferSender {
+    /// The sender for `target`; `None` (logged) when the URL cannot be called.
+    pub(crate) fn new(target: &BrokerTarget) -> Option<OfferSender> {
+        match target {
+            BrokerTarget::Http(url) => BrokerClient::new(url.clone(), BROKER_TIMEOUT)
+                .inspect_err(|e| tracing::warn!(error = %e, %url, "QoS broker: cannot call it"))
+                .ok()
+                .map(|c| OfferSender::Http(Box::new(c))),
+            BrokerTarget::Nats { client, subject } => {
+                Some(OfferSender::Nats(client.clone(), subject.clone()))
+            }
+        }
+    }
+
+    /// Registers `offers` for `lease`.
+    pub(crate) async fn register(
+        &self,
+        offers: &[Offer],
+        lease: Duration,
+    ) -> Result<(), SendError> {
+        match self {
+            OfferSender::Http(client) => client.register(offers, lease).await.map(|_| ())?,
+            OfferSender::Nats(client, subject) => {
+                publish(client, subject, register_message(offers, lease)).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes `endpoint`'s offers.
+    pub(crate) async fn deregister(&self, endpoint: &str) -> Result<(), SendError> {
+        match self {
+            OfferSender::Http(client) => client.deregister(endpoint).await.map(|_| ())?,
+            OfferSender::Nats(client, subject) => {
+                publish(client, subject, deregister_message(endpoint)).await?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Publishes and flushes, within the broker timeout.
+async fn publish(
+    client: &async_nats::Client,
+    subject: &str,
+    body: String,
+) -> Result<(), SendError> {
+    let sent = async {
+        client
+            .publish(subject.to_owned(), body.into())
+            .await
+            .map_err(|e| SendError::Nats(e.to_string()))?;
+        client
+            .flush()
+            .await
+            .map_err(|e| SendError::Nats(e.to_string()))
+    };
+    tokio::time::timeout(BROKER_TIMEOUT, sent)
+        .await
+        .map_err(|_| SendError::Nats(format!("no answer within {BROKER_TIMEOUT:?}")))?
 }

@@ -3,16 +3,14 @@
 //! `[qos] broker` every offer is registered with the broker — at start, whenever a price
 //! moves, and every `broker_refresh_s` — and removed from it when the server stops.
 
+use crate::offer_broker::OfferSender;
 use crate::service::Service;
 use crate::state::State;
 use lather_config::LoadMetric;
-use lather_qos::broker::BrokerClient;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
-/// How long one broker call may take.
-const BROKER_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a stopping server waits for its offers to be removed from the broker.
 pub(crate) const DEREGISTER_WAIT: Duration = Duration::from_secs(6);
 /// The wait before a failed registration is tried again.
@@ -32,12 +30,10 @@ pub(crate) async fn run(state: Arc<State>, mut stopping: watch::Receiver<bool>) 
     let adapts = services
         .iter()
         .any(|s| s.offers.as_ref().is_some_and(|o| o.adapts()));
-    let broker = state.offer_broker.as_ref().and_then(|b| {
-        BrokerClient::new(b.url.clone(), BROKER_TIMEOUT)
-            .inspect_err(|e| tracing::warn!(error = %e, url = %b.url, "QoS broker: cannot call it"))
-            .ok()
-            .map(|client| (client, b.refresh))
-    });
+    let broker = state
+        .offer_broker
+        .as_ref()
+        .and_then(|b| OfferSender::new(&b.target).map(|sender| (sender, b.refresh)));
     let mut tick = tokio::time::interval(Duration::from_secs(1));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut next_registration = Instant::now();

@@ -47,6 +47,9 @@ pub(crate) struct Service {
     pub(crate) async_jobs: std::sync::Mutex<Option<tokio::sync::mpsc::UnboundedReceiver<String>>>,
     /// Its QoS offers (`[[service.offer]]`), if it makes any.
     pub(crate) offers: Option<Arc<lather_qos::ServiceOffers>>,
+    /// The offer book, when the service is the `qos-broker` builtin (NATS registrations
+    /// reach it here).
+    pub(crate) qos_book: Option<Arc<lather_qos::broker::OfferBook>>,
 }
 
 impl std::fmt::Debug for Service {
@@ -124,6 +127,7 @@ impl Service {
             async_replies: None,
             async_jobs: std::sync::Mutex::new(None),
             offers: None,
+            qos_book: None,
         }
     }
 
@@ -138,6 +142,7 @@ impl Service {
     ) -> Result<Self, String> {
         let mut event_source = None;
         let mut shared_contexts = None;
+        let mut qos_book_opened = None;
         let stream_sender = stream_sender(config, server)?;
         let soap: Arc<dyn SoapService> = match config.kind() {
             ServiceKind::Builtin(Builtin::Echo) => Arc::new(crate::echo::Echo),
@@ -159,7 +164,14 @@ impl Service {
                 Arc::new(context_store(config, server, store))
             }
             ServiceKind::Builtin(Builtin::Registry) => Arc::new(registry(config, server)),
-            ServiceKind::Builtin(Builtin::QosBroker) => Arc::new(qos_broker(config, server)?),
+            ServiceKind::Builtin(Builtin::QosBroker) => {
+                let book = qos_book(config)?;
+                qos_book_opened = Some(book.clone());
+                Arc::new(lather_qos::broker::BrokerService::new(
+                    book,
+                    lather_compose::server_limits(server),
+                ))
+            }
             ServiceKind::Gateway(upstreams) => Arc::new(
                 gateway(config, server, Backends::fixed(upstreams.clone()))
                     .with_streams(stream_sender.clone()),
@@ -183,6 +195,7 @@ impl Service {
         );
         service.event_source = event_source;
         service.shared_contexts = shared_contexts;
+        service.qos_book = qos_book_opened;
         service.accept_streams = config.accept_streams.as_ref().is_some_and(|a| *a.get_ref());
         service.stream_sender = stream_sender;
         service.wsdl_rotation = crate::wsdl_rotation::WsdlRotation::new(&config.wsdl_addresses());
@@ -320,12 +333,10 @@ fn registry(config: &ServiceConfig, server: &ServerConfig) -> lather_context::Re
     )
 }
 
-/// A `qos-broker` service: its offers in the SQLite file `store` (memory without one).
-fn qos_broker(
-    config: &ServiceConfig,
-    server: &ServerConfig,
-) -> Result<lather_qos::broker::BrokerService, String> {
-    use lather_qos::broker::{BookLimits, BrokerService, OfferBook, OfferStore};
+/// A `qos-broker` service's book: its offers in the SQLite file `store` (memory without
+/// one).
+fn qos_book(config: &ServiceConfig) -> Result<Arc<lather_qos::broker::OfferBook>, String> {
+    use lather_qos::broker::{BookLimits, OfferBook, OfferStore};
     let registry = registry_limits(config);
     let limits = BookLimits {
         max_offers: registry.max_registrations,
@@ -341,10 +352,7 @@ fn qos_broker(
     let book = OfferStore::open(path.as_deref())
         .and_then(|store| OfferBook::open(store, limits, now))
         .map_err(|e| format!("QoS broker: {e}"))?;
-    Ok(BrokerService::new(
-        Arc::new(book),
-        lather_compose::server_limits(server),
-    ))
+    Ok(Arc::new(book))
 }
 
 /// A local context store: its redb file when `store` is set, else memory.

@@ -286,3 +286,41 @@ async fn bad_registrations_and_requests_are_faults() {
         .await
         .assert_fault(FaultKind::UnknownOperation, SoapVersion::V12);
 }
+
+#[tokio::test]
+async fn offers_travel_to_the_broker_over_nats_and_leave_with_the_server() {
+    let nats = lather_test_util::nats::NatsServer::start("qos-offers");
+    let table = format!(
+        "[nats]\nurl = \"{}\"\nconnect_timeout_ms = 1000\nsubject_prefix = \"qostest\"\n",
+        nats.url()
+    );
+    let broker = TestServer::start(&format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n{table}\
+         [[service]]\nname = \"broker\"\npath = \"/qos\"\nbuiltin = \"qos-broker\"\n"
+    ))
+    .await;
+    let gauge = CpuGauge::manual(0);
+    let mut service = start(
+        &quotes(&format!("{table}[qos]\nbroker = \"nats\"\n")),
+        gauge.clone(),
+    )
+    .await;
+    let client = BrokerClient::new(broker.url("/qos"), Duration::from_secs(5)).unwrap();
+    eventually(10, "the offers arrive over NATS", || async {
+        (client.list(Some("quotes")).await.unwrap().len() == 2).then_some(())
+    })
+    .await;
+    // A moved price is published at once.
+    gauge.set(95);
+    eventually(10, "the moved price arrives over NATS", || async {
+        let offers = client.list(Some("quotes")).await.unwrap();
+        (price(&offers, "bronze") >= 1.5).then_some(())
+    })
+    .await;
+    // A graceful stop removes them.
+    service.shutdown().await.unwrap().unwrap();
+    eventually(10, "the offers leave with the server", || async {
+        client.list(None).await.unwrap().is_empty().then_some(())
+    })
+    .await;
+}

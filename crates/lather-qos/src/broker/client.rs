@@ -91,15 +91,7 @@ impl BrokerClient {
         offers: &[Offer],
         lease: Duration,
     ) -> Result<Duration, BrokerError> {
-        let mut body = format!("<q:RegisterOffers xmlns:q=\"{QOS_NS}\">");
-        for o in offers {
-            o.write_xml(&mut body);
-        }
-        let _ = write!(
-            body,
-            "<q:LeaseSeconds>{}</q:LeaseSeconds></q:RegisterOffers>",
-            lease.as_secs().max(1)
-        );
+        let body = super::protocol::register_message(offers, lease);
         let element = self.ask(body, "RegisterOffersResponse").await?;
         element
             .elements()
@@ -111,10 +103,7 @@ impl BrokerClient {
 
     /// Removes the offers of `endpoint`; how many there were.
     pub async fn deregister(&self, endpoint: &str) -> Result<usize, BrokerError> {
-        let body = format!(
-            "<q:DeregisterOffers xmlns:q=\"{QOS_NS}\"><q:Endpoint>{}</q:Endpoint></q:DeregisterOffers>",
-            escape_text(endpoint)
-        );
+        let body = super::protocol::deregister_message(endpoint);
         let element = self.ask(body, "DeregisterOffersResponse").await?;
         element
             .elements()

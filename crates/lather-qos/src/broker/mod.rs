@@ -4,12 +4,15 @@
 //! step with it, so a restart keeps every registration and a selection never reads disk.
 
 mod book;
+mod bus;
 mod client;
-mod protocol;
+pub(crate) mod protocol;
 mod service;
 mod store;
 
 pub use book::{BookError, BookLimits, NoFit, OfferBook, Selection};
+pub use bus::{BUS_OWNER, apply, offers_subject};
 pub use client::{BrokerClient, BrokerError};
+pub use protocol::{deregister_message, register_message};
 pub use service::BrokerService;
 pub use store::{Held, OfferStore, StoreError};

@@ -80,11 +80,24 @@ pub(crate) fn parse(envelope: &Envelope, limits: &Limits) -> Result<Request, Fau
                 .into(),
         )
     })?;
-    let element = Element::parse(&payload, limits)?;
+    parse_element(&Element::parse(&payload, limits)?)
+}
+
+/// The request a broker operation's element states (a SOAP Body's, or a NATS message's).
+pub(crate) fn parse_element(element: &Element) -> Result<Request, Fault> {
+    if element.name().namespace() != QOS_NS {
+        return Err(Fault::with_reason(
+            FaultKind::UnknownOperation,
+            format!(
+                "{} is not in the QoS namespace {QOS_NS}",
+                element.name().local()
+            ),
+        ));
+    }
     Ok(match element.name().local() {
         "RegisterOffers" => Request::Register {
-            offers: offers_of(&element)?,
-            lease: text(&element, "LeaseSeconds")
+            offers: offers_of(element)?,
+            lease: text(element, "LeaseSeconds")
                 .map(|t| {
                     t.parse::<u64>()
                         .ok()
@@ -97,13 +110,13 @@ pub(crate) fn parse(envelope: &Envelope, limits: &Limits) -> Result<Request, Fau
                 .transpose()?,
         },
         "DeregisterOffers" => Request::Deregister {
-            endpoint: text(&element, "Endpoint")
+            endpoint: text(element, "Endpoint")
                 .ok_or_else(|| invalid("q:DeregisterOffers needs q:Endpoint".into()))?,
         },
         "SelectOffer" => Request::Select(Selection {
-            service: text(&element, "Service")
+            service: text(element, "Service")
                 .ok_or_else(|| requirement("q:SelectOffer needs q:Service".into()))?,
-            max_response_time_ms: text(&element, "MaxResponseTimeMs")
+            max_response_time_ms: text(element, "MaxResponseTimeMs")
                 .map(|t| {
                     t.parse::<u64>().map_err(|_| {
                         requirement(format!(
@@ -112,9 +125,9 @@ pub(crate) fn parse(envelope: &Envelope, limits: &Limits) -> Result<Request, Fau
                     })
                 })
                 .transpose()?,
-            min_throughput: number(&element, "MinThroughput")?,
-            max_price: number(&element, "MaxPrice")?,
-            compression: text(&element, "Compression")
+            min_throughput: number(element, "MinThroughput")?,
+            max_price: number(element, "MaxPrice")?,
+            compression: text(element, "Compression")
                 .map(|t| {
                     CompressionPreference::parse(&t).ok_or_else(|| {
                         requirement(format!(
@@ -123,10 +136,10 @@ pub(crate) fn parse(envelope: &Envelope, limits: &Limits) -> Result<Request, Fau
                     })
                 })
                 .transpose()?,
-            class: text(&element, "TrafficClass"),
+            class: text(element, "TrafficClass"),
         }),
         "ListOffers" => Request::List {
-            service: text(&element, "Service"),
+            service: text(element, "Service"),
         },
         other => {
             return Err(Fault::with_reason(
@@ -135,6 +148,28 @@ pub(crate) fn parse(envelope: &Envelope, limits: &Limits) -> Result<Request, Fau
             ));
         }
     })
+}
+
+/// A `q:RegisterOffers` of `offers` for `lease` (what a server sends a broker).
+pub fn register_message(offers: &[Offer], lease: Duration) -> String {
+    let mut body = format!("<q:RegisterOffers xmlns:q=\"{QOS_NS}\">");
+    for o in offers {
+        o.write_xml(&mut body);
+    }
+    let _ = write!(
+        body,
+        "<q:LeaseSeconds>{}</q:LeaseSeconds></q:RegisterOffers>",
+        lease.as_secs().max(1)
+    );
+    body
+}
+
+/// A `q:DeregisterOffers` of `endpoint`'s offers.
+pub fn deregister_message(endpoint: &str) -> String {
+    format!(
+        "<q:DeregisterOffers xmlns:q=\"{QOS_NS}\"><q:Endpoint>{}</q:Endpoint></q:DeregisterOffers>",
+        lather_envelope::escape::escape_text(endpoint)
+    )
 }
 
 /// A `q:{local}` answer holding `offers`.

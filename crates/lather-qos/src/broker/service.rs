@@ -29,7 +29,7 @@ pub(crate) fn now() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-fn book_fault(e: BookError) -> Fault {
+pub(crate) fn book_fault(e: BookError) -> Fault {
     let kind = match &e {
         BookError::NotOwner { .. } | BookError::Invalid(_) => FaultKind::InvalidOffer,
         BookError::Full { .. } | BookError::Store(_) => FaultKind::OfferStoreUnavailable,
