@@ -48,6 +48,9 @@ enum Command {
     EventingSink(experiments::EventingSinkArgs),
     /// One remote handler call against the same handler in process, split into its parts.
     RemoteCall(experiments::RemoteCallArgs),
+    /// Price-sensitive clients against a service whose QoS offer follows its load (or
+    /// not): offered and served load, price, CPU and p99 over time.
+    QosAdaptive(Box<experiments::QosAdaptiveArgs>),
     /// A TCP proxy holding each chunk N µs in each direction (a link delay without netem).
     #[command(hide = true)]
     DelayProxy(lather_bench::delay_proxy::DelayProxyArgs),
@@ -70,6 +73,7 @@ fn run(command: Command) -> Result<(), BenchError> {
         Command::Eventing(args) => experiments::eventing(&args),
         Command::EventingSink(args) => experiments::eventing_sink(&args),
         Command::RemoteCall(args) => experiments::remote_call(&args),
+        Command::QosAdaptive(args) => experiments::qos_adaptive(&args),
         Command::DelayProxy(args) => lather_bench::delay_proxy::run(&args),
         Command::NatsRtt(args) => lather_bench::nats_rtt::run(&args),
     }

@@ -14,6 +14,7 @@ mod digest_bound;
 mod drive;
 mod eventing;
 mod files;
+mod qos_adaptive;
 mod rate_knee;
 mod real_set;
 mod remote_call;
@@ -28,6 +29,7 @@ pub use eventing::{
     BindingArg, EventingArgs, EventingPart, EventingSinkArgs, Shape as EventShape, run as eventing,
     sink as eventing_sink,
 };
+pub use qos_adaptive::{QosAdaptiveArgs, run as qos_adaptive};
 pub use rate_knee::{Logger, RateKneeArgs, run as rate_knee};
 pub use remote_call::{RemoteCallArgs, run as remote_call};
 pub use resource_notify::{ResourceNotifyArgs, run as resource_notify};

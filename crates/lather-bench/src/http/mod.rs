@@ -1,7 +1,7 @@
 //! `lather-bench http`: arguments and the run driver.
 
 mod closed;
-mod conn;
+pub(crate) mod conn;
 mod counting;
 mod exchange;
 mod open;
