@@ -32,8 +32,12 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
             if let Some(class) = &rule.class {
                 gets.push(format!("class {class}"));
             }
+            let who = rule
+                .identity
+                .as_deref()
+                .map_or_else(String::new, |i| format!(" authenticated as {i}"));
             println!(
-                "  clients from {network} to {path} without a QoS header: {}",
+                "  clients from {network}{who} to {path} without a QoS header: {}",
                 gets.join(", ")
             );
         }

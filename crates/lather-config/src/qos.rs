@@ -85,7 +85,8 @@ pub struct ClassRule {
 ///
 /// [[qos.client]]                 # for clients that cannot send the QoS header
 /// address = "10.20.0.0/16"       # an address or CIDR, and/or
-/// path = "/quotes"               # a service path
+/// path = "/quotes"               # a service path, and/or
+/// identity = "alice"             # an authenticated identity (wsse-username)
 /// compression = "required"       # none | required | server-decides, and/or
 /// class = "gold"                 # a traffic class
 /// ```
@@ -120,6 +121,10 @@ pub struct QosClient {
     pub address: Option<Spanned<String>>,
     /// The service path the rule is for.
     pub path: Option<Spanned<String>>,
+    /// The identity a handler authenticated (e.g. `wsse-username`'s user name): such a
+    /// rule gives compression and marking, not admission priority (admission comes
+    /// before the handlers).
+    pub identity: Option<Spanned<String>>,
     /// The compression such clients get.
     pub compression: Option<Spanned<CompressionPreference>>,
     /// The traffic class such clients are in.
@@ -133,6 +138,8 @@ pub struct ClientRule {
     pub network: Option<IpNet>,
     /// The service path the request must be for, if any.
     pub path: Option<String>,
+    /// The authenticated identity the request must carry, if any.
+    pub identity: Option<String>,
     /// The compression the matching clients get, if the rule says.
     pub compression: Option<CompressionPreference>,
     /// The traffic class they are in, if the rule says.
@@ -156,6 +163,7 @@ impl QosConfig {
             .map(|c| ClientRule {
                 network: c.address.as_ref().and_then(|a| a.get_ref().parse().ok()),
                 path: c.path.as_ref().map(|p| p.get_ref().clone()),
+                identity: c.identity.as_ref().map(|p| p.get_ref().clone()),
                 compression: c.compression.as_ref().map(|p| *p.get_ref()),
                 class: c.class.as_ref().map(|p| p.get_ref().clone()),
             })
@@ -256,11 +264,12 @@ pub(crate) fn check(
             .or_else(|| client.class.as_ref().map(Spanned::span))
             .or_else(|| client.address.as_ref().map(Spanned::span))
             .or_else(|| client.path.as_ref().map(Spanned::span))
+            .or_else(|| client.identity.as_ref().map(Spanned::span))
             .unwrap_or_default();
-        if client.address.is_none() && client.path.is_none() {
+        if client.address.is_none() && client.path.is_none() && client.identity.is_none() {
             return Err(at(
                 span,
-                format!("qos.client[{i}]: name an address or a path to match"),
+                format!("qos.client[{i}]: name an address, a path or an identity to match"),
             ));
         }
         if client.compression.is_none() && client.class.is_none() {

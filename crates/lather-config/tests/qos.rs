@@ -48,7 +48,7 @@ fn the_table_is_read_with_its_defaults_and_checked() {
         ("[qos]\ncompress_below_cpu = 101\n", "between 1 and 100"),
         (
             "[qos]\n[[qos.client]]\ncompression = \"none\"\n",
-            "qos.client[0]: name an address or a path",
+            "qos.client[0]: name an address, a path or an identity",
         ),
         (
             "[qos]\n[[qos.client]]\naddress = \"10.0.0.0/40\"\ncompression = \"none\"\n",

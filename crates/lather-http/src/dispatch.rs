@@ -446,11 +446,17 @@ async fn exchange(
             ),
         ));
     }
-    // What the client asked of its answer (its QoS header, else a [[qos.client]] rule):
-    // the connection takes the class's marking now, the compression preference travels on
-    // the answer to where it is compressed.
-    let chosen = crate::qos::read(state, parts, &envelope, context.client.as_deref(), stated)?;
+    // What the client asked of its answer (its QoS header, else a [[qos.client]] rule,
+    // which may match the identity the request flow authenticated): once the answer is
+    // made, the connection takes the class's marking and the compression preference
+    // travels on the answer to where it is compressed.
+    let stated = crate::qos::requirements(state, &envelope, stated)?;
     let answer = route(state, service, parts, envelope, context, timeline).await?;
+    let identity = context
+        .properties
+        .get::<lather_pipeline::Identity>()
+        .map(lather_pipeline::Identity::name);
+    let chosen = crate::qos::apply(state, parts, &stated, context.client.as_deref(), identity);
     Ok(crate::compress::with_preference(answer, chosen))
 }
 

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use http::request::Parts;
 use lather_envelope::{Envelope, Fault};
 use lather_pipeline::Priority;
-use lather_qos::{CompressionPreference, QOS_NS, Requirements};
+use lather_qos::{CompressionPreference, QOS_NS, Requester, Requirements};
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -55,32 +55,49 @@ pub(crate) fn priority(
         Stated::Read(r) => r.traffic_class.as_deref(),
         Stated::Unread => None,
     };
-    policy.priority(class, parts.uri.path(), client)
+    let who = Requester {
+        path: parts.uri.path(),
+        address: client,
+        identity: None,
+    };
+    policy.priority(class, &who)
 }
 
-/// Reads `envelope`'s QoS header unless it was read before admission (a bad one is an
-/// `InvalidQosRequirements` fault), marks the connection with its traffic class's code
-/// point when one applies, and returns the compression preference that holds (the
-/// header's, else a `[[qos.client]]` rule's).
-pub(crate) fn read(
+/// `envelope`'s QoS requirements: those read before admission, else its header's (a bad
+/// one is an `InvalidQosRequirements` fault), else none.
+pub(crate) fn requirements(
     state: &State,
-    parts: &Parts,
     envelope: &Envelope,
-    client: Option<&str>,
     stated: Stated,
-) -> Result<Option<CompressionPreference>, Fault> {
-    let stated = match stated {
+) -> Result<Requirements, Fault> {
+    Ok(match stated {
         Stated::Read(r) => r,
         Stated::Unread => Requirements::of(envelope, &state.limits)?.unwrap_or_default(),
+    })
+}
+
+/// Applies what was `stated` once the request flow has run (so a rule may match the
+/// identity a handler authenticated): marks the connection with the traffic class's code
+/// point when one applies, and returns the compression preference that holds (the
+/// header's, else a `[[qos.client]]` rule's).
+pub(crate) fn apply(
+    state: &State,
+    parts: &Parts,
+    stated: &Requirements,
+    client: Option<&str>,
+    identity: Option<&str>,
+) -> Option<CompressionPreference> {
+    let who = Requester {
+        path: parts.uri.path(),
+        address: client.and_then(|c| c.parse().ok()),
+        identity,
     };
-    let client = client.and_then(|c| c.parse().ok());
     let policy = &state.compression.policy;
-    let path = parts.uri.path();
     if policy.marks()
-        && let Some(dscp) = policy.dscp(stated.traffic_class.as_deref(), path, client)
+        && let Some(dscp) = policy.dscp(stated.traffic_class.as_deref(), &who)
         && let Some(marking) = parts.extensions.get::<Arc<crate::marking::Marking>>()
     {
         marking.want(dscp);
     }
-    Ok(policy.preference(stated.compression, path, client))
+    policy.preference(stated.compression, &who)
 }

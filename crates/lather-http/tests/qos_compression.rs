@@ -116,3 +116,49 @@ async fn a_bad_qos_header_is_a_fault_and_must_understand_is_honoured() {
     let fine = send(server.addr, request(server.addr, Some("none"), true)).await;
     assert_eq!(fine.status, 200, "{}", fine.text());
 }
+
+/// A `[[qos.client]]` rule may name the identity the request flow authenticated
+/// (`wsse-username`): alice's answers are compressed, bob's are not.
+#[tokio::test]
+async fn a_client_rule_matches_the_authenticated_identity() {
+    let dir = std::env::temp_dir().join(format!("lather-qos-identity-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let users = dir.join("users");
+    std::fs::write(&users, "alice:s3cret\nbob:hunter2\n").unwrap();
+    let text = format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n\
+         [[qos.client]]\nidentity = \"alice\"\ncompression = \"required\"\n\
+         [handlers.auth]\nkind = \"wsse-username\"\nusers_file = \"{}\"\n\
+         [[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\nrequest = [[\"auth\"]]\n",
+        users.display()
+    );
+    let s = TestServer::start_with_gauge(
+        &Config::from_toml(&text, "qos.toml").unwrap(),
+        CpuGauge::manual(0),
+    )
+    .await;
+    let call = |user: &str, password: &str| {
+        let security = format!(
+            r#"<wsse:Security xmlns:wsse="{}"><wsse:UsernameToken><wsse:Username>{user}</wsse:Username><wsse:Password>{password}</wsse:Password></wsse:UsernameToken></wsse:Security>"#,
+            lather_envelope::WSSE_NS
+        );
+        let payload = format!(
+            r#"<ns:echo xmlns:ns="urn:lather:echo"><text>{}</text></ns:echo>"#,
+            "lather ".repeat(400)
+        );
+        // No Accept-Encoding: only the rule's `required` compresses.
+        soap_request(
+            s.addr,
+            "/echo",
+            SoapVersion::V12,
+            envelope(SoapVersion::V12, &security, &payload),
+        )
+    };
+    let alice = send(s.addr, call("alice", "s3cret")).await;
+    assert_eq!(alice.status, 200, "{}", alice.text());
+    assert_eq!(alice.headers.get("content-encoding").unwrap(), "gzip");
+    let bob = send(s.addr, call("bob", "hunter2")).await;
+    assert_eq!(bob.status, 200, "{}", bob.text());
+    assert!(bob.headers.get("content-encoding").is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}

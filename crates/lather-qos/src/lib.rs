@@ -27,5 +27,5 @@ pub use latency::LatencyWindow;
 pub use lather_config::CompressionPreference;
 pub use offer::{MAX_OFFER_TEXT, Offer, offers_document, offers_of};
 pub use offers::ServiceOffers;
-pub use policy::{Decision, QosPolicy};
+pub use policy::{Decision, QosPolicy, Requester};
 pub use requirements::{QOS_NS, Requirements, header_name};

@@ -22,6 +22,17 @@ pub enum Decision {
     PlainForLoad,
 }
 
+/// Who sent a request, as `[[qos.client]]` rules match it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Requester<'a> {
+    /// The service path asked for.
+    pub path: &'a str,
+    /// The client's address, if known.
+    pub address: Option<IpAddr>,
+    /// The identity a handler authenticated (e.g. `wsse-username`), once known.
+    pub identity: Option<&'a str>,
+}
+
 /// A server's QoS rules and the gauge they read.
 #[derive(Debug)]
 pub struct QosPolicy {
@@ -55,50 +66,38 @@ impl QosPolicy {
     pub fn preference(
         &self,
         stated: Option<CompressionPreference>,
-        path: &str,
-        client: Option<IpAddr>,
+        who: &Requester<'_>,
     ) -> Option<CompressionPreference> {
-        stated.or_else(|| {
-            self.matching(path, client)
-                .find_map(|rule| rule.compression)
-        })
+        stated.or_else(|| self.matching(who).find_map(|rule| rule.compression))
     }
 
     /// A request's traffic class: the one it `stated` in its QoS header when that class is
     /// configured and its `allow` lets the client state it, else that of the first
     /// matching rule that gives a class; `None` without either.
-    pub fn class(
-        &self,
-        stated: Option<&str>,
-        path: &str,
-        client: Option<IpAddr>,
-    ) -> Option<&ClassRule> {
+    pub fn class(&self, stated: Option<&str>, who: &Requester<'_>) -> Option<&ClassRule> {
         let allowed = |rule: &&ClassRule| {
             rule.allow.is_empty()
-                || client.is_some_and(|ip| rule.allow.iter().any(|net| net.contains(ip)))
+                || who
+                    .address
+                    .is_some_and(|ip| rule.allow.iter().any(|net| net.contains(ip)))
         };
         if let Some(rule) = stated.and_then(|c| self.classes.get(c)).filter(allowed) {
             return Some(rule);
         }
-        self.matching(path, client)
+        self.matching(who)
             .find_map(|rule| rule.class.as_deref())
             .and_then(|class| self.classes.get(class))
     }
 
     /// The DSCP of a request's answer: its [class](Self::class)'s; `None` (the connection
     /// left as it is) when it has none.
-    pub fn dscp(&self, stated: Option<&str>, path: &str, client: Option<IpAddr>) -> Option<u8> {
-        self.class(stated, path, client).and_then(|c| c.dscp)
+    pub fn dscp(&self, stated: Option<&str>, who: &Requester<'_>) -> Option<u8> {
+        self.class(stated, who).and_then(|c| c.dscp)
     }
 
     /// The admission priority of a request: its [class](Self::class)'s, if it sets one.
-    pub fn priority(
-        &self,
-        stated: Option<&str>,
-        path: &str,
-        client: Option<IpAddr>,
-    ) -> Option<Priority> {
-        self.class(stated, path, client)
+    pub fn priority(&self, stated: Option<&str>, who: &Requester<'_>) -> Option<Priority> {
+        self.class(stated, who)
             .and_then(|c| c.priority.as_deref())
             .and_then(Priority::parse)
     }
@@ -113,13 +112,17 @@ impl QosPolicy {
         self.classes.values().any(|c| c.priority.is_some())
     }
 
-    fn matching(&self, path: &str, client: Option<IpAddr>) -> impl Iterator<Item = &ClientRule> {
+    fn matching<'r>(&'r self, who: &'r Requester<'_>) -> impl Iterator<Item = &'r ClientRule> {
         self.rules.iter().filter(move |rule| {
-            rule.path.as_deref().is_none_or(|p| p == path)
+            rule.path.as_deref().is_none_or(|p| p == who.path)
                 && rule
                     .network
                     .as_ref()
-                    .is_none_or(|net| client.is_some_and(|ip| net.contains(ip)))
+                    .is_none_or(|net| who.address.is_some_and(|ip| net.contains(ip)))
+                && rule
+                    .identity
+                    .as_deref()
+                    .is_none_or(|i| who.identity == Some(i))
         })
     }
 
@@ -152,6 +155,14 @@ mod tests {
     use super::*;
     use CompressionPreference::{None as Never, Required, ServerDecides};
     use lather_config::Config;
+
+    fn who(path: &str, address: Option<IpAddr>) -> Requester<'_> {
+        Requester {
+            path,
+            address,
+            identity: None,
+        }
+    }
 
     fn policy(qos: &str, cpu: u32) -> QosPolicy {
         let config = Config::from_toml(qos, "q.toml").unwrap();
@@ -200,11 +211,11 @@ mod tests {
             0,
         );
         assert!(p.marks());
-        assert_eq!(p.dscp(Some("gold"), "/a", None), Some(46));
+        assert_eq!(p.dscp(Some("gold"), &who("/a", None)), Some(46));
         // An unknown class stated falls back to the rules.
-        assert_eq!(p.dscp(Some("silver"), "/a", None), Some(10));
-        assert_eq!(p.dscp(None, "/a", None), Some(10));
-        assert_eq!(p.dscp(None, "/b", None), None);
+        assert_eq!(p.dscp(Some("silver"), &who("/a", None)), Some(10));
+        assert_eq!(p.dscp(None, &who("/a", None)), Some(10));
+        assert_eq!(p.dscp(None, &who("/b", None)), None);
         assert!(!policy("", 0).marks());
     }
 
@@ -221,21 +232,21 @@ mod tests {
         assert!(p.ranks());
         assert!(!p.marks());
         assert_eq!(
-            p.priority(Some("gold"), "/b", Some(ten)),
+            p.priority(Some("gold"), &who("/b", Some(ten))),
             Some(Priority::High)
         );
         // Not allowed to state gold: as if it stated nothing — the rule's class, or none.
         assert_eq!(
-            p.priority(Some("gold"), "/a", Some(other)),
+            p.priority(Some("gold"), &who("/a", Some(other))),
             Some(Priority::Low)
         );
-        assert_eq!(p.priority(Some("gold"), "/b", Some(other)), None);
-        assert_eq!(p.priority(Some("gold"), "/b", None), None);
+        assert_eq!(p.priority(Some("gold"), &who("/b", Some(other))), None);
+        assert_eq!(p.priority(Some("gold"), &who("/b", None)), None);
         assert_eq!(
-            p.priority(Some("bulk"), "/b", Some(other)),
+            p.priority(Some("bulk"), &who("/b", Some(other))),
             Some(Priority::Low)
         );
-        assert_eq!(p.dscp(Some("bulk"), "/b", None), None);
+        assert_eq!(p.dscp(Some("bulk"), &who("/b", None)), None);
     }
 
     #[test]
@@ -249,13 +260,16 @@ mod tests {
         let ten: IpAddr = "10.1.2.3".parse().unwrap();
         let other: IpAddr = "192.0.2.1".parse().unwrap();
         assert_eq!(
-            p.preference(Some(ServerDecides), "/a", Some(ten)),
+            p.preference(Some(ServerDecides), &who("/a", Some(ten))),
             Some(ServerDecides)
         );
-        assert_eq!(p.preference(None, "/a", Some(ten)), Some(Never));
-        assert_eq!(p.preference(None, "/c", Some(ten)), Some(Required));
-        assert_eq!(p.preference(None, "/b", Some(other)), Some(ServerDecides));
-        assert_eq!(p.preference(None, "/c", Some(other)), None);
-        assert_eq!(p.preference(None, "/c", None), None);
+        assert_eq!(p.preference(None, &who("/a", Some(ten))), Some(Never));
+        assert_eq!(p.preference(None, &who("/c", Some(ten))), Some(Required));
+        assert_eq!(
+            p.preference(None, &who("/b", Some(other))),
+            Some(ServerDecides)
+        );
+        assert_eq!(p.preference(None, &who("/c", Some(other))), None);
+        assert_eq!(p.preference(None, &who("/c", None)), None);
     }
 }
