@@ -142,7 +142,7 @@ done
 import json, sys
 r = json.load(open(sys.argv[1]))
 lat = r["latency_us"]
-print(f"| {sys.argv[2]} | {r['rps']:.0f} | {lat['p50']/1000:.2f} | {lat['p99']/1000:.2f} | {r.get('cpu_us_per_request') or 0:.1f} | {r['requests_failed']} |")
+print(f"| {sys.argv[2]} | {r['rps']:.0f} | {lat['p50']/1000:.2f} | {lat['p99']/1000:.2f} | {(r.get('server') or {}).get('cpu_us_per_request') or 0:.1f} | {r['requests_failed']} |")
 PY
     done
 } >"$out/table.md"

@@ -8,7 +8,8 @@
 //!
 //! Each second the run records the clients active, the requests offered and served, the
 //! refused ones, the p99 of the answers of that second, the offer's price and lather's CPU
-//! share (both from the server's `/metrics`). It writes `timeline-LABEL.csv`, a summary
+//! share (both from the server's `/metrics`). With `--leave-s`, every other client leaves
+//! at that second, so the price has to come down again. It writes `timeline-LABEL.csv`, a summary
 //! `qos-adaptive-LABEL.md` and charts, into `--out`. Run it once against a server whose
 //! offer adapts and once against one whose offer does not, and compare.
 
@@ -63,6 +64,10 @@ pub struct QosAdaptiveArgs {
     /// The clients join one after another over this many seconds.
     #[arg(long, default_value_t = 40.0)]
     pub ramp_s: f64,
+    /// At this second every other client leaves for good (the seed's third part: the
+    /// load falls, and the price with it); 0: nobody leaves.
+    #[arg(long, default_value_t = 0)]
+    pub leave_s: u64,
     /// The whole run, in seconds.
     #[arg(long, default_value_t = 240)]
     pub duration_s: u64,
@@ -172,10 +177,15 @@ async fn drive(
     for i in 0..args.clients {
         let join = tally.start
             + Duration::from_secs_f64(args.ramp_s * i as f64 / args.clients.max(1) as f64);
+        let leaves = args.leave_s > 0 && i % 2 == 0;
         let client = Client {
             limit: args.first_limit + args.limit_step * i as f64,
             join,
-            end,
+            end: if leaves {
+                end.min(tally.start + Duration::from_secs(args.leave_s))
+            } else {
+                end
+            },
             addr,
             url: url.clone(),
             body: body.clone(),
