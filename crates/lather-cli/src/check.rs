@@ -173,14 +173,22 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
             }
             ServiceKind::Builtin(Builtin::QosBroker) => {
                 let limits = lather_http::registry_limits(svc);
+                let allow: Vec<String> = lather_http::register_allow(svc)
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect();
                 format!(
-                    "builtin qos-broker (offers in {}; at most {} offers, leases up to {} s; selections answered from memory)",
+                    "builtin qos-broker (offers in {}; at most {} offers, {} per registrant, leases up to {} s; registrations from {}; selections answered from memory)",
                     svc.store.as_ref().map_or_else(
                         || "memory, lost on restart".to_owned(),
                         |f| format!("the SQLite file {} (WAL)", f.get_ref())
                     ),
                     limits.max_registrations,
-                    limits.max_lease.as_secs()
+                    svc.max_offers_per_owner
+                        .as_ref()
+                        .map_or(100, |v| *v.get_ref()),
+                    limits.max_lease.as_secs(),
+                    allow.join(", ")
                 )
             }
             ServiceKind::Builtin(Builtin::ContextStore) => {

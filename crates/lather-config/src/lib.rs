@@ -58,7 +58,7 @@ pub use nats::{
 };
 pub use offer::{
     AdaptiveConfig, AdaptiveRule, DEFAULT_ADAPT_WINDOW_S, DEFAULT_LOWER_BELOW, DEFAULT_RAISE_ABOVE,
-    LoadMetric, OfferConfig,
+    LoadMetric, MAX_LEASE_S, MIN_PRICE_STEP, OfferConfig,
 };
 pub use qos::{
     ClassRule, ClientRule, CompressionPreference, DEFAULT_BROKER_REFRESH_S,

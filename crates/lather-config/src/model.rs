@@ -214,6 +214,12 @@ pub struct ServiceConfig {
     /// `registry` and `qos-broker` only: most registrations at once (default 10 000; for
     /// the broker, offers).
     pub max_registrations: Option<Spanned<u64>>,
+    /// `qos-broker` only: the addresses or networks that may register and remove offers
+    /// over HTTP (default `["127.0.0.0/8", "::1"]`: this host only); selections and
+    /// listings are open to every client.
+    pub register_allow: Option<Spanned<Vec<Spanned<String>>>>,
+    /// `qos-broker` only: most offers one registrant (address) may hold (default 100).
+    pub max_offers_per_owner: Option<Spanned<u64>>,
     /// The QoS offers the service makes (`[[service.offer]]`, see docs/qos.md).
     #[serde(default, rename = "offer")]
     pub offers: Vec<crate::OfferConfig>,

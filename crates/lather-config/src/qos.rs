@@ -58,7 +58,7 @@ pub struct QosClass {
     pub priority: Option<Spanned<String>>,
     /// The client addresses or networks that may state this class in their QoS header
     /// (default: any); others are treated as if they had stated none.
-    pub allow: Option<Vec<Spanned<String>>>,
+    pub allow: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// A traffic class, checked and ready to apply.
@@ -187,7 +187,7 @@ impl QosConfig {
                     allow: class
                         .allow
                         .iter()
-                        .flatten()
+                        .flat_map(|a| a.get_ref())
                         .filter_map(|a| a.get_ref().parse().ok())
                         .collect(),
                 };
@@ -213,11 +213,11 @@ pub(crate) fn check(
         ));
     }
     if let Some(v) = &qos.broker_refresh_s
-        && *v.get_ref() == 0
+        && !(1..=86_400).contains(v.get_ref())
     {
         return Err(at(
             v.span(),
-            "qos.broker_refresh_s: must be at least 1".to_owned(),
+            "qos.broker_refresh_s: between 1 and 86400 seconds".to_owned(),
         ));
     }
     if let Some(v) = &qos.compress_below_cpu
@@ -249,7 +249,17 @@ pub(crate) fn check(
                 ),
             ));
         }
-        for address in class.allow.iter().flatten() {
+        if let Some(allow) = &class.allow
+            && allow.get_ref().is_empty()
+        {
+            return Err(at(
+                allow.span(),
+                format!(
+                    "qos.class.{name}.allow: name at least one address or network (leave allow out to let any client state the class)"
+                ),
+            ));
+        }
+        for address in class.allow.iter().flat_map(|a| a.get_ref()) {
             if let Err(e) = address.get_ref().parse::<IpNet>() {
                 return Err(at(address.span(), format!("qos.class.{name}.allow: {e}")));
             }

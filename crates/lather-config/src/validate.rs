@@ -466,8 +466,18 @@ fn service_kind(
                     format!("service[{i}].{key}: must be at least 1"),
                 ));
             }
+            if key == "max_lease_s" && *value.get_ref() > crate::MAX_LEASE_S {
+                return Err(at(
+                    value.span(),
+                    format!(
+                        "service[{i}].max_lease_s: at most {} (30 days)",
+                        crate::MAX_LEASE_S
+                    ),
+                ));
+            }
         }
     }
+    crate::offer::check_broker_keys(svc, i, at)?;
     if let Some(mode) = &svc.contexts
         && !is_context_store
     {

@@ -139,6 +139,30 @@ fn offers_are_read_with_their_adaptive_defaults_and_checked() {
         ("[qos]\nbroker = \"nats://x\"\n", "qos.broker"),
         ("[qos]\nbroker = \"nats\"\n", "add a [nats] table"),
         (
+            "[qos]\nbroker = \"http://x/q\"\nbroker_refresh_s = 100000\n",
+            "between 1 and 86400",
+        ),
+        (
+            "[qos.class.gold]\npriority = \"high\"\nallow = []\n",
+            "name at least one address",
+        ),
+        (
+            "[[service]]\nname = \"b\"\npath = \"/b\"\nbuiltin = \"echo\"\nregister_allow = [\"::1\"]\n",
+            "register_allow: only a builtin = \"qos-broker\"",
+        ),
+        (
+            "[[service]]\nname = \"b\"\npath = \"/b\"\nbuiltin = \"qos-broker\"\nregister_allow = [\"10.0.0.0/99\"]\n",
+            "register_allow",
+        ),
+        (
+            "[[service]]\nname = \"b\"\npath = \"/b\"\nbuiltin = \"qos-broker\"\nmax_offers_per_owner = 0\n",
+            "max_offers_per_owner: must be at least 1",
+        ),
+        (
+            "[[service]]\nname = \"b\"\npath = \"/b\"\nbuiltin = \"qos-broker\"\nmax_lease_s = 99999999\n",
+            "max_lease_s: at most 2592000",
+        ),
+        (
             "[qos]\nbroker = \"http://x/q\"\nbroker_refresh_s = 0\n",
             "broker_refresh_s",
         ),

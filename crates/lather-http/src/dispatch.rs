@@ -264,7 +264,7 @@ where
     let stated = crate::qos::early(state, &parts, &raw).map_err(|f| (f, version))?;
     let priority = admission_class(state, service, &soap, &parts, &stated);
     let bound = match &stated {
-        crate::qos::Stated::Read(r) => r.response_time,
+        crate::qos::Stated::Read { requirements, .. } => requirements.response_time,
         crate::qos::Stated::Unread => None,
     };
     // The permit is held until the answer is built (not while it is written): its latency,
@@ -315,7 +315,8 @@ where
 
 /// The admission class of a request whose body has been read: a route's priority (the
 /// operator's policy for the action), else its QoS traffic class's (stated in its header
-/// or given by a `[[qos.client]]` rule), else the client's `lather-priority` header.
+/// or given by a `[[qos.client]]` rule), else the client's `lather-priority` header — whose
+/// `high` counts as normal once any class sets a priority.
 fn admission_class(
     state: &State,
     service: &Service,
@@ -331,11 +332,17 @@ fn admission_class(
             crate::qos::priority(state, parts, stated, client)
         })
         .or_else(|| {
-            parts
+            let asked = parts
                 .headers
                 .get(PRIORITY_HEADER)
                 .and_then(|v| v.to_str().ok())
-                .and_then(Priority::parse)
+                .and_then(Priority::parse)?;
+            // Where classes rank requests, only a class (and its `allow`) raises one: the
+            // header may still lower a request, not lift it past the classes.
+            if asked == Priority::High && state.compression.policy.ranks() {
+                return Some(Priority::Normal);
+            }
+            Some(asked)
         })
         .unwrap_or_default()
 }
@@ -434,8 +441,17 @@ async fn exchange(
     timeline: &mut Timeline,
 ) -> Result<HttpResponse, Fault> {
     let Arrived { raw, stated } = arrived;
-    let bytes = decode(&parts.headers, raw, state.limits.max_message_bytes)?;
-    let envelope = Envelope::parse(bytes, &state.limits)?;
+    // A message whose QoS header was read before admission is parsed already.
+    let (envelope, read) = match stated {
+        crate::qos::Stated::Read {
+            requirements,
+            envelope,
+        } => (*envelope, Some(requirements)),
+        crate::qos::Stated::Unread => {
+            let bytes = decode(&parts.headers, raw, state.limits.max_message_bytes)?;
+            (Envelope::parse(bytes, &state.limits)?, None)
+        }
+    };
     if envelope.version() != version {
         return Err(Fault::with_reason(
             FaultKind::VersionMismatch,
@@ -450,7 +466,7 @@ async fn exchange(
     // which may match the identity the request flow authenticated): once the answer is
     // made, the connection takes the class's marking and the compression preference
     // travels on the answer to where it is compressed.
-    let stated = crate::qos::requirements(state, &envelope, stated)?;
+    let stated = crate::qos::requirements(state, &envelope, read)?;
     let answer = route(state, service, parts, envelope, context, timeline).await?;
     let identity = context
         .properties

@@ -61,4 +61,4 @@ pub use echo::Echo;
 pub use error::ServeError;
 pub use eventing::EventSourceService;
 pub use server::Server;
-pub use service::{context_store_limits, registry_limits};
+pub use service::{context_store_limits, register_allow, registry_limits};

@@ -65,19 +65,19 @@ impl OfferSender {
         }
     }
 
-    /// Registers `offers` for `lease`.
+    /// Registers `offers` for `lease`; the lease granted (over NATS, the one asked for).
     pub(crate) async fn register(
         &self,
         offers: &[Offer],
         lease: Duration,
-    ) -> Result<(), SendError> {
+    ) -> Result<Duration, SendError> {
         match self {
-            OfferSender::Http(client) => client.register(offers, lease).await.map(|_| ())?,
+            OfferSender::Http(client) => Ok(client.register(offers, lease).await?),
             OfferSender::Nats(client, subject) => {
                 publish(client, subject, register_message(offers, lease)).await?;
+                Ok(lease)
             }
         }
-        Ok(())
     }
 
     /// Removes `endpoint`'s offers.

@@ -16,8 +16,14 @@ use std::sync::Arc;
 pub(crate) enum Stated {
     /// Not looked at yet: the body was encoded, or it does not name the QoS namespace.
     Unread,
-    /// Read before admission (the default when the header holds nothing).
-    Read(Requirements),
+    /// Read before admission (the default when the header holds nothing), with the
+    /// envelope parsed to read it, which the exchange goes on with.
+    Read {
+        /// What the header states.
+        requirements: Requirements,
+        /// The request's envelope.
+        envelope: Box<Envelope>,
+    },
 }
 
 /// The QoS header of a request whose body has been read, before it is admitted: read only
@@ -35,9 +41,10 @@ pub(crate) fn early(state: &State, parts: &Parts, raw: &Bytes) -> Result<Stated,
     let Ok(envelope) = Envelope::parse(raw.clone(), &state.limits) else {
         return Ok(Stated::Unread);
     };
-    Ok(Stated::Read(
-        Requirements::of(&envelope, &state.limits)?.unwrap_or_default(),
-    ))
+    Ok(Stated::Read {
+        requirements: Requirements::of(&envelope, &state.limits)?.unwrap_or_default(),
+        envelope: Box::new(envelope),
+    })
 }
 
 /// The admission priority a request's traffic class gives it, if its class sets one.
@@ -52,7 +59,7 @@ pub(crate) fn priority(
         return None;
     }
     let class = match stated {
-        Stated::Read(r) => r.traffic_class.as_deref(),
+        Stated::Read { requirements, .. } => requirements.traffic_class.as_deref(),
         Stated::Unread => None,
     };
     let who = Requester {
@@ -68,11 +75,11 @@ pub(crate) fn priority(
 pub(crate) fn requirements(
     state: &State,
     envelope: &Envelope,
-    stated: Stated,
+    read: Option<Requirements>,
 ) -> Result<Requirements, Fault> {
-    Ok(match stated {
-        Stated::Read(r) => r,
-        Stated::Unread => Requirements::of(envelope, &state.limits)?.unwrap_or_default(),
+    Ok(match read {
+        Some(r) => r,
+        None => Requirements::of(envelope, &state.limits)?.unwrap_or_default(),
     })
 }
 

@@ -218,7 +218,13 @@ impl Server {
         // Asynchronous requests not yet answered or delivered wait in their store for the
         // next start.
         let _ = stop_workers.send(true);
-        let _ = tokio::time::timeout(crate::offers_task::DEREGISTER_WAIT, offers).await;
+        let abort = offers.abort_handle();
+        if tokio::time::timeout(crate::offers_task::DEREGISTER_WAIT, offers)
+            .await
+            .is_err()
+        {
+            abort.abort();
+        }
         Ok(())
     }
 }

@@ -170,6 +170,7 @@ impl Service {
                 Arc::new(lather_qos::broker::BrokerService::new(
                     book,
                     lather_compose::server_limits(server),
+                    register_allow(config),
                 ))
             }
             ServiceKind::Gateway(upstreams) => Arc::new(
@@ -203,6 +204,13 @@ impl Service {
             let endpoint = config
                 .public_url(server)
                 .unwrap_or_else(|| format!("http://{listen}{}", config.path.get_ref()));
+            if endpoint.contains("://0.0.0.0") || endpoint.contains("://[::]") {
+                tracing::warn!(
+                    service = config.name.get_ref(),
+                    %endpoint,
+                    "QoS offers name an unspecified address as their endpoint: set public_url (or [server] public_url) so clients can call it"
+                );
+            }
             service.offers = Some(Arc::new(lather_qos::ServiceOffers::new(
                 config.name.get_ref(),
                 &endpoint,
@@ -333,6 +341,21 @@ fn registry(config: &ServiceConfig, server: &ServerConfig) -> lather_context::Re
     )
 }
 
+/// Who may register offers with a `qos-broker` (`register_allow`; default this host).
+pub fn register_allow(config: &ServiceConfig) -> Vec<lather_config::IpNet> {
+    match &config.register_allow {
+        Some(list) => list
+            .get_ref()
+            .iter()
+            .filter_map(|n| n.get_ref().parse().ok())
+            .collect(),
+        None => ["127.0.0.0/8", "::1"]
+            .iter()
+            .filter_map(|n| n.parse().ok())
+            .collect(),
+    }
+}
+
 /// A `qos-broker` service's book: its offers in the SQLite file `store` (memory without
 /// one).
 fn qos_book(config: &ServiceConfig) -> Result<Arc<lather_qos::broker::OfferBook>, String> {
@@ -341,6 +364,12 @@ fn qos_book(config: &ServiceConfig) -> Result<Arc<lather_qos::broker::OfferBook>
     let limits = BookLimits {
         max_offers: registry.max_registrations,
         max_lease: registry.max_lease,
+        max_per_owner: config
+            .max_offers_per_owner
+            .as_ref()
+            .map_or(BookLimits::default().max_per_owner, |v| {
+                usize::try_from(*v.get_ref()).unwrap_or(usize::MAX)
+            }),
     };
     let path = config
         .store

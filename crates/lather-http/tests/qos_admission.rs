@@ -149,16 +149,62 @@ async fn a_stated_response_time_that_passes_in_the_queue_is_refused() {
 
 #[tokio::test]
 async fn a_bad_header_is_refused_before_admission() {
-    let s = TestServer::start(&config(0, CLASSES)).await;
+    let s = TestServer::start(&config(800, CLASSES)).await;
+    let addr = s.addr;
+    // The one slot is held for 800 ms: a fault read after admission would wait for it.
+    let blocker = tokio::spawn(async move { send(addr, request(addr, None, None)).await });
+    tokio::time::sleep(Duration::from_millis(50)).await;
     let body = envelope(
         SoapVersion::V11,
         r#"<q:QoS xmlns:q="urn:lather:qos"><q:ResponseTimeMs>soon</q:ResponseTimeMs></q:QoS>"#,
         ECHO_PAYLOAD,
     );
-    let answer = send(
-        s.addr,
-        soap_request(s.addr, "/echo", SoapVersion::V11, body),
-    )
-    .await;
+    let started = std::time::Instant::now();
+    let answer = send(addr, soap_request(addr, "/echo", SoapVersion::V11, body)).await;
     answer.assert_fault(FaultKind::InvalidQosRequirements, SoapVersion::V11);
+    assert!(
+        started.elapsed() < Duration::from_millis(500),
+        "the fault waited for admission"
+    );
+    assert_eq!(blocker.await.unwrap().status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn where_classes_rank_the_priority_header_cannot_lift_a_request() {
+    // Classes set priorities: `lather-priority: high` counts as normal, so neither it nor
+    // a class the client may not state (vip) gets ahead of an earlier plain request; the
+    // header can still lower one.
+    let s = TestServer::start(&config(300, CLASSES)).await;
+    let addr = s.addr;
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let blocker = tokio::spawn(async move { send(addr, request(addr, None, None)).await });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut tasks = Vec::new();
+    for (name, class, header) in [
+        ("lowered", None, Some("low")),
+        ("plain", None, None),
+        ("header-high", None, Some("high")),
+        ("vip-and-high", Some("vip"), Some("high")),
+    ] {
+        let order = order.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut req = request(addr, class, None);
+            if let Some(h) = header {
+                req.headers_mut()
+                    .insert("lather-priority", h.parse().unwrap());
+            }
+            let answer = send(addr, req).await;
+            order.lock().unwrap().push(name);
+            answer.status
+        }));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(blocker.await.unwrap().status, StatusCode::OK);
+    for t in tasks {
+        assert_eq!(t.await.unwrap(), StatusCode::OK);
+    }
+    assert_eq!(
+        *order.lock().unwrap(),
+        ["plain", "header-high", "vip-and-high", "lowered"]
+    );
 }

@@ -56,14 +56,16 @@ impl AdaptivePrice {
         }
         let average = self.average().unwrap_or(0.0);
         let wanted = if average > self.rule.raise_above {
-            (self.price + self.rule.step).min(self.rule.max_price)
+            self.price + self.rule.step
         } else if average < self.rule.lower_below {
-            (self.price - self.rule.step).max(self.rule.min_price)
+            self.price - self.rule.step
         } else {
             return None;
         };
-        // Rounded so that steps add up to the figures an operator wrote.
-        let wanted = (wanted * 10_000.0).round() / 10_000.0;
+        // Rounded so that steps add up to the figures an operator wrote, then kept
+        // between the offer's own price and the cap (which need no rounding).
+        let wanted = ((wanted * 10_000.0).round() / 10_000.0)
+            .clamp(self.rule.min_price, self.rule.max_price);
         self.samples.clear();
         if wanted == self.price {
             return None;

@@ -129,11 +129,15 @@ impl Offer {
             service: required("Service")?,
             endpoint,
             name: required("Name")?,
-            response_time_ms: ms.parse().map_err(|_| {
-                invalid(format!(
-                    "q:ResponseTimeMs {ms:?}: a whole number of milliseconds"
-                ))
-            })?,
+            response_time_ms: ms
+                .parse::<u64>()
+                .ok()
+                .filter(|v| i64::try_from(*v).is_ok())
+                .ok_or_else(|| {
+                    invalid(format!(
+                        "q:ResponseTimeMs {ms:?}: a whole number of milliseconds"
+                    ))
+                })?,
             throughput: number("Throughput")?,
             price: number("Price")?,
             compression,

@@ -17,13 +17,20 @@ pub struct BookLimits {
     /// The longest lease, also the lease of a registration that asks for none
     /// (`max_lease_s`, default one hour).
     pub max_lease: Duration,
+    /// Most offers one owner (registrant address) may hold (`max_offers_per_owner`,
+    /// default 100).
+    pub max_per_owner: usize,
 }
+
+/// Most offers one `ListOffers` answer holds (the first, by service, endpoint and name).
+pub const MAX_LISTED: usize = 1000;
 
 impl Default for BookLimits {
     fn default() -> Self {
         BookLimits {
             max_offers: 10_000,
             max_lease: Duration::from_secs(3600),
+            max_per_owner: 100,
         }
     }
 }
@@ -59,6 +66,12 @@ pub enum BookError {
     #[error("the broker holds at most {max} offers")]
     Full {
         /// `max_registrations`.
+        max: usize,
+    },
+    /// The registration would give its owner more offers than allowed.
+    #[error("one address may hold at most {max} offers")]
+    OwnerFull {
+        /// `max_offers_per_owner`.
         max: usize,
     },
     /// The registration holds two offers of one name for one endpoint, or none.
@@ -140,12 +153,14 @@ impl OfferBook {
         let lease = lease
             .unwrap_or(self.limits.max_lease)
             .min(self.limits.max_lease);
-        let expires = now + lease.as_secs();
+        let expires = now.saturating_add(lease.as_secs());
         let _writing = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let mut kept = 0;
+        let (mut kept, mut owned) = (0, 0);
         for held in self.read().values().flatten() {
             if !endpoints.contains(&held.offer.endpoint) {
-                kept += usize::from(held.expires >= now);
+                let live = held.expires >= now;
+                kept += usize::from(live);
+                owned += usize::from(live && held.owner == owner);
             } else if held.owner != owner && held.expires >= now {
                 return Err(BookError::NotOwner {
                     endpoint: held.offer.endpoint.clone(),
@@ -155,6 +170,11 @@ impl OfferBook {
         if kept + offers.len() > self.limits.max_offers {
             return Err(BookError::Full {
                 max: self.limits.max_offers,
+            });
+        }
+        if owned + offers.len() > self.limits.max_per_owner {
+            return Err(BookError::OwnerFull {
+                max: self.limits.max_per_owner,
             });
         }
         self.store.purge(now)?;
@@ -265,7 +285,8 @@ impl OfferBook {
         )))
     }
 
-    /// The live offers, of one service or all.
+    /// The live offers, of one service or all: at most [`MAX_LISTED`], by service, endpoint
+    /// and name.
     pub fn list(&self, service: Option<&str>, now: u64) -> Vec<Offer> {
         let index = self.read();
         let lists: Vec<&Vec<Held>> = match service {
@@ -281,6 +302,7 @@ impl OfferBook {
         out.sort_by(|a, b| {
             (&a.service, &a.endpoint, &a.name).cmp(&(&b.service, &b.endpoint, &b.name))
         });
+        out.truncate(MAX_LISTED);
         out
     }
 }

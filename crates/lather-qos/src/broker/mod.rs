@@ -10,7 +10,7 @@ pub(crate) mod protocol;
 mod service;
 mod store;
 
-pub use book::{BookError, BookLimits, NoFit, OfferBook, Selection};
+pub use book::{BookError, BookLimits, MAX_LISTED, NoFit, OfferBook, Selection};
 pub use bus::{BUS_OWNER, apply, offers_subject};
 pub use client::{BrokerClient, BrokerError};
 pub use protocol::{deregister_message, register_message};

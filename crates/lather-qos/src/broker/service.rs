@@ -13,12 +13,37 @@ use std::sync::Arc;
 pub struct BrokerService {
     book: Arc<OfferBook>,
     limits: Limits,
+    register_allow: Vec<lather_config::IpNet>,
 }
 
 impl BrokerService {
-    /// The service over `book`; request bodies are read within `limits`.
-    pub fn new(book: Arc<OfferBook>, limits: Limits) -> BrokerService {
-        BrokerService { book, limits }
+    /// The service over `book`; request bodies are read within `limits`; only clients in
+    /// `register_allow` may register or remove offers.
+    pub fn new(
+        book: Arc<OfferBook>,
+        limits: Limits,
+        register_allow: Vec<lather_config::IpNet>,
+    ) -> BrokerService {
+        BrokerService {
+            book,
+            limits,
+            register_allow,
+        }
+    }
+
+    /// Refuses a registration or removal from a client `register_allow` does not list.
+    fn may_register(&self, client: Option<&str>) -> Result<(), Fault> {
+        let ip: Option<std::net::IpAddr> = client.and_then(|c| c.parse().ok());
+        if ip.is_some_and(|ip| self.register_allow.iter().any(|n| n.contains(ip))) {
+            return Ok(());
+        }
+        Err(Fault::with_reason(
+            FaultKind::InvalidOffer,
+            format!(
+                "{} may not register or remove offers here (the broker's register_allow)",
+                client.unwrap_or("this client")
+            ),
+        ))
     }
 }
 
@@ -32,7 +57,9 @@ pub(crate) fn now() -> u64 {
 pub(crate) fn book_fault(e: BookError) -> Fault {
     let kind = match &e {
         BookError::NotOwner { .. } | BookError::Invalid(_) => FaultKind::InvalidOffer,
-        BookError::Full { .. } | BookError::Store(_) => FaultKind::OfferStoreUnavailable,
+        BookError::Full { .. } | BookError::OwnerFull { .. } | BookError::Store(_) => {
+            FaultKind::OfferStoreUnavailable
+        }
     };
     if let BookError::Store(e) = &e {
         tracing::warn!(error = %e, "QoS broker: the offer store failed");
@@ -57,6 +84,7 @@ impl SoapService for BrokerService {
             let owner = request.context.client.clone().unwrap_or_default();
             let body = match protocol::parse(&request.envelope, &self.limits)? {
                 Request::Register { offers, lease } => {
+                    self.may_register(request.context.client.as_deref())?;
                     let count = offers.len();
                     let book = self.book.clone();
                     let lease =
@@ -64,6 +92,7 @@ impl SoapService for BrokerService {
                     protocol::registered(count, lease)
                 }
                 Request::Deregister { endpoint } => {
+                    self.may_register(request.context.client.as_deref())?;
                     let book = self.book.clone();
                     let removed =
                         blocking(move || book.deregister(&endpoint, &owner, now())).await?;

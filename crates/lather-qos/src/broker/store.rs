@@ -64,6 +64,11 @@ impl OfferStore {
         }
         .map_err(fail)?;
         if path.is_some() {
+            // One broker per file: the index in memory is the file's only other copy, so a
+            // second process (or service) writing the same file would make them differ.
+            connection
+                .pragma_update(None, "locking_mode", "EXCLUSIVE")
+                .map_err(fail)?;
             connection
                 .pragma_update(None, "journal_mode", "WAL")
                 .map_err(fail)?;
