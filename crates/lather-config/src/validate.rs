@@ -415,6 +415,47 @@ fn check_route(
     Ok(())
 }
 
+/// Checks the `qos-broker` keys: only a broker takes them; `register_allow` lists valid
+/// networks; `max_offers_per_owner` is at least 1.
+fn check_broker_keys(
+    svc: &crate::ServiceConfig,
+    i: usize,
+    at: &impl Fn(std::ops::Range<usize>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    let is_broker = svc
+        .builtin
+        .as_ref()
+        .is_some_and(|b| *b.get_ref() == crate::Builtin::QosBroker);
+    let only = |span: std::ops::Range<usize>, key: &str| {
+        at(
+            span,
+            format!("service[{i}].{key}: only a builtin = \"qos-broker\" service takes it"),
+        )
+    };
+    if let Some(allow) = &svc.register_allow {
+        if !is_broker {
+            return Err(only(allow.span(), "register_allow"));
+        }
+        for net in allow.get_ref() {
+            if let Err(e) = net.get_ref().parse::<crate::IpNet>() {
+                return Err(at(net.span(), format!("service[{i}].register_allow: {e}")));
+            }
+        }
+    }
+    if let Some(max) = &svc.max_offers_per_owner {
+        if !is_broker {
+            return Err(only(max.span(), "max_offers_per_owner"));
+        }
+        if *max.get_ref() == 0 {
+            return Err(at(
+                max.span(),
+                format!("service[{i}].max_offers_per_owner: must be at least 1"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn service_kind(
     svc: &ServiceConfig,
     i: usize,
@@ -477,7 +518,7 @@ fn service_kind(
             }
         }
     }
-    crate::offer::check_broker_keys(svc, i, at)?;
+    check_broker_keys(svc, i, at)?;
     if let Some(mode) = &svc.contexts
         && !is_context_store
     {
