@@ -270,12 +270,7 @@ impl ServerBuilder {
             }
             None => None,
         };
-        let mut unique: Vec<Arc<Service>> = Vec::new();
-        for service in state.services.values() {
-            if !unique.iter().any(|s| Arc::ptr_eq(s, service)) {
-                unique.push(service.clone());
-            }
-        }
+        let unique = state.unique_services();
         if unique.iter().any(|s| s.offers.is_some()) {
             state
                 .metrics

@@ -21,12 +21,8 @@ const RETRY: Duration = Duration::from_secs(5);
 
 /// Runs until `stopping` turns true; returns at once when no service makes offers.
 pub(crate) async fn run(state: Arc<State>, mut stopping: watch::Receiver<bool>) {
-    let mut services: Vec<Arc<Service>> = Vec::new();
-    for service in state.services.values() {
-        if service.offers.is_some() && !services.iter().any(|s| Arc::ptr_eq(s, service)) {
-            services.push(service.clone());
-        }
-    }
+    let mut services = state.unique_services();
+    services.retain(|s| s.offers.is_some());
     if services.is_empty() {
         return;
     }

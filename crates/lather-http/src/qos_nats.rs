@@ -30,15 +30,10 @@ pub(crate) async fn share(
     shared: &mut SharedNats<'_>,
 ) -> Result<Option<OfferBroker>, ServeError> {
     let subject = offers_subject(&nats.subject_prefix);
-    let mut seen = Vec::new();
-    for service in state.services.values() {
+    for service in state.unique_services() {
         let Some(book) = &service.qos_book else {
             continue;
         };
-        if seen.iter().any(|s| std::ptr::eq(*s, service.as_ref())) {
-            continue;
-        }
-        seen.push(service.as_ref());
         let (client, url) = shared.client().await?;
         let mut messages = client
             .subscribe(subject.clone())

@@ -73,11 +73,7 @@ impl Server {
     /// Starts the worker of every service with asynchronous replies (once: the worker
     /// takes the service's queue).
     fn start_async_workers(&self, stopping: &tokio::sync::watch::Receiver<bool>) {
-        let mut seen = std::collections::HashSet::new();
-        for service in self.state.services.values() {
-            if !seen.insert(Arc::as_ptr(service)) {
-                continue;
-            }
+        for service in self.state.unique_services() {
             let Some(replies) = &service.async_replies else {
                 continue;
             };

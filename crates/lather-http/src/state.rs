@@ -42,6 +42,18 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// Every service once, in no particular order (the map holds a service under each
+    /// of its paths).
+    pub(crate) fn unique_services(&self) -> Vec<Arc<Service>> {
+        let mut unique: Vec<Arc<Service>> = Vec::new();
+        for service in self.services.values() {
+            if !unique.iter().any(|s| Arc::ptr_eq(s, service)) {
+                unique.push(service.clone());
+            }
+        }
+        unique
+    }
+
     /// The state serving `services` (in order) with the `[server]` settings `server`.
     pub(crate) fn assemble(
         server: &ServerConfig,
