@@ -286,10 +286,13 @@ impl ServerBuilder {
             && let Some(url) = &q.broker
             && url.get_ref() != "nats"
         {
-            state.offer_broker = Some(crate::offer_broker::OfferBroker {
-                target: crate::offer_broker::BrokerTarget::Http(url.get_ref().clone()),
-                refresh: crate::qos_nats::refresh(q),
-            });
+            state.offer_broker =
+                crate::offer_broker::OfferSender::http(url.get_ref()).map(|sender| {
+                    crate::offer_broker::OfferBroker {
+                        sender,
+                        refresh: crate::qos_nats::refresh(q),
+                    }
+                });
         }
         if let Some(link) = &state.link {
             link.connect()

@@ -9,23 +9,9 @@ use std::time::Duration;
 #[derive(Debug, Clone)]
 pub(crate) struct OfferBroker {
     /// Where the offers go.
-    pub(crate) target: BrokerTarget,
+    pub(crate) sender: OfferSender,
     /// How often offers are registered again.
     pub(crate) refresh: Duration,
-}
-
-/// A broker reached over HTTP, or the NATS offers subject.
-#[derive(Debug, Clone)]
-pub(crate) enum BrokerTarget {
-    /// A broker's URL.
-    Http(String),
-    /// Published on `subject` through the server's NATS connection.
-    Nats {
-        /// The connection.
-        client: async_nats::Client,
-        /// `{subject_prefix}.qos.offers`.
-        subject: String,
-    },
 }
 
 /// Why offers could not be sent.
@@ -39,8 +25,9 @@ pub(crate) enum SendError {
     Nats(String),
 }
 
-/// A ready sender of offers.
-#[derive(Debug)]
+/// Where offers go: a broker over HTTP, or the NATS offers subject every broker with
+/// `[nats]` listens on.
+#[derive(Debug, Clone)]
 pub(crate) enum OfferSender {
     /// Over HTTP.
     Http(Box<BrokerClient>),
@@ -52,17 +39,12 @@ pub(crate) enum OfferSender {
 const BROKER_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl OfferSender {
-    /// The sender for `target`; `None` (logged) when the URL cannot be called.
-    pub(crate) fn new(target: &BrokerTarget) -> Option<OfferSender> {
-        match target {
-            BrokerTarget::Http(url) => BrokerClient::new(url.clone(), BROKER_TIMEOUT)
-                .inspect_err(|e| tracing::warn!(error = %e, %url, "QoS broker: cannot call it"))
-                .ok()
-                .map(|c| OfferSender::Http(Box::new(c))),
-            BrokerTarget::Nats { client, subject } => {
-                Some(OfferSender::Nats(client.clone(), subject.clone()))
-            }
-        }
+    /// The sender to the broker at `url`; `None` (logged) when the URL cannot be called.
+    pub(crate) fn http(url: &str) -> Option<OfferSender> {
+        BrokerClient::new(url.to_owned(), BROKER_TIMEOUT)
+            .inspect_err(|e| tracing::warn!(error = %e, %url, "QoS broker: cannot call it"))
+            .ok()
+            .map(|c| OfferSender::Http(Box::new(c)))
     }
 
     /// Registers `offers` for `lease`; the lease granted (over NATS, the one asked for).

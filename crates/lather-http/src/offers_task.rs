@@ -27,15 +27,14 @@ pub(crate) async fn run(state: Arc<State>, mut stopping: watch::Receiver<bool>) 
         return;
     }
     let (moved_tx, moved_rx) = watch::channel(0u64);
-    let registrar = state.offer_broker.as_ref().and_then(|b| {
-        let sender = OfferSender::new(&b.target)?;
-        Some(tokio::spawn(register(
+    let registrar = state.offer_broker.as_ref().map(|b| {
+        tokio::spawn(register(
             services.clone(),
-            sender,
+            b.sender.clone(),
             b.refresh,
             moved_rx,
             stopping.clone(),
-        )))
+        ))
     });
     let adapts = services
         .iter()

@@ -3,7 +3,7 @@
 //! `[qos] broker = "nats"` publishes its own there.
 
 use crate::ServeError;
-use crate::offer_broker::{BrokerTarget, OfferBroker};
+use crate::offer_broker::{OfferBroker, OfferSender};
 use crate::shared_nats::SharedNats;
 use crate::state::State;
 use futures_util::StreamExt;
@@ -60,7 +60,7 @@ pub(crate) async fn share(
     };
     let (client, _) = shared.client().await?;
     Ok(Some(OfferBroker {
-        target: BrokerTarget::Nats { client, subject },
+        sender: OfferSender::Nats(client, subject),
         refresh: refresh(qos),
     }))
 }
