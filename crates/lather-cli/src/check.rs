@@ -216,7 +216,13 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
                 svc.timeout().as_millis()
             ),
             ServiceKind::Gateway(ups) => {
-                let urls: Vec<&str> = ups.iter().map(|u| u.url.as_str()).collect();
+                let urls: Vec<String> = ups
+                    .iter()
+                    .map(|u| match u.weight {
+                        1 => u.url.clone(),
+                        w => format!("{} (weight {w})", u.url),
+                    })
+                    .collect();
                 format!(
                     "gateway to {} (timeout {} ms)",
                     urls.join(", "),
@@ -392,6 +398,61 @@ fn print_tuning(svc: &lather_config::ServiceConfig, nats: Option<&lather_config:
     }
     if let Some(min) = svc.compress_requests_from() {
         println!("  requests to the upstreams gzip-compressed from {min} bytes");
+    }
+    print_failover(&svc.failover());
+}
+
+/// A gateway's balancing, retries, ejection and health checks.
+fn print_failover(f: &lather_config::Failover) {
+    let balance = match f.balance {
+        lather_config::Balance::RoundRobin => "weighted round-robin",
+        lather_config::Balance::LeastOutstanding => "least outstanding requests",
+    };
+    let resend = match &f.idempotent {
+        lather_config::Idempotent::None => "only requests not yet sent".to_owned(),
+        lather_config::Idempotent::All => "any request".to_owned(),
+        lather_config::Idempotent::Operations(ops) => {
+            format!("requests not yet sent, and {}", ops.join(", "))
+        }
+    };
+    let try_timeout = f
+        .try_timeout
+        .map(|t| format!(", {} ms a try", t.as_millis()))
+        .unwrap_or_default();
+    println!(
+        "  {balance}; connect timeout {} ms; up to {} backends tried: {resend}{try_timeout}",
+        f.connect_timeout.as_millis(),
+        f.max_attempts
+    );
+    match f.eject_after {
+        0 => println!("  backends never ejected"),
+        n => println!(
+            "  a backend failing {n} times in a row is ejected for {} ms (doubling in a row, up to {}x)",
+            f.eject_for.as_millis(),
+            lather_config::MAX_EJECT_FACTOR
+        ),
+    }
+    if let Some(h) = &f.health_check {
+        let probe = match &h.probe {
+            lather_config::Probe::Wsdl => "GET ?wsdl".to_owned(),
+            lather_config::Probe::Soap { action, .. } => format!(
+                "a SOAP request{}",
+                action
+                    .as_ref()
+                    .map(|a| format!(" ({a})"))
+                    .unwrap_or_default()
+            ),
+        };
+        println!(
+            "  health checked by {probe} every {} ms (timeout {} ms): down after {}, up after {} in a row",
+            h.interval.as_millis(),
+            h.timeout.as_millis(),
+            h.unhealthy_after,
+            h.healthy_after
+        );
+    }
+    if f.expose_backend_errors {
+        println!("  faults name the backend and its error to clients");
     }
 }
 

@@ -17,6 +17,8 @@
 mod async_replies;
 mod connections;
 mod error;
+mod failover;
+mod failover_settings;
 mod flow;
 mod handler;
 mod ipnet;
@@ -37,13 +39,19 @@ mod subscriptions_mode;
 mod tuning;
 mod upstream_protocol;
 mod validate;
-mod wsdl_address;
+mod weighted_url;
 
 pub use async_replies::{
     AsyncNames, AsyncReplies, DEFAULT_ASYNC_MAX_PENDING, DEFAULT_REPLY_ATTEMPTS,
     DEFAULT_REPLY_KEEP_S,
 };
 pub use error::ConfigError;
+pub use failover::{
+    Balance, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_EJECT_AFTER_FAILURES, DEFAULT_EJECT_MS,
+    DEFAULT_HEALTH_INTERVAL_MS, DEFAULT_HEALTH_THRESHOLD, DEFAULT_HEALTH_TIMEOUT_MS,
+    DEFAULT_MAX_ATTEMPTS, Failover, HealthCheck, HealthCheckConfig, Idempotent, MAX_ATTEMPTS,
+    MAX_EJECT_FACTOR, Probe,
+};
 pub use flow::{Flow, FlowSpec};
 pub use handler::{ENGINE_KEYS, HandlerConfig};
 pub use ipnet::{IpNet, IpNetError};
@@ -74,4 +82,4 @@ pub use tuning::{
     DEFAULT_H1_UPSTREAM_CONNECTIONS, DEFAULT_H2C_UPSTREAM_CONNECTIONS, DEFAULT_WSDL_CACHE_MS,
 };
 pub use upstream_protocol::UpstreamProtocol;
-pub use wsdl_address::{MAX_WSDL_WEIGHT, WsdlAddress};
+pub use weighted_url::{MAX_WEIGHT, WeightedUrl};

@@ -359,14 +359,44 @@ pub struct ServiceConfig {
     /// its weight) so that clients calling the service directly spread over them:
     /// `["http://a/ws", { url = "http://b/ws", weight = 2 }]` (default: the service's own
     /// address).
-    pub wsdl_addresses: Option<Spanned<Vec<Spanned<crate::WsdlAddress>>>>,
+    pub wsdl_addresses: Option<Spanned<Vec<Spanned<crate::WeightedUrl>>>>,
+    /// Gateway only: how long a connection to a backend may take to open, in milliseconds
+    /// (default 2 000; at most `timeout_ms`). A backend that does not accept in time is
+    /// skipped for the next one: the request was not sent.
+    pub connect_timeout_ms: Option<Spanned<u64>>,
+    /// Gateway only: how long one backend may take to answer a request that may be sent
+    /// twice (`idempotent_operations`) before it goes to the next backend, in milliseconds
+    /// (default: `timeout_ms`, one try).
+    pub try_timeout_ms: Option<Spanned<u64>>,
+    /// Gateway only: the operations (local names of the Body's first element) that may be
+    /// sent to another backend after one failed or did not answer in time, or `["*"]` for
+    /// all (default none: only requests not yet sent go to another backend).
+    pub idempotent_operations: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Gateway only: most backends one request is tried on (default 3).
+    pub max_attempts: Option<Spanned<u64>>,
+    /// Gateway only: how a backend is picked, `"round-robin"` (weighted by each
+    /// upstream's `weight`, the default) or `"least-outstanding"` (the fewest requests in
+    /// flight per unit of weight).
+    pub balance: Option<Spanned<crate::Balance>>,
+    /// Gateway only: consecutive failures (refused or timed-out connections, failed or
+    /// unanswered requests) after which a backend is ejected (default 3; 0 never ejects).
+    pub eject_after_failures: Option<Spanned<u64>>,
+    /// Gateway only: how long an ejected backend gets no requests, in milliseconds
+    /// (default 10 000), doubling with each ejection in a row up to 8 times as long.
+    /// Then one request tries it: an answer brings it back, a failure ejects it again.
+    pub eject_ms: Option<Spanned<u64>>,
+    /// Gateway only: whether faults sent to clients name the backend and its error
+    /// (default false: they say what went wrong without naming it; logs always name it).
+    pub expose_backend_errors: Option<Spanned<bool>>,
+    /// Gateway only: active health checks of each backend (`[service.health_check]`).
+    pub health_check: Option<Spanned<crate::HealthCheckConfig>>,
 }
 
 /// A gateway's `upstream`.
 #[derive(Debug, Clone)]
 pub enum UpstreamSpec {
-    /// Fixed backends: `["http://…", …]`.
-    List(Vec<Spanned<String>>),
+    /// Fixed backends: `["http://…", { url = "http://…", weight = 2 }, …]`.
+    List(Vec<Spanned<crate::WeightedUrl>>),
     /// The backends a registry lists: `{ registry = "URL", name = "…" }`.
     Registry(RegistryUpstream),
 }
@@ -388,7 +418,7 @@ impl<'de> Deserialize<'de> for UpstreamSpec {
                 mut seq: A,
             ) -> Result<UpstreamSpec, A::Error> {
                 let mut list = Vec::new();
-                while let Some(url) = seq.next_element::<Spanned<String>>()? {
+                while let Some(url) = seq.next_element::<Spanned<crate::WeightedUrl>>()? {
                     list.push(url);
                 }
                 Ok(UpstreamSpec::List(list))
@@ -447,6 +477,9 @@ pub struct Upstream {
     pub url: String,
     /// The parsed URI.
     pub uri: http::Uri,
+    /// Its share of the requests under weighted round-robin (1 to 1000; 1 for backends
+    /// from a registry).
+    pub weight: u32,
 }
 
 /// The response header names a gateway removes when `response_headers_remove` is not set.

@@ -3,7 +3,7 @@
 
 use crate::ConfigError;
 use crate::model::{ServiceConfig, ServiceKind};
-use crate::wsdl_address::{MAX_WSDL_WEIGHT, WsdlAddress};
+use crate::weighted_url::{MAX_WEIGHT, WeightedUrl};
 use std::time::Duration;
 
 /// The default of `wsdl_cache_ms`: a backend's WSDL is asked for once a minute at most.
@@ -89,7 +89,7 @@ impl ServiceConfig {
     }
 
     /// The addresses the served WSDL names in turn (empty: the service's own).
-    pub fn wsdl_addresses(&self) -> Vec<WsdlAddress> {
+    pub fn wsdl_addresses(&self) -> Vec<WeightedUrl> {
         self.wsdl_addresses.as_ref().map_or_else(Vec::new, |list| {
             list.get_ref().iter().map(|a| a.get_ref().clone()).collect()
         })
@@ -179,11 +179,11 @@ pub(crate) fn check_service(
                 ),
             ));
         }
-        if !(1..=MAX_WSDL_WEIGHT).contains(&address.weight) {
+        if !(1..=MAX_WEIGHT).contains(&address.weight) {
             return Err(at(
                 entry.span(),
                 format!(
-                    "service[{i}].wsdl_addresses: weight {} of {:?} is not between 1 and {MAX_WSDL_WEIGHT}",
+                    "service[{i}].wsdl_addresses: weight {} of {:?} is not between 1 and {MAX_WEIGHT}",
                     address.weight, address.url
                 ),
             ));

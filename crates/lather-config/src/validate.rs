@@ -263,6 +263,7 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
         crate::stream::check_service(svc, i, has_stream_table, &at)?;
         crate::public::check_service(svc, i, &at)?;
         crate::tuning::check_service(svc, i, &at)?;
+        crate::failover_settings::check_service(svc, i, &at)?;
         crate::async_replies::check_service(svc, i, &at)?;
         crate::subscriptions::check(svc, i, config.nats.as_ref(), &at)?;
         if svc.max_in_flight == Some(crate::MaxInFlight::Fixed(0)) {
@@ -652,7 +653,13 @@ fn service_kind(
                     ));
                 }
                 list.iter()
-                    .map(|u| upstream(u, i, at))
+                    .map(|entry| {
+                        let url = Spanned::new(entry.span(), entry.get_ref().url.clone());
+                        upstream(&url, i, at).map(|u| Upstream {
+                            weight: entry.get_ref().weight,
+                            ..u
+                        })
+                    })
                     .collect::<Result<_, _>>()
                     .map(ServiceKind::Gateway)
             }
@@ -713,6 +720,7 @@ fn upstream(
     Ok(Upstream {
         url: raw.clone(),
         uri,
+        weight: 1,
     })
 }
 

@@ -276,6 +276,11 @@ impl ServerBuilder {
                 .metrics
                 .register_collector(crate::collect_offers::OffersCollector(unique.clone()));
         }
+        if unique.iter().any(|s| s.upstreams.is_some()) {
+            state
+                .metrics
+                .register_collector(crate::collect_upstreams::UpstreamCollector(unique.clone()));
+        }
         state
             .metrics
             .register_collector(crate::collect_streams::StreamCollector::new(

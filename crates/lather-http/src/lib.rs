@@ -18,6 +18,7 @@ mod collect;
 mod collect_eventing;
 mod collect_offers;
 mod collect_streams;
+mod collect_upstreams;
 mod compress;
 mod conn_cap;
 mod context_nats;
@@ -54,6 +55,7 @@ mod stream_acceptor;
 mod stream_grant;
 mod timing;
 mod watched;
+mod weighted_round;
 mod wsdl_rotation;
 
 pub use builder::{Mount, ServerBuilder};

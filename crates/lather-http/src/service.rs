@@ -50,6 +50,8 @@ pub(crate) struct Service {
     /// The offer book, when the service is the `qos-broker` builtin (NATS registrations
     /// reach it here).
     pub(crate) qos_book: Option<Arc<lather_qos::broker::OfferBook>>,
+    /// A gateway's backends and their records (for `/metrics` and readiness).
+    pub(crate) upstreams: Option<Arc<crate::gateway::Backends>>,
 }
 
 impl std::fmt::Debug for Service {
@@ -128,6 +130,7 @@ impl Service {
             async_jobs: std::sync::Mutex::new(None),
             offers: None,
             qos_book: None,
+            upstreams: None,
         }
     }
 
@@ -143,6 +146,7 @@ impl Service {
         let mut event_source = None;
         let mut shared_contexts = None;
         let mut qos_book_opened = None;
+        let mut upstreams = None;
         let stream_sender = stream_sender(config, server)?;
         let soap: Arc<dyn SoapService> = match config.kind() {
             ServiceKind::Builtin(Builtin::Echo) => Arc::new(crate::echo::Echo),
@@ -173,18 +177,22 @@ impl Service {
                     register_allow(config),
                 ))
             }
-            ServiceKind::Gateway(upstreams) => Arc::new(
-                gateway(config, server, Backends::fixed(upstreams.clone()))
-                    .with_streams(stream_sender.clone()),
-            ),
-            ServiceKind::RegistryGateway(source) => Arc::new(
-                gateway(
+            ServiceKind::Gateway(list) => {
+                let made = gateway(config, server, Backends::fixed(list.clone()))
+                    .with_streams(stream_sender.clone());
+                upstreams = Some(made.backends().clone());
+                Arc::new(made)
+            }
+            ServiceKind::RegistryGateway(source) => {
+                let made = gateway(
                     config,
                     server,
                     Backends::following(source, config.timeout()),
                 )
-                .with_streams(stream_sender.clone()),
-            ),
+                .with_streams(stream_sender.clone());
+                upstreams = Some(made.backends().clone());
+                Arc::new(made)
+            }
         };
         let mut service = Service::new(
             config.name.get_ref().clone(),
@@ -197,6 +205,7 @@ impl Service {
         service.event_source = event_source;
         service.shared_contexts = shared_contexts;
         service.qos_book = qos_book_opened;
+        service.upstreams = upstreams;
         service.accept_streams = config.accept_streams.as_ref().is_some_and(|a| *a.get_ref());
         service.stream_sender = stream_sender;
         service.wsdl_rotation = crate::wsdl_rotation::WsdlRotation::new(&config.wsdl_addresses());
@@ -313,6 +322,7 @@ fn gateway(config: &ServiceConfig, server: &ServerConfig, backends: Arc<Backends
     )
     .with_tuning(config.wsdl_cache(), config.compress_requests_from())
     .with_upstream_protocol(config.upstream_protocol(), config.upstream_connections())
+    .with_failover(config.failover())
     .with_transfer_batching(config.upstream_batching())
 }
 

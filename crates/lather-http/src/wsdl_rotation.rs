@@ -2,7 +2,7 @@
 //! a different one to each client in turn (each as often as its weight), so clients that
 //! call the service directly spread themselves over the backends.
 
-use lather_config::WsdlAddress;
+use lather_config::WeightedUrl;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The addresses in the order they are handed out: one round of a smooth weighted
@@ -15,25 +15,15 @@ pub(crate) struct WsdlRotation {
 
 impl WsdlRotation {
     /// The rotation over `addresses`; `None` when there are none.
-    pub(crate) fn new(addresses: &[WsdlAddress]) -> Option<Self> {
+    pub(crate) fn new(addresses: &[WeightedUrl]) -> Option<Self> {
         if addresses.is_empty() {
             return None;
         }
-        let total: i64 = addresses.iter().map(|a| i64::from(a.weight.max(1))).sum();
-        let mut current = vec![0i64; addresses.len()];
-        let mut round = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
-        for _ in 0..total {
-            for (c, a) in current.iter_mut().zip(addresses) {
-                *c += i64::from(a.weight.max(1));
-            }
-            let (best, _) = current
-                .iter()
-                .enumerate()
-                .max_by_key(|(i, c)| (**c, std::cmp::Reverse(*i)))
-                .unwrap_or((0, &0));
-            current[best] -= total;
-            round.push(addresses[best].url.clone());
-        }
+        let weights: Vec<u32> = addresses.iter().map(|a| a.weight).collect();
+        let round = crate::weighted_round::smooth_round(&weights)
+            .into_iter()
+            .map(|i| addresses[i].url.clone())
+            .collect();
         Some(WsdlRotation {
             round,
             next: AtomicUsize::new(0),
@@ -51,8 +41,8 @@ impl WsdlRotation {
 mod tests {
     use super::*;
 
-    fn address(url: &str, weight: u32) -> WsdlAddress {
-        WsdlAddress {
+    fn address(url: &str, weight: u32) -> WeightedUrl {
+        WeightedUrl {
             url: url.to_owned(),
             weight,
         }

@@ -1,6 +1,8 @@
 //! A gateway's backends: fixed, or followed in a registry (asked every `poll`, the list
 //! replaced when it changes; the last good list kept while the registry cannot be asked).
+//! A backend keeps its record (failures, ejection, health) while it stays in the list.
 
+use super::backend::Backend;
 use lather_config::{RegistryBackends, Upstream};
 use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
@@ -9,18 +11,22 @@ use std::time::Duration;
 #[derive(Debug)]
 pub(crate) enum Backends {
     /// Configured once: read without a lock.
-    Fixed(Arc<Vec<Upstream>>),
+    Fixed(Arc<Vec<Arc<Backend>>>),
     /// Followed in a registry under `name`; `list` is replaced when it changes.
     Followed {
         name: String,
-        list: RwLock<Arc<Vec<Upstream>>>,
+        list: RwLock<Arc<Vec<Arc<Backend>>>>,
     },
 }
 
 impl Backends {
     /// Fixed backends.
     pub(crate) fn fixed(list: Vec<Upstream>) -> Arc<Backends> {
-        Arc::new(Backends::Fixed(Arc::new(list)))
+        Arc::new(Backends::Fixed(Arc::new(
+            list.into_iter()
+                .map(|u| Arc::new(Backend::new(u)))
+                .collect(),
+        )))
     }
 
     /// Backends followed in a registry by a task that ends with the last reference to
@@ -47,7 +53,7 @@ impl Backends {
     }
 
     /// The backends now.
-    pub(crate) fn snapshot(&self) -> Arc<Vec<Upstream>> {
+    pub(crate) fn snapshot(&self) -> Arc<Vec<Arc<Backend>>> {
         match self {
             Backends::Fixed(list) => list.clone(),
             Backends::Followed { list, .. } => list
@@ -73,10 +79,23 @@ impl Backends {
         let mut current = list
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if **current == new {
+        let same =
+            current.len() == new.len() && current.iter().zip(&new).all(|(b, u)| b.upstream == *u);
+        if same {
             return false;
         }
-        *current = Arc::new(new);
+        // Backends still listed keep their record.
+        let kept: Vec<Arc<Backend>> = new
+            .into_iter()
+            .map(|u| {
+                current
+                    .iter()
+                    .find(|b| b.upstream == u)
+                    .cloned()
+                    .unwrap_or_else(|| Arc::new(Backend::new(u)))
+            })
+            .collect();
+        *current = Arc::new(kept);
         true
     }
 }
@@ -130,6 +149,7 @@ fn upstream_of(url: &str) -> Option<Upstream> {
         Upstream {
             url: url.to_owned(),
             uri,
+            weight: 1,
         }
     })
 }

@@ -1,28 +1,35 @@
 //! Gateway mode: forward the envelope to a backend over pooled keep-alive connections,
-//! round-robin over the backends, skipping those that refuse connections.
+//! picked by the service's balancing policy; a backend that refuses or does not open a
+//! connection in time is skipped for the next, and so is one that fails or does not answer
+//! a request that may be sent twice. Backends that fail in a row are ejected for a while;
+//! active health checks take failing ones out.
 //!
 //! Faults the client gets name a backend by its place ("backend 2 of 3"), never by its
-//! URL: internal addresses are logged (at warn) instead.
+//! URL unless `expose_backend_errors` is on: internal addresses are logged (at warn).
 
+mod backend;
 mod backends;
+mod balance;
 mod headers;
+mod health_check;
 mod transfer_batch;
 mod upstream_client;
 mod wsdl;
 
+pub(crate) use backend::{Backend, FailureKind};
 pub(crate) use backends::Backends;
 pub(crate) use headers::ResponsePolicy;
 
+use backend::Ejection;
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Response, StatusCode, Uri};
 use http_body_util::{BodyExt, Full, Limited};
-use lather_config::{Upstream, UpstreamProtocol};
+use lather_config::{Failover, UpstreamProtocol};
 use lather_context::stream::{SendOutcome, StreamMessage, StreamSender};
 use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
 use lather_pipeline::{Identity, Reply, ServiceFuture, ServiceRequest, SoapService};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Headers copied from the client's request to the backend.
@@ -39,8 +46,12 @@ pub(crate) struct Gateway {
     /// The service's name, for logs.
     service: String,
     client: upstream_client::UpstreamClient,
+    /// How the client speaks to the upstreams, and over how many connections each.
+    protocol: (UpstreamProtocol, usize),
     backends: Arc<Backends>,
-    next: AtomicUsize,
+    balancer: balance::Balancer,
+    failover: Failover,
+    ejection: Ejection,
     timeout: Duration,
     max_response_bytes: usize,
     policy: ResponsePolicy,
@@ -69,10 +80,24 @@ struct WsdlCache {
 /// A backend's answer as it is passed on.
 type Passed = Response<Bytes>;
 
-/// How one attempt at one backend ended.
-enum Attempt {
-    Answered(Passed),
-    Refused(String),
+/// Why one try at one backend failed.
+#[derive(Debug)]
+struct Failure {
+    kind: FailureKind,
+    /// What happened, naming no address: "connection refused".
+    what: String,
+    /// The error with its sources, for logs and exposed faults.
+    detail: String,
+}
+
+impl Failure {
+    /// Whether the request may have reached the backend.
+    fn sent(&self) -> bool {
+        !matches!(
+            self.kind,
+            FailureKind::Refused | FailureKind::ConnectTimeout
+        )
+    }
 }
 
 impl Gateway {
@@ -84,15 +109,34 @@ impl Gateway {
         policy: ResponsePolicy,
         identity_header: Option<HeaderName>,
     ) -> Self {
+        let protocol = (
+            UpstreamProtocol::Http1,
+            lather_config::DEFAULT_H1_UPSTREAM_CONNECTIONS as usize,
+        );
+        let failover = Failover {
+            connect_timeout: Duration::from_millis(lather_config::DEFAULT_CONNECT_TIMEOUT_MS)
+                .min(timeout),
+            try_timeout: None,
+            idempotent: lather_config::Idempotent::None,
+            max_attempts: lather_config::DEFAULT_MAX_ATTEMPTS as usize,
+            balance: lather_config::Balance::RoundRobin,
+            eject_after: lather_config::DEFAULT_EJECT_AFTER_FAILURES as u32,
+            eject_for: Duration::from_millis(lather_config::DEFAULT_EJECT_MS),
+            expose_backend_errors: false,
+            health_check: None,
+        };
         Gateway {
             service,
             client: upstream_client::UpstreamClient::new(
-                UpstreamProtocol::Http1,
-                lather_config::DEFAULT_H1_UPSTREAM_CONNECTIONS as usize,
-                timeout,
+                protocol.0,
+                protocol.1,
+                failover.connect_timeout,
             ),
+            protocol,
             backends,
-            next: AtomicUsize::new(0),
+            balancer: balance::Balancer::new(failover.balance),
+            ejection: ejection_of(&failover, timeout),
+            failover,
             timeout,
             max_response_bytes,
             policy,
@@ -142,8 +186,13 @@ impl Gateway {
         match told.await {
             Ok(Told::Answer(answer)) => answer,
             Ok(Told::Alone) | Err(_) => {
-                self.forward(headers, envelope.as_bytes().clone(), None)
-                    .await
+                self.forward(
+                    headers,
+                    envelope.as_bytes().clone(),
+                    None,
+                    envelope.operation().map(|op| op.local()),
+                )
+                .await
             }
         }
     }
@@ -160,7 +209,8 @@ impl Gateway {
         // The batch action is a fixed, valid header value.
         let headers = lather_client::soap_headers(version, Some(&format!("{BATCH_NS}#Batch")))
             .unwrap_or_default();
-        let answer = match self.forward(&headers, body, None).await {
+        // A batch is one request for every operation in it: resent only when all may be.
+        let answer = match self.forward(&headers, body, None, None).await {
             Ok(answer) => answer,
             Err(fault) => {
                 for waiting in batch {
@@ -226,8 +276,36 @@ impl Gateway {
         protocol: UpstreamProtocol,
         connections: usize,
     ) -> Self {
-        self.client = upstream_client::UpstreamClient::new(protocol, connections, self.timeout);
+        self.protocol = (protocol, connections);
+        self.client = upstream_client::UpstreamClient::new(
+            protocol,
+            connections,
+            self.failover.connect_timeout,
+        );
         self
+    }
+
+    /// Balances, retries and ejects by `failover`, and starts its health checks (if any;
+    /// they end with the gateway's backends). Must be called within a tokio runtime when
+    /// health checks are configured.
+    pub(crate) fn with_failover(mut self, failover: Failover) -> Self {
+        self.balancer = balance::Balancer::new(failover.balance);
+        self.ejection = ejection_of(&failover, self.timeout);
+        if let Some(check) = &failover.health_check {
+            health_check::start(
+                self.service.clone(),
+                Arc::downgrade(&self.backends),
+                check.clone(),
+            );
+        }
+        self.failover = failover;
+        let (protocol, connections) = self.protocol;
+        self.with_upstream_protocol(protocol, connections)
+    }
+
+    /// The gateway's backends (for `/metrics` and readiness).
+    pub(crate) fn backends(&self) -> &Arc<Backends> {
+        &self.backends
     }
 
     /// Keeps the backend's WSDL for `wsdl_cache` (if any) and compresses requests from
@@ -260,12 +338,11 @@ impl Gateway {
         envelope: &Envelope,
         identity: Option<&Identity>,
     ) -> Result<Option<Passed>, Fault> {
-        let upstreams = self.backends.snapshot();
-        if upstreams.is_empty() {
+        let backends = self.backends.snapshot();
+        let Some(&index) = self.balancer.order(&backends, 1).first() else {
             return Ok(None);
-        }
-        let index = self.start(upstreams.len());
-        let upstream = &upstreams[index];
+        };
+        let upstream = &backends[index].upstream;
         let mut fields = Vec::with_capacity(3);
         if let Some(v) = headers.get(header::CONTENT_TYPE) {
             let v = crate::negotiate::utf8_content_type(v);
@@ -290,7 +367,7 @@ impl Gateway {
             headers: fields,
             body: envelope.as_bytes().clone(),
         };
-        let label = label(index, upstreams.len());
+        let label = self.label(index, backends.len(), &upstream.url);
         let sent = tokio::time::timeout(
             self.timeout,
             sender.send(&upstream.uri, envelope.operation(), message),
@@ -339,6 +416,7 @@ impl Gateway {
         headers: &HeaderMap,
         body: Bytes,
         identity: Option<&Identity>,
+        operation: Option<&str>,
     ) -> Result<Passed, Fault> {
         let identity = match (&self.identity_header, identity) {
             (Some(name), Some(id)) => HeaderValue::from_str(id.name())
@@ -354,8 +432,9 @@ impl Gateway {
             Some(gzipped) => (Bytes::from(gzipped), Some(HeaderValue::from_static("gzip"))),
             None => (body, None),
         };
+        let may_resend = self.failover.idempotent.allows(operation);
         let (_, _, response) = self
-            .first_answer(|upstream| {
+            .first_answer(may_resend, |upstream| {
                 let mut request = self.request(Method::POST, &upstream.uri, headers, body.clone());
                 if let Some((name, value)) = &identity {
                     request.headers_mut().insert(name.clone(), value.clone());
@@ -400,21 +479,22 @@ impl Gateway {
 
     /// The first backend's WSDL as it answered it: 200 and UTF-8, or a fault.
     async fn fetch_wsdl(&self) -> Result<Passed, Fault> {
-        let (upstream, label, response) = self
-            .first_answer(|upstream| {
+        // Asking for the WSDL again elsewhere changes nothing at the backends.
+        let (backend, label, response) = self
+            .first_answer(true, |upstream| {
                 let uri = with_query(&upstream.uri, "wsdl");
                 self.request(Method::GET, &uri, &HeaderMap::new(), Bytes::new())
             })
             .await?;
         if response.status() != StatusCode::OK {
-            tracing::warn!(service = %self.service, upstream = %upstream.url, status = %response.status(), "backend WSDL request failed");
+            tracing::warn!(service = %self.service, upstream = %backend.upstream.url, status = %response.status(), "backend WSDL request failed");
             return Err(Fault::with_reason(
                 FaultKind::UpstreamFailed,
                 format!("{label}'s WSDL answered {}", response.status()),
             ));
         }
         if std::str::from_utf8(response.body()).is_err() {
-            tracing::warn!(service = %self.service, upstream = %upstream.url, "backend WSDL is not UTF-8");
+            tracing::warn!(service = %self.service, upstream = %backend.upstream.url, "backend WSDL is not UTF-8");
             return Err(Fault::with_reason(
                 FaultKind::UpstreamFailed,
                 format!("{label}'s WSDL is not UTF-8"),
@@ -423,48 +503,101 @@ impl Gateway {
         Ok(response)
     }
 
-    /// Sends the request `make` builds for each backend in round-robin order until one
-    /// accepts the connection; its index and answer, or `UpstreamUnavailable` counting the
-    /// refusals (each logged with its URL).
+    /// Sends the request `make` builds to the backends in the balancer's order until one
+    /// answers: a backend that refuses or does not open a connection in time is skipped
+    /// for the next; one that fails or does not answer after the request was sent too,
+    /// when `may_resend`. Its backend, label and answer, or the fault of the last failure.
     async fn first_answer(
         &self,
-        make: impl Fn(&Upstream) -> Request<Full<Bytes>>,
-    ) -> Result<(Upstream, String, Passed), Fault> {
+        may_resend: bool,
+        make: impl Fn(&lather_config::Upstream) -> Request<Full<Bytes>>,
+    ) -> Result<(Arc<Backend>, String, Passed), Fault> {
         let deadline = Instant::now() + self.timeout;
-        let upstreams = self.backends.snapshot();
-        if upstreams.is_empty() {
+        let backends = self.backends.snapshot();
+        if backends.is_empty() {
             return Err(Fault::with_reason(
                 FaultKind::UpstreamUnavailable,
                 self.backends.none_why(),
             ));
         }
-        let mut refusals = Vec::new();
-        for index in self.rotation(upstreams.len()) {
-            let upstream = &upstreams[index];
-            let label = label(index, upstreams.len());
-            match self
-                .attempt(upstream, &label, make(upstream), deadline)
-                .await?
+        let order = self.balancer.order(&backends, self.failover.max_attempts);
+        let mut failures = Vec::new();
+        let mut last = None;
+        for (tried, index) in order.iter().enumerate() {
+            let backend = &backends[*index];
+            let label = self.label(*index, backends.len(), &backend.upstream.url);
+            let more = tried + 1 < order.len();
+            let try_deadline = match self.failover.try_timeout {
+                Some(t) if may_resend && more => deadline.min(Instant::now() + t),
+                _ => deadline,
+            };
+            let failure = match self
+                .attempt(backend, make(&backend.upstream), try_deadline)
+                .await
             {
-                Attempt::Answered(response) => return Ok((upstream.clone(), label, response)),
-                Attempt::Refused(why) => refusals.push(format!("{label} ({why})")),
+                Ok(response) => return Ok((backend.clone(), label, response)),
+                Err(failure) => failure,
+            };
+            backend.failed(failure.kind, &self.ejection);
+            let stop = Instant::now() >= deadline || (failure.sent() && !may_resend);
+            failures.push(self.described(&label, &failure));
+            last = Some((label, failure));
+            if stop {
+                break;
             }
         }
-        Err(Fault::with_reason(
-            FaultKind::UpstreamUnavailable,
-            format!("no upstream accepted a connection: {}", refusals.join(", ")),
-        ))
+        let Some((label, failure)) = last else {
+            return Err(Fault::with_reason(
+                FaultKind::UpstreamUnavailable,
+                self.backends.none_why(),
+            ));
+        };
+        Err(match failure.kind {
+            FailureKind::Timeout if Instant::now() >= deadline => Fault::with_reason(
+                FaultKind::UpstreamTimeout,
+                format!(
+                    "{label} did not answer within {} ms",
+                    self.timeout.as_millis()
+                ),
+            ),
+            _ if failures.len() == 1 && failure.sent() => {
+                let kind = if failure.kind == FailureKind::Timeout {
+                    FaultKind::UpstreamTimeout
+                } else {
+                    FaultKind::UpstreamFailed
+                };
+                Fault::with_reason(kind, failures.remove(0))
+            }
+            _ if failure.sent() => Fault::with_reason(
+                FaultKind::UpstreamFailed,
+                format!("no upstream answered: {}", failures.join(", ")),
+            ),
+            _ => Fault::with_reason(
+                FaultKind::UpstreamUnavailable,
+                format!("no upstream accepted a connection: {}", failures.join(", ")),
+            ),
+        })
     }
 
-    /// The indexes of `n` backends, starting at the round-robin cursor.
-    fn rotation(&self, n: usize) -> impl Iterator<Item = usize> + use<> {
-        let start = self.start(n);
-        (0..n).map(move |i| (start + i) % n)
+    /// How a client-facing fault tells of `failure` at the backend labelled `label`.
+    fn described(&self, label: &str, failure: &Failure) -> String {
+        if self.failover.expose_backend_errors {
+            format!("{label}: {} ({})", failure.what, failure.detail)
+        } else if failure.sent() {
+            format!("{label} {}", failure.what)
+        } else {
+            format!("{label} ({})", failure.what)
+        }
     }
 
-    /// The next backend of `n` (at least 1) in round-robin order.
-    fn start(&self, n: usize) -> usize {
-        self.next.fetch_add(1, Ordering::Relaxed) % n
+    /// How a client-facing fault names backend `index` of `n`: "backend 2 of 3", and its
+    /// URL too when `expose_backend_errors` is on.
+    fn label(&self, index: usize, n: usize, url: &str) -> String {
+        if self.failover.expose_backend_errors {
+            format!("backend {} of {n} ({url})", index + 1)
+        } else {
+            format!("backend {} of {n}", index + 1)
+        }
     }
 
     fn request(
@@ -493,23 +626,24 @@ impl Gateway {
         request
     }
 
+    /// One try at `backend`, answered by `deadline`.
     async fn attempt(
         &self,
-        upstream: &Upstream,
-        label: &str,
+        backend: &Backend,
         request: Request<Full<Bytes>>,
         deadline: Instant,
-    ) -> Result<Attempt, Fault> {
+    ) -> Result<Passed, Failure> {
+        let upstream = &backend.upstream;
+        let _in_flight = backend.begin(&self.ejection);
+        let started = Instant::now();
         let timed_out = || {
-            tracing::warn!(service = %self.service, upstream = %upstream.url, timeout_ms = self.timeout.as_millis() as u64, "backend did not answer in time");
-            Fault::with_reason(
-                FaultKind::UpstreamTimeout,
-                format!(
-                    "{} did not answer within {} ms",
-                    label,
-                    self.timeout.as_millis()
-                ),
-            )
+            let waited = deadline.saturating_duration_since(started).as_millis() as u64;
+            tracing::warn!(service = %self.service, upstream = %upstream.url, waited_ms = waited, "backend did not answer in time");
+            Failure {
+                kind: FailureKind::Timeout,
+                what: format!("did not answer within {waited} ms"),
+                detail: "timed out".to_owned(),
+            }
         };
         let Ok(held) =
             tokio::time::timeout_at(deadline.into(), self.client.hold(&upstream.url)).await
@@ -520,15 +654,24 @@ impl Gateway {
         let response = match sent {
             Err(_) => return Err(timed_out()),
             Ok(Err(e)) if e.is_connect() => {
-                tracing::warn!(service = %self.service, upstream = %upstream.url, error = %error_chain(&e), "backend refused the connection");
-                return Ok(Attempt::Refused(io_kind(&e)));
+                let detail = error_chain(&e);
+                tracing::warn!(service = %self.service, upstream = %upstream.url, error = %detail, "backend refused the connection");
+                let what = io_kind(&e);
+                let kind = if what == std::io::ErrorKind::TimedOut.to_string() {
+                    FailureKind::ConnectTimeout
+                } else {
+                    FailureKind::Refused
+                };
+                return Err(Failure { kind, what, detail });
             }
             Ok(Err(e)) => {
-                tracing::warn!(service = %self.service, upstream = %upstream.url, error = %error_chain(&e), "backend failed");
-                return Err(Fault::with_reason(
-                    FaultKind::UpstreamFailed,
-                    format!("{} failed: {}", label, io_kind(&e)),
-                ));
+                let detail = error_chain(&e);
+                tracing::warn!(service = %self.service, upstream = %upstream.url, error = %detail, "backend failed");
+                return Err(Failure {
+                    kind: FailureKind::Failed,
+                    what: format!("failed: {}", io_kind(&e)),
+                    detail,
+                });
             }
             Ok(Ok(response)) => response,
         };
@@ -542,21 +685,23 @@ impl Gateway {
             Err(_) => return Err(timed_out()),
             Ok(Err(e)) => {
                 tracing::warn!(service = %self.service, upstream = %upstream.url, error = %e, "reading the backend's answer failed");
-                return Err(Fault::with_reason(
-                    FaultKind::UpstreamFailed,
-                    format!(
-                        "reading the answer of {} failed: {e} (limit {} bytes)",
-                        label, self.max_response_bytes
+                return Err(Failure {
+                    kind: FailureKind::Failed,
+                    what: format!(
+                        "answer could not be read: {e} (limit {} bytes)",
+                        self.max_response_bytes
                     ),
-                ));
+                    detail: e.to_string(),
+                });
             }
             Ok(Ok(c)) => c.to_bytes(),
         };
         drop(held);
+        backend.answered(started.elapsed());
         let mut response = Response::new(body);
         *response.status_mut() = parts.status;
         *response.headers_mut() = self.policy.filter(&parts.headers);
-        Ok(Attempt::Answered(response))
+        Ok(response)
     }
 }
 
@@ -578,7 +723,10 @@ impl SoapService for Gateway {
                 return Ok(Reply::Http(answer));
             }
             let body = request.envelope.as_bytes().clone();
-            let answer = self.forward(request.headers, body, identity).await?;
+            let operation = request.envelope.operation().map(|op| op.local());
+            let answer = self
+                .forward(request.headers, body, identity, operation)
+                .await?;
             Ok(Reply::Http(answer))
         })
     }
@@ -632,7 +780,12 @@ fn error_chain(e: &dyn std::error::Error) -> String {
     text
 }
 
-/// How a client-facing fault names backend `index` of `n`: "backend 2 of 3" (never its URL).
-fn label(index: usize, n: usize) -> String {
-    format!("backend {} of {n}", index + 1)
+/// The ejection rules of `failover`; a trial request after a cool-down is alone for at
+/// most the request `timeout`.
+fn ejection_of(failover: &Failover, timeout: Duration) -> Ejection {
+    Ejection {
+        after: failover.eject_after,
+        cool_down: failover.eject_for,
+        trial: timeout,
+    }
 }

@@ -1,22 +1,22 @@
-//! One entry of `wsdl_addresses`: an endpoint address a served WSDL may name, with its
-//! weight.
+//! A URL with a weight: an entry of `wsdl_addresses` (an endpoint address a served WSDL
+//! may name) or of a gateway's `upstream` list (a backend).
 
 use serde::Deserialize;
 
-/// The largest weight a `wsdl_addresses` entry may have.
-pub const MAX_WSDL_WEIGHT: u32 = 1000;
+/// The largest weight a `wsdl_addresses` or `upstream` entry may have.
+pub const MAX_WEIGHT: u32 = 1000;
 
-/// One address a served WSDL may name: `"http://a/ws"` (weight 1) or
+/// A URL and how many turns of each round it gets: `"http://a/ws"` (weight 1) or
 /// `{ url = "http://a/ws", weight = 3 }`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WsdlAddress {
-    /// The endpoint URL written into the WSDL's `soap:address`.
+pub struct WeightedUrl {
+    /// The URL as written.
     pub url: String,
     /// How many turns of each round it gets (1 to 1000).
     pub weight: u32,
 }
 
-impl<'de> Deserialize<'de> for WsdlAddress {
+impl<'de> Deserialize<'de> for WeightedUrl {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         #[derive(Deserialize)]
         #[serde(untagged)]
@@ -31,8 +31,8 @@ impl<'de> Deserialize<'de> for WsdlAddress {
             weight: Option<u32>,
         }
         Ok(match Written::deserialize(deserializer)? {
-            Written::Url(url) => WsdlAddress { url, weight: 1 },
-            Written::Table(t) => WsdlAddress {
+            Written::Url(url) => WeightedUrl { url, weight: 1 },
+            Written::Table(t) => WeightedUrl {
                 url: t.url,
                 weight: t.weight.unwrap_or(1),
             },
