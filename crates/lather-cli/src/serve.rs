@@ -1,4 +1,5 @@
-//! `lather serve`: run the services until SIGINT or SIGTERM, then shut down gracefully.
+//! `lather serve`: run the services until SIGINT or SIGTERM, then shut down gracefully;
+//! SIGHUP reloads the configuration file.
 
 use anyhow::Context;
 use lather_config::Config;
@@ -32,16 +33,66 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
             "lather listening on http://{}",
             server.local_addr()
         );
-        server.serve(shutdown_signal()).await?;
+        let (hangups, hung_up) = tokio::sync::mpsc::unbounded_channel();
+        if let Some(reloader) = server.reloader() {
+            tokio::spawn(reload_on_hangup(path.to_owned(), reloader, hung_up));
+        }
+        server
+            .serve(shutdown_signal_then(move || {
+                let _ = hangups.send(());
+            }))
+            .await?;
         tracing::info!("stopped");
         Ok(())
     })
 }
 
-/// Completes on SIGINT (Ctrl-C) or SIGTERM. SIGHUP is logged and ignored (configuration
-/// reload is not supported yet): without a handler it would kill the process and drop
-/// every request in flight.
+/// Reads the configuration at `path` again on each SIGHUP and reloads the server with it;
+/// a file that does not validate, or a change only a restart applies, is logged at error
+/// and the server goes on as it was.
+async fn reload_on_hangup(
+    path: std::path::PathBuf,
+    reloader: lather_http::Reloader,
+    mut hung_up: tokio::sync::mpsc::UnboundedReceiver<()>,
+) {
+    while hung_up.recv().await.is_some() {
+        let config = match Config::load(&path) {
+            Ok(config) => config,
+            Err(e) => {
+                tracing::error!(error = %e, "reload refused: the configuration does not validate; serving the previous one");
+                continue;
+            }
+        };
+        match reloader.reload(&config).await {
+            Ok(done) => {
+                tracing::info!(
+                    services = done.services,
+                    carried = ?done.carried,
+                    "configuration reloaded from {}",
+                    path.display()
+                );
+                if !done.start_only.is_empty() {
+                    tracing::warn!(keys = ?done.start_only, "these [server] keys changed but apply only at the next start");
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "reload refused; serving the previous configuration")
+            }
+        }
+    }
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM. SIGHUP is logged and ignored: without a
+/// handler it would kill the process and drop every request in flight.
 pub(crate) async fn shutdown_signal() {
+    shutdown_signal_then(|| {
+        tracing::info!("SIGHUP received; this command has no configuration to reload, ignoring");
+    })
+    .await;
+}
+
+/// Completes on SIGINT (Ctrl-C) or SIGTERM; calls `on_hangup` on each SIGHUP.
+pub(crate) async fn shutdown_signal_then(on_hangup: impl Fn()) {
     let interrupt = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
@@ -74,9 +125,10 @@ pub(crate) async fn shutdown_signal() {
                         None => std::future::pending().await,
                     }
                 } => match got {
-                    Some(()) => tracing::info!(
-                        "SIGHUP received; configuration reload is not supported yet, ignoring"
-                    ),
+                    Some(()) => {
+                        tracing::info!("SIGHUP received");
+                        on_hangup();
+                    }
                     // The signal stream ended: stop watching it (SIGHUP stays ignored).
                     None => hangup = None,
                 }

@@ -1,9 +1,10 @@
-//! `lather serve` under signals and hostile command lines: SIGHUP is logged and ignored
-//! (a request in flight completes), `--config` refuses devices and oversized files.
+//! `lather serve` under signals and hostile command lines: SIGHUP reloads the
+//! configuration (connections stay open, a request in flight completes, a bad file is
+//! refused), `--config` refuses devices and oversized files.
 
 mod serving;
 
-use serving::{Running, free_port, http_get, lather, temp_config, wait_healthy};
+use serving::{Running, free_port, lather, temp_config, wait_healthy};
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -65,17 +66,67 @@ fn held_backend() -> (u16, mpsc::Receiver<()>, mpsc::Sender<()>) {
     (port, arrived, release)
 }
 
+/// Sends a SOAP request to `path` on the keep-alive connection `s`; the answer's status
+/// line and body.
+fn exchange(s: &mut TcpStream, path: &str) -> (String, String) {
+    let body = "<s:Envelope xmlns:s=\"http://schemas.xmlsoap.org/soap/envelope/\"><s:Body><e:echo xmlns:e=\"urn:lather:echo\"><text>hi</text></e:echo></s:Body></s:Envelope>";
+    write!(
+        s,
+        "POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml; charset=utf-8\r\nSOAPAction: \"\"\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut data = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = s.read(&mut buf).unwrap();
+        assert!(
+            n > 0,
+            "connection closed: {}",
+            String::from_utf8_lossy(&data)
+        );
+        data.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&data).to_string();
+        if let Some(end) = text.find("\r\n\r\n") {
+            let length: usize = text[..end]
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse().unwrap())
+                })
+                .unwrap_or(0);
+            if data.len() >= end + 4 + length {
+                let status = text.lines().next().unwrap_or_default().to_owned();
+                return (status, text[end + 4..].to_owned());
+            }
+        }
+    }
+}
+
+fn wait_for_log(log: &mpsc::Receiver<String>, needle: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut seen = String::new();
+    while Instant::now() < deadline {
+        if let Ok(line) = log.recv_timeout(Duration::from_millis(100)) {
+            seen.push_str(&line);
+            seen.push('\n');
+            if line.contains(needle) {
+                return seen;
+            }
+        }
+    }
+    panic!("no log line with {needle:?} in:\n{seen}");
+}
+
 #[test]
-fn sighup_is_ignored_and_a_request_in_flight_completes() {
+fn sighup_reloads_without_dropping_connections_or_requests_in_flight() {
     let (backend, arrived, release) = held_backend();
     let port = free_port();
-    let path = temp_config(
-        "signals",
-        "hup.toml",
-        &format!(
-            "[server]\nlisten = \"127.0.0.1:{port}\"\n[[service]]\nname = \"gw\"\npath = \"/gw\"\nupstream = [\"http://127.0.0.1:{backend}/ws\"]\n"
-        ),
+    let gateway = format!(
+        "[server]\nlisten = \"127.0.0.1:{port}\"\n[[service]]\nname = \"gw\"\npath = \"/gw\"\nupstream = [\"http://127.0.0.1:{backend}/ws\"]\n"
     );
+    let path = temp_config("signals", "hup.toml", &gateway);
     let child = lather()
         .args([
             "serve",
@@ -89,39 +140,57 @@ fn sighup_is_ignored_and_a_request_in_flight_completes() {
         .spawn()
         .unwrap();
     let mut running = Running(child);
+    let stderr = running.0.stderr.take().unwrap();
+    let (log_tx, log) = mpsc::channel();
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { return };
+            if log_tx.send(line).is_err() {
+                return;
+            }
+        }
+    });
     wait_healthy(port, &mut running.0);
+    // A keep-alive connection opened before the reload.
+    let mut kept = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    kept.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let (status, _) = exchange(&mut kept, "/echo");
+    assert!(status.contains("404"), "{status}");
     // A request in flight: the backend holds it.
     let client = std::thread::spawn(move || {
-        let body = "<s:Envelope xmlns:s=\"http://schemas.xmlsoap.org/soap/envelope/\"><s:Body><x/></s:Body></s:Envelope>";
         let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
         s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-        write!(
-            s,
-            "POST /gw HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml; charset=utf-8\r\nSOAPAction: \"\"\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .unwrap();
-        let mut text = String::new();
-        let _ = s.read_to_string(&mut text);
-        text
+        exchange(&mut s, "/gw")
     });
     arrived
         .recv_timeout(Duration::from_secs(10))
         .expect("the request reached the backend");
+    // The new configuration adds an echo service.
+    std::fs::write(
+        &path,
+        format!("{gateway}[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\n"),
+    )
+    .unwrap();
     signal(&running.0, "-HUP");
-    // Still serving after SIGHUP.
-    std::thread::sleep(Duration::from_millis(200));
-    assert!(
-        running.0.try_wait().unwrap().is_none(),
-        "lather exited on SIGHUP"
-    );
-    let health = http_get(port, "/health").unwrap_or_default();
-    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
-    // The request in flight completes.
+    wait_for_log(&log, "configuration reloaded");
+    // The same connection sees the new service.
+    let (status, body) = exchange(&mut kept, "/echo");
+    assert!(status.contains("200"), "{status} {body}");
+    assert!(body.contains("hi"), "{body}");
+    // The request in flight completes on the service it started on.
     release.send(()).unwrap();
-    let answer = client.join().unwrap();
-    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
-    assert!(answer.contains("<done/>"), "{answer}");
+    let (status, body) = client.join().unwrap();
+    assert!(status.contains("200"), "{status}");
+    assert!(body.contains("<done/>"), "{body}");
+    // A file that does not validate is refused; the server goes on as it was.
+    std::fs::write(&path, "[server]\nlisten = 3\n").unwrap();
+    signal(&running.0, "-HUP");
+    let seen = wait_for_log(&log, "reload refused");
+    assert!(seen.contains("does not validate"), "{seen}");
+    let (status, _) = exchange(&mut kept, "/echo");
+    assert!(status.contains("200"), "{status}");
     signal(&running.0, "-TERM");
     let deadline = Instant::now() + Duration::from_secs(20);
     let status = loop {
@@ -132,18 +201,6 @@ fn sighup_is_ignored_and_a_request_in_flight_completes() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(0));
-    let mut log = String::new();
-    running
-        .0
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut log)
-        .unwrap();
-    assert!(
-        log.contains("SIGHUP received; configuration reload is not supported yet, ignoring"),
-        "{log}"
-    );
 }
 
 #[test]

@@ -246,18 +246,19 @@ impl ServerBuilder {
                 .inline_below(Duration::from_micros(server.cpu_inline_micros)),
         };
         let (mut services, link) = match &self.config {
-            Some(config) => configured(&self.composer, config, local)?,
+            Some(config) => configured(&self.composer, config, local, &[])?,
             None => (Vec::new(), None),
         };
-        services.extend(
-            self.mounts
-                .into_iter()
-                .map(|m| Arc::new(m.into_service(&server))),
-        );
+        let mounted: Vec<Arc<Service>> = self
+            .mounts
+            .into_iter()
+            .map(|m| Arc::new(m.into_service(&server)))
+            .collect();
+        services.extend(mounted.iter().cloned());
         let gauge = self.cpu_gauge.unwrap_or_else(lather_qos::CpuGauge::start);
         let qos = self.config.as_ref().and_then(|c| c.qos.as_ref());
         let policy = lather_qos::QosPolicy::new(qos, gauge);
-        let mut state = State::assemble(&server, services, local, link, cpu_pool, policy)?;
+        let mut state = State::assemble(&server, services, local, link, cpu_pool, policy, None)?;
         let streams = match self.config.as_ref().and_then(|c| c.stream.as_ref()) {
             Some(config) => {
                 let (listener, acceptor) =
@@ -270,23 +271,7 @@ impl ServerBuilder {
             }
             None => None,
         };
-        let unique = state.unique_services();
-        if unique.iter().any(|s| s.offers.is_some()) {
-            state
-                .metrics
-                .register_collector(crate::collect_offers::OffersCollector(unique.clone()));
-        }
-        if unique.iter().any(|s| s.upstreams.is_some()) {
-            state
-                .metrics
-                .register_collector(crate::collect_upstreams::UpstreamCollector(unique.clone()));
-        }
-        state
-            .metrics
-            .register_collector(crate::collect_streams::StreamCollector::new(
-                unique,
-                state.streams.clone(),
-            ));
+        register_collectors(&mut state);
         if let Some(q) = qos
             && let Some(url) = &q.broker
             && url.get_ref() != "nats"
@@ -319,16 +304,49 @@ impl ServerBuilder {
             }
             crate::exposure::warn(config);
         }
-        Ok(Server::new(listener, state, &server).with_streams(streams))
+        let server = Server::new(listener, state, &server).with_streams(streams);
+        Ok(match self.config {
+            Some(config) => server.with_reload(crate::reload::ReloadParts {
+                composer: self.composer,
+                mounted,
+                config,
+                listen: local,
+            }),
+            None => server,
+        })
     }
 }
 
-/// The configuration's services with their plans, and the NATS link of its remote handlers.
+/// Registers the collectors read at scrape time that depend on the services: offers'
+/// prices, gateway backends, message streams.
+pub(crate) fn register_collectors(state: &mut State) {
+    let unique = state.unique_services();
+    if unique.iter().any(|s| s.offers.is_some()) {
+        state
+            .metrics
+            .register_collector(crate::collect_offers::OffersCollector(unique.clone()));
+    }
+    if unique.iter().any(|s| s.upstreams.is_some()) {
+        state
+            .metrics
+            .register_collector(crate::collect_upstreams::UpstreamCollector(unique.clone()));
+    }
+    state
+        .metrics
+        .register_collector(crate::collect_streams::StreamCollector::new(
+            unique,
+            state.streams.clone(),
+        ));
+}
+
+/// The configuration's services with their plans, and the NATS link of its remote handlers;
+/// a service named as one of `carried` is that running service (a reload keeps it).
 #[expect(clippy::type_complexity, reason = "a private pair")]
-fn configured(
+pub(crate) fn configured(
     composer: &Composer,
     config: &Config,
     listen: SocketAddr,
+    carried: &[Arc<Service>],
 ) -> Result<(Vec<Arc<Service>>, Option<Arc<lather_remote::Link>>), ServeError> {
     // The plans' `publish` handlers find the event sources opened below here.
     let sinks = lather_handlers::EventSinks::default();
@@ -337,6 +355,16 @@ fn configured(
     let lather_compose::Services { plans, link } = composer.services(config, &resources)?;
     let mut services = Vec::new();
     for (svc, plans) in config.services.iter().zip(plans) {
+        if let Some(kept) = carried.iter().find(|s| s.name == *svc.name.get_ref()) {
+            if let Some(source) = &kept.event_source {
+                sinks.register(
+                    &kept.name,
+                    Arc::new(crate::event_sink::SourceSink(source.clone())),
+                );
+            }
+            services.push(kept.clone());
+            continue;
+        }
         if matches!(
             svc.kind(),
             lather_config::ServiceKind::Builtin(lather_config::Builtin::EventSource)

@@ -38,14 +38,25 @@ pub(crate) const NO_SERVICE: &str = "-";
 #[derive(Debug)]
 pub(crate) struct Metrics {
     registry: Registry,
-    requests: Family<CodeLabels, Counter>,
-    faults: Family<FaultLabels, Counter>,
-    in_flight: Gauge,
+    /// The counted values, kept across a configuration reload.
+    families: Families,
     /// Connection figures of the listener.
     pub(crate) connections: ConnectionMetrics,
     /// Handles of the configured services, made once so the hot path neither allocates
     /// labels nor takes the families' locks.
     per_service: HashMap<String, ServiceHandles>,
+}
+
+/// The request metrics' values (clones share them), so that a reloaded configuration's
+/// registry goes on counting where the last one stopped.
+#[derive(Debug, Clone)]
+struct Families {
+    requests: Family<CodeLabels, Counter>,
+    faults: Family<FaultLabels, Counter>,
+    latency: Family<ServiceLabels, Histogram, fn() -> Histogram>,
+    in_flight: Gauge,
+    bytes_in: Family<ServiceLabels, Counter>,
+    bytes_out: Family<ServiceLabels, Counter>,
 }
 
 /// One service's metric handles (clones share the values registered in the families).
@@ -64,15 +75,37 @@ fn latency_histogram() -> Histogram {
 
 impl Metrics {
     pub(crate) fn new<'a>(services: impl IntoIterator<Item = &'a str>) -> Self {
+        let families = Families {
+            requests: Family::default(),
+            faults: Family::default(),
+            latency: Family::new_with_constructor(latency_histogram),
+            in_flight: Gauge::default(),
+            bytes_in: Family::default(),
+            bytes_out: Family::default(),
+        };
+        Self::with(services, families, None)
+    }
+
+    /// The metrics of a reloaded configuration serving `services`: every count and the
+    /// connection figures go on from these; read-at-scrape collectors are registered anew.
+    pub(crate) fn carried<'a>(&self, services: impl IntoIterator<Item = &'a str>) -> Self {
+        Self::with(services, self.families.clone(), Some(&self.connections))
+    }
+
+    fn with<'a>(
+        services: impl IntoIterator<Item = &'a str>,
+        families: Families,
+        connections: Option<&ConnectionMetrics>,
+    ) -> Self {
         let mut registry = Registry::with_prefix("lather");
-        let requests = Family::<CodeLabels, Counter>::default();
-        let faults = Family::<FaultLabels, Counter>::default();
-        let latency = Family::<ServiceLabels, Histogram, fn() -> Histogram>::new_with_constructor(
-            latency_histogram,
-        );
-        let in_flight = Gauge::default();
-        let bytes_in = Family::<ServiceLabels, Counter>::default();
-        let bytes_out = Family::<ServiceLabels, Counter>::default();
+        let Families {
+            requests,
+            faults,
+            latency,
+            in_flight,
+            bytes_in,
+            bytes_out,
+        } = families.clone();
         registry.register(
             "requests",
             "Requests answered, by service and HTTP status",
@@ -81,7 +114,7 @@ impl Metrics {
         registry.register(
             "faults",
             "SOAP faults raised by lather, by service and fault name",
-            faults.clone(),
+            faults,
         );
         registry.register(
             "request_duration_seconds",
@@ -91,7 +124,7 @@ impl Metrics {
         registry.register(
             "in_flight_requests",
             "Requests being handled now",
-            in_flight.clone(),
+            in_flight,
         );
         registry.register(
             "request_bytes",
@@ -103,7 +136,7 @@ impl Metrics {
             "Response body bytes sent",
             bytes_out.clone(),
         );
-        let connections = ConnectionMetrics::register(&mut registry);
+        let connections = ConnectionMetrics::register(&mut registry, connections);
         let per_service = services
             .into_iter()
             .chain([NO_SERVICE])
@@ -126,9 +159,7 @@ impl Metrics {
             .collect();
         Metrics {
             registry,
-            requests,
-            faults,
-            in_flight,
+            families,
             connections,
             per_service,
         }
@@ -144,8 +175,8 @@ impl Metrics {
 
     /// Counts one request in flight until the guard drops.
     pub(crate) fn in_flight(&self) -> InFlight {
-        self.in_flight.inc();
-        InFlight(self.in_flight.clone())
+        self.families.in_flight.inc();
+        InFlight(self.families.in_flight.clone())
     }
 
     /// Records one answered request.
@@ -167,7 +198,7 @@ impl Metrics {
                 service: service.to_owned(),
                 code,
             };
-            self.requests.get_or_create(&labels).inc();
+            self.families.requests.get_or_create(&labels).inc();
         }
         handles.latency.observe(elapsed.as_secs_f64());
         handles.bytes_in.inc_by(bytes_in);
@@ -176,7 +207,8 @@ impl Metrics {
 
     /// Records a fault lather raised.
     pub(crate) fn fault(&self, service: &str, fault: &'static str) {
-        self.faults
+        self.families
+            .faults
             .get_or_create(&FaultLabels {
                 service: service.to_owned(),
                 fault,
@@ -203,13 +235,14 @@ pub(crate) struct ConnectionMetrics {
 }
 
 impl ConnectionMetrics {
-    fn register(registry: &mut Registry) -> Self {
-        let metrics = ConnectionMetrics {
+    /// Registers `carried` figures (from before a reload), or new ones.
+    fn register(registry: &mut Registry, carried: Option<&ConnectionMetrics>) -> Self {
+        let metrics = carried.cloned().unwrap_or_else(|| ConnectionMetrics {
             open: Gauge::default(),
             refused: Family::default(),
             idle_closed: Counter::default(),
             accept_errors: Counter::default(),
-        };
+        });
         registry.register(
             "connections_open",
             "Client connections open now",

@@ -39,7 +39,12 @@ use tokio::net::TcpListener;
 #[derive(Debug)]
 pub struct Server {
     listener: TcpListener,
+    /// The state the server started with (its long-running tasks keep it).
     state: Arc<State>,
+    /// The state requests are served with, replaced by a reload.
+    current: Arc<crate::current::CurrentState>,
+    /// What a reload needs besides the new configuration.
+    reloader: Option<crate::reload::Reloader>,
     grace: Duration,
     caps: Arc<ConnectionCaps>,
     idle: Duration,
@@ -51,9 +56,12 @@ pub struct Server {
 impl Server {
     pub(crate) fn new(listener: TcpListener, state: State, server: &ServerConfig) -> Server {
         let max_connections = crate::fd_limit::fit(server.max_connections);
+        let state = Arc::new(state);
         Server {
             listener,
-            state: Arc::new(state),
+            current: Arc::new(crate::current::CurrentState::new(state.clone())),
+            reloader: None,
+            state,
             grace: Duration::from_millis(server.shutdown_grace_ms),
             caps: ConnectionCaps::new(max_connections, server.max_connections_per_client),
             idle: Duration::from_millis(server.idle_timeout_ms),
@@ -68,6 +76,19 @@ impl Server {
     ) -> Server {
         self.streams = streams;
         self
+    }
+
+    /// Reloads with `parts` (services, composer and settings the server was built from).
+    pub(crate) fn with_reload(mut self, parts: crate::reload::ReloadParts) -> Server {
+        self.reloader = Some(crate::reload::Reloader::new(self.current.clone(), parts));
+        self
+    }
+
+    /// A handle that replaces the services, handlers and upstreams of this server with a
+    /// new configuration's while it serves ([`Reloader::reload`](crate::Reloader::reload)).
+    /// `None` for a server built without a configuration.
+    pub fn reloader(&self) -> Option<crate::Reloader> {
+        self.reloader.clone()
     }
 
     /// Starts the worker of every service with asynchronous replies (once: the worker
@@ -161,13 +182,13 @@ impl Server {
             };
             let _ = stream.set_nodelay(true);
             let activity = Activity::new();
-            let state = self.state.clone();
+            let current = self.current.clone();
             let watch = activity.clone();
             let marking = Arc::new(crate::marking::Marking::default());
             let marks = marking.clone();
             let service = service_fn(move |mut req: hyper::Request<Incoming>| {
                 req.extensions_mut().insert(marks.clone());
-                answer(state.clone(), req, peer, watch.busy())
+                answer(current.load(), req, peer, watch.busy())
             });
             let stream = crate::marking::Marked::new(stream, marking);
             let connection = builder

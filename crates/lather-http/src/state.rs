@@ -62,6 +62,7 @@ impl State {
         link: Option<Arc<lather_remote::Link>>,
         cpu_pool: CpuPool,
         compression: lather_qos::QosPolicy,
+        carried: Option<&Metrics>,
     ) -> Result<Self, crate::ServeError> {
         let mut by_path: HashMap<String, Arc<Service>> = HashMap::new();
         for service in &services {
@@ -89,7 +90,11 @@ impl State {
                 by_path.insert(path, service.clone());
             }
         }
-        let mut metrics = Metrics::new(services.iter().map(|s| s.name.as_str()));
+        let names = services.iter().map(|s| s.name.as_str());
+        let mut metrics = match carried {
+            Some(previous) => previous.carried(names),
+            None => Metrics::new(names),
+        };
         metrics.register_collector(crate::collect::EngineCollector::new(services.clone()));
         let phases = server.phase_metrics.then(|| {
             crate::timing::PhaseHistograms::new(
