@@ -19,6 +19,7 @@ mod connections;
 mod error;
 mod flow;
 mod handler;
+mod header_rules;
 mod ipnet;
 mod load;
 mod model;
