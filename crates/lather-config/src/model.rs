@@ -328,8 +328,9 @@ pub struct ServiceConfig {
     /// Gateway only: seconds after a refused or failed negotiation before the next is
     /// tried (default 60).
     pub stream_retry_s: Option<Spanned<u64>>,
-    /// Gateway only: how long a backend's WSDL is kept and served again without asking
-    /// the backend, in milliseconds (default 60 000; 0 asks every time).
+    /// Gateway only: how long a backend's WSDL (and each document it imports, at most 64
+    /// kept) is kept and served again without asking the backend, in milliseconds
+    /// (default 60 000; 0 asks every time).
     pub wsdl_cache_ms: Option<Spanned<u64>>,
     /// Gateway only: requests to the upstreams are gzip-compressed (`Content-Encoding:
     /// gzip`) from `compress_requests_min_bytes` on (default false: the upstream must

@@ -5,6 +5,7 @@ use crate::body::{decode, read_limited};
 use crate::flows::{self, Admitted};
 use crate::metrics::NO_SERVICE;
 use crate::negotiate::{SoapHeaders, guess_version, negotiate};
+use crate::own_headers::PRIORITY_HEADER;
 use crate::peer::Peer;
 use crate::respond::{self, HttpResponse};
 use crate::service::Service;
@@ -24,9 +25,6 @@ use lather_pipeline::{
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// The request header naming the priority class: `high`, `normal` (default) or `low`.
-pub(crate) const PRIORITY_HEADER: &str = "lather-priority";
 
 type Outcome = Result<HttpResponse, (Fault, SoapVersion)>;
 

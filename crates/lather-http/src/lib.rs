@@ -43,6 +43,7 @@ mod negotiate;
 mod offer_broker;
 mod offers_doc;
 mod offers_task;
+mod own_headers;
 mod peer;
 mod qos;
 mod qos_nats;

@@ -17,7 +17,7 @@ use std::net::IpAddr;
 
 /// Client request headers that never reach a backend (besides those its `Connection`
 /// names and the forwarding headers, which [`outgoing`] writes itself).
-const NOT_FORWARDED: [&str; 16] = [
+const NOT_FORWARDED: [&str; 14] = [
     "connection",
     "keep-alive",
     "proxy-connection",
@@ -31,8 +31,6 @@ const NOT_FORWARDED: [&str; 16] = [
     "content-encoding",
     "accept-encoding",
     "expect",
-    crate::dispatch::PRIORITY_HEADER,
-    crate::timing::ASK_HEADER,
     "via",
 ];
 
@@ -102,6 +100,7 @@ pub(crate) fn outgoing(
     for (name, value) in incoming {
         let n = name.as_str();
         if NOT_FORWARDED.contains(&n)
+            || crate::own_headers::OWN_HEADERS.contains(&n)
             || FORWARDING.contains(&n)
             || named.iter().any(|c| c == n)
             || identity_header == Some(name)
