@@ -83,6 +83,21 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         lather_config::ServerTiming::Always => "Server-Timing on every answer",
     };
     println!("  {phases}; {header}");
+    if server.trusted_proxies.is_empty() {
+        println!(
+            "  no trusted proxies: Forwarded and X-Forwarded-* from clients are dropped and written anew by gateways"
+        );
+    } else {
+        let nets: Vec<String> = server
+            .trusted_proxies
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        println!(
+            "  Forwarded and X-Forwarded-* kept and extended from the trusted proxies {}",
+            nets.join(", ")
+        );
+    }
     if let Some(stream) = &config.stream {
         println!(
             "message streams: accepted on {}{}, at most {} connections of {} requests in flight and {} schemas each; idle connections closed after {} ms, tokens good for {} s",
@@ -376,9 +391,31 @@ fn print_tuning(svc: &lather_config::ServiceConfig, nats: Option<&lather_config:
     ) {
         return;
     }
+    if let Some(prefix) = svc.path_prefix() {
+        println!(
+            "  answers every path below {prefix}/, forwarded to the upstream's path followed by the rest"
+        );
+    }
     match svc.wsdl_cache() {
-        Some(keep) => println!("  backend WSDL kept {} ms", keep.as_millis()),
+        Some(keep) => println!(
+            "  backend WSDL kept {} ms (with the documents it imports, served as ?wsdl=…/?xsd=…)",
+            keep.as_millis()
+        ),
         None => println!("  backend WSDL asked for on every request"),
+    }
+    let removed = svc.request_headers_remove();
+    if !removed.is_empty() {
+        println!("  request headers not forwarded: {}", removed.join(", "));
+    }
+    for (what, pairs) in [
+        ("request headers set", svc.request_headers_set()),
+        ("request headers added", svc.request_headers_add()),
+        ("response headers added", svc.response_headers_add()),
+    ] {
+        if !pairs.is_empty() {
+            let shown: Vec<String> = pairs.iter().map(|(n, v)| format!("{n}: {v}")).collect();
+            println!("  {what}: {}", shown.join(", "));
+        }
     }
     match svc.upstream_protocol() {
         lather_config::UpstreamProtocol::Http1 => println!(

@@ -97,3 +97,30 @@ fn a_bad_cache_setting_names_its_key() {
     assert!(stderr.contains("ttl_ms"), "{stderr}");
     assert!(stderr.contains("at least 1"), "{stderr}");
 }
+
+#[test]
+fn trusted_proxies_prefixes_and_header_rules_are_explained() {
+    let out = check(
+        "forwarding.toml",
+        "[server]\ntrusted_proxies = [\"10.0.0.0/8\"]\n\n\
+         [[service]]\nname = \"api\"\npath = \"/api/*\"\nupstream = [\"http://api.example:8080/base\"]\n\
+         request_headers_remove = [\"Cookie\"]\nrequest_headers_set = { \"X-Env\" = \"prod\" }\n\
+         request_headers_add = { \"X-Tag\" = \"gw\" }\nresponse_headers_add = { \"X-Served-By\" = \"lather\" }\n",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for expected in [
+        "Forwarded and X-Forwarded-* kept and extended from the trusted proxies 10.0.0.0/8",
+        "answers every path below /api/, forwarded to the upstream's path followed by the rest",
+        "request headers not forwarded: cookie",
+        "request headers set: X-Env: prod",
+        "request headers added: X-Tag: gw",
+        "response headers added: X-Served-By: lather",
+    ] {
+        assert!(stdout.contains(expected), "no {expected:?} in {stdout}");
+    }
+}

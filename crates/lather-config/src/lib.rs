@@ -21,6 +21,7 @@ mod failover;
 mod failover_settings;
 mod flow;
 mod handler;
+mod header_rules;
 mod ipnet;
 mod load;
 mod model;

@@ -82,6 +82,10 @@ pub struct ServerConfig {
     /// Who may read `/health` and `/metrics`: IP addresses or CIDR blocks. Empty (the
     /// default): everyone; others get 403.
     pub admin_allow: Vec<crate::IpNet>,
+    /// The proxies in front of lather whose `Forwarded` and `X-Forwarded-*` headers are
+    /// believed: IP addresses or CIDR blocks (default empty: such headers are dropped from
+    /// every request and written anew by a gateway).
+    pub trusted_proxies: Vec<crate::IpNet>,
     /// The URL clients reach this server at, e.g. `https://ws.example.com` (default: none).
     /// When set, each service's WSDL address is this URL followed by the service's path,
     /// instead of one built from the request's `Host` header.
@@ -145,6 +149,7 @@ impl Default for ServerConfig {
             max_connections: 10_000,
             max_connections_per_client: 256,
             admin_allow: Vec::new(),
+            trusted_proxies: Vec::new(),
             public_url: None,
             cpu_threads: 0,
             cpu_inline_micros: 50,
@@ -182,7 +187,8 @@ pub enum Builtin {
 pub struct ServiceConfig {
     /// Name used in logs and metrics.
     pub name: Spanned<String>,
-    /// URL path the service answers at, e.g. `/quotes`.
+    /// URL path the service answers at, e.g. `/quotes`; a gateway's path may end in `/*`
+    /// (`/api/*`) to answer every path under the prefix (see [`ServiceConfig::path_prefix`]).
     pub path: Spanned<String>,
     /// A built-in implementation (exclusive with `upstream`).
     pub builtin: Option<Spanned<Builtin>>,
@@ -272,6 +278,19 @@ pub struct ServiceConfig {
     /// Gateway only: headers set on every response, replacing the backend's, e.g.
     /// `{ "X-Frame-Options" = "DENY" }` (default: none).
     pub response_headers_set: Option<Spanned<BTreeMap<String, Spanned<String>>>>,
+    /// Gateway only: headers added to every response beside any the backend sent of that
+    /// name, e.g. `{ "Cache-Control" = "no-transform" }` (default: none).
+    pub response_headers_add: Option<Spanned<BTreeMap<String, Spanned<String>>>>,
+    /// Gateway only: request headers of the client not forwarded to the backend, by name
+    /// (case-insensitive), also those lather adds (`Forwarded`, `X-Forwarded-For`, …)
+    /// (default: none).
+    pub request_headers_remove: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Gateway only: headers set on every request to the backend, replacing the client's,
+    /// e.g. `{ "Authorization" = "Basic …" }` (default: none).
+    pub request_headers_set: Option<Spanned<BTreeMap<String, Spanned<String>>>>,
+    /// Gateway only: headers added to every request to the backend beside any the client
+    /// sent of that name (default: none).
+    pub request_headers_add: Option<Spanned<BTreeMap<String, Spanned<String>>>>,
     /// The URL clients reach this service at, e.g. `https://ws.example.com/quotes`: the
     /// address its WSDL names (default: `[server] public_url` followed by `path`, else one
     /// built from a valid `Host` header, else the listen address).
@@ -309,8 +328,9 @@ pub struct ServiceConfig {
     /// Gateway only: seconds after a refused or failed negotiation before the next is
     /// tried (default 60).
     pub stream_retry_s: Option<Spanned<u64>>,
-    /// Gateway only: how long a backend's WSDL is kept and served again without asking
-    /// the backend, in milliseconds (default 60 000; 0 asks every time).
+    /// Gateway only: how long a backend's WSDL (and each document it imports, at most 64
+    /// kept) is kept and served again without asking the backend, in milliseconds
+    /// (default 60 000; 0 asks every time).
     pub wsdl_cache_ms: Option<Spanned<u64>>,
     /// Gateway only: requests to the upstreams are gzip-compressed (`Content-Encoding:
     /// gzip`) from `compress_requests_min_bytes` on (default false: the upstream must
@@ -503,11 +523,43 @@ impl ServiceConfig {
 
     /// The headers this service sets on every response, `(name, value)`.
     pub fn response_headers_set(&self) -> Vec<(String, String)> {
-        self.response_headers_set
+        pairs(self.response_headers_set.as_ref())
+    }
+
+    /// The headers this service adds to every response, `(name, value)`.
+    pub fn response_headers_add(&self) -> Vec<(String, String)> {
+        pairs(self.response_headers_add.as_ref())
+    }
+
+    /// The client request headers this service does not forward (lower case).
+    pub fn request_headers_remove(&self) -> Vec<String> {
+        self.request_headers_remove
             .iter()
-            .flat_map(|m| m.get_ref().iter())
-            .map(|(k, v)| (k.clone(), v.get_ref().clone()))
+            .flat_map(|names| names.get_ref())
+            .map(|n| n.get_ref().to_ascii_lowercase())
             .collect()
+    }
+
+    /// The headers this service sets on every request to its backends, `(name, value)`.
+    pub fn request_headers_set(&self) -> Vec<(String, String)> {
+        pairs(self.request_headers_set.as_ref())
+    }
+
+    /// The headers this service adds to every request to its backends, `(name, value)`.
+    pub fn request_headers_add(&self) -> Vec<(String, String)> {
+        pairs(self.request_headers_add.as_ref())
+    }
+
+    /// For a path ending in `/*` (`/api/*`): the prefix before it (`/api`; `""` for
+    /// `/*`). Such a gateway answers at the prefix itself and at every path below it, and
+    /// forwards to its upstream's path followed by the rest of the request's path.
+    pub fn path_prefix(&self) -> Option<&str> {
+        self.path.get_ref().strip_suffix("/*")
+    }
+
+    /// The service's path without a trailing `/*`: where its own URL ends.
+    pub fn base_path(&self) -> &str {
+        self.path_prefix().unwrap_or(self.path.get_ref())
     }
 
     /// The URL clients reach this service at, if configured: its own `public_url`, else
@@ -520,7 +572,7 @@ impl ServiceConfig {
         Some(format!(
             "{}{}",
             base.trim_end_matches('/'),
-            self.path.get_ref()
+            self.base_path()
         ))
     }
 
@@ -533,6 +585,15 @@ impl ServiceConfig {
     pub fn timeout(&self) -> std::time::Duration {
         std::time::Duration::from_millis(self.timeout_ms.as_ref().map_or(30_000, |t| *t.get_ref()))
     }
+}
+
+/// The `(name, value)` pairs of a header table.
+fn pairs(table: Option<&Spanned<BTreeMap<String, Spanned<String>>>>) -> Vec<(String, String)> {
+    table
+        .iter()
+        .flat_map(|m| m.get_ref().iter())
+        .map(|(k, v)| (k.clone(), v.get_ref().clone()))
+        .collect()
 }
 
 impl Config {

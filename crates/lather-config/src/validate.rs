@@ -259,9 +259,11 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             ));
         }
         svc.kind = Some(service_kind(svc, i, &at)?);
+        check_prefix(svc, i, &at)?;
         crate::offer::check(i, &svc.offers, config.qos.as_ref().map(|q| &q.classes), &at)?;
         crate::stream::check_service(svc, i, has_stream_table, &at)?;
         crate::public::check_service(svc, i, &at)?;
+        crate::header_rules::check_service(svc, i, &at)?;
         crate::tuning::check_service(svc, i, &at)?;
         crate::failover_settings::check_service(svc, i, &at)?;
         crate::async_replies::check_service(svc, i, &at)?;
@@ -316,6 +318,53 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
         }
     }
     crate::async_replies::check_shared_names(config, &at)?;
+    Ok(())
+}
+
+/// A path ending in `/*` is a gateway's prefix; such a gateway forwards each request to
+/// its own upstream path, which neither message streams nor batches carry.
+fn check_prefix(
+    svc: &ServiceConfig,
+    i: usize,
+    at: &impl Fn(std::ops::Range<usize>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    if svc.path_prefix().is_none() {
+        return Ok(());
+    }
+    if !matches!(
+        svc.kind(),
+        ServiceKind::Gateway(_) | ServiceKind::RegistryGateway(_)
+    ) {
+        return Err(at(
+            svc.path.span(),
+            format!(
+                "service[{i}].path: a path ending in /* answers a whole prefix, which only a gateway (upstream) service can"
+            ),
+        ));
+    }
+    let streams = svc
+        .stream
+        .as_ref()
+        .filter(|s| *s.get_ref() != crate::StreamMode::Off)
+        .map(|s| (s.span(), "stream"));
+    let batches = svc
+        .batch_upstream
+        .as_ref()
+        .filter(|b| *b.get_ref())
+        .map(|b| (b.span(), "batch_upstream"));
+    let later = svc
+        .async_replies
+        .as_ref()
+        .filter(|a| *a.get_ref())
+        .map(|a| (a.span(), "async_replies"));
+    if let Some((span, key)) = streams.or(batches).or(later) {
+        return Err(at(
+            span,
+            format!(
+                "service[{i}].{key}: a prefix gateway (path ending in /*) forwards each request to its own path, which message streams, batches and requests answered later do not carry"
+            ),
+        ));
+    }
     Ok(())
 }
 
@@ -1113,5 +1162,41 @@ timeout_ms = 250
             assert_eq!(got, Some(line), "{text}: {msg}");
             assert!(msg.contains(needle), "{text}: {msg}");
         }
+    }
+
+    #[test]
+    fn prefix_paths_are_for_gateways_that_send_each_request_alone() {
+        let gw = "[[service]]\nname = \"g\"\npath = \"/api/*\"\nupstream = [\"http://127.0.0.1:9/base\"]\n";
+        let config = Config::from_toml(
+            &format!("[server]\ntrusted_proxies = [\"10.0.0.0/8\", \"::1\"]\n{gw}"),
+            "t.toml",
+        )
+        .unwrap();
+        let svc = &config.services[0];
+        assert_eq!(svc.path_prefix(), Some("/api"));
+        assert_eq!(svc.base_path(), "/api");
+        assert_eq!(config.server.trusted_proxies.len(), 2);
+        let root = gw.replace("/api/*", "/*");
+        let config = Config::from_toml(&root, "t.toml").unwrap();
+        assert_eq!(config.services[0].path_prefix(), Some(""));
+        for (extra, key) in [
+            ("stream = \"tcp\"\n", "stream"),
+            ("batch_upstream = true\n", "batch_upstream"),
+            ("async_replies = true\n", "async_replies"),
+        ] {
+            let e = Config::from_toml(&format!("{gw}{extra}"), "t.toml").unwrap_err();
+            assert_eq!(e.line(), Some(5), "{extra}: {e}");
+            assert!(
+                e.message().contains(key) && e.message().contains("prefix"),
+                "{e}"
+            );
+        }
+        let echo = "[[service]]\nname = \"e\"\npath = \"/e/*\"\nbuiltin = \"echo\"\n";
+        let e = Config::from_toml(echo, "t.toml").unwrap_err();
+        assert_eq!(e.line(), Some(3), "{e}");
+        assert!(e.message().contains("only a gateway"), "{e}");
+        let e = Config::from_toml("[server]\ntrusted_proxies = [\"10.0.0.0/33\"]\n", "t.toml")
+            .unwrap_err();
+        assert!(e.message().contains("trusted_proxies"), "{e}");
     }
 }

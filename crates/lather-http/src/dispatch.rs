@@ -5,6 +5,7 @@ use crate::body::{decode, read_limited};
 use crate::flows::{self, Admitted};
 use crate::metrics::NO_SERVICE;
 use crate::negotiate::{SoapHeaders, guess_version, negotiate};
+use crate::own_headers::PRIORITY_HEADER;
 use crate::peer::Peer;
 use crate::respond::{self, HttpResponse};
 use crate::service::Service;
@@ -24,9 +25,6 @@ use lather_pipeline::{
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
-
-/// The request header naming the priority class: `high`, `normal` (default) or `low`.
-pub(crate) const PRIORITY_HEADER: &str = "lather-priority";
 
 type Outcome = Result<HttpResponse, (Fault, SoapVersion)>;
 
@@ -77,7 +75,7 @@ where
         timed,
         bytes_in: 0,
     };
-    let Some(service) = state.services.get(req.uri().path()).cloned() else {
+    let Some(service) = state.route(req.uri().path()).cloned() else {
         let fault = Fault::with_reason(
             FaultKind::NoSuchService,
             format!("no service at {}", req.uri().path()),
@@ -231,7 +229,9 @@ where
     if parts.method == Method::GET && crate::offers_doc::is_qos_query(parts.uri.query()) {
         return Ok(crate::offers_doc::document(service));
     }
-    if parts.method == Method::GET && is_wsdl_query(parts.uri.query()) {
+    let asks_document = service.gateway.is_some()
+        && crate::gateway::requested_document(parts.uri.query()).is_some();
+    if parts.method == Method::GET && (is_wsdl_query(parts.uri.query()) || asks_document) {
         return wsdl(state, service, &parts).await.map_err(|f| (f, guess));
     }
     if parts.method != Method::POST {
@@ -387,6 +387,18 @@ async fn process(
     };
     if let Some(asked) = RequestCacheControl::from_headers(&parts.headers) {
         context.properties.insert(asked);
+    }
+    if service.gateway.is_some() {
+        let arrival = arrival(state, service, parts);
+        if let Some(peer) = arrival.peer {
+            tracing::debug!(
+                service = %service.name,
+                %peer,
+                client = %crate::client_address::client_address(peer.ip(), &parts.headers, &state.trusted_proxies),
+                "forwarding a request"
+            );
+        }
+        context.properties.insert(arrival);
     }
     let arrived = Arrived { raw, stated };
     match exchange(
@@ -633,13 +645,62 @@ pub(crate) async fn handle_envelope(
     answered
 }
 
+/// How a request to a gateway arrived: its peer (and whether that is a trusted proxy),
+/// scheme and host, and its path below the service's prefix.
+fn arrival(state: &State, service: &Service, parts: &Parts) -> crate::arrival::Arrival {
+    let peer = parts.extensions.get::<Peer>().map(|p| p.0);
+    crate::arrival::Arrival {
+        peer,
+        peer_trusted: peer
+            .is_some_and(|p| state.trusted_proxies.iter().any(|net| net.contains(p.ip()))),
+        scheme: crate::scheme::Scheme::of(&parts.extensions),
+        host: request_host(parts),
+        below_prefix: below_prefix(service, parts)
+            .map(|rest| (rest.to_owned(), parts.uri.query().map(str::to_owned))),
+    }
+}
+
+/// For a prefix service, the request's path below the prefix (empty or from a `/`).
+fn below_prefix<'a>(service: &Service, parts: &'a Parts) -> Option<&'a str> {
+    service
+        .prefix
+        .then(|| parts.uri.path().get(service.path.len()..))
+        .flatten()
+}
+
+/// A WSDL (`?wsdl`), or for a gateway one of the documents its WSDL imports (`?wsdl=…`,
+/// `?xsd=…`). Addresses in a gateway's documents name the request's own URL (the
+/// service's, followed by the path below its prefix).
 async fn wsdl(state: &State, service: &Service, parts: &Parts) -> Result<HttpResponse, Fault> {
-    let location = match &service.wsdl_rotation {
+    let below = below_prefix(service, parts).unwrap_or("");
+    let base = format!("{}{below}", service_location(state, service, parts));
+    let endpoint = match &service.wsdl_rotation {
         Some(rotation) => rotation.next().to_owned(),
-        None => service_location(state, service, parts),
+        None => base.clone(),
     };
-    let reply = service.soap.wsdl(&location).await?;
-    Ok(flows::reply_response(reply, guess_version(&parts.headers)))
+    let version = guess_version(&parts.headers);
+    let Some(gateway) = &service.gateway else {
+        let reply = service.soap.wsdl(&endpoint).await?;
+        return Ok(flows::reply_response(reply, version));
+    };
+    let document = match crate::gateway::requested_document(parts.uri.query()) {
+        None => crate::gateway::Document::Wsdl {
+            below: service.prefix.then(|| below.to_owned()),
+        },
+        Some((_, Ok(path))) => crate::gateway::Document::Imported(path),
+        Some((kind, Err(why))) => {
+            let key = match kind {
+                crate::gateway::Imported::Wsdl => "wsdl",
+                crate::gateway::Imported::Xsd => "xsd",
+            };
+            return Err(Fault::with_reason(
+                FaultKind::NoSuchService,
+                format!("?{key}= names no document of the backend: the value {why}"),
+            ));
+        }
+    };
+    let answer = gateway.document(&document, &endpoint, &base).await?;
+    Ok(flows::reply_response(Reply::Http(answer), version))
 }
 
 /// The MessageID a `?reply=ID` query asks for (percent-decoded).
@@ -674,14 +735,22 @@ fn is_wsdl_query(query: Option<&str>) -> bool {
 }
 
 /// The service's URL as handed out (WSDL address, subscription manager): the configured
-/// `public_url` when set; else `http://{authority}{path}` with the request's absolute-form
-/// authority or `Host` when that is a valid `host[:port]`; else the listen address. A
-/// hostile `Host` never reaches the address.
+/// `public_url` when set; else `{scheme}://{authority}{path}` with the request's
+/// absolute-form authority or `Host` when that is a valid `host[:port]`; else the listen
+/// address. A hostile `Host` never reaches the address.
 pub(crate) fn service_location(state: &State, service: &Service, parts: &Parts) -> String {
     if let Some(url) = &service.public_url {
         return url.clone();
     }
-    let host = parts
+    let host = request_host(parts).unwrap_or_else(|| state.listen.to_string());
+    let scheme = crate::scheme::Scheme::of(&parts.extensions);
+    format!("{}://{host}{}", scheme.as_str(), service.path)
+}
+
+/// The authority the request asked for (absolute-form, else `Host`), when it is a valid
+/// `host[:port]`.
+fn request_host(parts: &Parts) -> Option<String> {
+    parts
         .uri
         .authority()
         .map(|a| a.as_str().to_owned())
@@ -693,6 +762,4 @@ pub(crate) fn service_location(state: &State, service: &Service, parts: &Parts) 
                 .map(str::to_owned)
         })
         .filter(|h| crate::authority::is_valid(h))
-        .unwrap_or_else(|| state.listen.to_string());
-    format!("http://{host}{}", service.path)
 }

@@ -7,6 +7,7 @@
 //! text) are always there.
 
 mod accept;
+mod arrival;
 mod async_nats_share;
 mod async_reply;
 mod async_worker;
@@ -14,6 +15,7 @@ mod authority;
 mod batch;
 mod body;
 mod builder;
+mod client_address;
 mod collect;
 mod collect_eventing;
 mod collect_offers;
@@ -43,11 +45,13 @@ mod negotiate;
 mod offer_broker;
 mod offers_doc;
 mod offers_task;
+mod own_headers;
 mod peer;
 mod qos;
 mod qos_nats;
 mod reload;
 mod respond;
+mod scheme;
 mod server;
 mod service;
 mod shared_nats;

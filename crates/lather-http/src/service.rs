@@ -1,7 +1,7 @@
 //! A served service: its name, path, SOAP service, handler plans and admission gate.
 
 use crate::eventing::EventSourceService;
-use crate::gateway::{Backends, Gateway, ResponsePolicy};
+use crate::gateway::{Backends, Gateway, RequestRules, ResponsePolicy};
 use lather_compose::ServicePlans;
 use lather_config::{Builtin, MaxInFlight, ServerConfig, ServiceConfig, ServiceKind};
 use lather_envelope::QName;
@@ -11,7 +11,12 @@ use std::sync::Arc;
 /// One service at one path.
 pub(crate) struct Service {
     pub(crate) name: String,
+    /// Its path (for a prefix service, `path = "/api/*"`, the prefix: `/api`).
     pub(crate) path: String,
+    /// Whether it answers every path below `path` too (`path = "/api/*"`).
+    pub(crate) prefix: bool,
+    /// The gateway, when the service is one (its WSDL documents are served through it).
+    pub(crate) gateway: Option<Arc<Gateway>>,
     /// What answers the requests.
     pub(crate) soap: Arc<dyn SoapService>,
     /// The request and response handler stages.
@@ -113,6 +118,8 @@ impl Service {
         Service {
             name,
             path,
+            prefix: false,
+            gateway: None,
             understood: soap.understood(),
             operations: soap.operations(),
             ultimate: soap.is_ultimate_receiver(),
@@ -148,6 +155,7 @@ impl Service {
         let mut qos_book_opened = None;
         let mut upstreams = None;
         let stream_sender = stream_sender(config, server)?;
+        let mut gateway_handle = None;
         let soap: Arc<dyn SoapService> = match config.kind() {
             ServiceKind::Builtin(Builtin::Echo) => Arc::new(crate::echo::Echo),
             ServiceKind::Builtin(Builtin::EventSource) => {
@@ -178,30 +186,38 @@ impl Service {
                 ))
             }
             ServiceKind::Gateway(list) => {
-                let made = gateway(config, server, Backends::fixed(list.clone()))
-                    .with_streams(stream_sender.clone());
-                upstreams = Some(made.backends().clone());
-                Arc::new(made)
+                let g = Arc::new(
+                    gateway(config, server, Backends::fixed(list.clone()))
+                        .with_streams(stream_sender.clone()),
+                );
+                upstreams = Some(g.backends().clone());
+                gateway_handle = Some(g.clone());
+                g
             }
             ServiceKind::RegistryGateway(source) => {
-                let made = gateway(
-                    config,
-                    server,
-                    Backends::following(source, config.timeout()),
-                )
-                .with_streams(stream_sender.clone());
-                upstreams = Some(made.backends().clone());
-                Arc::new(made)
+                let g = Arc::new(
+                    gateway(
+                        config,
+                        server,
+                        Backends::following(source, config.timeout()),
+                    )
+                    .with_streams(stream_sender.clone()),
+                );
+                upstreams = Some(g.backends().clone());
+                gateway_handle = Some(g.clone());
+                g
             }
         };
         let mut service = Service::new(
             config.name.get_ref().clone(),
-            config.path.get_ref().clone(),
+            config.base_path().to_owned(),
             soap,
             plans,
             Admission::of(server, Some(config)),
             config.public_url(server),
         );
+        service.prefix = config.path_prefix().is_some();
+        service.gateway = gateway_handle;
         service.event_source = event_source;
         service.shared_contexts = shared_contexts;
         service.qos_book = qos_book_opened;
@@ -212,7 +228,7 @@ impl Service {
         if !config.offers.is_empty() {
             let endpoint = config
                 .public_url(server)
-                .unwrap_or_else(|| format!("http://{listen}{}", config.path.get_ref()));
+                .unwrap_or_else(|| format!("http://{listen}{}", config.base_path()));
             if endpoint.contains("://0.0.0.0") || endpoint.contains("://[::]") {
                 tracing::warn!(
                     service = config.name.get_ref(),
@@ -314,12 +330,18 @@ fn gateway(config: &ServiceConfig, server: &ServerConfig, backends: Arc<Backends
         ResponsePolicy::new(
             &config.response_headers_remove(),
             &config.response_headers_set(),
+            &config.response_headers_add(),
         ),
         config
             .identity_header
             .as_ref()
             .and_then(|h| http::HeaderName::from_bytes(h.get_ref().as_bytes()).ok()),
     )
+    .with_request_rules(RequestRules::new(
+        &config.request_headers_remove(),
+        &config.request_headers_set(),
+        &config.request_headers_add(),
+    ))
     .with_tuning(config.wsdl_cache(), config.compress_requests_from())
     .with_upstream_protocol(config.upstream_protocol(), config.upstream_connections())
     .with_failover(config.failover())

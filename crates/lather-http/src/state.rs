@@ -12,8 +12,14 @@ use std::sync::Arc;
 /// Shared, read-only state of a running server (metrics use interior mutability).
 #[derive(Debug)]
 pub(crate) struct State {
-    /// Services by path (a service with subpaths is there under each).
+    /// Services by path (a service with subpaths is there under each; a prefix service
+    /// under its configured `/prefix/*`).
     pub(crate) services: HashMap<String, Arc<Service>>,
+    /// The services answering a prefix (`path = "/api/*"`), longest prefix first.
+    pub(crate) prefixes: Vec<Arc<Service>>,
+    /// The proxies whose `Forwarded` and `X-Forwarded-*` headers are believed
+    /// (`[server] trusted_proxies`).
+    pub(crate) trusted_proxies: Vec<lather_config::IpNet>,
     pub(crate) limits: Limits,
     /// How fast request bodies must arrive.
     pub(crate) body: crate::body::BodyPace,
@@ -42,6 +48,22 @@ pub(crate) struct State {
 }
 
 impl State {
+    /// The service answering `path`: the one at exactly that path, else the one with the
+    /// longest prefix that `path` is or lies below, unless the rest of the path holds a
+    /// dot segment (`.`, `..`, also percent-encoded), which could climb out of the
+    /// upstream's path.
+    pub(crate) fn route(&self, path: &str) -> Option<&Arc<Service>> {
+        if let Some(service) = self.services.get(path) {
+            return Some(service);
+        }
+        self.prefixes.iter().find(|service| {
+            path.strip_prefix(service.path.as_str())
+                .is_some_and(|rest| {
+                    (rest.is_empty() || rest.starts_with('/')) && !has_dot_segment(rest)
+                })
+        })
+    }
+
     /// Every service once, in no particular order (the map holds a service under each
     /// of its paths).
     pub(crate) fn unique_services(&self) -> Vec<Arc<Service>> {
@@ -65,7 +87,13 @@ impl State {
         carried: Option<&Metrics>,
     ) -> Result<Self, crate::ServeError> {
         let mut by_path: HashMap<String, Arc<Service>> = HashMap::new();
+        let mut prefixes = Vec::new();
         for service in &services {
+            if service.prefix {
+                prefixes.push(service.clone());
+                by_path.insert(format!("{}/*", service.path), service.clone());
+                continue;
+            }
             let paths = std::iter::once(service.path.clone()).chain(
                 service
                     .soap
@@ -115,8 +143,11 @@ impl State {
         if let Some(phases) = &phases {
             metrics.register_collector(phases.clone());
         }
+        prefixes.sort_by_key(|s| std::cmp::Reverse(s.path.len()));
         Ok(State {
             services: by_path,
+            prefixes,
+            trusted_proxies: server.trusted_proxies.clone(),
             limits: lather_compose::server_limits(server),
             body: crate::body::BodyPace::from_config(server),
             metrics,
@@ -132,5 +163,28 @@ impl State {
             max_batch_items: server.max_batch_items,
             offer_broker: None,
         })
+    }
+}
+
+/// Whether `path` has a `.` or `..` segment, plain or percent-encoded.
+fn has_dot_segment(path: &str) -> bool {
+    path.split('/').any(|segment| {
+        let decoded = segment.replace("%2e", ".").replace("%2E", ".");
+        decoded == "." || decoded == ".."
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_dot_segment;
+
+    #[test]
+    fn dot_segments_are_found_plain_and_encoded() {
+        for dotted in ["/..", "/a/../b", "/.", "/a/%2e%2E/b", "/%2E", "/a/./"] {
+            assert!(has_dot_segment(dotted), "{dotted}");
+        }
+        for plain in ["", "/", "/a/b", "/a..b", "/.hidden", "/a/...", "/%2e%2ex"] {
+            assert!(!has_dot_segment(plain), "{plain}");
+        }
     }
 }

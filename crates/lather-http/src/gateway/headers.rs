@@ -1,6 +1,6 @@
 //! Which of a backend's response headers reach the client: never the hop-by-hop ones
 //! (RFC 9110 §7.6.1) nor those the backend's `Connection` header names; then the service's
-//! policy removes and sets headers.
+//! policy removes, sets and adds headers.
 
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 
@@ -24,39 +24,31 @@ pub(crate) struct ResponsePolicy {
     pub(crate) remove: Vec<HeaderName>,
     /// Headers set on every answer, replacing the backend's.
     pub(crate) set: Vec<(HeaderName, HeaderValue)>,
+    /// Headers added to every answer beside the backend's of that name.
+    pub(crate) add: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl ResponsePolicy {
     /// The policy from the configured names and values; entries that are not valid header
     /// names or values (refused by `lather check` already) are skipped.
-    pub(crate) fn new(remove: &[String], set: &[(String, String)]) -> Self {
+    pub(crate) fn new(
+        remove: &[String],
+        set: &[(String, String)],
+        add: &[(String, String)],
+    ) -> Self {
         ResponsePolicy {
             remove: remove
                 .iter()
                 .filter_map(|n| HeaderName::from_bytes(n.as_bytes()).ok())
                 .collect(),
-            set: set
-                .iter()
-                .filter_map(|(n, v)| {
-                    Some((
-                        HeaderName::from_bytes(n.as_bytes()).ok()?,
-                        HeaderValue::from_str(v).ok()?,
-                    ))
-                })
-                .collect(),
+            set: pairs(set),
+            add: pairs(add),
         }
     }
 
     /// The headers of the backend's answer `from` that go to the client.
     pub(crate) fn filter(&self, from: &HeaderMap) -> HeaderMap {
-        let named: Vec<String> = from
-            .get_all(header::CONNECTION)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .map(|t| t.trim().to_ascii_lowercase())
-            .filter(|t| !t.is_empty())
-            .collect();
+        let named = connection_named(from);
         let mut out = HeaderMap::with_capacity(from.len());
         for (name, value) in from {
             let n = name.as_str();
@@ -69,8 +61,37 @@ impl ResponsePolicy {
         for (name, value) in &self.set {
             out.insert(name.clone(), value.clone());
         }
+        for (name, value) in &self.add {
+            out.append(name.clone(), value.clone());
+        }
         out
     }
+}
+
+/// The header names `headers`' `Connection` lists (lower case).
+pub(super) fn connection_named(headers: &HeaderMap) -> Vec<String> {
+    headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.trim().to_ascii_lowercase())
+        .filter(|t| !t.is_empty())
+        .collect()
+}
+
+/// Configured `(name, value)` pairs as headers; pairs that are not valid (refused by
+/// `lather check` already) are skipped.
+pub(super) fn pairs(pairs: &[(String, String)]) -> Vec<(HeaderName, HeaderValue)> {
+    pairs
+        .iter()
+        .filter_map(|(n, v)| {
+            Some((
+                HeaderName::from_bytes(n.as_bytes()).ok()?,
+                HeaderValue::from_str(v).ok()?,
+            ))
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -92,17 +113,24 @@ mod tests {
             ("content-type", "text/xml"),
             ("x-frame-options", "ALLOW"),
             ("upgrade", "h2c"),
+            ("vary", "accept"),
         ] {
             from.append(n, HeaderValue::from_static(v));
         }
         let policy = ResponsePolicy::new(
             &["server".into()],
             &[("X-Frame-Options".into(), "DENY".into())],
+            &[("Vary".into(), "Origin".into())],
         );
         let out = policy.filter(&from);
         let mut names: Vec<&str> = out.keys().map(HeaderName::as_str).collect();
         names.sort_unstable();
-        assert_eq!(names, ["content-type", "set-cookie", "x-frame-options"]);
+        assert_eq!(
+            names,
+            ["content-type", "set-cookie", "vary", "x-frame-options"]
+        );
+        let vary: Vec<_> = out.get_all("vary").iter().collect();
+        assert_eq!(vary, ["accept", "Origin"]);
         assert_eq!(out.get_all("set-cookie").iter().count(), 2);
         assert_eq!(out["x-frame-options"], "DENY");
     }

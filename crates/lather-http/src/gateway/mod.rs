@@ -10,15 +10,23 @@
 mod backend;
 mod backends;
 mod balance;
+mod forwarding;
 mod headers;
 mod health_check;
+mod resource;
 mod transfer_batch;
 mod upstream_client;
 mod wsdl;
 
 pub(crate) use backend::{Backend, FailureKind};
 pub(crate) use backends::Backends;
+pub(crate) use forwarding::RequestRules;
 pub(crate) use headers::ResponsePolicy;
+use resource::BackendPath;
+pub(crate) use resource::requested as requested_document;
+pub(crate) use wsdl::Imported;
+
+use crate::arrival::Arrival;
 
 use backend::Ejection;
 use bytes::Bytes;
@@ -29,16 +37,13 @@ use lather_config::{Failover, UpstreamProtocol};
 use lather_context::stream::{SendOutcome, StreamMessage, StreamSender};
 use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
 use lather_pipeline::{Identity, Reply, ServiceFuture, ServiceRequest, SoapService};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Headers copied from the client's request to the backend.
-const FORWARDED_REQUEST_HEADERS: [HeaderName; 4] = [
-    header::CONTENT_TYPE,
-    HeaderName::from_static("soapaction"),
-    header::ACCEPT,
-    header::USER_AGENT,
-];
+/// The most backend documents (WSDLs and the schemas they import) kept in a gateway's
+/// WSDL cache at once.
+const MAX_CACHED_DOCUMENTS: usize = 64;
 
 /// One gateway service: its backends, the shared client and the round-robin cursor.
 #[derive(Debug)]
@@ -55,11 +60,14 @@ pub(crate) struct Gateway {
     timeout: Duration,
     max_response_bytes: usize,
     policy: ResponsePolicy,
+    /// The service's request header rules.
+    rules: RequestRules,
     /// The request header carrying the message's [`Identity`] to the backend, if any.
     identity_header: Option<HeaderName>,
     /// Message streams to the backends (`stream = "tcp"`), if any.
     streams: Option<StreamSender>,
-    /// The backend's WSDL as last fetched, kept for `wsdl_cache_ms`.
+    /// The backend's WSDL and imported documents as last fetched, kept for
+    /// `wsdl_cache_ms`.
     wsdl_cache: Option<WsdlCache>,
     /// Requests from this many bytes on go gzip-compressed (`compress_requests`).
     compress_from: Option<usize>,
@@ -69,12 +77,56 @@ pub(crate) struct Gateway {
     unbatched_until: std::sync::Mutex<Option<Instant>>,
 }
 
-/// A backend WSDL kept for a while: when it was fetched, the answer before its addresses
-/// were rewritten (they are rewritten per request, for the address the client used).
+/// Backend documents kept for a while, by what was asked for: when each was fetched,
+/// from where, and the answer before its addresses were rewritten (they are rewritten per
+/// request, for the address the client used).
 #[derive(Debug)]
 struct WsdlCache {
     keep: Duration,
-    last: std::sync::Mutex<Option<(Instant, Passed)>>,
+    docs: std::sync::Mutex<HashMap<String, Fetched>>,
+}
+
+/// A backend document as fetched: when, its URL (imports are resolved against it), and
+/// the answer.
+type Fetched = (Instant, Uri, Passed);
+
+/// A document of the backend a gateway serves.
+#[derive(Debug, Clone)]
+pub(crate) enum Document {
+    /// The backend's WSDL, `{upstream}?wsdl`; below a prefix, `{upstream}{below}?wsdl`.
+    Wsdl {
+        /// The request's path below the service's prefix, if it has one.
+        below: Option<String>,
+    },
+    /// A document the WSDL imports, by its path on the backend's origin.
+    Imported(BackendPath),
+}
+
+impl Document {
+    /// The cache key of the document.
+    fn key(&self) -> String {
+        match self {
+            Document::Wsdl { below } => format!("wsdl {}", below.as_deref().unwrap_or("")),
+            Document::Imported(path) => format!("doc {}", path.as_str()),
+        }
+    }
+
+    /// Where the document is on `upstream`.
+    fn on(&self, upstream: &Uri) -> Uri {
+        match self {
+            Document::Wsdl { below } => {
+                let base = match below {
+                    Some(below) => below_prefix(upstream, below, None),
+                    None => upstream.clone(),
+                };
+                with_query(&base, "wsdl")
+            }
+            // A checked path joins any backend's origin.
+            Document::Imported(path) => {
+                resource::on(upstream, path).unwrap_or_else(|| upstream.clone())
+            }
+        }
+    }
 }
 
 /// A backend's answer as it is passed on.
@@ -140,6 +192,7 @@ impl Gateway {
             timeout,
             max_response_bytes,
             policy,
+            rules: RequestRules::default(),
             identity_header,
             streams: None,
             wsdl_cache: None,
@@ -147,6 +200,12 @@ impl Gateway {
             transfer: None,
             unbatched_until: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Applies `rules` to every request to the backends.
+    pub(crate) fn with_request_rules(mut self, rules: RequestRules) -> Self {
+        self.rules = rules;
+        self
     }
 
     /// Gathers requests into batches of at most `max_items`, sent `wait` after the first
@@ -190,6 +249,7 @@ impl Gateway {
                     headers,
                     envelope.as_bytes().clone(),
                     None,
+                    None,
                     envelope.operation().map(|op| op.local()),
                 )
                 .await
@@ -210,7 +270,7 @@ impl Gateway {
         let headers = lather_client::soap_headers(version, Some(&format!("{BATCH_NS}#Batch")))
             .unwrap_or_default();
         // A batch is one request for every operation in it: resent only when all may be.
-        let answer = match self.forward(&headers, body, None, None).await {
+        let answer = match self.forward(&headers, body, None, None, None).await {
             Ok(answer) => answer,
             Err(fault) => {
                 for waiting in batch {
@@ -317,7 +377,7 @@ impl Gateway {
     ) -> Self {
         self.wsdl_cache = wsdl_cache.map(|keep| WsdlCache {
             keep,
-            last: std::sync::Mutex::new(None),
+            docs: std::sync::Mutex::new(HashMap::new()),
         });
         self.compress_from = compress_from;
         self
@@ -407,100 +467,159 @@ impl Gateway {
         }
     }
 
-    /// Forwards a SOAP request. The backend's status, content type and body (faults
-    /// included) pass through. When every backend refuses the connection the answer is an
-    /// `UpstreamUnavailable` fault (503); a backend that fails after accepting gives
-    /// `UpstreamFailed` (502); no answer within the timeout gives `UpstreamTimeout` (504).
+    /// Forwards a SOAP request with the client's `headers` (see [`forwarding`] for which go
+    /// on), as it arrived (`arrival`, `None` for requests lather makes itself). The
+    /// backend's status, content type and body (faults included) pass through. When every
+    /// backend refuses the connection the answer is an `UpstreamUnavailable` fault (503); a
+    /// backend that fails after accepting gives `UpstreamFailed` (502); no answer within the
+    /// timeout gives `UpstreamTimeout` (504).
     pub(crate) async fn forward(
         &self,
         headers: &HeaderMap,
         body: Bytes,
         identity: Option<&Identity>,
+        arrival: Option<&Arrival>,
         operation: Option<&str>,
     ) -> Result<Passed, Fault> {
-        let identity = match (&self.identity_header, identity) {
-            (Some(name), Some(id)) => HeaderValue::from_str(id.name())
-                .ok()
-                .map(|value| (name.clone(), value)),
-            _ => None,
-        };
+        let identity = identity.and_then(|id| HeaderValue::from_str(id.name()).ok());
+        let mut outgoing = forwarding::outgoing(
+            headers,
+            arrival,
+            &self.rules,
+            self.identity_header.as_ref(),
+            identity,
+        );
         let compressed = self
             .compress_from
             .filter(|min| body.len() >= *min)
             .and_then(|_| crate::compress::gzip(&body));
-        let (body, encoding) = match compressed {
-            Some(gzipped) => (Bytes::from(gzipped), Some(HeaderValue::from_static("gzip"))),
-            None => (body, None),
+        let body = match compressed {
+            Some(gzipped) => {
+                outgoing.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+                Bytes::from(gzipped)
+            }
+            None => body,
         };
         let may_resend = self.failover.idempotent.allows(operation);
+        let below = arrival.and_then(|a| a.below_prefix.as_ref());
         let (_, _, response) = self
             .first_answer(may_resend, |upstream| {
-                let mut request = self.request(Method::POST, &upstream.uri, headers, body.clone());
-                if let Some((name, value)) = &identity {
-                    request.headers_mut().insert(name.clone(), value.clone());
-                }
-                if let Some(encoding) = &encoding {
-                    request
-                        .headers_mut()
-                        .insert(header::CONTENT_ENCODING, encoding.clone());
-                }
-                request
+                let uri = match below {
+                    Some((rest, query)) => below_prefix(&upstream.uri, rest, query.as_deref()),
+                    None => upstream.uri.clone(),
+                };
+                self.request(Method::POST, &uri, &outgoing, body.clone())
             })
             .await?;
         Ok(response)
     }
 
-    /// The first backend's WSDL (`GET {upstream}?wsdl`) with its addresses rewritten to
-    /// `location`; from the cache when it was fetched less than `wsdl_cache_ms` ago.
-    pub(crate) async fn wsdl(&self, location: &str) -> Result<Passed, Fault> {
+    /// The backend's `document` with its endpoint addresses rewritten to `endpoint` and
+    /// its imports on the backend's origin to links at `base` (`?wsdl=…`, `?xsd=…`); from
+    /// the cache when it was fetched less than `wsdl_cache_ms` ago.
+    pub(crate) async fn document(
+        &self,
+        document: &Document,
+        endpoint: &str,
+        base: &str,
+    ) -> Result<Passed, Fault> {
+        let key = document.key();
         let cached = self.wsdl_cache.as_ref().and_then(|cache| {
-            let last = cache.last.lock().unwrap_or_else(|p| p.into_inner());
-            last.as_ref()
-                .filter(|(at, _)| at.elapsed() < cache.keep)
-                .map(|(_, answer)| answer.clone())
+            let docs = cache.docs.lock().unwrap_or_else(|p| p.into_inner());
+            docs.get(&key)
+                .filter(|(at, _, _)| at.elapsed() < cache.keep)
+                .map(|(_, uri, answer)| (uri.clone(), answer.clone()))
         });
-        let response = match cached {
-            Some(answer) => answer,
+        let (uri, response) = match cached {
+            Some(found) => found,
             None => {
-                let answer = self.fetch_wsdl().await?;
+                let (uri, answer) = self.fetch_document(document).await?;
                 if let Some(cache) = &self.wsdl_cache {
-                    *cache.last.lock().unwrap_or_else(|p| p.into_inner()) =
-                        Some((Instant::now(), answer.clone()));
+                    let mut docs = cache.docs.lock().unwrap_or_else(|p| p.into_inner());
+                    if docs.len() >= MAX_CACHED_DOCUMENTS {
+                        docs.retain(|_, (at, _, _)| at.elapsed() < cache.keep);
+                    }
+                    if docs.len() >= MAX_CACHED_DOCUMENTS
+                        && let Some(oldest) = docs
+                            .iter()
+                            .min_by_key(|(_, (at, _, _))| *at)
+                            .map(|(k, _)| k.clone())
+                    {
+                        docs.remove(&oldest);
+                    }
+                    docs.insert(key, (Instant::now(), uri.clone(), answer.clone()));
                 }
-                answer
+                (uri, answer)
             }
         };
         let (parts, body) = response.into_parts();
         // Checked UTF-8 when fetched.
         let text = String::from_utf8_lossy(&body);
-        let rewritten = wsdl::rewrite_locations(&text, location);
+        let rewritten = wsdl::rewrite(&text, endpoint, |kind, location| {
+            resource::on_origin(&uri, location).map(|path| resource::link(base, kind, &path))
+        });
         Ok(Response::from_parts(parts, Bytes::from(rewritten)))
     }
 
-    /// The first backend's WSDL as it answered it: 200 and UTF-8, or a fault.
-    async fn fetch_wsdl(&self) -> Result<Passed, Fault> {
-        // Asking for the WSDL again elsewhere changes nothing at the backends.
+    /// The backend's `document` as it answered it, and where it was fetched: 200, UTF-8
+    /// and XML, or a fault.
+    async fn fetch_document(&self, document: &Document) -> Result<(Uri, Passed), Fault> {
+        // Shared by every client (and cached): none of a client's headers go with it.
+        let headers = forwarding::outgoing(
+            &HeaderMap::new(),
+            None,
+            &self.rules,
+            self.identity_header.as_ref(),
+            None,
+        );
+        let what = match document {
+            Document::Wsdl { .. } => "WSDL",
+            Document::Imported(_) => "imported document",
+        };
+        // Asking for a document again elsewhere changes nothing at the backends.
         let (backend, label, response) = self
             .first_answer(true, |upstream| {
-                let uri = with_query(&upstream.uri, "wsdl");
-                self.request(Method::GET, &uri, &HeaderMap::new(), Bytes::new())
+                self.request(
+                    Method::GET,
+                    &document.on(&upstream.uri),
+                    &headers,
+                    Bytes::new(),
+                )
             })
             .await?;
+        let uri = document.on(&backend.upstream.uri);
         if response.status() != StatusCode::OK {
-            tracing::warn!(service = %self.service, upstream = %backend.upstream.url, status = %response.status(), "backend WSDL request failed");
+            tracing::warn!(service = %self.service, url = %uri, status = %response.status(), "backend {what} request failed");
+            let fault = match document {
+                Document::Imported(_) if response.status() == StatusCode::NOT_FOUND => {
+                    FaultKind::NoSuchService
+                }
+                _ => FaultKind::UpstreamFailed,
+            };
             return Err(Fault::with_reason(
-                FaultKind::UpstreamFailed,
-                format!("{label}'s WSDL answered {}", response.status()),
+                fault,
+                format!("{label}'s {what} answered {}", response.status()),
             ));
         }
-        if std::str::from_utf8(response.body()).is_err() {
-            tracing::warn!(service = %self.service, upstream = %backend.upstream.url, "backend WSDL is not UTF-8");
+        let Ok(text) = std::str::from_utf8(response.body()) else {
+            tracing::warn!(service = %self.service, url = %uri, "backend {what} is not UTF-8");
             return Err(Fault::with_reason(
                 FaultKind::UpstreamFailed,
-                format!("{label}'s WSDL is not UTF-8"),
+                format!("{label}'s {what} is not UTF-8"),
+            ));
+        };
+        if !text
+            .trim_start_matches('\u{feff}')
+            .trim_start()
+            .starts_with('<')
+        {
+            tracing::warn!(service = %self.service, url = %uri, "backend {what} is not XML");
+            return Err(Fault::with_reason(
+                FaultKind::UpstreamFailed,
+                format!("{label}'s {what} is not XML"),
             ));
         }
-        Ok(response)
+        Ok((uri, response))
     }
 
     /// Sends the request `make` builds to the backends in the balancer's order until one
@@ -600,6 +719,7 @@ impl Gateway {
         }
     }
 
+    /// A request to a backend with the `headers` prepared for it (see [`forwarding`]).
     fn request(
         &self,
         method: Method,
@@ -610,19 +730,7 @@ impl Gateway {
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = method;
         *request.uri_mut() = uri.clone();
-        let out = request.headers_mut();
-        for name in &FORWARDED_REQUEST_HEADERS {
-            if let Some(v) = headers.get(name) {
-                // The envelope forwarded is UTF-8 even when the client sent UTF-16.
-                let v = if *name == header::CONTENT_TYPE {
-                    crate::negotiate::utf8_content_type(v)
-                } else {
-                    v.clone()
-                };
-                out.insert(name.clone(), v);
-            }
-        }
-        out.insert(header::VIA, HeaderValue::from_static("1.1 lather"));
+        *request.headers_mut() = headers.clone();
         request
     }
 
@@ -709,14 +817,18 @@ impl SoapService for Gateway {
     fn call<'a>(&'a self, request: ServiceRequest<'a>) -> ServiceFuture<'a> {
         Box::pin(async move {
             let identity = request.context.properties.get::<Identity>();
-            if let Some(sender) = &self.streams
+            let arrival = request.context.properties.get::<Arrival>();
+            // Streams and batches carry no path: a request below a prefix goes alone.
+            let below = arrival.is_some_and(|a| a.below_prefix.is_some());
+            if !below
+                && let Some(sender) = &self.streams
                 && let Some(answer) = self
                     .over_stream(sender, request.headers, &request.envelope, identity)
                     .await?
             {
                 return Ok(Reply::Http(answer));
             }
-            if let Some(batches) = self.batching() {
+            if !below && let Some(batches) = self.batching() {
                 let answer = self
                     .batched(batches, request.headers, &request.envelope)
                     .await?;
@@ -725,14 +837,17 @@ impl SoapService for Gateway {
             let body = request.envelope.as_bytes().clone();
             let operation = request.envelope.operation().map(|op| op.local());
             let answer = self
-                .forward(request.headers, body, identity, operation)
+                .forward(request.headers, body, identity, arrival, operation)
                 .await?;
             Ok(Reply::Http(answer))
         })
     }
 
     fn wsdl<'a>(&'a self, location: &'a str) -> ServiceFuture<'a> {
-        Box::pin(async move { Ok(Reply::Http(Gateway::wsdl(self, location).await?)) })
+        Box::pin(async move {
+            let root = Document::Wsdl { below: None };
+            Ok(Reply::Http(self.document(&root, location, location).await?))
+        })
     }
 
     fn is_ultimate_receiver(&self) -> bool {
@@ -746,6 +861,23 @@ fn with_query(uri: &Uri, query: &str) -> Uri {
     let path = uri.path();
     parts.path_and_query = format!("{path}?{query}").parse().ok();
     Uri::from_parts(parts).unwrap_or_else(|_| uri.clone())
+}
+
+/// `upstream` with `rest` (a request's path below a service's prefix) appended to its
+/// path, and `query` (the request's) replacing its query when given.
+fn below_prefix(upstream: &Uri, rest: &str, query: Option<&str>) -> Uri {
+    let mut path = upstream.path().trim_end_matches('/').to_owned();
+    path.push_str(rest);
+    if path.is_empty() {
+        path.push('/');
+    }
+    if let Some(query) = query.or(upstream.query()) {
+        path.push('?');
+        path.push_str(query);
+    }
+    let mut parts = upstream.clone().into_parts();
+    parts.path_and_query = path.parse().ok();
+    Uri::from_parts(parts).unwrap_or_else(|_| upstream.clone())
 }
 
 /// What went wrong in words that name no address: the I/O error's kind when there is one

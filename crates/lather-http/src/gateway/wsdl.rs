@@ -1,13 +1,40 @@
-//! Rewriting a backend's WSDL so its endpoint addresses point at the gateway.
+//! Rewriting a backend's WSDL (and the documents it imports) so its endpoint addresses
+//! and its imports point at the gateway.
 
 use lather_envelope::escape::escape_attribute;
 
+/// Which kind of document an import names: a WSDL (`location`) or a schema
+/// (`schemaLocation`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Imported {
+    /// `wsdl:import location` (and WSDL 2.0 `include`/`import`).
+    Wsdl,
+    /// `xsd:import`, `xsd:include`, `xsd:redefine` or `xsd:override` `schemaLocation`.
+    Xsd,
+}
+
 /// Replaces the `location` attribute of every `address` element (`soap:address`,
-/// `soap12:address`, or any prefix) with `location`.
-pub(crate) fn rewrite_locations(wsdl: &str, location: &str) -> String {
-    let replacement = escape_attribute(location);
-    let mut out = String::with_capacity(wsdl.len() + 64);
-    let mut rest = wsdl;
+/// `soap12:address`, or any prefix) with `endpoint`.
+#[cfg(test)]
+fn rewrite_locations(wsdl: &str, endpoint: &str) -> String {
+    rewrite(wsdl, endpoint, |_, _| None)
+}
+
+/// Rewrites `doc`: the `location` of every `address` element becomes `endpoint`, and the
+/// location of every import becomes what `link` makes of it (its kind and its value,
+/// unescaped), or stays when `link` gives `None`.
+pub(crate) fn rewrite(
+    doc: &str,
+    endpoint: &str,
+    link: impl Fn(Imported, &str) -> Option<String>,
+) -> String {
+    let endpoint = escape_attribute(endpoint).to_string();
+    let link = &link;
+    let relink = |kind| {
+        move |value: &str| link(kind, &unescape(value)).map(|l| escape_attribute(&l).to_string())
+    };
+    let mut out = String::with_capacity(doc.len() + 64);
+    let mut rest = doc;
     while let Some(lt) = rest.find('<') {
         let (before, tag_and_after) = rest.split_at(lt);
         out.push_str(before);
@@ -15,13 +42,31 @@ pub(crate) fn rewrite_locations(wsdl: &str, location: &str) -> String {
             .find(|c: char| c.is_whitespace() || c == '/' || c == '>')
             .map_or(tag_and_after.len(), |i| i + 1);
         let name = &tag_and_after[1..name_end];
-        let is_address = name == "address" || name.ends_with(":address");
-        match (is_address, tag_end(tag_and_after)) {
-            (true, Some(end)) => {
-                out.push_str(&replace_location(&tag_and_after[..end], &replacement));
+        let local = name.rsplit(':').next().unwrap_or(name);
+        let rewritten = match local {
+            "address" => tag_end(tag_and_after).map(|end| {
+                let tag = &tag_and_after[..end];
+                (
+                    replace_attribute(tag, "location", |_| Some(endpoint.clone())),
+                    end,
+                )
+            }),
+            "import" | "include" | "redefine" | "override" => tag_end(tag_and_after).map(|end| {
+                let tag = &tag_and_after[..end];
+                let tag = replace_attribute(tag, "schemaLocation", relink(Imported::Xsd));
+                (
+                    replace_attribute(&tag, "location", relink(Imported::Wsdl)),
+                    end,
+                )
+            }),
+            _ => None,
+        };
+        match rewritten {
+            Some((tag, end)) => {
+                out.push_str(&tag);
                 rest = &tag_and_after[end..];
             }
-            _ => {
+            None => {
                 out.push('<');
                 rest = &tag_and_after[1..];
             }
@@ -45,29 +90,75 @@ fn tag_end(s: &str) -> Option<usize> {
     None
 }
 
-fn replace_location(tag: &str, location: &str) -> String {
+/// `tag` with the value of its attribute `name` replaced by what `replace` makes of it
+/// (`None`: kept).
+fn replace_attribute(tag: &str, name: &str, replace: impl Fn(&str) -> Option<String>) -> String {
     let mut search = 0;
-    while let Some(i) = tag[search..].find("location") {
+    while let Some(i) = tag[search..].find(name) {
         let at = search + i;
         let preceded_by_space = tag[..at].ends_with(|c: char| c.is_whitespace());
-        let after = tag[at + 8..].trim_start();
+        let after = tag[at + name.len()..].trim_start();
         if preceded_by_space && let Some(value) = after.strip_prefix('=') {
             let value = value.trim_start();
             if let Some(q) = value.chars().next().filter(|c| *c == '"' || *c == '\'') {
                 let value_start = tag.len() - value.len() + 1;
                 if let Some(len) = tag[value_start..].find(q) {
-                    return format!(
-                        "{}{}{}",
-                        &tag[..value_start],
-                        location,
-                        &tag[value_start + len..]
-                    );
+                    let old = &tag[value_start..value_start + len];
+                    return match replace(old) {
+                        Some(new) => format!(
+                            "{}{}{}",
+                            &tag[..value_start],
+                            new,
+                            &tag[value_start + len..]
+                        ),
+                        None => tag.to_owned(),
+                    };
                 }
             }
         }
-        search = at + 8;
+        search = at + name.len();
     }
     tag.to_owned()
+}
+
+/// An attribute value with XML's predefined and numeric character references resolved.
+fn unescape(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(amp) = rest.find('&') {
+        out.push_str(&rest[..amp]);
+        let after = &rest[amp + 1..];
+        let Some(semi) = after.find(';') else {
+            out.push_str(&rest[amp..]);
+            return out;
+        };
+        let entity = &after[..semi];
+        let c = match entity {
+            "amp" => Some('&'),
+            "lt" => Some('<'),
+            "gt" => Some('>'),
+            "quot" => Some('"'),
+            "apos" => Some('\''),
+            _ => entity
+                .strip_prefix("#x")
+                .map(|h| u32::from_str_radix(h, 16))
+                .or_else(|| entity.strip_prefix('#').map(str::parse))
+                .and_then(Result::ok)
+                .and_then(char::from_u32),
+        };
+        match c {
+            Some(c) => {
+                out.push(c);
+                rest = &after[semi + 1..];
+            }
+            None => {
+                out.push('&');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -100,5 +191,50 @@ mod tests {
             "{out}"
         );
         assert_eq!(out.matches("backend").count(), 0);
+    }
+
+    #[test]
+    fn imports_are_relinked_by_kind_and_others_kept() {
+        let wsdl = r#"<wsdl:definitions>
+<wsdl:import namespace="urn:a" location="more.wsdl?a=1&amp;b=2"/>
+<wsdl:types><xsd:schema>
+<xsd:import namespace="urn:t" schemaLocation="types.xsd"/>
+<xs:include schemaLocation='http://www.w3.org/x.xsd'/>
+<redefine schemaLocation="r.xsd"></redefine>
+</xsd:schema></wsdl:types>
+<wsdl:service><wsdl:port><soap:address location="http://backend/ws"/></wsdl:port></wsdl:service>
+</wsdl:definitions>"#;
+        let out = rewrite(wsdl, "http://gw/svc", |kind, value| {
+            (!value.starts_with("http://www.w3.org")).then(|| format!("GW[{kind:?}:{value}]&"))
+        });
+        assert!(
+            out.contains(r#"location="GW[Wsdl:more.wsdl?a=1&amp;b=2]&amp;""#),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                r#"<xsd:import namespace="urn:t" schemaLocation="GW[Xsd:types.xsd]&amp;"/>"#
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"schemaLocation='http://www.w3.org/x.xsd'"#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"<redefine schemaLocation="GW[Xsd:r.xsd]&amp;">"#),
+            "{out}"
+        );
+        assert!(
+            out.contains(r#"<soap:address location="http://gw/svc"/>"#),
+            "{out}"
+        );
+        // namespace="…" is never taken for a location.
+        assert!(out.contains(r#"namespace="urn:a""#), "{out}");
+    }
+
+    #[test]
+    fn attribute_values_are_unescaped() {
+        assert_eq!(unescape("a&amp;b&lt;&#x41;&#66;&bogus;&"), "a&b<AB&bogus;&");
     }
 }

@@ -1,0 +1,391 @@
+//! The headers of a request to a backend: the client's end-to-end headers, `Via`,
+//! `Forwarded` and `X-Forwarded-*`, the service's request header rules and the identity.
+//!
+//! Never forwarded: the hop-by-hop headers (RFC 9110 §7.6.1) and those the client's
+//! `Connection` names; `Proxy-Authorization` (credentials for a proxy, and lather is the
+//! last one); `Host` (the backend's authority is used); `Content-Length`,
+//! `Content-Encoding` and `Expect` (the body forwarded is read whole, decoded, and framed
+//! anew); `Accept-Encoding` (lather reads the answer itself, for its response flow and
+//! compresses it for the client by its own rules); lather's own `Lather-Priority` and
+//! `Lather-Timing` (they ask this server, not the backend); the `identity_header`;
+//! `Forwarded` and `X-Forwarded-*` from a peer that is not a trusted proxy.
+
+use super::headers::connection_named;
+use crate::arrival::Arrival;
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use std::net::IpAddr;
+
+/// Client request headers that never reach a backend (besides those its `Connection`
+/// names and the forwarding headers, which [`outgoing`] writes itself).
+const NOT_FORWARDED: [&str; 14] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "host",
+    "content-length",
+    "content-encoding",
+    "accept-encoding",
+    "expect",
+    "via",
+];
+
+/// The forwarding headers, kept from a trusted proxy and replaced otherwise.
+const FORWARDING: [&str; 4] = [
+    "forwarded",
+    "x-forwarded-for",
+    "x-forwarded-proto",
+    "x-forwarded-host",
+];
+
+/// A gateway service's request header rules: names removed, headers set (replacing),
+/// headers added (beside those of that name), applied in that order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RequestRules {
+    remove: Vec<HeaderName>,
+    set: Vec<(HeaderName, HeaderValue)>,
+    add: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl RequestRules {
+    /// The rules from the configured names and values; entries that are not valid header
+    /// names or values (refused by `lather check` already) are skipped.
+    pub(crate) fn new(
+        remove: &[String],
+        set: &[(String, String)],
+        add: &[(String, String)],
+    ) -> Self {
+        RequestRules {
+            remove: remove
+                .iter()
+                .filter_map(|n| HeaderName::from_bytes(n.as_bytes()).ok())
+                .collect(),
+            set: super::headers::pairs(set),
+            add: super::headers::pairs(add),
+        }
+    }
+
+    /// Applies the rules to `headers`.
+    pub(crate) fn apply(&self, headers: &mut HeaderMap) {
+        for name in &self.remove {
+            headers.remove(name);
+        }
+        for (name, value) in &self.set {
+            headers.insert(name.clone(), value.clone());
+        }
+        for (name, value) in &self.add {
+            headers.append(name.clone(), value.clone());
+        }
+    }
+}
+
+/// The headers of the request to the backend for a client request with `incoming`
+/// headers that arrived as `arrival` (`None` for requests lather makes itself, which
+/// carry only `Via` and the rules): its end-to-end headers, `Content-Type` in UTF-8 (the
+/// envelope forwarded is UTF-8), `Via` extended, the forwarding headers, the `rules`,
+/// and `identity` under the identity header.
+pub(crate) fn outgoing(
+    incoming: &HeaderMap,
+    arrival: Option<&Arrival>,
+    rules: &RequestRules,
+    identity_header: Option<&HeaderName>,
+    identity: Option<HeaderValue>,
+) -> HeaderMap {
+    let named = connection_named(incoming);
+    let mut out = HeaderMap::with_capacity(incoming.len() + 5);
+    for (name, value) in incoming {
+        let n = name.as_str();
+        if NOT_FORWARDED.contains(&n)
+            || crate::own_headers::OWN_HEADERS.contains(&n)
+            || FORWARDING.contains(&n)
+            || named.iter().any(|c| c == n)
+            || identity_header == Some(name)
+        {
+            continue;
+        }
+        let value = if *name == header::CONTENT_TYPE {
+            crate::negotiate::utf8_content_type(value)
+        } else {
+            value.clone()
+        };
+        out.append(name.clone(), value);
+    }
+    out.insert(
+        header::VIA,
+        extended(incoming.get_all(header::VIA), "1.1 lather"),
+    );
+    if let Some(arrival) = arrival {
+        forwarding(&mut out, incoming, arrival);
+    }
+    rules.apply(&mut out);
+    if let (Some(name), Some(value)) = (identity_header, identity) {
+        out.insert(name.clone(), value);
+    }
+    out
+}
+
+/// Writes `Forwarded`, `X-Forwarded-For`, `X-Forwarded-Proto` and `X-Forwarded-Host`:
+/// a trusted peer's are kept and this hop added (its proto and host stay: they tell the
+/// original request's); an untrusted peer's are replaced.
+fn forwarding(out: &mut HeaderMap, incoming: &HeaderMap, arrival: &Arrival) {
+    let kept = |name: &str| {
+        arrival
+            .peer_trusted
+            .then(|| incoming.get_all(name))
+            .filter(|values| values.iter().next().is_some())
+    };
+    let Some(peer) = arrival.peer.map(|p| p.ip()) else {
+        return;
+    };
+    let proto = arrival.scheme.as_str();
+    let mut element = format!("for={};proto={proto}", forwarded_node(peer));
+    if let Some(host) = &arrival.host {
+        element.push_str(";host=");
+        element.push_str(&token_or_quoted(host));
+    }
+    let forwarded = match kept("forwarded") {
+        Some(values) => extended(values, &element),
+        None => value_of(&element),
+    };
+    out.insert(header::FORWARDED, forwarded);
+    let xff = match kept("x-forwarded-for") {
+        Some(values) => extended(values, &peer.to_string()),
+        None => value_of(&peer.to_string()),
+    };
+    out.insert("x-forwarded-for", xff);
+    match kept("x-forwarded-proto") {
+        Some(values) => copy(out, "x-forwarded-proto", values),
+        None => {
+            out.insert("x-forwarded-proto", HeaderValue::from_static(proto));
+        }
+    }
+    match (kept("x-forwarded-host"), &arrival.host) {
+        (Some(values), _) => copy(out, "x-forwarded-host", values),
+        (None, Some(host)) => {
+            out.insert("x-forwarded-host", value_of(host));
+        }
+        (None, None) => {}
+    }
+}
+
+/// Copies every value of `values` to `out` under `name`.
+fn copy(out: &mut HeaderMap, name: &'static str, values: http::header::GetAll<'_, HeaderValue>) {
+    for value in values {
+        out.append(name, value.clone());
+    }
+}
+
+/// The values of a list header joined with `", "` and `last` appended.
+fn extended(values: http::header::GetAll<'_, HeaderValue>, last: &str) -> HeaderValue {
+    let mut joined: Vec<u8> = Vec::new();
+    for value in values {
+        joined.extend_from_slice(value.as_bytes());
+        joined.extend_from_slice(b", ");
+    }
+    joined.extend_from_slice(last.as_bytes());
+    HeaderValue::from_bytes(&joined).unwrap_or_else(|_| value_of(last))
+}
+
+/// `text` as a header value (the values made here are printable ASCII; anything else
+/// becomes empty rather than a panic).
+fn value_of(text: &str) -> HeaderValue {
+    HeaderValue::from_str(text).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+/// A node as `Forwarded: for=` writes it (RFC 7239 §6): an IPv4 address bare, an IPv6
+/// address bracketed and quoted.
+pub(crate) fn forwarded_node(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => v4.to_string(),
+            None => format!("\"[{v6}]\""),
+        },
+    }
+}
+
+/// `value` as an RFC 7239 parameter value: a token as it is, else a quoted string.
+fn token_or_quoted(value: &str) -> String {
+    let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    if !value.is_empty() && value.chars().all(tchar) {
+        return value.to_owned();
+    }
+    let mut quoted = String::with_capacity(value.len() + 2);
+    quoted.push('"');
+    for c in value.chars() {
+        if c == '"' || c == '\\' {
+            quoted.push('\\');
+        }
+        quoted.push(c);
+    }
+    quoted.push('"');
+    quoted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scheme::Scheme;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (n, v) in pairs {
+            h.append(
+                HeaderName::from_bytes(n.as_bytes()).unwrap(),
+                v.parse().unwrap(),
+            );
+        }
+        h
+    }
+
+    fn arrival(peer: &str, trusted: bool) -> Arrival {
+        Arrival {
+            peer: Some(peer.parse().unwrap()),
+            peer_trusted: trusted,
+            scheme: Scheme::Http,
+            host: Some("gw.example:8080".into()),
+            below_prefix: None,
+        }
+    }
+
+    fn all(h: &HeaderMap, name: &str) -> Vec<String> {
+        h.get_all(name)
+            .iter()
+            .map(|v| v.to_str().unwrap().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn nodes_and_values_are_written_as_rfc_7239_says() {
+        assert_eq!(forwarded_node("192.0.2.1".parse().unwrap()), "192.0.2.1");
+        assert_eq!(
+            forwarded_node("2001:db8::1".parse().unwrap()),
+            "\"[2001:db8::1]\""
+        );
+        assert_eq!(
+            forwarded_node("::ffff:10.0.0.1".parse().unwrap()),
+            "10.0.0.1"
+        );
+        assert_eq!(token_or_quoted("example.com"), "example.com");
+        assert_eq!(token_or_quoted("gw:8080"), "\"gw:8080\"");
+        assert_eq!(token_or_quoted("a\"b"), "\"a\\\"b\"");
+    }
+
+    #[test]
+    fn end_to_end_headers_pass_and_the_others_do_not() {
+        let incoming = headers(&[
+            ("connection", "keep-alive, X-Hop"),
+            ("x-hop", "1"),
+            ("keep-alive", "timeout=5"),
+            ("te", "trailers"),
+            ("proxy-authorization", "Basic cHJveHk="),
+            ("host", "gw.example:8080"),
+            ("content-length", "10"),
+            ("content-encoding", "gzip"),
+            ("accept-encoding", "gzip"),
+            ("expect", "100-continue"),
+            ("lather-priority", "high"),
+            ("x-user", "forged"),
+            ("content-type", "application/soap+xml; charset=utf-16"),
+            ("authorization", "Bearer t"),
+            ("cookie", "a=1"),
+            ("x-custom", "c"),
+            (
+                "traceparent",
+                "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+            ),
+            ("via", "1.0 front"),
+        ]);
+        let rules = RequestRules::default();
+        let user: HeaderName = "x-user".parse().unwrap();
+        let out = outgoing(
+            &incoming,
+            None,
+            &rules,
+            Some(&user),
+            Some(HeaderValue::from_static("alice")),
+        );
+        let mut names: Vec<&str> = out.keys().map(HeaderName::as_str).collect();
+        names.sort_unstable();
+        assert_eq!(
+            names,
+            [
+                "authorization",
+                "content-type",
+                "cookie",
+                "traceparent",
+                "via",
+                "x-custom",
+                "x-user"
+            ]
+        );
+        assert_eq!(out["content-type"], "application/soap+xml; charset=utf-8");
+        assert_eq!(out["via"], "1.0 front, 1.1 lather");
+        assert_eq!(all(&out, "x-user"), ["alice"]);
+    }
+
+    #[test]
+    fn forwarding_headers_are_replaced_from_strangers_and_extended_from_proxies() {
+        let incoming = headers(&[
+            ("forwarded", "for=6.6.6.6"),
+            ("x-forwarded-for", "6.6.6.6"),
+            ("x-forwarded-proto", "https"),
+            ("x-forwarded-host", "evil.example"),
+        ]);
+        let rules = RequestRules::default();
+        let out = outgoing(
+            &incoming,
+            Some(&arrival("203.0.113.5:4000", false)),
+            &rules,
+            None,
+            None,
+        );
+        assert_eq!(
+            all(&out, "forwarded"),
+            ["for=203.0.113.5;proto=http;host=\"gw.example:8080\""]
+        );
+        assert_eq!(all(&out, "x-forwarded-for"), ["203.0.113.5"]);
+        assert_eq!(all(&out, "x-forwarded-proto"), ["http"]);
+        assert_eq!(all(&out, "x-forwarded-host"), ["gw.example:8080"]);
+        let out = outgoing(
+            &incoming,
+            Some(&arrival("[2001:db8::7]:4000", true)),
+            &rules,
+            None,
+            None,
+        );
+        assert_eq!(
+            all(&out, "forwarded"),
+            ["for=6.6.6.6, for=\"[2001:db8::7]\";proto=http;host=\"gw.example:8080\""]
+        );
+        assert_eq!(all(&out, "x-forwarded-for"), ["6.6.6.6, 2001:db8::7"]);
+        assert_eq!(all(&out, "x-forwarded-proto"), ["https"]);
+        assert_eq!(all(&out, "x-forwarded-host"), ["evil.example"]);
+    }
+
+    #[test]
+    fn rules_remove_then_set_then_add() {
+        let incoming = headers(&[("cookie", "a=1"), ("x-env", "dev"), ("x-tag", "client")]);
+        let rules = RequestRules::new(
+            &["cookie".into(), "x-forwarded-for".into()],
+            &[("X-Env".into(), "prod".into())],
+            &[("X-Tag".into(), "gw".into())],
+        );
+        let out = outgoing(
+            &incoming,
+            Some(&arrival("192.0.2.9:1", false)),
+            &rules,
+            None,
+            None,
+        );
+        assert!(!out.contains_key("cookie"));
+        assert!(!out.contains_key("x-forwarded-for"));
+        assert!(out.contains_key("forwarded"));
+        assert_eq!(all(&out, "x-env"), ["prod"]);
+        assert_eq!(all(&out, "x-tag"), ["client", "gw"]);
+    }
+}
