@@ -12,7 +12,11 @@
 //! assert_eq!(cfg.services[0].path.as_ref(), "/echo");
 //! ```
 //!
-//! Unknown keys are errors; every error names the file, the line and the key.
+//! Unknown keys are errors; every error names the file, the line and the key. A
+//! [`ConfigError`] lists every problem the checks found, not only the first.
+//!
+//! `${NAME}` (or `${NAME:-default}`) in a value is replaced by the environment variable's
+//! text before the TOML is read; see [`Config::from_toml_with_env`].
 
 mod async_replies;
 mod connections;
@@ -34,6 +38,7 @@ mod stream;
 mod stream_mode;
 mod subscriptions;
 mod subscriptions_mode;
+mod substitute;
 mod tuning;
 mod upstream_protocol;
 mod validate;
@@ -43,7 +48,7 @@ pub use async_replies::{
     AsyncNames, AsyncReplies, DEFAULT_ASYNC_MAX_PENDING, DEFAULT_REPLY_ATTEMPTS,
     DEFAULT_REPLY_KEEP_S,
 };
-pub use error::ConfigError;
+pub use error::{ConfigError, ConfigIssue};
 pub use flow::{Flow, FlowSpec};
 pub use handler::{ENGINE_KEYS, HandlerConfig};
 pub use ipnet::{IpNet, IpNetError};
