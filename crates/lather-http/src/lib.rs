@@ -3,10 +3,12 @@
 //! Each configured service answers at its path: the built-in `echo`, or a gateway that
 //! forwards to upstream backends. Every failure at this edge is a well-formed SOAP Fault in
 //! the request's version, with the status from the fault catalogue; nothing panics and no
-//! connection is dropped without an answer. `GET /health` and `GET /metrics` (Prometheus
-//! text) are always there.
+//! connection is dropped without an answer. `GET /health`, `GET /ready` and `GET /metrics`
+//! (Prometheus text) are always there. Each answer is logged on target `lather::access`
+//! (`[server] access_log`), and each fault lather raises on `lather::fault`.
 
 mod accept;
+mod access;
 mod async_nats_share;
 mod async_reply;
 mod async_worker;
@@ -29,6 +31,7 @@ mod event_sink;
 mod eventing;
 mod eventing_nats;
 mod exposure;
+mod fault_log;
 mod fd_limit;
 mod flows;
 mod gateway;
@@ -44,6 +47,7 @@ mod offers_task;
 mod peer;
 mod qos;
 mod qos_nats;
+mod ready;
 mod respond;
 mod server;
 mod service;
@@ -56,6 +60,7 @@ mod timing;
 mod watched;
 mod wsdl_rotation;
 
+pub use access::UpstreamUsed;
 pub use builder::{Mount, ServerBuilder};
 pub use echo::Echo;
 pub use error::ServeError;

@@ -20,7 +20,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use lather_config::{Upstream, UpstreamProtocol};
 use lather_context::stream::{SendOutcome, StreamMessage, StreamSender};
 use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
-use lather_pipeline::{Identity, Reply, ServiceFuture, ServiceRequest, SoapService};
+use lather_pipeline::{Identity, Ready, Reply, ServiceFuture, ServiceRequest, SoapService};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -589,6 +589,15 @@ impl SoapService for Gateway {
 
     fn is_ultimate_receiver(&self) -> bool {
         false
+    }
+
+    /// Not ready while there is no backend to forward to (none registered yet).
+    fn ready(&self) -> Ready {
+        if self.backends.snapshot().is_empty() {
+            Ready::No("no backend".into())
+        } else {
+            Ready::Yes
+        }
     }
 }
 
