@@ -47,6 +47,7 @@ where
                 FaultKind::Internal,
                 "the request handler failed unexpectedly",
             );
+            crate::fault_log::log(NO_SERVICE, &fault);
             respond::fault(&fault, version)
         })
 }
