@@ -33,7 +33,8 @@ for mode in on off; do
     port[$mode]="$(free_port)"
     flag=true
     [ "$mode" = off ] && flag=false
-    printf '[server]\nlisten = "127.0.0.1:%s"\ncompress_responses = %s\n\n[[service]]\nname = "echo"\npath = "/echo"\nbuiltin = "echo"\n' \
+    # access_log = false: a log line per request would slow the measured server.
+    printf '[server]\naccess_log = false\nlisten = "127.0.0.1:%s"\ncompress_responses = %s\n\n[[service]]\nname = "echo"\npath = "/echo"\nbuiltin = "echo"\n' \
         "${port[$mode]}" "$flag" >"$out/$mode.toml"
     start_bg "$out/$mode.log" "$LATHER" serve --config "$out/$mode.toml"
     pid[$mode]=$bg_pid

@@ -59,6 +59,8 @@ log "results in $out"
 echo_port="$(free_port)"
 cat >"$out/echo.toml" <<EOF
 [server]
+# Off while measuring throughput: a log line per request costs more than an echo.
+access_log = false
 listen = "127.0.0.1:$echo_port"
 
 [[service]]
@@ -78,6 +80,8 @@ store="http://127.0.0.1:$echo_port/ctx"
 far_port="$(free_port)"
 cat >"$out/far.toml" <<EOF
 [server]
+# Off while measuring throughput: a log line per request costs more than an echo.
+access_log = false
 listen = "127.0.0.1:$far_port"
 
 [handlers.expand]
@@ -102,7 +106,8 @@ wait_for far "$far_pid" "$out/far.log" 20 health_ok "$far_port"
 # One link per entry: a proxy (or none) and the near gateway's two services across it.
 near_port="$(free_port)"
 {
-    printf '[server]\nlisten = "127.0.0.1:%s"\n\n' "$near_port"
+    # access_log = false: a log line per request would slow the measured server.
+    printf '[server]\naccess_log = false\nlisten = "127.0.0.1:%s"\n\n' "$near_port"
     printf '[handlers.compact]\nkind = "context-compact"\nstore = "%s"\n\n' "$store"
 } >"$out/near.toml"
 for link in $LINKS; do
@@ -127,7 +132,8 @@ for link in $LINKS; do
     fs_across=$reach
     link_to "$fs_stream"
     fs_stream_across=$reach
-    printf '[server]\nlisten = "127.0.0.1:%s"\n\n[stream]\nlisten = "127.0.0.1:%s"\npublic_port = %s\n\n[[service]]\nname = "stream"\npath = "/stream"\nupstream = ["http://127.0.0.1:%s/echo"]\naccept_streams = true\n' \
+    # access_log = false: a log line per request would slow the measured server.
+    printf '[server]\naccess_log = false\nlisten = "127.0.0.1:%s"\n\n[stream]\nlisten = "127.0.0.1:%s"\npublic_port = %s\n\n[[service]]\nname = "stream"\npath = "/stream"\nupstream = ["http://127.0.0.1:%s/echo"]\naccept_streams = true\n' \
         "$fs_port" "$fs_stream" "${fs_stream_across##*:}" "$echo_port" >"$out/far-stream-$name.toml"
     start_bg "$out/far-stream-$name.log" "$LATHER" serve --config "$out/far-stream-$name.toml"
     wait_for far-stream "$bg_pid" "$out/far-stream-$name.log" 20 health_ok "$fs_port"

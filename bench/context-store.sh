@@ -39,7 +39,8 @@ log "results in $out"
 
 port="$(free_port)"
 {
-    printf '[server]\nlisten = "127.0.0.1:%s"\n\n' "$port"
+    # access_log = false: a log line per request would slow the measured server.
+    printf '[server]\naccess_log = false\nlisten = "127.0.0.1:%s"\n\n' "$port"
     printf '[[service]]\nname = "echo"\npath = "/echo"\nbuiltin = "echo"\n\n'
     printf '[[service]]\nname = "ctx"\npath = "/ctx"\nbuiltin = "context-store"\nmax_contexts = 1000000\n'
     [ "$STORE_FILE" = 1 ] && printf 'store = "%s/contexts.redb"\n' "$out"

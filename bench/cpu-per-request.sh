@@ -31,7 +31,10 @@ start_lather() { # NAME BINARY
     local port config
     port="$(free_port)"
     config="$out_dir/$1.toml"
-    printf '[server]\nlisten = "127.0.0.1:%s"\n\n[[service]]\nname = "echo"\npath = "/echo"\nbuiltin = "echo"\n' "$port" >"$config"
+    # access_log = false (where the build knows it): a log line per request would slow
+    # the measured server.
+    printf '[server]\n%s\nlisten = "127.0.0.1:%s"\n\n[[service]]\nname = "echo"\npath = "/echo"\nbuiltin = "echo"\n' \
+        "$(access_log_off "$2")" "$port" >"$config"
     start_bg "$out_dir/$1.log" "$2" serve --config "$config"
     pid[$1]=$bg_pid
     wait_for "$1" "${pid[$1]}" "$out_dir/$1.log" 10 health_ok "$port"

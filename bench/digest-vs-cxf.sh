@@ -114,7 +114,8 @@ lather_config() {
         names+="${names:+,}\"d$i\""
     done
     {
-        printf '[server]\nlisten = "127.0.0.1:%s"\n\n' "$port"
+        # access_log = false: a log line per request would slow the measured server.
+        printf '[server]\naccess_log = false\nlisten = "127.0.0.1:%s"\n\n' "$port"
         printf '[[service]]\nname = "echo"\npath = "/echo"\nbuiltin = "echo"\n'
         printf 'request = [[%s]]\n' "$names"
         for ((i = 1; i <= DIGESTS; i++)); do

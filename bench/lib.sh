@@ -58,6 +58,19 @@ port_open() {
 # free_port : prints a loopback port nobody listens on.
 # Ports are picked below the kernel's ephemeral range, where outgoing connections (the
 # generator's) cannot hold them.
+access_log_off() { # BINARY
+    # Prints `access_log = false` when BINARY knows the key, else nothing: a throughput
+    # run turns the per-request log line off, and builds from before the key refuse it
+    # (and log no requests anyway).
+    local probe
+    probe="$(mktemp)"
+    printf '[server]\naccess_log = false\n' >"$probe"
+    if "$1" check --config "$probe" >/dev/null 2>&1; then
+        echo "access_log = false"
+    fi
+    rm -f "$probe"
+}
+
 free_port() {
     local p _ low=32768
     read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true

@@ -187,7 +187,8 @@ class_stat() {
 # lather: the same echo twice, one marking its answers to this client, one not.
 if [ "$(nproc)" -ge 2 ]; then srv_cpus=1 cli_cpus=0; else srv_cpus=0 cli_cpus=0; fi
 server() { # NAME PORT EXTRA
-    printf '[server]\nlisten = "%s:%s"\nmax_in_flight = 4096\nqueue_capacity = 4096\n%s\n[[service]]\nname = "echo"\npath = "/echo"\nbuiltin = "echo"\n' \
+    # access_log = false: a log line per request would slow the measured server.
+    printf '[server]\naccess_log = false\nlisten = "%s:%s"\nmax_in_flight = 4096\nqueue_capacity = 4096\n%s\n[[service]]\nname = "echo"\npath = "/echo"\nbuiltin = "echo"\n' \
         "$srv_ip" "$2" "$3" >"$out/$1.toml"
     start_bg "$out/$1.log" ip netns exec "$srv_ns" taskset -c "$srv_cpus" \
         "$LATHER" --log-level warn serve --config "$out/$1.toml"

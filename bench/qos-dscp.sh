@@ -27,7 +27,8 @@ out="$(results_dir qos-dscp)"
 log "results in $out"
 # server NAME PORT EXTRA
 server() {
-    printf '[server]\nlisten = "127.0.0.1:%s"\nmax_in_flight = 4096\nqueue_capacity = 4096\n%s\n[[service]]\nname = "echo"\npath = "/echo"\nbuiltin = "echo"\n' \
+    # access_log = false: a log line per request would slow the measured server.
+    printf '[server]\naccess_log = false\nlisten = "127.0.0.1:%s"\nmax_in_flight = 4096\nqueue_capacity = 4096\n%s\n[[service]]\nname = "echo"\npath = "/echo"\nbuiltin = "echo"\n' \
         "$2" "$3" >"$out/$1.toml"
     start_bg "$out/$1.log" taskset -c 1 "$LATHER" --log-level warn serve --config "$out/$1.toml"
 }

@@ -94,9 +94,10 @@ clk_tck="$(getconf CLK_TCK 2>/dev/null || echo 100)"
 log "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # --- servers --------------------------------------------------------------
-# write_config FILE PORT CASE : the echo service, with the digest handlers for the digest cases.
+# write_config FILE PORT CASE BINARY : the echo service, with the digest handlers for the
+# digest cases.
 write_config() {
-    local file=$1 port=$2 kind=$3 stages="" i
+    local file=$1 port=$2 kind=$3 binary=$4 stages="" i
     for ((i = 1; i <= DIGESTS; i++)); do
         case "$kind" in
         digest5) stages+="${stages:+, }[\"d$i\"]" ;;
@@ -105,7 +106,9 @@ write_config() {
     done
     [ "$kind" = digest5-par ] && stages="[$stages]"
     {
-        printf '[server]\nlisten = "127.0.0.1:%s"\n\n' "$port"
+        # access_log = false (where the build knows it): a log line per request would slow
+        # the measured server.
+        printf '[server]\n%s\nlisten = "127.0.0.1:%s"\n\n' "$(access_log_off "$binary")" "$port"
         printf '[[service]]\nname = "echo"\npath = "/echo"\nbuiltin = "echo"\n'
         if [ "$kind" = gateway ]; then
             printf '\n[[service]]\nname = "gateway"\npath = "/gateway"\nupstream = ["http://127.0.0.1:%s/echo"]\n' "$port"
@@ -124,7 +127,7 @@ for c in $CASES; do
         name="$b-$c"
         port[$name]="$(free_port)"
         config="$out_dir/$name.toml"
-        write_config "$config" "${port[$name]}" "$c"
+        write_config "$config" "${port[$name]}" "$c" "${bin[$b]}"
         "${bin[$b]}" check --config "$config" >"$out_dir/check-$name.txt" 2>&1 ||
             { cat "$out_dir/check-$name.txt" >&2; die "$name: lather check refused $config"; }
         start_bg "$out_dir/$name.log" "${bin[$b]}" serve --config "$config"

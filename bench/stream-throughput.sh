@@ -45,7 +45,8 @@ log "results in $out"
 serve() { # NAME TOML-BODY : starts a lather with TOML-BODY on a free port; sets port and pid
     local name=$1 body=$2
     port="$(free_port)"
-    printf '[server]\nlisten = "127.0.0.1:%s"\n%s\n' "$port" "$body" >"$out/$name.toml"
+    # access_log = false: a log line per request would slow the measured server.
+    printf '[server]\naccess_log = false\nlisten = "127.0.0.1:%s"\n%s\n' "$port" "$body" >"$out/$name.toml"
     start_bg "$out/$name.log" "$LATHER" serve --config "$out/$name.toml"
     pid=$bg_pid
     wait_for "$name" "$pid" "$out/$name.log" 20 health_ok "$port"

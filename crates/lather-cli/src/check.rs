@@ -3,7 +3,8 @@
 use lather_config::{Builtin, Config, ServiceKind};
 use std::path::Path;
 
-/// Loads `path`, prints the plan, or fails with the error naming the line and key.
+/// Loads `path`, prints the plan, or fails with every problem found, each naming its line
+/// and key.
 pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
     let config = Config::load(path)?;
     let plans = lather_compose::service_plans(&config)?;
@@ -97,6 +98,13 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
             "  Forwarded and X-Forwarded-* kept and extended from the trusted proxies {}",
             nets.join(", ")
         );
+    }
+    if server.access_log {
+        println!(
+            "  each answer logged on lather::access (GET /health, /ready and /metrics are not)"
+        );
+    } else {
+        println!("  no access log");
     }
     if let Some(stream) = &config.stream {
         println!(

@@ -1,7 +1,8 @@
 //! The `lather` command: `serve`, `worker`, `check`, `subscribe`. The load generators and
-//! benchmarks are the separate `lather-bench` binary.
+//! benchmarks are the separate `lather-bench` binary. Exit codes: see [`exit`].
 
 mod check;
+mod exit;
 mod logging;
 mod qos;
 mod relay;
@@ -20,6 +21,15 @@ struct Cli {
     /// Log filter, e.g. `info` or `lather_http=debug` (overrides RUST_LOG).
     #[arg(long, global = true, value_name = "FILTER")]
     log_level: Option<String>,
+    /// Log line format: `text` for people, `json` for log collectors (one object a line).
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        env = "LATHER_LOG_FORMAT",
+        default_value_t = logging::LogFormat::Text
+    )]
+    log_format: logging::LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -74,8 +84,20 @@ enum BenchCommand {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    logging::init(cli.log_level.as_deref());
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // `--help` and `--version` are "errors" clap prints to stdout: they succeed.
+            let code = if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    logging::init(cli.log_level.as_deref(), cli.log_format);
     let result = match cli.command {
         Command::Serve { config } => serve::run(&config),
         Command::Check { config } => check::run(&config),
@@ -92,10 +114,10 @@ fn main() -> ExitCode {
         } => worker::run(&config, handlers.as_deref(), concurrency),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => ExitCode::from(exit::OK),
         Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(2)
+            exit::report(&e);
+            ExitCode::from(exit::code_of(&e))
         }
     }
 }

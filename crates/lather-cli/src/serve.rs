@@ -1,6 +1,7 @@
 //! `lather serve`: run the services until SIGINT or SIGTERM, then shut down gracefully;
 //! SIGHUP reloads the configuration file.
 
+use crate::exit::Refusal;
 use anyhow::Context;
 use lather_config::Config;
 use std::path::Path;
@@ -147,17 +148,18 @@ pub(crate) const CPU_THREADS_VAR: &str = "LATHER_CPU_THREADS";
 pub(crate) const CPU_INLINE_VAR: &str = "LATHER_CPU_INLINE_MICROS";
 
 /// Applies [`CPU_THREADS_VAR`] and [`CPU_INLINE_VAR`] when set; a value that is not a
-/// number is an error naming the variable.
+/// number is a configuration error naming the variable.
 pub(crate) fn cpu_overrides(server: &mut lather_config::ServerConfig) -> anyhow::Result<()> {
+    let bad = |v: &str, var: &str, what: &str| {
+        Refusal::Config(format!("{var}={v:?} is not a number of {what}"))
+    };
     if let Ok(v) = std::env::var(CPU_THREADS_VAR) {
-        server.cpu_threads = v
-            .parse()
-            .with_context(|| format!("{CPU_THREADS_VAR}={v:?} is not a number of threads"))?;
+        server.cpu_threads = v.parse().map_err(|_| bad(&v, CPU_THREADS_VAR, "threads"))?;
     }
     if let Ok(v) = std::env::var(CPU_INLINE_VAR) {
         server.cpu_inline_micros = v
             .parse()
-            .with_context(|| format!("{CPU_INLINE_VAR}={v:?} is not a number of microseconds"))?;
+            .map_err(|_| bad(&v, CPU_INLINE_VAR, "microseconds"))?;
     }
     Ok(())
 }

@@ -78,7 +78,10 @@ pub(crate) struct SubscribeArgs {
 /// Runs `lather subscribe`.
 pub(crate) fn run(args: &SubscribeArgs) -> anyhow::Result<()> {
     if args.wrap && matches!(args.version, EventingVersion::V2004) {
-        anyhow::bail!("--wrap needs --version 2011: WS-Eventing 2004/08 has no delivery formats");
+        return Err(crate::exit::Refusal::Usage(
+            "--wrap needs --version 2011: WS-Eventing 2004/08 has no delivery formats".to_owned(),
+        )
+        .into());
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

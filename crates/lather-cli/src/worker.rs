@@ -1,7 +1,8 @@
 //! `lather worker`: host remote handlers for the services of a configuration, answering
 //! through NATS until SIGINT or SIGTERM, then drain.
 
-use anyhow::{Context, bail};
+use crate::exit::Refusal;
+use anyhow::Context;
 use lather_config::Config;
 use lather_remote::Link;
 use lather_remote::worker::Hosted;
@@ -12,10 +13,11 @@ use std::path::Path;
 pub(crate) fn run(path: &Path, handlers: Option<&str>, concurrency: usize) -> anyhow::Result<()> {
     let config = Config::load(path)?;
     let Some(nats) = &config.nats else {
-        bail!(
+        return Err(Refusal::Config(format!(
             "{}: a worker needs a [nats] table with the url of the NATS server",
             path.display()
-        );
+        ))
+        .into());
     };
     let names: Vec<String> = match handlers {
         Some(list) => list
@@ -32,20 +34,22 @@ pub(crate) fn run(path: &Path, handlers: Option<&str>, concurrency: usize) -> an
             .collect(),
     };
     if names.is_empty() {
-        bail!(
+        return Err(Refusal::Config(format!(
             "{}: no handler to host: name them with --handlers or set placement = \"remote\" or \"auto\"",
             path.display()
-        );
+        ))
+        .into());
     }
     let mut hosted = Vec::new();
     for name in &names {
         let Some(cfg) = config.handlers.get(name) else {
             let known: Vec<&str> = config.handlers.keys().map(String::as_str).collect();
-            bail!(
-                "{}: no handler named {name:?} (handlers: {})",
+            return Err(Refusal::Usage(format!(
+                "--handlers: {} has no handler named {name:?} (handlers: {})",
                 path.display(),
                 known.join(", ")
-            );
+            ))
+            .into());
         };
         let (handler, options) = lather_compose::build_handler(name, cfg, &config)?;
         hosted.push(Hosted {

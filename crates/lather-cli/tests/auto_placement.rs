@@ -178,7 +178,7 @@ fn check_shows_auto_placement_and_refuses_it_without_nats() {
     )
     .unwrap();
     let out = check(&path);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(78));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("auto.toml:3:"), "{stderr}");
     assert!(stderr.contains("handlers.log.placement"), "{stderr}");

@@ -55,7 +55,7 @@ fn a_source_that_is_not_an_event_source_names_its_line() {
             "publish-bad-source.toml",
             &format!("[handlers.feed]\nkind = \"publish\"\nsource = \"{wanted}\"\n\n{SERVICES}"),
         );
-        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(out.status.code(), Some(78));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
             stderr.contains("publish-bad-source.toml:3:")
@@ -72,7 +72,7 @@ fn a_publish_handler_without_source_or_placed_remotely_is_refused() {
         "publish-no-source.toml",
         &format!("[handlers.feed]\nkind = \"publish\"\n\n{SERVICES}"),
     );
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(78));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("publish-no-source.toml:2:") && stderr.contains("needs source"),
@@ -84,7 +84,7 @@ fn a_publish_handler_without_source_or_placed_remotely_is_refused() {
             "[nats]\nurl = \"nats://127.0.0.1:4222\"\n\n[handlers.feed]\nkind = \"publish\"\nsource = \"events\"\nplacement = \"remote\"\n\n{SERVICES}"
         ),
     );
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(78));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("publish-remote.toml:7:")

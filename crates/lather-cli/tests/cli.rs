@@ -70,14 +70,14 @@ fn check_names_the_key_and_line_of_an_error() {
         "[server]\nlisten = \"127.0.0.1:0\"\n\n[[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\ntimeout = 5\n",
     );
     let out = run(&["check", "--config", path.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(78));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("bad.toml:8:") && stderr.contains("timeout"),
         "{stderr}"
     );
     let out = run(&["check", "--config", "/nonexistent/lather.toml"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(78));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));
 }
 
@@ -137,7 +137,7 @@ fn serve_reports_a_port_in_use() {
         &format!("[server]\nlisten = \"127.0.0.1:{port}\"\n"),
     );
     let out = run(&["serve", "--config", path.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(69));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")),
@@ -211,14 +211,14 @@ fn subscribe_names_an_unreachable_source_and_a_bad_url() {
         "2",
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(out.status.code(), Some(69), "{stderr}");
     assert!(
         stderr.contains(&format!("event source {url} is unreachable")),
         "{stderr}"
     );
     let out = run(&["subscribe", "--source", "ftp://example.org/events"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(out.status.code(), Some(64), "{stderr}");
     assert!(
         stderr.contains("only http:// URLs are supported"),
         "{stderr}"
@@ -226,6 +226,6 @@ fn subscribe_names_an_unreachable_source_and_a_bad_url() {
     // 2004/08 has no delivery formats: asking it for Wrap is refused before anything is sent.
     let out = run(&["subscribe", "--source", &url, "--wrap"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(out.status.code(), Some(64), "{stderr}");
     assert!(stderr.contains("--wrap needs --version 2011"), "{stderr}");
 }

@@ -464,7 +464,7 @@ async fn a_worker_killed_under_load_loses_no_request() {
 }
 
 #[test]
-fn serve_and_worker_exit_2_naming_the_url_when_nats_is_unreachable() {
+fn serve_and_worker_exit_69_naming_the_url_when_nats_is_unreachable() {
     let dir = scratch("unreachable");
     let url = format!("nats://127.0.0.1:{}", free_port());
     let text = format!(
@@ -478,7 +478,7 @@ fn serve_and_worker_exit_2_naming_the_url_when_nats_is_unreachable() {
             .arg(&path)
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{command}");
+        assert_eq!(out.status.code(), Some(69), "{command}");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
             stderr.contains(&format!("cannot reach the NATS server at {url}")),
@@ -517,7 +517,7 @@ fn a_remote_handler_without_nats_is_a_config_error_naming_the_line() {
     )
     .unwrap();
     let out = check(&path);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(78));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("nonats.toml:3:"), "{stderr}");
     assert!(stderr.contains("[nats]"), "{stderr}");

@@ -210,7 +210,7 @@ fn config_must_be_a_bounded_regular_file() {
             .args([command, "--config", "/dev/zero"])
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(out.status.code(), Some(78));
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(
             stderr.contains("/dev/zero") && stderr.contains("not a regular file"),
@@ -222,7 +222,7 @@ fn config_must_be_a_bounded_regular_file() {
         .args(["check", "--config", big.to_str().unwrap()])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(78));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("larger than 1048576 bytes"), "{stderr}");
 }

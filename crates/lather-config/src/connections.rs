@@ -2,8 +2,8 @@
 
 use crate::{ConfigError, ServerConfig};
 
-/// Every connection bound is at least 1.
-pub(crate) fn check(server: &ServerConfig, origin: &str) -> Result<(), ConfigError> {
+/// Every connection bound is at least 1 (`text` places the key's line).
+pub(crate) fn check(server: &ServerConfig, text: &str, origin: &str) -> Result<(), ConfigError> {
     for (key, value) in [
         ("idle_timeout_ms", server.idle_timeout_ms),
         ("header_timeout_ms", server.header_timeout_ms),
@@ -16,7 +16,7 @@ pub(crate) fn check(server: &ServerConfig, origin: &str) -> Result<(), ConfigErr
         if value == 0 {
             return Err(ConfigError::new(
                 origin,
-                None,
+                crate::error::line_of_key(text, "server", key),
                 format!("server.{key} must be at least 1"),
             ));
         }

@@ -12,7 +12,11 @@
 //! assert_eq!(cfg.services[0].path.as_ref(), "/echo");
 //! ```
 //!
-//! Unknown keys are errors; every error names the file, the line and the key.
+//! Unknown keys are errors; every error names the file, the line and the key. A
+//! [`ConfigError`] lists every problem the checks found, not only the first.
+//!
+//! `${NAME}` (or `${NAME:-default}`) in a value is replaced by the environment variable's
+//! text before the TOML is read; see [`Config::from_toml_with_env`].
 
 mod async_replies;
 mod connections;
@@ -37,6 +41,7 @@ mod stream;
 mod stream_mode;
 mod subscriptions;
 mod subscriptions_mode;
+mod substitute;
 mod tuning;
 mod upstream_protocol;
 mod validate;
@@ -46,7 +51,7 @@ pub use async_replies::{
     AsyncNames, AsyncReplies, DEFAULT_ASYNC_MAX_PENDING, DEFAULT_REPLY_ATTEMPTS,
     DEFAULT_REPLY_KEEP_S,
 };
-pub use error::ConfigError;
+pub use error::{ConfigError, ConfigIssue};
 pub use failover::{
     Balance, DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_EJECT_AFTER_FAILURES, DEFAULT_EJECT_MS,
     DEFAULT_HEALTH_INTERVAL_MS, DEFAULT_HEALTH_THRESHOLD, DEFAULT_HEALTH_TIMEOUT_MS,

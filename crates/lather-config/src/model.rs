@@ -79,8 +79,8 @@ pub struct ServerConfig {
     /// Connections open at once from one client IP address; beyond it a new connection is
     /// accepted and closed at once.
     pub max_connections_per_client: usize,
-    /// Who may read `/health` and `/metrics`: IP addresses or CIDR blocks. Empty (the
-    /// default): everyone; others get 403.
+    /// Who may read `/health`, `/ready` and `/metrics`: IP addresses or CIDR blocks. Empty
+    /// (the default): everyone; others get 403.
     pub admin_allow: Vec<crate::IpNet>,
     /// The proxies in front of lather whose `Forwarded` and `X-Forwarded-*` headers are
     /// believed: IP addresses or CIDR blocks (default empty: such headers are dropped from
@@ -110,6 +110,9 @@ pub struct ServerConfig {
     /// The most operations one batch (`lb:Batch`) may carry (default 100); a longer batch
     /// is refused whole.
     pub max_batch_items: usize,
+    /// Whether each request's answer is logged, one line on target `lather::access` at
+    /// info (default true). `/health`, `/ready` and `/metrics` are never logged.
+    pub access_log: bool,
 }
 
 /// `max_in_flight`: a fixed number or `"auto"`.
@@ -158,6 +161,7 @@ impl Default for ServerConfig {
             phase_metrics: true,
             server_timing: crate::ServerTiming::OnRequest,
             max_batch_items: 100,
+            access_log: true,
         }
     }
 }

@@ -1,323 +1,416 @@
 //! Checks that TOML's types cannot express: exclusive keys, paths, URLs, duplicates.
+//!
+//! The checks go on after a problem where they can: every handler, the `[nats]` table and
+//! every service are checked even when one before them is wrong, and within a service its
+//! path, name, kind, flows and routes each on their own. What depends on a check that
+//! failed (a service's kind-specific keys when its kind is not clear) is skipped.
 
 use crate::FlowSpec;
-use crate::error::line_of;
+use crate::error::{Problems, line_of};
 use crate::{Config, ConfigError, ServiceConfig, ServiceKind, Upstream};
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Range;
 use toml::Spanned;
 
 /// Paths lather itself answers at.
-const RESERVED_PATHS: [&str; 2] = ["/health", "/metrics"];
+const RESERVED_PATHS: [&str; 3] = ["/health", "/ready", "/metrics"];
 
 pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<(), ConfigError> {
-    let at = |span: std::ops::Range<usize>, msg: String| {
+    let at = |span: Range<usize>, msg: String| {
         ConfigError::new(origin, Some(line_of(text, span.start)), msg)
     };
-    if config.server.max_message_bytes == 0 {
-        return Err(ConfigError::new(
-            origin,
-            None,
-            "server.max_message_bytes must be greater than 0",
-        ));
-    }
-    if config.server.max_in_flight == crate::MaxInFlight::Fixed(0) {
-        return Err(ConfigError::new(
-            origin,
-            None,
-            "server.max_in_flight must be at least 1 (or \"auto\")",
-        ));
-    }
-    if config.server.max_batch_items == 0 {
-        return Err(ConfigError::new(
-            origin,
-            None,
-            "server.max_batch_items must be at least 1",
-        ));
-    }
-    if config.server.min_in_flight == 0 {
-        return Err(ConfigError::new(
-            origin,
-            None,
-            "server.min_in_flight must be at least 1",
-        ));
-    }
-    if config.server.body_timeout_ms == 0 {
-        return Err(ConfigError::new(
-            origin,
-            None,
-            "server.body_timeout_ms must be greater than 0",
-        ));
-    }
-    if config.server.max_depth < 3 {
-        return Err(ConfigError::new(
-            origin,
-            None,
-            "server.max_depth must be at least 3 (Envelope, Body, payload)",
-        ));
-    }
-    crate::connections::check(&config.server, origin)?;
+    let mut problems = Problems::default();
+    check_server(config, text, origin, &mut problems);
     if let Some(stream) = &config.stream {
-        stream.check(origin)?;
+        problems.check(stream.check(origin));
     }
     if let Some(qos) = &config.qos {
-        crate::qos::check(qos, &at)?;
+        problems.check(crate::qos::check(qos, &at));
         if let Some(broker) = &qos.broker
             && broker.get_ref() == "nats"
             && config.nats.is_none()
         {
-            return Err(at(
+            problems.check(Err(at(
                 broker.span(),
                 "qos.broker: \"nats\" publishes the offers through [nats]: add a [nats] table with the url of the NATS server".to_owned(),
-            ));
+            )));
         }
     }
-    let has_stream_table = config.stream.is_some();
-    crate::public::check_server_url(config.server.public_url.as_deref(), origin)?;
-    let handlers: std::collections::BTreeSet<&str> =
-        config.handlers.keys().map(String::as_str).collect();
+    problems.check(crate::public::check_server_url(
+        config.server.public_url.as_deref(),
+        origin,
+    ));
+    let handlers: BTreeSet<&str> = config.handlers.keys().map(String::as_str).collect();
     for (name, handler) in &config.handlers {
-        if let Some(why) = crate::names::name_problem(name) {
-            return Err(at(
-                handler.kind.span(),
-                format!("handlers: the handler name {why}"),
-            ));
-        }
-        if let Some(p) = &handler.placement
-            && p.get_ref().uses_workers()
-            && config.nats.is_none()
-        {
-            let what = match p.get_ref() {
-                crate::Placement::Auto => "an auto-placed",
-                _ => "a remote",
-            };
-            return Err(at(
-                p.span(),
-                format!(
-                    "handlers.{name}.placement: {what} handler needs a [nats] table with the url of the NATS server"
-                ),
-            ));
-        }
-        if let Some(p) = &handler.placement
-            && *p.get_ref() == crate::Placement::Auto
-            && handler.oneway == Some(true)
-        {
-            return Err(at(
-                p.span(),
-                format!(
-                    "handlers.{name}.placement: \"auto\" chooses by how long the message waits, and nothing waits for a oneway handler; use \"remote\" (a JetStream work queue) or \"local\""
-                ),
-            ));
-        }
-        for before in handler.after.iter().flat_map(|a| a.get_ref()) {
-            let b = before.get_ref();
-            if b == name {
-                return Err(at(
-                    before.span(),
-                    format!("handlers.{name}.after: a handler cannot run after itself"),
-                ));
-            }
-            if !handlers.contains(b.as_str()) {
-                return Err(at(
-                    before.span(),
-                    format!("handlers.{name}.after: no handler named {b:?}"),
-                ));
-            }
-        }
+        problems.check(check_handler(
+            name,
+            handler,
+            &handlers,
+            config.nats.is_some(),
+            &at,
+        ));
     }
     if let Some(nats) = &config.nats {
-        let url = nats.url.get_ref();
-        if url.trim().is_empty() {
-            return Err(at(nats.url.span(), "nats.url: empty".to_owned()));
-        }
-        let subject_ok = !nats.subject_prefix.is_empty()
-            && !nats
-                .subject_prefix
-                .contains(|c: char| c.is_whitespace() || c == '*' || c == '>');
-        if !subject_ok {
-            return Err(ConfigError::new(
-                origin,
-                None,
-                format!(
-                    "nats.subject_prefix: {:?} is not a subject prefix (no spaces, * or >)",
-                    nats.subject_prefix
-                ),
-            ));
-        }
-        if nats.connect_timeout_ms == 0 {
-            return Err(ConfigError::new(
-                origin,
-                None,
-                "nats.connect_timeout_ms must be greater than 0",
-            ));
-        }
-        for (key, value) in [
-            ("oneway_max_bytes", nats.oneway_max_bytes),
-            ("oneway_max_messages", nats.oneway_max_messages),
-        ] {
-            if value == 0 || i64::try_from(value).is_err() {
-                return Err(ConfigError::new(
-                    origin,
-                    None,
-                    format!("nats.{key} must be between 1 and {}", i64::MAX),
-                ));
-            }
-        }
-        for (key, value, least) in [
-            ("ack_timeout_ms", &nats.ack_timeout_ms, 1),
-            ("heartbeat_ms", &nats.heartbeat_ms, 10),
-        ] {
-            if let Some(v) = value
-                && !(least..=crate::nats::MAX_LIVENESS_MS).contains(v.get_ref())
-            {
-                return Err(at(
-                    v.span(),
-                    format!(
-                        "nats.{key}: must be between {least} and {}",
-                        crate::nats::MAX_LIVENESS_MS
-                    ),
-                ));
-            }
-        }
-        for (key, value, range) in [
-            (
-                "batch_max_items",
-                &nats.batch_max_items,
-                1..=crate::nats::MAX_FRAME_BATCH,
-            ),
-            ("batch_wait_ms", &nats.batch_wait_ms, 0..=1000),
-        ] {
-            if let Some(v) = value
-                && !range.contains(v.get_ref())
-            {
-                return Err(at(
-                    v.span(),
-                    format!(
-                        "nats.{key}: must be between {} and {}",
-                        range.start(),
-                        range.end()
-                    ),
-                ));
-            }
+        problems.check(check_nats(nats, text, origin, &at));
+    }
+    let mut taken = Taken::default();
+    let has_stream_table = config.stream.is_some();
+    let classes = config.qos.as_ref().map(|q| &q.classes);
+    for (i, svc) in config.services.iter_mut().enumerate() {
+        let context = ServiceContext {
+            handlers: &handlers,
+            has_stream_table,
+            classes,
+            nats: config.nats.as_ref(),
+            at: &at,
+        };
+        check_service(svc, i, &context, &mut taken, &mut problems);
+    }
+    // Reads every service's kind: only once each is known.
+    if problems.is_empty() {
+        problems.check(crate::async_replies::check_shared_names(config, &at));
+    }
+    problems.finish()
+}
+
+/// The `[server]` keys' bounds, each problem on its own.
+fn check_server(config: &Config, text: &str, origin: &str, problems: &mut Problems) {
+    let server = &config.server;
+    let rules = [
+        (
+            server.max_message_bytes == 0,
+            "max_message_bytes",
+            "server.max_message_bytes must be greater than 0",
+        ),
+        (
+            server.max_in_flight == crate::MaxInFlight::Fixed(0),
+            "max_in_flight",
+            "server.max_in_flight must be at least 1 (or \"auto\")",
+        ),
+        (
+            server.max_batch_items == 0,
+            "max_batch_items",
+            "server.max_batch_items must be at least 1",
+        ),
+        (
+            server.min_in_flight == 0,
+            "min_in_flight",
+            "server.min_in_flight must be at least 1",
+        ),
+        (
+            server.body_timeout_ms == 0,
+            "body_timeout_ms",
+            "server.body_timeout_ms must be greater than 0",
+        ),
+        (
+            server.max_depth < 3,
+            "max_depth",
+            "server.max_depth must be at least 3 (Envelope, Body, payload)",
+        ),
+    ];
+    for (bad, key, message) in rules {
+        if bad {
+            let line = crate::error::line_of_key(text, "server", key);
+            problems.check(Err(ConfigError::new(origin, line, message)));
         }
     }
-    let mut paths: HashMap<String, usize> = HashMap::new();
-    let mut names: HashMap<String, usize> = HashMap::new();
-    for (i, svc) in config.services.iter_mut().enumerate() {
-        let key = |k: &str| format!("service[{i}].{k}");
-        let path = svc.path.get_ref();
-        if let Some(why) = crate::names::path_problem(path) {
-            return Err(at(svc.path.span(), format!("{}: {why}", key("path"))));
-        }
-        if !path.starts_with('/') || path.contains(['?', '#', ' ']) {
+    problems.check(crate::connections::check(server, text, origin));
+}
+
+/// A handler's name, placement and `after` list.
+fn check_handler(
+    name: &str,
+    handler: &crate::HandlerConfig,
+    handlers: &BTreeSet<&str>,
+    has_nats: bool,
+    at: &impl Fn(Range<usize>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    if let Some(why) = crate::names::name_problem(name) {
+        return Err(at(
+            handler.kind.span(),
+            format!("handlers: the handler name {why}"),
+        ));
+    }
+    if let Some(p) = &handler.placement
+        && p.get_ref().uses_workers()
+        && !has_nats
+    {
+        let what = match p.get_ref() {
+            crate::Placement::Auto => "an auto-placed",
+            _ => "a remote",
+        };
+        return Err(at(
+            p.span(),
+            format!(
+                "handlers.{name}.placement: {what} handler needs a [nats] table with the url of the NATS server"
+            ),
+        ));
+    }
+    if let Some(p) = &handler.placement
+        && *p.get_ref() == crate::Placement::Auto
+        && handler.oneway == Some(true)
+    {
+        return Err(at(
+            p.span(),
+            format!(
+                "handlers.{name}.placement: \"auto\" chooses by how long the message waits, and nothing waits for a oneway handler; use \"remote\" (a JetStream work queue) or \"local\""
+            ),
+        ));
+    }
+    for before in handler.after.iter().flat_map(|a| a.get_ref()) {
+        let b = before.get_ref();
+        if b == name {
             return Err(at(
-                svc.path.span(),
-                format!(
-                    "{}: path must start with '/' and hold no '?', '#' or spaces, got {path:?}",
-                    key("path")
-                ),
+                before.span(),
+                format!("handlers.{name}.after: a handler cannot run after itself"),
             ));
         }
-        if RESERVED_PATHS.contains(&path.as_str()) {
+        if !handlers.contains(b.as_str()) {
             return Err(at(
-                svc.path.span(),
-                format!("{}: {path} is reserved for lather itself", key("path")),
+                before.span(),
+                format!("handlers.{name}.after: no handler named {b:?}"),
             ));
         }
-        if let Some(first) = paths.insert(path.clone(), i) {
-            return Err(at(
-                svc.path.span(),
-                format!(
-                    "{}: path {path} is already used by service[{first}]",
-                    key("path")
-                ),
+    }
+    Ok(())
+}
+
+/// The `[nats]` table.
+fn check_nats(
+    nats: &crate::NatsConfig,
+    text: &str,
+    origin: &str,
+    at: &impl Fn(Range<usize>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    let line = |key: &str| crate::error::line_of_key(text, "nats", key);
+    let url = nats.url.get_ref();
+    if url.trim().is_empty() {
+        return Err(at(nats.url.span(), "nats.url: empty".to_owned()));
+    }
+    let subject_ok = !nats.subject_prefix.is_empty()
+        && !nats
+            .subject_prefix
+            .contains(|c: char| c.is_whitespace() || c == '*' || c == '>');
+    if !subject_ok {
+        return Err(ConfigError::new(
+            origin,
+            line("subject_prefix"),
+            format!(
+                "nats.subject_prefix: {:?} is not a subject prefix (no spaces, * or >)",
+                nats.subject_prefix
+            ),
+        ));
+    }
+    if nats.connect_timeout_ms == 0 {
+        return Err(ConfigError::new(
+            origin,
+            line("connect_timeout_ms"),
+            "nats.connect_timeout_ms must be greater than 0",
+        ));
+    }
+    for (key, value) in [
+        ("oneway_max_bytes", nats.oneway_max_bytes),
+        ("oneway_max_messages", nats.oneway_max_messages),
+    ] {
+        if value == 0 || i64::try_from(value).is_err() {
+            return Err(ConfigError::new(
+                origin,
+                line(key),
+                format!("nats.{key} must be between 1 and {}", i64::MAX),
             ));
         }
-        let publishes = svc
-            .builtin
-            .as_ref()
-            .is_some_and(|b| *b.get_ref() == crate::Builtin::EventSource);
-        if publishes && let Some(first) = paths.insert(format!("{path}/publish"), i) {
-            return Err(at(
-                svc.path.span(),
-                format!(
-                    "{}: this event source publishes at {path}/publish, already used by service[{first}]",
-                    key("path")
-                ),
-            ));
-        }
-        let name = svc.name.get_ref();
-        if let Some(why) = crate::names::name_problem(name) {
-            return Err(at(svc.name.span(), format!("{}: {why}", key("name"))));
-        }
-        if let Some(first) = names.insert(name.clone(), i) {
-            return Err(at(
-                svc.name.span(),
-                format!(
-                    "{}: name {name:?} is already used by service[{first}]",
-                    key("name")
-                ),
-            ));
-        }
-        svc.kind = Some(service_kind(svc, i, &at)?);
-        check_prefix(svc, i, &at)?;
-        crate::offer::check(i, &svc.offers, config.qos.as_ref().map(|q| &q.classes), &at)?;
-        crate::stream::check_service(svc, i, has_stream_table, &at)?;
-        crate::public::check_service(svc, i, &at)?;
-        crate::header_rules::check_service(svc, i, &at)?;
-        crate::tuning::check_service(svc, i, &at)?;
-        crate::failover_settings::check_service(svc, i, &at)?;
-        crate::async_replies::check_service(svc, i, &at)?;
-        crate::subscriptions::check(svc, i, config.nats.as_ref(), &at)?;
-        if svc.max_in_flight == Some(crate::MaxInFlight::Fixed(0)) {
-            return Err(at(
-                svc.name.span(),
-                format!("service[{i}].max_in_flight must be at least 1 (or \"auto\")"),
-            ));
-        }
-        check_flow(
-            svc.request.as_ref(),
-            &format!("service[{i}].request"),
-            &handlers,
-            &at,
-        )?;
-        check_flow(
-            svc.response.as_ref(),
-            &format!("service[{i}].response"),
-            &handlers,
-            &at,
-        )?;
-        check_flow(
-            svc.fault.as_ref(),
-            &format!("service[{i}].fault"),
-            &handlers,
-            &at,
-        )?;
-        for (r, route) in svc.routes.iter().enumerate() {
-            let key = format!("service[{i}].route[{r}]");
-            check_route(route, &key, &at)?;
-            check_flow(
-                route.request.as_ref(),
-                &format!("{key}.request"),
-                &handlers,
-                &at,
-            )?;
-            check_flow(
-                route.response.as_ref(),
-                &format!("{key}.response"),
-                &handlers,
-                &at,
-            )?;
-        }
-        if let Some(t) = &svc.timeout_ms
-            && *t.get_ref() == 0
+    }
+    for (key, value, least) in [
+        ("ack_timeout_ms", &nats.ack_timeout_ms, 1),
+        ("heartbeat_ms", &nats.heartbeat_ms, 10),
+    ] {
+        if let Some(v) = value
+            && !(least..=crate::nats::MAX_LIVENESS_MS).contains(v.get_ref())
         {
             return Err(at(
-                t.span(),
-                format!("{}: must be greater than 0", key("timeout_ms")),
+                v.span(),
+                format!(
+                    "nats.{key}: must be between {least} and {}",
+                    crate::nats::MAX_LIVENESS_MS
+                ),
             ));
         }
     }
-    crate::async_replies::check_shared_names(config, &at)?;
+    for (key, value, range) in [
+        (
+            "batch_max_items",
+            &nats.batch_max_items,
+            1..=crate::nats::MAX_FRAME_BATCH,
+        ),
+        ("batch_wait_ms", &nats.batch_wait_ms, 0..=1000),
+    ] {
+        if let Some(v) = value
+            && !range.contains(v.get_ref())
+        {
+            return Err(at(
+                v.span(),
+                format!(
+                    "nats.{key}: must be between {} and {}",
+                    range.start(),
+                    range.end()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What every service's checks read besides the service.
+struct ServiceContext<'a, At> {
+    handlers: &'a BTreeSet<&'a str>,
+    has_stream_table: bool,
+    classes: Option<&'a std::collections::BTreeMap<String, crate::QosClass>>,
+    nats: Option<&'a crate::NatsConfig>,
+    at: &'a At,
+}
+
+/// The paths and names taken by the services checked so far.
+#[derive(Default)]
+struct Taken {
+    paths: HashMap<String, usize>,
+    names: HashMap<String, usize>,
+}
+
+/// One service: its path, name and kind, then (when its kind is clear) the keys of its
+/// kind, its flows and routes; each part's problem on its own.
+fn check_service<At: Fn(Range<usize>, String) -> ConfigError>(
+    svc: &mut ServiceConfig,
+    i: usize,
+    cx: &ServiceContext<'_, At>,
+    taken: &mut Taken,
+    problems: &mut Problems,
+) {
+    let at = cx.at;
+    problems.check(check_path(svc, i, &mut taken.paths, at));
+    problems.check(check_name(svc, i, &mut taken.names, at));
+    svc.kind = problems.keep(service_kind(svc, i, at));
+    if svc.kind.is_some() {
+        problems.check(check_prefix(svc, i, at));
+        problems.check(crate::offer::check(i, &svc.offers, cx.classes, at));
+        problems.check(crate::stream::check_service(
+            svc,
+            i,
+            cx.has_stream_table,
+            at,
+        ));
+        problems.check(crate::public::check_service(svc, i, at));
+        problems.check(crate::header_rules::check_service(svc, i, at));
+        problems.check(crate::tuning::check_service(svc, i, at));
+        problems.check(crate::failover_settings::check_service(svc, i, at));
+        problems.check(crate::async_replies::check_service(svc, i, at));
+        problems.check(crate::subscriptions::check(svc, i, cx.nats, at));
+    }
+    if svc.max_in_flight == Some(crate::MaxInFlight::Fixed(0)) {
+        problems.check(Err(at(
+            svc.name.span(),
+            format!("service[{i}].max_in_flight must be at least 1 (or \"auto\")"),
+        )));
+    }
+    for (flow, key) in [
+        (&svc.request, "request"),
+        (&svc.response, "response"),
+        (&svc.fault, "fault"),
+    ] {
+        problems.check(check_flow(
+            flow.as_ref(),
+            &format!("service[{i}].{key}"),
+            cx.handlers,
+            at,
+        ));
+    }
+    for (r, route) in svc.routes.iter().enumerate() {
+        let key = format!("service[{i}].route[{r}]");
+        problems.check(check_route(route, &key, at));
+        problems.check(check_flow(
+            route.request.as_ref(),
+            &format!("{key}.request"),
+            cx.handlers,
+            at,
+        ));
+        problems.check(check_flow(
+            route.response.as_ref(),
+            &format!("{key}.response"),
+            cx.handlers,
+            at,
+        ));
+    }
+    if let Some(t) = &svc.timeout_ms
+        && *t.get_ref() == 0
+    {
+        problems.check(Err(at(
+            t.span(),
+            format!("service[{i}].timeout_ms: must be greater than 0"),
+        )));
+    }
+}
+
+/// A service's path: well-formed, not lather's own, not taken (nor its `/publish`).
+fn check_path(
+    svc: &ServiceConfig,
+    i: usize,
+    paths: &mut HashMap<String, usize>,
+    at: &impl Fn(Range<usize>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    let key = format!("service[{i}].path");
+    let path = svc.path.get_ref();
+    if let Some(why) = crate::names::path_problem(path) {
+        return Err(at(svc.path.span(), format!("{key}: {why}")));
+    }
+    if !path.starts_with('/') || path.contains(['?', '#', ' ']) {
+        return Err(at(
+            svc.path.span(),
+            format!("{key}: path must start with '/' and hold no '?', '#' or spaces, got {path:?}"),
+        ));
+    }
+    if RESERVED_PATHS.contains(&path.as_str()) {
+        return Err(at(
+            svc.path.span(),
+            format!("{key}: {path} is reserved for lather itself"),
+        ));
+    }
+    if let Some(first) = paths.insert(path.clone(), i) {
+        return Err(at(
+            svc.path.span(),
+            format!("{key}: path {path} is already used by service[{first}]"),
+        ));
+    }
+    let publishes = svc
+        .builtin
+        .as_ref()
+        .is_some_and(|b| *b.get_ref() == crate::Builtin::EventSource);
+    if publishes && let Some(first) = paths.insert(format!("{path}/publish"), i) {
+        return Err(at(
+            svc.path.span(),
+            format!(
+                "{key}: this event source publishes at {path}/publish, already used by service[{first}]"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A service's name: well-formed and not taken.
+fn check_name(
+    svc: &ServiceConfig,
+    i: usize,
+    names: &mut HashMap<String, usize>,
+    at: &impl Fn(Range<usize>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    let name = svc.name.get_ref();
+    if let Some(why) = crate::names::name_problem(name) {
+        return Err(at(svc.name.span(), format!("service[{i}].name: {why}")));
+    }
+    if let Some(first) = names.insert(name.clone(), i) {
+        return Err(at(
+            svc.name.span(),
+            format!("service[{i}].name: name {name:?} is already used by service[{first}]"),
+        ));
+    }
     Ok(())
 }
 
@@ -893,6 +986,71 @@ timeout_ms = 250
         assert!(
             msg.contains("service[0].fault: no handler named \"nope\""),
             "{msg}"
+        );
+    }
+
+    #[test]
+    fn every_problem_is_reported_with_its_line() {
+        let text = "[server]\nmax_depth = 2\n\n[handlers.a]\nkind = \"logging\"\nafter = [\"ghost\"]\n\n[[service]]\nname = \"a\"\npath = \"/health\"\nbuiltin = \"echo\"\nrequest = [[\"nope\"]]\n\n[[service]]\nname = \"a\"\npath = \"/b\"\nbuiltin = \"echo\"\ntimeout_ms = 0\n";
+        let err = Config::from_toml(text, "t.toml").unwrap_err();
+        let found: Vec<(Option<usize>, &str)> = err
+            .issues()
+            .iter()
+            .map(|i| (i.line(), i.message()))
+            .collect();
+        let lines: Vec<Option<usize>> = found.iter().map(|(l, _)| *l).collect();
+        assert_eq!(
+            lines,
+            [Some(2), Some(6), Some(10), Some(12), Some(15), Some(18)],
+            "{err}"
+        );
+        let text = err.to_string();
+        for needle in [
+            "t.toml:2: server.max_depth must be at least 3",
+            "t.toml:6: handlers.a.after: no handler named \"ghost\"",
+            "t.toml:10: service[0].path: /health is reserved",
+            "t.toml:12: service[0].request: no handler named \"nope\"",
+            "t.toml:15: service[1].name: name \"a\" is already used",
+            "t.toml:18: service[1].timeout_ms: must be greater than 0",
+        ] {
+            assert!(text.contains(needle), "{needle} missing from:\n{text}");
+        }
+        assert_eq!(text.lines().count(), 6, "{text}");
+        // The first problem is still at hand alone.
+        assert_eq!(err.line(), Some(2));
+        assert!(err.message().starts_with("server.max_depth"));
+    }
+
+    #[test]
+    fn a_service_whose_kind_is_unclear_skips_only_its_kind_checks() {
+        let text = "[[service]]\nname = \"a\"\npath = \"/a\"\n\n[[service]]\nname = \"b\"\npath = \"b\"\nbuiltin = \"echo\"\n";
+        let err = Config::from_toml(text, "t.toml").unwrap_err();
+        let lines: Vec<Option<usize>> = err.issues().iter().map(|i| i.line()).collect();
+        assert_eq!(lines, [Some(2), Some(7)], "{err}");
+        assert!(err.issues()[0].message().contains("needs builtin"), "{err}");
+    }
+
+    #[test]
+    fn environment_variables_fill_values_before_the_checks() {
+        let env = |name: &str| match name {
+            "ECHO_PATH" => Some("/e".to_owned()),
+            "DEPTH" => Some("2".to_owned()),
+            _ => None,
+        };
+        let text = "[server]\nlisten = \"127.0.0.1:${PORT:-8181}\"\n[[service]]\nname = \"e\"\npath = \"${ECHO_PATH}\"\nbuiltin = \"echo\"\n";
+        let cfg = Config::from_toml_with_env(text, "t.toml", &env).unwrap();
+        assert_eq!(cfg.server.listen.port(), 8181);
+        assert_eq!(cfg.services[0].path.get_ref(), "/e");
+        assert!(cfg.text().contains("path = \"/e\""), "{}", cfg.text());
+        // A substituted value is checked like a written one, on its line.
+        let err = Config::from_toml_with_env("[server]\n\nmax_depth = ${DEPTH}\n", "t.toml", &env)
+            .unwrap_err();
+        assert_eq!(err.line(), Some(3), "{err}");
+        let err = Config::from_toml_with_env("[server]\nlisten = \"${LISTEN}\"\n", "t.toml", &env)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "t.toml:2: environment variable LISTEN is not set (write `${LISTEN:-default}` to give a default)"
         );
     }
 

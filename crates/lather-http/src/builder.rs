@@ -284,10 +284,11 @@ impl ServerBuilder {
                     }
                 });
         }
-        if let Some(link) = &state.link {
+        if let Some(link) = state.link.clone() {
             link.connect()
                 .await
                 .map_err(|e| ServeError::NatsUnreachable(e.to_string()))?;
+            state.readiness.watch_nats(link);
         }
         if let Some(config) = &self.config {
             if let Some(nats) = &config.nats {
@@ -297,7 +298,9 @@ impl ServerBuilder {
                 crate::context_nats::share(config, &state, nats, &mut shared).await?;
                 crate::async_nats_share::share(config, &state, nats, &mut shared).await?;
                 let by_nats = crate::qos_nats::share(config, &state, nats, &mut shared).await?;
-                drop(shared);
+                if let Some(link) = shared.into_link() {
+                    state.readiness.watch_nats(link);
+                }
                 if by_nats.is_some() {
                     state.offer_broker = by_nats;
                 }

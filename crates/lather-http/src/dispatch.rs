@@ -45,6 +45,7 @@ where
                 FaultKind::Internal,
                 "the request handler failed unexpectedly",
             );
+            crate::fault_log::log(NO_SERVICE, &fault);
             respond::fault(&fault, version)
         })
 }
@@ -63,6 +64,9 @@ where
     if let Some(response) = admin(&state, &req) {
         return response;
     }
+    let access = state
+        .access_log
+        .then(|| crate::access::AccessEntry::of(&req));
     let timed = wants_timing(&state, &req);
     let timeline = if timed || state.phases.is_some() {
         Timeline::new(started)
@@ -74,6 +78,7 @@ where
         gzip: crate::compress::accepts_gzip(req.headers()),
         timed,
         bytes_in: 0,
+        access,
     };
     let Some(service) = state.route(req.uri().path()).cloned() else {
         let fault = Fault::with_reason(
@@ -92,18 +97,20 @@ where
 }
 
 /// What the answer to a request needs besides the outcome: how its time went, whether
-/// the client takes gzip and asked for `Server-Timing`, and the request's size.
+/// the client takes gzip and asked for `Server-Timing`, the request's size and its
+/// access-log entry (when the log is on).
 struct Answering {
     timeline: Timeline,
     gzip: bool,
     timed: bool,
     bytes_in: u64,
+    access: Option<crate::access::AccessEntry>,
 }
 
 fn finish(state: &State, service: &str, outcome: Outcome, mut answer: Answering) -> HttpResponse {
     let response = outcome.unwrap_or_else(|(fault, version)| {
         state.metrics.fault(service, fault.kind().spec().name);
-        tracing::debug!(service, %fault, "fault");
+        crate::fault_log::log(service, &fault);
         respond::fault(&fault, version)
     });
     let mut response = state.compression.apply(response, answer.gzip);
@@ -120,13 +127,28 @@ fn finish(state: &State, service: &str, outcome: Outcome, mut answer: Answering)
     let bytes_out = hyper::body::Body::size_hint(response.body())
         .exact()
         .unwrap_or(0);
+    let elapsed = std::time::Duration::from_nanos(timeline.total_nanos());
     state.metrics.answered(
         service,
         response.status().as_u16(),
-        std::time::Duration::from_nanos(timeline.total_nanos()),
+        elapsed,
         answer.bytes_in,
         bytes_out,
     );
+    if let Some(access) = &answer.access {
+        access.emit(&crate::access::Answered {
+            service,
+            status: response.status().as_u16(),
+            fault: response.extensions().get::<respond::Faulted>().map(|f| f.0),
+            bytes_in: answer.bytes_in,
+            bytes_out,
+            elapsed,
+            upstream: response
+                .extensions()
+                .get::<crate::access::UpstreamUsed>()
+                .map(|u| u.0.as_str()),
+        });
+    }
     response
 }
 
@@ -165,20 +187,34 @@ fn bad_host<B>(state: &State, req: &Request<B>, why: String, started: Instant) -
         http::HeaderValue::from_static("close"),
     );
     let bytes_out = Body::size_hint(response.body()).exact().unwrap_or(0);
+    let elapsed = started.elapsed();
     state
         .metrics
-        .answered(NO_SERVICE, 400, started.elapsed(), 0, bytes_out);
+        .answered(NO_SERVICE, 400, elapsed, 0, bytes_out);
+    crate::fault_log::log(NO_SERVICE, &fault);
+    if state.access_log {
+        crate::access::AccessEntry::of(req).emit(&crate::access::Answered {
+            service: NO_SERVICE,
+            status: 400,
+            fault: Some(fault.kind()),
+            bytes_in: 0,
+            bytes_out,
+            elapsed,
+            upstream: None,
+        });
+    }
     response
 }
 
-/// `GET /health` and `GET /metrics` (and `HEAD`, answered alike without the body), for
-/// the clients `[server] admin_allow` lets in; others get 403.
+/// `GET /health`, `GET /ready` and `GET /metrics` (and `HEAD`, answered alike without the
+/// body), for the clients `[server] admin_allow` lets in; others get 403. Not in the
+/// access log.
 fn admin<B>(state: &State, req: &Request<B>) -> Option<HttpResponse> {
     if req.method() != Method::GET && req.method() != Method::HEAD {
         return None;
     }
     let path = req.uri().path();
-    if path != "/health" && path != "/metrics" {
+    if path != "/health" && path != "/ready" && path != "/metrics" {
         return None;
     }
     if !admin_allowed(state, req) {
@@ -188,8 +224,12 @@ fn admin<B>(state: &State, req: &Request<B>) -> Option<HttpResponse> {
             Bytes::from_static(b"forbidden: this address is not in [server] admin_allow\n"),
         ));
     }
-    if path == "/health" {
-        let (ok, text) = state.health.report();
+    if path == "/health" || path == "/ready" {
+        let (ok, text) = if path == "/health" {
+            state.health.report()
+        } else {
+            state.readiness.report()
+        };
         let status = if ok {
             StatusCode::OK
         } else {
@@ -300,17 +340,9 @@ where
         }
     };
     answer.timeline.mark(Phase::Queue);
-    process(
-        state,
-        service,
-        &parts,
-        soap,
-        raw,
-        stated,
-        &mut answer.timeline,
-    )
-    .await
-    .map_err(|f| (f, version))
+    process(state, service, &parts, soap, raw, stated, answer)
+        .await
+        .map_err(|f| (f, version))
 }
 
 /// The admission class of a request whose body has been read: a route's priority (the
@@ -357,7 +389,7 @@ fn too_slow(
     version: SoapVersion,
 ) -> HttpResponse {
     state.metrics.fault(&service.name, fault.kind().spec().name);
-    tracing::debug!(service = %service.name, %fault, "request body too slow");
+    crate::fault_log::log(&service.name, fault);
     let mut response = respond::fault(fault, version);
     if parts.version < http::Version::HTTP_2 {
         response.headers_mut().insert(
@@ -375,7 +407,7 @@ async fn process(
     soap: SoapHeaders,
     raw: Bytes,
     stated: crate::qos::Stated,
-    timeline: &mut Timeline,
+    answer: &mut Answering,
 ) -> Result<HttpResponse, Fault> {
     let version = soap.version;
     let mut context = Context {
@@ -408,11 +440,12 @@ async fn process(
         version,
         arrived,
         &mut context,
-        timeline,
+        answer,
     )
     .await
     {
         Err(fault) if !service.plans.fault.is_empty() => {
+            crate::fault_log::log(&service.name, &fault);
             let response = respond::fault(&fault, version);
             let context = Context {
                 direction: Direction::Fault,
@@ -427,7 +460,7 @@ async fn process(
                 &state.limits,
             ))
             .await;
-            timeline.mark(Phase::ResponseStages);
+            answer.timeline.mark(Phase::ResponseStages);
             Ok(answered)
         }
         result => result,
@@ -450,7 +483,7 @@ async fn exchange(
     version: SoapVersion,
     arrived: Arrived,
     context: &mut Context,
-    timeline: &mut Timeline,
+    answer: &mut Answering,
 ) -> Result<HttpResponse, Fault> {
     let Arrived { raw, stated } = arrived;
     // A message whose QoS header was read before admission is parsed already.
@@ -464,6 +497,9 @@ async fn exchange(
             (Envelope::parse(bytes, &state.limits)?, None)
         }
     };
+    if let Some(access) = &mut answer.access {
+        access.operation = envelope.operation().map(|op| op.local().to_owned());
+    }
     if envelope.version() != version {
         return Err(Fault::with_reason(
             FaultKind::VersionMismatch,
@@ -479,13 +515,21 @@ async fn exchange(
     // made, the connection takes the class's marking and the compression preference
     // travels on the answer to where it is compressed.
     let stated = crate::qos::requirements(state, &envelope, read)?;
-    let answer = route(state, service, parts, envelope, context, timeline).await?;
+    let reply = route(
+        state,
+        service,
+        parts,
+        envelope,
+        context,
+        &mut answer.timeline,
+    )
+    .await?;
     let identity = context
         .properties
         .get::<lather_pipeline::Identity>()
         .map(lather_pipeline::Identity::name);
     let chosen = crate::qos::apply(state, parts, &stated, context.client.as_deref(), identity);
-    Ok(crate::compress::with_preference(answer, chosen))
+    Ok(crate::compress::with_preference(reply, chosen))
 }
 
 /// A parsed request's way on: accepted for an asynchronous answer, a stream opened, a

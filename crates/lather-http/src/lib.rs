@@ -3,10 +3,12 @@
 //! Each configured service answers at its path: the built-in `echo`, or a gateway that
 //! forwards to upstream backends. Every failure at this edge is a well-formed SOAP Fault in
 //! the request's version, with the status from the fault catalogue; nothing panics and no
-//! connection is dropped without an answer. `GET /health` and `GET /metrics` (Prometheus
-//! text) are always there.
+//! connection is dropped without an answer. `GET /health`, `GET /ready` and `GET /metrics`
+//! (Prometheus text) are always there. Each answer is logged on target `lather::access`
+//! (`[server] access_log`), and each fault lather raises on `lather::fault`.
 
 mod accept;
+mod access;
 mod arrival;
 mod async_nats_share;
 mod async_reply;
@@ -33,6 +35,7 @@ mod event_sink;
 mod eventing;
 mod eventing_nats;
 mod exposure;
+mod fault_log;
 mod fd_limit;
 mod flows;
 mod gateway;
@@ -49,6 +52,7 @@ mod own_headers;
 mod peer;
 mod qos;
 mod qos_nats;
+mod ready;
 mod reload;
 mod respond;
 mod scheme;
@@ -64,6 +68,7 @@ mod watched;
 mod weighted_round;
 mod wsdl_rotation;
 
+pub use access::UpstreamUsed;
 pub use builder::{Mount, ServerBuilder};
 pub use echo::Echo;
 pub use error::ServeError;

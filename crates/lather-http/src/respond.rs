@@ -29,11 +29,17 @@ pub(crate) fn soap(status: StatusCode, version: SoapVersion, body: Bytes) -> Htt
     with_type(status, version.content_type(), body)
 }
 
-/// A fault in `version`, with its catalogue status (and `Retry-After` when busy).
+/// Marks a response that carries a fault lather raised, with its kind (for the access log).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Faulted(pub(crate) FaultKind);
+
+/// A fault in `version`, with its catalogue status (and `Retry-After` when busy), marked
+/// [`Faulted`].
 pub(crate) fn fault(fault: &Fault, version: SoapVersion) -> HttpResponse {
     let status = StatusCode::from_u16(fault.http_status(version))
         .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = soap(status, version, fault.to_envelope(version));
+    response.extensions_mut().insert(Faulted(fault.kind()));
     let headers = response.headers_mut();
     match fault.kind() {
         FaultKind::ServerBusy

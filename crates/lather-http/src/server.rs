@@ -215,6 +215,7 @@ impl Server {
             });
         }
         drop(self.listener);
+        self.state.readiness.stop();
         // Stream connections stop reading and answer what they hold, like HTTP ones.
         let streams = self.state.streams.clone();
         if let Some(acceptor) = &streams {

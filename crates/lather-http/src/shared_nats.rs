@@ -43,6 +43,11 @@ impl<'a> SharedNats<'a> {
         })?;
         Ok((client, link.url().to_owned()))
     }
+
+    /// The link handed out, if any client was asked for.
+    pub(crate) fn into_link(self) -> Option<Arc<Link>> {
+        self.link
+    }
 }
 
 /// The configured services `wants` picks, each with the service serving it.

@@ -29,7 +29,11 @@ pub(crate) struct State {
     pub(crate) link: Option<Arc<lather_remote::Link>>,
     /// What `/health` reports on.
     pub(crate) health: crate::health::Health,
-    /// Who may read `/health` and `/metrics` (empty: everyone).
+    /// What `/ready` reports on.
+    pub(crate) readiness: crate::ready::Readiness,
+    /// Whether each answer is logged on `lather::access` (`[server] access_log`).
+    pub(crate) access_log: bool,
+    /// Who may read `/health`, `/ready` and `/metrics` (empty: everyone).
     pub(crate) admin_allow: Vec<lather_config::IpNet>,
     /// Where CPU-bound handlers run.
     pub(crate) cpu_pool: CpuPool,
@@ -154,6 +158,8 @@ impl State {
             listen,
             link,
             health: crate::health::Health::new(&services),
+            readiness: crate::ready::Readiness::new(&services),
+            access_log: server.access_log,
             admin_allow: server.admin_allow.clone(),
             compression,
             cpu_pool,

@@ -332,3 +332,25 @@ async fn least_outstanding_sends_requests_past_a_busy_backend() {
     assert_eq!(idle.posts(), 6);
     assert_eq!(slow.await.unwrap().status, StatusCode::OK);
 }
+
+#[tokio::test]
+async fn a_gateway_whose_every_backend_is_ejected_is_not_ready() {
+    let closed = closed_port().await;
+    let gw = TestServer::start(&gateway(
+        &format!("\"http://{closed}/ws\""),
+        "eject_after_failures = 1\neject_ms = 60000\n",
+    ))
+    .await;
+    let ready = get(gw.addr, "/ready").await;
+    assert_eq!(ready.status, StatusCode::OK, "{}", ready.text());
+    call(gw.addr, "x")
+        .await
+        .assert_fault(FaultKind::UpstreamUnavailable, SoapVersion::V12);
+    let ready = get(gw.addr, "/ready").await;
+    assert_eq!(ready.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(
+        ready.text().contains("every backend ejected or down"),
+        "{}",
+        ready.text()
+    );
+}

@@ -47,7 +47,7 @@ pub use property::{
 };
 pub use run::{Outcome, run};
 pub use service::{
-    Location, Reply, ServiceFn, ServiceFuture, ServiceRequest, SoapService, service_fn,
+    Location, Ready, Reply, ServiceFn, ServiceFuture, ServiceRequest, SoapService, service_fn,
 };
 pub use understand::check_must_understand;
 pub use verdict::Verdict;

@@ -41,8 +41,9 @@ pub fn run(args: &ContextLookupArgs) -> Result<(), BenchError> {
 async fn measure(text: &str, calls: u32) -> Result<(), BenchError> {
     let failed =
         |what: &str, e: &dyn std::fmt::Display| BenchError::Experiment(format!("{what}: {e}"));
+    // access_log off while measuring: a log line per lookup would cost more than it.
     let config = lather_config::Config::from_toml(
-        "[server]\nlisten = \"127.0.0.1:0\"\n[[service]]\nname = \"ctx\"\npath = \"/ctx\"\nbuiltin = \"context-store\"\n",
+        "[server]\nlisten = \"127.0.0.1:0\"\naccess_log = false\n[[service]]\nname = \"ctx\"\npath = \"/ctx\"\nbuiltin = \"context-store\"\n",
         "context-lookup",
     )
     .map_err(|e| failed("config", &e))?;

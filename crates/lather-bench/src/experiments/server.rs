@@ -15,10 +15,13 @@ pub(crate) struct InProcess {
 
 impl InProcess {
     /// Starts a server for the configuration `toml` (its `listen` should be port 0) on a
-    /// runtime with `threads` workers.
+    /// runtime with `threads` workers, without access log.
     pub(crate) fn start(toml: &str, threads: usize) -> Result<InProcess, BenchError> {
-        let config = lather_config::Config::from_toml(toml, "experiment")
+        let mut config = lather_config::Config::from_toml(toml, "experiment")
             .map_err(|e| BenchError::Experiment(format!("experiment configuration: {e}")))?;
+        // Off while measuring throughput: a log line per request, written to the
+        // experiment's terminal, would cost more than the requests measured.
+        config.server.access_log = false;
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads.max(1))
             .thread_name("lather-exp-server")

@@ -45,13 +45,18 @@ pub(crate) fn run(args: &RelayArgs) -> anyhow::Result<()> {
     match (&args.replay, args.listen, &args.to) {
         (Some(replay), _, _) => {
             let [file, url] = replay.as_slice() else {
-                anyhow::bail!("--replay takes FILE and URL");
+                return Err(usage("--replay takes FILE and URL"));
             };
             runtime.block_on(replay::run(std::path::Path::new(file), url, args))
         }
         (None, Some(listen), Some(to)) => runtime.block_on(forward::run(listen, to, args)),
-        _ => anyhow::bail!("give --listen ADDR --to URL, or --replay FILE URL"),
+        _ => Err(usage("give --listen ADDR --to URL, or --replay FILE URL")),
     }
+}
+
+/// A command-line problem (exit 64).
+fn usage(why: impl Into<String>) -> anyhow::Error {
+    crate::exit::Refusal::Usage(why.into()).into()
 }
 
 /// The authority (`host:port`) of a base URL; a URL with a path other than `/`, or not
@@ -59,18 +64,18 @@ pub(crate) fn run(args: &RelayArgs) -> anyhow::Result<()> {
 fn base_authority(url: &str) -> anyhow::Result<http::uri::Authority> {
     let uri: http::Uri = url
         .parse()
-        .map_err(|e| anyhow::anyhow!("{url:?} is not a URL: {e}"))?;
+        .map_err(|e| usage(format!("{url:?} is not a URL: {e}")))?;
     if uri.scheme_str() != Some("http") {
-        anyhow::bail!("{url:?}: only http:// is relayed");
+        return Err(usage(format!("{url:?}: only http:// is relayed")));
     }
     if !matches!(uri.path(), "" | "/") || uri.query().is_some() {
-        anyhow::bail!(
+        return Err(usage(format!(
             "{url:?}: give the base URL (http://host:port); each request keeps its own path"
-        );
+        )));
     }
     uri.authority()
         .cloned()
-        .ok_or_else(|| anyhow::anyhow!("{url:?} names no host"))
+        .ok_or_else(|| usage(format!("{url:?} names no host")))
 }
 
 /// Headers that belong to one connection (RFC 9110 §7.6.1), never relayed.

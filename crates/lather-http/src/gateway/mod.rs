@@ -18,7 +18,7 @@ mod transfer_batch;
 mod upstream_client;
 mod wsdl;
 
-pub(crate) use backend::{Backend, FailureKind};
+pub(crate) use backend::{Backend, FailureKind, Standing};
 pub(crate) use backends::Backends;
 pub(crate) use forwarding::RequestRules;
 pub(crate) use headers::ResponsePolicy;
@@ -36,7 +36,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use lather_config::{Failover, UpstreamProtocol};
 use lather_context::stream::{SendOutcome, StreamMessage, StreamSender};
 use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
-use lather_pipeline::{Identity, Reply, ServiceFuture, ServiceRequest, SoapService};
+use lather_pipeline::{Identity, Ready, Reply, ServiceFuture, ServiceRequest, SoapService};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -809,6 +809,10 @@ impl Gateway {
         let mut response = Response::new(body);
         *response.status_mut() = parts.status;
         *response.headers_mut() = self.policy.filter(&parts.headers);
+        // For the access log (which operators read; clients never see it).
+        response
+            .extensions_mut()
+            .insert(crate::access::UpstreamUsed(upstream.url.clone()));
         Ok(response)
     }
 }
@@ -852,6 +856,20 @@ impl SoapService for Gateway {
 
     fn is_ultimate_receiver(&self) -> bool {
         false
+    }
+
+    /// Not ready while there is no backend to forward to (none registered yet), or while
+    /// every backend is ejected or down by its health checks.
+    fn ready(&self) -> Ready {
+        let backends = self.backends.snapshot();
+        let now = Instant::now();
+        if backends.is_empty() {
+            Ready::No("no backend".into())
+        } else if backends.iter().all(|b| b.standing(now) != Standing::Up) {
+            Ready::No("every backend ejected or down".into())
+        } else {
+            Ready::Yes
+        }
     }
 }
 

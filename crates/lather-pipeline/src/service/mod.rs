@@ -10,9 +10,11 @@
 //! its own subcodes and detail, without an entry in lather's catalogue.
 
 mod closure;
+mod ready;
 mod reply;
 
 pub use closure::{ServiceFn, service_fn};
+pub use ready::Ready;
 pub use reply::Reply;
 
 use crate::Context;
@@ -142,6 +144,12 @@ pub trait SoapService: Send + Sync + 'static {
     fn subpaths(&self) -> Vec<String> {
         Vec::new()
     }
+
+    /// Whether requests sent now could be answered (the host's `GET /ready`). Called often
+    /// and on the I/O threads: read state at hand, never wait. Default: [`Ready::Yes`].
+    fn ready(&self) -> Ready {
+        Ready::Yes
+    }
 }
 
 /// Services are shared between the host's threads as `Arc<dyn SoapService>`.
@@ -163,5 +171,8 @@ impl<S: SoapService + ?Sized> SoapService for std::sync::Arc<S> {
     }
     fn subpaths(&self) -> Vec<String> {
         (**self).subpaths()
+    }
+    fn ready(&self) -> Ready {
+        (**self).ready()
     }
 }
