@@ -6,6 +6,7 @@ mod exit;
 mod logging;
 mod qos;
 mod relay;
+mod reload;
 mod serve;
 mod subscribe;
 mod worker;
@@ -36,11 +37,25 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve the services of a configuration until SIGINT or SIGTERM.
+    /// Serve the services of a configuration until SIGINT or SIGTERM; SIGHUP (or `lather
+    /// reload`) re-reads the configuration.
     Serve {
         /// The configuration file (TOML).
         #[arg(long, short)]
         config: PathBuf,
+        /// Write the process id here while serving (for `lather reload`).
+        #[arg(long, value_name = "FILE")]
+        pid_file: Option<PathBuf>,
+    },
+    /// Ask a running `lather serve` to re-read its configuration: checks the file first
+    /// (with --config), then signals the process in --pid-file.
+    Reload {
+        /// The pid file `lather serve --pid-file` writes.
+        #[arg(long, value_name = "FILE")]
+        pid_file: PathBuf,
+        /// The configuration to check before signalling (nothing is signalled if it has errors).
+        #[arg(long, short)]
+        config: Option<PathBuf>,
     },
     /// Host remote handlers (`placement = "remote"`) for other processes, through the
     /// configuration's `[nats]` server, until SIGINT or SIGTERM.
@@ -99,7 +114,8 @@ fn main() -> ExitCode {
     };
     logging::init(cli.log_level.as_deref(), cli.log_format);
     let result = match cli.command {
-        Command::Serve { config } => serve::run(&config),
+        Command::Serve { config, pid_file } => serve::run(&config, pid_file.as_deref()),
+        Command::Reload { pid_file, config } => reload::run(&pid_file, config.as_deref()),
         Command::Check { config } => check::run(&config),
         Command::Subscribe(args) => subscribe::run(&args),
         Command::Relay(args) => relay::run(&args),

@@ -6,10 +6,12 @@ use anyhow::Context;
 use lather_config::Config;
 use std::path::Path;
 
-/// Runs the server of the configuration at `path`; returns after a graceful shutdown.
-pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
+/// Runs the server of the configuration at `path` (its process id in `pid_file`, if
+/// given, while it runs); returns after a graceful shutdown.
+pub(crate) fn run(path: &Path, pid_file: Option<&Path>) -> anyhow::Result<()> {
     let mut config = Config::load(path)?;
     cpu_overrides(&mut config.server)?;
+    let _pid_file = pid_file.map(crate::reload::PidFile::write).transpose()?;
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
     if config.server.workers > 0 {
         runtime.worker_threads(config.server.workers);

@@ -127,11 +127,14 @@ fn sighup_reloads_without_dropping_connections_or_requests_in_flight() {
         "[server]\nlisten = \"127.0.0.1:{port}\"\n[[service]]\nname = \"gw\"\npath = \"/gw\"\nupstream = [\"http://127.0.0.1:{backend}/ws\"]\n"
     );
     let path = temp_config("signals", "hup.toml", &gateway);
+    let pid_file = path.with_extension("pid");
     let child = lather()
         .args([
             "serve",
             "--config",
             path.to_str().unwrap(),
+            "--pid-file",
+            pid_file.to_str().unwrap(),
             "--log-level",
             "info",
         ])
@@ -152,12 +155,25 @@ fn sighup_reloads_without_dropping_connections_or_requests_in_flight() {
         }
     });
     wait_healthy(port, &mut running.0);
-    // A keep-alive connection opened before the reload.
+    // No echo service yet (asked on a connection of its own: a server may close a
+    // connection after refusing a request whose body it did not read).
+    let mut once = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    once.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let (status, _) = exchange(&mut once, "/echo");
+    assert!(status.contains("404"), "{status}");
+    // A keep-alive connection opened and used before the reload.
     let mut kept = TcpStream::connect(("127.0.0.1", port)).unwrap();
     kept.set_read_timeout(Some(Duration::from_secs(20)))
         .unwrap();
-    let (status, _) = exchange(&mut kept, "/echo");
-    assert!(status.contains("404"), "{status}");
+    write!(kept, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut head = [0u8; 512];
+    let n = kept.read(&mut head).unwrap();
+    assert!(
+        head[..n].starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&head[..n])
+    );
     // A request in flight: the backend holds it.
     let client = std::thread::spawn(move || {
         let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
@@ -173,7 +189,18 @@ fn sighup_reloads_without_dropping_connections_or_requests_in_flight() {
         format!("{gateway}[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\n"),
     )
     .unwrap();
-    signal(&running.0, "-HUP");
+    // `lather reload` checks the file, then signals the process in the pid file.
+    let asked = lather()
+        .args([
+            "reload",
+            "--pid-file",
+            pid_file.to_str().unwrap(),
+            "--config",
+            path.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(asked.status.code(), Some(0), "{asked:?}");
     wait_for_log(&log, "configuration reloaded");
     // The same connection sees the new service.
     let (status, body) = exchange(&mut kept, "/echo");
@@ -184,8 +211,20 @@ fn sighup_reloads_without_dropping_connections_or_requests_in_flight() {
     let (status, body) = client.join().unwrap();
     assert!(status.contains("200"), "{status}");
     assert!(body.contains("<done/>"), "{body}");
-    // A file that does not validate is refused; the server goes on as it was.
+    // A file that does not validate: `lather reload` reports it and signals nothing…
     std::fs::write(&path, "[server]\nlisten = 3\n").unwrap();
+    let asked = lather()
+        .args([
+            "reload",
+            "--pid-file",
+            pid_file.to_str().unwrap(),
+            "--config",
+            path.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(asked.status.code(), Some(78), "{asked:?}");
+    // …and a SIGHUP with it is refused; the server goes on as it was.
     signal(&running.0, "-HUP");
     let seen = wait_for_log(&log, "reload refused");
     assert!(seen.contains("does not validate"), "{seen}");
@@ -201,6 +240,7 @@ fn sighup_reloads_without_dropping_connections_or_requests_in_flight() {
         std::thread::sleep(Duration::from_millis(20));
     };
     assert_eq!(status.code(), Some(0));
+    assert!(!pid_file.exists(), "the pid file is removed at exit");
 }
 
 #[test]
