@@ -106,6 +106,10 @@ pub struct ServerConfig {
     /// The most operations one batch (`lb:Batch`) may carry (default 100); a longer batch
     /// is refused whole.
     pub max_batch_items: usize,
+    /// The most operation names one service's request metrics label separately (default
+    /// 50); requests for further operations are counted as `operation="other"`, so clients
+    /// cannot grow `/metrics` without bound. 0 counts every operation as `other`.
+    pub metrics_max_operations: usize,
 }
 
 /// `max_in_flight`: a fixed number or `"auto"`.
@@ -153,6 +157,7 @@ impl Default for ServerConfig {
             phase_metrics: true,
             server_timing: crate::ServerTiming::OnRequest,
             max_batch_items: 100,
+            metrics_max_operations: 50,
         }
     }
 }

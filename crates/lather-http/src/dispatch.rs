@@ -76,6 +76,7 @@ where
         gzip: crate::compress::accepts_gzip(req.headers()),
         timed,
         bytes_in: 0,
+        operation: None,
     };
     let Some(service) = state.services.get(req.uri().path()).cloned() else {
         let fault = Fault::with_reason(
@@ -94,17 +95,22 @@ where
 }
 
 /// What the answer to a request needs besides the outcome: how its time went, whether
-/// the client takes gzip and asked for `Server-Timing`, and the request's size.
+/// the client takes gzip and asked for `Server-Timing`, the request's size and, once its
+/// envelope is read, its operation as the metrics label it.
 struct Answering {
     timeline: Timeline,
     gzip: bool,
     timed: bool,
     bytes_in: u64,
+    operation: Option<crate::op_metrics::Operation>,
 }
 
 fn finish(state: &State, service: &str, outcome: Outcome, mut answer: Answering) -> HttpResponse {
     let response = outcome.unwrap_or_else(|(fault, version)| {
-        state.metrics.fault(service, fault.kind().spec().name);
+        let operation = answer.operation.as_ref();
+        state
+            .metrics
+            .fault(service, operation, fault.kind().spec().name);
         tracing::debug!(service, %fault, "fault");
         respond::fault(&fault, version)
     });
@@ -124,6 +130,7 @@ fn finish(state: &State, service: &str, outcome: Outcome, mut answer: Answering)
         .unwrap_or(0);
     state.metrics.answered(
         service,
+        answer.operation.as_ref(),
         response.status().as_u16(),
         std::time::Duration::from_nanos(timeline.total_nanos()),
         answer.bytes_in,
@@ -159,7 +166,9 @@ fn admin_allowed<B>(state: &State, req: &Request<B>) -> bool {
 /// RFC 9112 §3.2 requires) and the connection closed.
 fn bad_host<B>(state: &State, req: &Request<B>, why: String, started: Instant) -> HttpResponse {
     let fault = Fault::with_reason(FaultKind::BadHost, why);
-    state.metrics.fault(NO_SERVICE, fault.kind().spec().name);
+    state
+        .metrics
+        .fault(NO_SERVICE, None, fault.kind().spec().name);
     let mut response = respond::fault(&fault, guess_version(req.headers()));
     *response.status_mut() = StatusCode::BAD_REQUEST;
     response.headers_mut().insert(
@@ -169,7 +178,7 @@ fn bad_host<B>(state: &State, req: &Request<B>, why: String, started: Instant) -
     let bytes_out = Body::size_hint(response.body()).exact().unwrap_or(0);
     state
         .metrics
-        .answered(NO_SERVICE, 400, started.elapsed(), 0, bytes_out);
+        .answered(NO_SERVICE, None, 400, started.elapsed(), 0, bytes_out);
     response
 }
 
@@ -300,17 +309,9 @@ where
         }
     };
     answer.timeline.mark(Phase::Queue);
-    process(
-        state,
-        service,
-        &parts,
-        soap,
-        raw,
-        stated,
-        &mut answer.timeline,
-    )
-    .await
-    .map_err(|f| (f, version))
+    process(state, service, &parts, soap, raw, stated, answer)
+        .await
+        .map_err(|f| (f, version))
 }
 
 /// The admission class of a request whose body has been read: a route's priority (the
@@ -356,7 +357,9 @@ fn too_slow(
     fault: &Fault,
     version: SoapVersion,
 ) -> HttpResponse {
-    state.metrics.fault(&service.name, fault.kind().spec().name);
+    state
+        .metrics
+        .fault(&service.name, None, fault.kind().spec().name);
     tracing::debug!(service = %service.name, %fault, "request body too slow");
     let mut response = respond::fault(fault, version);
     if parts.version < http::Version::HTTP_2 {
@@ -375,7 +378,7 @@ async fn process(
     soap: SoapHeaders,
     raw: Bytes,
     stated: crate::qos::Stated,
-    timeline: &mut Timeline,
+    answer: &mut Answering,
 ) -> Result<HttpResponse, Fault> {
     let version = soap.version;
     let mut context = Context {
@@ -396,7 +399,7 @@ async fn process(
         version,
         arrived,
         &mut context,
-        timeline,
+        answer,
     )
     .await
     {
@@ -415,7 +418,7 @@ async fn process(
                 &state.limits,
             ))
             .await;
-            timeline.mark(Phase::ResponseStages);
+            answer.timeline.mark(Phase::ResponseStages);
             Ok(answered)
         }
         result => result,
@@ -438,7 +441,7 @@ async fn exchange(
     version: SoapVersion,
     arrived: Arrived,
     context: &mut Context,
-    timeline: &mut Timeline,
+    answering: &mut Answering,
 ) -> Result<HttpResponse, Fault> {
     let Arrived { raw, stated } = arrived;
     // A message whose QoS header was read before admission is parsed already.
@@ -452,6 +455,10 @@ async fn exchange(
             (Envelope::parse(bytes, &state.limits)?, None)
         }
     };
+    answering.operation =
+        state
+            .metrics
+            .operation(&service.name, &service.operations, envelope.operation());
     if envelope.version() != version {
         return Err(Fault::with_reason(
             FaultKind::VersionMismatch,
@@ -467,6 +474,7 @@ async fn exchange(
     // made, the connection takes the class's marking and the compression preference
     // travels on the answer to where it is compressed.
     let stated = crate::qos::requirements(state, &envelope, read)?;
+    let timeline = &mut answering.timeline;
     let answer = route(state, service, parts, envelope, context, timeline).await?;
     let identity = context
         .properties

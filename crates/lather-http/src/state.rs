@@ -89,7 +89,10 @@ impl State {
                 by_path.insert(path, service.clone());
             }
         }
-        let mut metrics = Metrics::new(services.iter().map(|s| s.name.as_str()));
+        let mut metrics = Metrics::new(
+            services.iter().map(|s| s.name.as_str()),
+            server.metrics_max_operations,
+        );
         metrics.register_collector(crate::collect::EngineCollector::new(services.clone()));
         let phases = server.phase_metrics.then(|| {
             crate::timing::PhaseHistograms::new(
