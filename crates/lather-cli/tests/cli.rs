@@ -51,7 +51,10 @@ fn bench_subcommand(help: &str) {
     let out = run(&["bench", "timing", "http://127.0.0.1:1/echo"]);
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains("unrecognized subcommand 'bench'"), "{stderr}");
+    assert!(
+        stderr.contains("unrecognized subcommand 'bench'"),
+        "{stderr}"
+    );
 }
 
 #[test]
