@@ -209,14 +209,24 @@ build_lather() {
     fi
 }
 
-# metric_value PORT LINE-PREFIX : the value of the first /metrics line of the server on
-# 127.0.0.1:PORT that starts with LINE-PREFIX (the last such line wins), 0 when absent.
+# metric_value PORT SERIES : a value from the /metrics of the server on 127.0.0.1:PORT, 0
+# when absent. SERIES with labels (`name{a="x"}`) sums every series of that name whose
+# labels begin with those given (later labels, such as operation, are summed over);
+# without labels, the last line starting with SERIES.
 metric_value() {
     # shellcheck disable=SC2016 # expanded by the inner bash
     timeout 5 bash -c '
         exec 3<>"/dev/tcp/127.0.0.1/$0" || exit 1
         printf "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nConnection: close\r\n\r\n" "$0" >&3
-        cat <&3' "$1" | awk -v p="$2" 'index($0, p) == 1 {v = $NF} END {print v + 0}'
+        cat <&3' "$1" | awk -v p="$2" '
+        BEGIN { labelled = substr(p, length(p), 1) == "}"; base = substr(p, 1, length(p) - 1) }
+        labelled && index($0, base) == 1 {
+            next_char = substr($0, length(base) + 1, 1)
+            if (next_char == "," || next_char == "}") v += $NF
+            next
+        }
+        !labelled && index($0, p) == 1 {v = $NF}
+        END {print v + 0}'
 }
 
 # cpu_ticks PID : utime + stime of the process (all threads), in clock ticks.

@@ -106,6 +106,10 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
     } else {
         println!("  no access log");
     }
+    println!(
+        "  request metrics label at most {} operation names per service (further ones as operation=\"other\")",
+        server.metrics_max_operations
+    );
     if let Some(stream) = &config.stream {
         println!(
             "message streams: accepted on {}{}, at most {} connections of {} requests in flight and {} schemas each; idle connections closed after {} ms, tokens good for {} s",

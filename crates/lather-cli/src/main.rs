@@ -1,5 +1,7 @@
-//! The `lather` command: `serve`, `worker`, `check`, `subscribe`. The load generators and
-//! benchmarks are the separate `lather-bench` binary. Exit codes: see [`exit`].
+//! The `lather` command: `serve`, `reload`, `worker`, `check`, `subscribe`, `relay`, `qos`.
+//! The load generators and benchmarks are the separate `lather-bench` binary; `lather bench
+//! timing` exists only when built with the `bench` feature (off by default). Exit codes:
+//! see [`exit`].
 
 mod check;
 mod exit;
@@ -83,6 +85,7 @@ enum Command {
     /// --record) until SIGINT or SIGTERM; or send a recording again with --replay FILE URL.
     Relay(Box<relay::RelayArgs>),
     /// Measure a SOAP endpoint.
+    #[cfg(feature = "bench")]
     #[command(subcommand)]
     Bench(BenchCommand),
     /// Ask a QoS broker for the offer that fits, or list its offers.
@@ -91,6 +94,7 @@ enum Command {
 }
 
 /// `lather bench …`.
+#[cfg(feature = "bench")]
 #[derive(Debug, Subcommand)]
 enum BenchCommand {
     /// The 16-point timing breakdown of echo calls to each URL: the client's points, the
@@ -120,6 +124,7 @@ fn main() -> ExitCode {
         Command::Subscribe(args) => subscribe::run(&args),
         Command::Relay(args) => relay::run(&args),
         Command::Qos(command) => qos::run(&command),
+        #[cfg(feature = "bench")]
         Command::Bench(BenchCommand::Timing(args)) => {
             lather_bench::timing::run(&args).map_err(Into::into)
         }

@@ -27,12 +27,34 @@ fn version_and_help() {
     for word in ["figure", "table1", "seed"] {
         assert!(!help.contains(word), "{help}");
     }
+    bench_subcommand(&help);
+}
+
+/// With the `bench` feature, `lather bench` holds only `timing`.
+#[cfg(feature = "bench")]
+fn bench_subcommand(_help: &str) {
     let out = run(&["bench", "--help"]);
     let bench = String::from_utf8_lossy(&out.stdout);
     assert!(bench.contains("timing"), "{bench}");
     for word in ["stage-layouts", "rate-knee", "abuse", "eventing"] {
         assert!(!bench.contains(word), "{bench}");
     }
+}
+
+/// Without it (the default), the server binary has no `bench` subcommand at all.
+#[cfg(not(feature = "bench"))]
+fn bench_subcommand(help: &str) {
+    assert!(
+        !help.lines().any(|l| l.trim_start().starts_with("bench ")),
+        "{help}"
+    );
+    let out = run(&["bench", "timing", "http://127.0.0.1:1/echo"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("unrecognized subcommand 'bench'"),
+        "{stderr}"
+    );
 }
 
 #[test]

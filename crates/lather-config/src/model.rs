@@ -113,6 +113,10 @@ pub struct ServerConfig {
     /// Whether each request's answer is logged, one line on target `lather::access` at
     /// info (default true). `/health`, `/ready` and `/metrics` are never logged.
     pub access_log: bool,
+    /// The most operation names one service's request metrics label separately (default
+    /// 50); requests for further operations are counted as `operation="other"`, so clients
+    /// cannot grow `/metrics` without bound. 0 counts every operation as `other`.
+    pub metrics_max_operations: usize,
 }
 
 /// `max_in_flight`: a fixed number or `"auto"`.
@@ -162,6 +166,7 @@ impl Default for ServerConfig {
             server_timing: crate::ServerTiming::OnRequest,
             max_batch_items: 100,
             access_log: true,
+            metrics_max_operations: 50,
         }
     }
 }

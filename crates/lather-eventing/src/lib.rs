@@ -56,6 +56,6 @@ pub use protocol::wsn::{
 };
 pub use source::{
     DEFAULT_EVENT_ACTION, DEFAULT_MAX_SUBSCRIPTIONS_PER_IDENTITY, DEFAULT_QUEUE_BYTES_TOTAL,
-    DEFAULT_SINK_QUEUE_BYTES, EventSource, SharedSettings, SourceSettings,
+    DEFAULT_SINK_QUEUE_BYTES, EventSource, SharedSettings, SinkDepths, SourceSettings,
 };
 pub use store::{StoreError, SubscriptionStore};

@@ -79,6 +79,7 @@ where
         timed,
         bytes_in: 0,
         access,
+        operation: None,
     };
     let Some(service) = state.route(req.uri().path()).cloned() else {
         let fault = Fault::with_reason(
@@ -97,19 +98,24 @@ where
 }
 
 /// What the answer to a request needs besides the outcome: how its time went, whether
-/// the client takes gzip and asked for `Server-Timing`, the request's size and its
-/// access-log entry (when the log is on).
+/// the client takes gzip and asked for `Server-Timing`, the request's size, its access-log
+/// entry (when the log is on) and, once its envelope is read, its operation as the metrics
+/// label it.
 struct Answering {
     timeline: Timeline,
     gzip: bool,
     timed: bool,
     bytes_in: u64,
     access: Option<crate::access::AccessEntry>,
+    operation: Option<crate::op_metrics::Operation>,
 }
 
 fn finish(state: &State, service: &str, outcome: Outcome, mut answer: Answering) -> HttpResponse {
     let response = outcome.unwrap_or_else(|(fault, version)| {
-        state.metrics.fault(service, fault.kind().spec().name);
+        let operation = answer.operation.as_ref();
+        state
+            .metrics
+            .fault(service, operation, fault.kind().spec().name);
         crate::fault_log::log(service, &fault);
         respond::fault(&fault, version)
     });
@@ -130,6 +136,7 @@ fn finish(state: &State, service: &str, outcome: Outcome, mut answer: Answering)
     let elapsed = std::time::Duration::from_nanos(timeline.total_nanos());
     state.metrics.answered(
         service,
+        answer.operation.as_ref(),
         response.status().as_u16(),
         elapsed,
         answer.bytes_in,
@@ -179,7 +186,9 @@ fn admin_allowed<B>(state: &State, req: &Request<B>) -> bool {
 /// RFC 9112 §3.2 requires) and the connection closed.
 fn bad_host<B>(state: &State, req: &Request<B>, why: String, started: Instant) -> HttpResponse {
     let fault = Fault::with_reason(FaultKind::BadHost, why);
-    state.metrics.fault(NO_SERVICE, fault.kind().spec().name);
+    state
+        .metrics
+        .fault(NO_SERVICE, None, fault.kind().spec().name);
     let mut response = respond::fault(&fault, guess_version(req.headers()));
     *response.status_mut() = StatusCode::BAD_REQUEST;
     response.headers_mut().insert(
@@ -190,7 +199,7 @@ fn bad_host<B>(state: &State, req: &Request<B>, why: String, started: Instant) -
     let elapsed = started.elapsed();
     state
         .metrics
-        .answered(NO_SERVICE, 400, elapsed, 0, bytes_out);
+        .answered(NO_SERVICE, None, 400, elapsed, 0, bytes_out);
     crate::fault_log::log(NO_SERVICE, &fault);
     if state.access_log {
         crate::access::AccessEntry::of(req).emit(&crate::access::Answered {
@@ -388,7 +397,9 @@ fn too_slow(
     fault: &Fault,
     version: SoapVersion,
 ) -> HttpResponse {
-    state.metrics.fault(&service.name, fault.kind().spec().name);
+    state
+        .metrics
+        .fault(&service.name, None, fault.kind().spec().name);
     crate::fault_log::log(&service.name, fault);
     let mut response = respond::fault(fault, version);
     if parts.version < http::Version::HTTP_2 {
@@ -483,7 +494,7 @@ async fn exchange(
     version: SoapVersion,
     arrived: Arrived,
     context: &mut Context,
-    answer: &mut Answering,
+    answering: &mut Answering,
 ) -> Result<HttpResponse, Fault> {
     let Arrived { raw, stated } = arrived;
     // A message whose QoS header was read before admission is parsed already.
@@ -497,9 +508,13 @@ async fn exchange(
             (Envelope::parse(bytes, &state.limits)?, None)
         }
     };
-    if let Some(access) = &mut answer.access {
+    if let Some(access) = &mut answering.access {
         access.operation = envelope.operation().map(|op| op.local().to_owned());
     }
+    answering.operation =
+        state
+            .metrics
+            .operation(&service.name, &service.operations, envelope.operation());
     if envelope.version() != version {
         return Err(Fault::with_reason(
             FaultKind::VersionMismatch,
@@ -515,21 +530,14 @@ async fn exchange(
     // made, the connection takes the class's marking and the compression preference
     // travels on the answer to where it is compressed.
     let stated = crate::qos::requirements(state, &envelope, read)?;
-    let reply = route(
-        state,
-        service,
-        parts,
-        envelope,
-        context,
-        &mut answer.timeline,
-    )
-    .await?;
+    let timeline = &mut answering.timeline;
+    let answer = route(state, service, parts, envelope, context, timeline).await?;
     let identity = context
         .properties
         .get::<lather_pipeline::Identity>()
         .map(lather_pipeline::Identity::name);
     let chosen = crate::qos::apply(state, parts, &stated, context.client.as_deref(), identity);
-    Ok(crate::compress::with_preference(reply, chosen))
+    Ok(crate::compress::with_preference(answer, chosen))
 }
 
 /// A parsed request's way on: accepted for an asynchronous answer, a stream opened, a

@@ -1,30 +1,15 @@
-//! Prometheus metrics: requests and faults by service and code, latency, in-flight, bytes.
+//! Prometheus metrics: requests and faults by service, operation and code, latency,
+//! in-flight, bytes, connections and the build.
 
+use crate::op_metrics::{CodeLabels, FaultLabels, Operation, RequestFamilies, ServiceOps};
+use lather_envelope::QName;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 use std::collections::HashMap;
 use std::time::Duration;
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct CodeLabels {
-    service: String,
-    code: u16,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct FaultLabels {
-    service: String,
-    fault: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ServiceLabels {
-    service: String,
-}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ReasonLabels {
@@ -38,128 +23,96 @@ pub(crate) const NO_SERVICE: &str = "-";
 #[derive(Debug)]
 pub(crate) struct Metrics {
     registry: Registry,
-    /// The counted values, kept across a configuration reload.
-    families: Families,
+    families: RequestFamilies,
+    in_flight: Gauge,
     /// Connection figures of the listener.
     pub(crate) connections: ConnectionMetrics,
-    /// Handles of the configured services, made once so the hot path neither allocates
-    /// labels nor takes the families' locks.
-    per_service: HashMap<String, ServiceHandles>,
-}
-
-/// The request metrics' values (clones share them), so that a reloaded configuration's
-/// registry goes on counting where the last one stopped.
-#[derive(Debug, Clone)]
-struct Families {
-    requests: Family<CodeLabels, Counter>,
-    faults: Family<FaultLabels, Counter>,
-    latency: Family<ServiceLabels, Histogram, fn() -> Histogram>,
-    in_flight: Gauge,
-    bytes_in: Family<ServiceLabels, Counter>,
-    bytes_out: Family<ServiceLabels, Counter>,
-}
-
-/// One service's metric handles (clones share the values registered in the families).
-#[derive(Debug)]
-struct ServiceHandles {
-    ok: Counter,
-    latency: Histogram,
-    bytes_in: Counter,
-    bytes_out: Counter,
-}
-
-fn latency_histogram() -> Histogram {
-    // 50 µs … ~52 s, doubling.
-    Histogram::new(exponential_buckets(0.000_05, 2.0, 21))
+    /// Per-operation handles of the configured services (and of [`NO_SERVICE`]).
+    per_service: HashMap<String, ServiceOps>,
 }
 
 impl Metrics {
-    pub(crate) fn new<'a>(services: impl IntoIterator<Item = &'a str>) -> Self {
-        let families = Families {
-            requests: Family::default(),
-            faults: Family::default(),
-            latency: Family::new_with_constructor(latency_histogram),
-            in_flight: Gauge::default(),
-            bytes_in: Family::default(),
-            bytes_out: Family::default(),
-        };
-        Self::with(services, families, None)
+    /// The metrics of a server with `services`, each labelling at most `max_operations`
+    /// operation names of its own (`[server] metrics_max_operations`).
+    pub(crate) fn new<'a>(
+        services: impl IntoIterator<Item = &'a str>,
+        max_operations: usize,
+    ) -> Self {
+        Self::with(
+            services,
+            max_operations,
+            (RequestFamilies::new(), Gauge::default()),
+            None,
+        )
     }
 
-    /// The metrics of a reloaded configuration serving `services`: every count and the
-    /// connection figures go on from these; read-at-scrape collectors are registered anew.
-    pub(crate) fn carried<'a>(&self, services: impl IntoIterator<Item = &'a str>) -> Self {
-        Self::with(services, self.families.clone(), Some(&self.connections))
+    /// The metrics of a reloaded configuration serving `services`: every count, the
+    /// requests in flight and the connection figures go on from these; read-at-scrape
+    /// collectors are registered anew (and each service's operation cap counts afresh).
+    pub(crate) fn carried<'a>(
+        &self,
+        services: impl IntoIterator<Item = &'a str>,
+        max_operations: usize,
+    ) -> Self {
+        Self::with(
+            services,
+            max_operations,
+            (self.families.clone(), self.in_flight.clone()),
+            Some(&self.connections),
+        )
     }
 
     fn with<'a>(
         services: impl IntoIterator<Item = &'a str>,
-        families: Families,
+        max_operations: usize,
+        (families, in_flight): (RequestFamilies, Gauge),
         connections: Option<&ConnectionMetrics>,
     ) -> Self {
         let mut registry = Registry::with_prefix("lather");
-        let Families {
-            requests,
-            faults,
-            latency,
-            in_flight,
-            bytes_in,
-            bytes_out,
-        } = families.clone();
         registry.register(
             "requests",
-            "Requests answered, by service and HTTP status",
-            requests.clone(),
+            "Requests answered, by service, HTTP status and operation",
+            families.requests.clone(),
         );
         registry.register(
             "faults",
-            "SOAP faults raised by lather, by service and fault name",
-            faults,
+            "SOAP faults raised by lather, by service, fault name and operation",
+            families.faults.clone(),
         );
         registry.register(
             "request_duration_seconds",
-            "Time from request head to response, by service",
-            latency.clone(),
+            "Time from request head to response, by service and operation",
+            families.latency.clone(),
         );
         registry.register(
             "in_flight_requests",
             "Requests being handled now",
-            in_flight,
+            in_flight.clone(),
         );
         registry.register(
             "request_bytes",
-            "Request body bytes received (before decoding)",
-            bytes_in.clone(),
+            "Request body bytes received (before decoding), by service and operation",
+            families.bytes_in.clone(),
         );
         registry.register(
             "response_bytes",
-            "Response body bytes sent",
-            bytes_out.clone(),
+            "Response body bytes sent, by service and operation",
+            families.bytes_out.clone(),
         );
         let connections = ConnectionMetrics::register(&mut registry, connections);
+        registry.register_collector(Box::new(crate::build_info::BuildInfo));
         let per_service = services
             .into_iter()
             .chain([NO_SERVICE])
             .map(|name| {
-                let svc = ServiceLabels {
-                    service: name.to_owned(),
-                };
-                let ok = CodeLabels {
-                    service: name.to_owned(),
-                    code: 200,
-                };
-                let handles = ServiceHandles {
-                    ok: requests.get_or_create(&ok).clone(),
-                    latency: latency.get_or_create(&svc).clone(),
-                    bytes_in: bytes_in.get_or_create(&svc).clone(),
-                    bytes_out: bytes_out.get_or_create(&svc).clone(),
-                };
-                (name.to_owned(), handles)
+                let ops = ServiceOps::new(&families, name, max_operations);
+                (name.to_owned(), ops)
             })
             .collect();
         Metrics {
             registry,
             families,
+            in_flight,
             connections,
             per_service,
         }
@@ -175,28 +128,50 @@ impl Metrics {
 
     /// Counts one request in flight until the guard drops.
     pub(crate) fn in_flight(&self) -> InFlight {
-        self.families.in_flight.inc();
-        InFlight(self.families.in_flight.clone())
+        self.in_flight.inc();
+        InFlight(self.in_flight.clone())
+    }
+
+    /// How `service` (serving `declared`; empty: any operation) labels a request for
+    /// operation `op`: see [`ServiceOps::operation`]. `None` for an unknown service.
+    pub(crate) fn operation(
+        &self,
+        service: &str,
+        declared: &[QName],
+        op: Option<&QName>,
+    ) -> Option<Operation> {
+        Some(self.per_service.get(service)?.operation(declared, op))
+    }
+
+    /// The handles for a request to `service` labelled `operation` (none: no operation).
+    fn handles<'a>(
+        &'a self,
+        service: &str,
+        operation: Option<&'a Operation>,
+    ) -> Option<&'a Operation> {
+        operation.or_else(|| self.per_service.get(service).map(ServiceOps::none))
     }
 
     /// Records one answered request.
     pub(crate) fn answered(
         &self,
         service: &str,
+        operation: Option<&Operation>,
         code: u16,
         elapsed: Duration,
         bytes_in: u64,
         bytes_out: u64,
     ) {
-        let Some(handles) = self.per_service.get(service) else {
+        let Some(Operation(handles)) = self.handles(service, operation) else {
             return;
         };
         if code == 200 {
             handles.ok.inc();
         } else {
             let labels = CodeLabels {
-                service: service.to_owned(),
+                service: handles.service.clone(),
                 code,
+                operation: handles.operation.clone(),
             };
             self.families.requests.get_or_create(&labels).inc();
         }
@@ -206,12 +181,16 @@ impl Metrics {
     }
 
     /// Records a fault lather raised.
-    pub(crate) fn fault(&self, service: &str, fault: &'static str) {
+    pub(crate) fn fault(&self, service: &str, operation: Option<&Operation>, fault: &'static str) {
+        let Some(Operation(handles)) = self.handles(service, operation) else {
+            return;
+        };
         self.families
             .faults
             .get_or_create(&FaultLabels {
-                service: service.to_owned(),
+                service: handles.service.clone(),
                 fault,
+                operation: handles.operation.clone(),
             })
             .inc();
     }

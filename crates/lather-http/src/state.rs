@@ -124,8 +124,8 @@ impl State {
         }
         let names = services.iter().map(|s| s.name.as_str());
         let mut metrics = match carried {
-            Some(previous) => previous.carried(names),
-            None => Metrics::new(names),
+            Some(previous) => previous.carried(names, server.metrics_max_operations),
+            None => Metrics::new(names, server.metrics_max_operations),
         };
         metrics.register_collector(crate::collect::EngineCollector::new(services.clone()));
         let phases = server.phase_metrics.then(|| {

@@ -71,20 +71,24 @@ impl Drop for TaskGuard {
     }
 }
 
-/// The bytes one sink holds (queued or being written), bounded by the source's
-/// `sink_queue_bytes`.
+/// The bytes and notifications one sink holds (queued or being written), the bytes
+/// bounded by the source's `sink_queue_bytes`.
 #[derive(Debug, Default)]
-pub(crate) struct SinkBytes(AtomicU64);
+pub(crate) struct SinkBytes {
+    bytes: AtomicU64,
+    notifications: AtomicUsize,
+}
 
 impl SinkBytes {
     /// Takes `bytes` if the sink then holds at most `limit`: the returned share is given
     /// back when dropped. `None` (nothing taken) beyond the limit.
     pub(crate) fn take(self: &Arc<Self>, bytes: u64, limit: u64) -> Option<SinkShare> {
-        let before = self.0.fetch_add(bytes, Ordering::Relaxed);
+        let before = self.bytes.fetch_add(bytes, Ordering::Relaxed);
         if before.saturating_add(bytes) > limit && before > 0 {
-            self.0.fetch_sub(bytes, Ordering::Relaxed);
+            self.bytes.fetch_sub(bytes, Ordering::Relaxed);
             return None;
         }
+        self.notifications.fetch_add(1, Ordering::Relaxed);
         Some(SinkShare {
             sink: Arc::clone(self),
             bytes,
@@ -92,9 +96,13 @@ impl SinkBytes {
     }
 
     /// Bytes the sink holds now.
-    #[cfg(test)]
     pub(crate) fn held(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Notifications the sink holds now.
+    pub(crate) fn notifications(&self) -> usize {
+        self.notifications.load(Ordering::Relaxed)
     }
 }
 
@@ -107,7 +115,8 @@ pub(crate) struct SinkShare {
 
 impl Drop for SinkShare {
     fn drop(&mut self) {
-        self.sink.0.fetch_sub(self.bytes, Ordering::Relaxed);
+        self.sink.bytes.fetch_sub(self.bytes, Ordering::Relaxed);
+        self.sink.notifications.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -129,13 +138,13 @@ mod tests {
         let sink = Arc::new(SinkBytes::default());
         let one = sink.take(60, 100).unwrap();
         assert!(sink.take(60, 100).is_none(), "beyond the limit");
-        assert_eq!(sink.held(), 60);
+        assert_eq!((sink.held(), sink.notifications()), (60, 1));
         drop(one);
         // An empty sink always takes one notification, even one beyond the limit.
         let big = sink.take(500, 100).unwrap();
         assert_eq!(sink.held(), 500);
         drop(big);
-        assert_eq!(sink.held(), 0);
+        assert_eq!((sink.held(), sink.notifications()), (0, 0));
         let task = gauges.task();
         assert_eq!(gauges.tasks(), 1);
         drop(task);

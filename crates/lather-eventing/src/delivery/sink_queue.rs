@@ -83,6 +83,17 @@ impl SinkQueue {
         }
     }
 
+    /// Notifications the sink holds now: queued, or taken by its delivery task and not
+    /// yet delivered.
+    pub(crate) fn held(&self) -> usize {
+        self.bytes.notifications()
+    }
+
+    /// Bytes the sink holds now: its queue and the notification being delivered.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes.held()
+    }
+
     fn dropped(&self, id: &str, bound: &str) {
         self.gauges
             .dropped

@@ -4,6 +4,7 @@
 //! SubscriptionEnd.
 
 mod answer;
+mod depths;
 mod keeping;
 mod nats_events;
 mod offer;
@@ -12,6 +13,7 @@ mod settings;
 mod shared;
 mod wsn;
 
+pub use depths::SinkDepths;
 pub use settings::{
     DEFAULT_EVENT_ACTION, DEFAULT_MAX_SUBSCRIPTIONS_PER_IDENTITY, DEFAULT_QUEUE_BYTES_TOTAL,
     DEFAULT_SINK_QUEUE_BYTES, SourceSettings,

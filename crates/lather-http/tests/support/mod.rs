@@ -282,12 +282,25 @@ pub async fn closed_port() -> SocketAddr {
     addr
 }
 
-/// Reads one counter line's value from `/metrics` text, e.g. `lather_requests_total{service="echo",code="200"}`.
-pub fn metric(text: &str, line_prefix: &str) -> Option<f64> {
-    text.lines()
-        .find(|l| l.starts_with(line_prefix))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|v| v.parse().ok())
+/// Reads a value from `/metrics` text. With labels, e.g.
+/// `lather_requests_total{service="echo",code="200"}`, it is the sum over every series of
+/// that name whose labels begin with those given (so later labels, such as `operation`,
+/// are summed over); without, the first line beginning with the text. `None` when no
+/// series matches.
+pub fn metric(text: &str, series: &str) -> Option<f64> {
+    let value = |l: &str| l.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok());
+    let Some(base) = series.strip_suffix('}') else {
+        return text.lines().find(|l| l.starts_with(series)).and_then(value);
+    };
+    let matching: Vec<f64> = text
+        .lines()
+        .filter(|l| {
+            l.strip_prefix(base)
+                .is_some_and(|rest| rest.starts_with(',') || rest.starts_with('}'))
+        })
+        .filter_map(value)
+        .collect();
+    (!matching.is_empty()).then(|| matching.iter().sum())
 }
 
 /// The text of the first `<name>…</name>` (an element written without attributes) in the

@@ -1,4 +1,5 @@
-//! `lather bench timing` as a user runs it: against lather it splits the call into the
+//! `lather-bench timing` (also `lather bench timing` in a `lather` built with the `bench`
+//! feature: the same code) as a user runs it: against lather it splits the call into the
 //! client's and the server's points (from Server-Timing); against a server that sends no
 //! Server-Timing it says so and keeps the client's points; a bad URL is an error naming it.
 
@@ -20,11 +21,11 @@ async fn lather(server_timing: &str) -> SocketAddr {
 async fn timing(urls: &[String]) -> Output {
     let urls = urls.to_vec();
     tokio::task::spawn_blocking(move || {
-        Command::new(env!("CARGO_BIN_EXE_lather"))
-            .args(["bench", "timing", "--requests", "50", "--warmup", "5"])
+        Command::new(env!("CARGO_BIN_EXE_lather-bench"))
+            .args(["timing", "--requests", "50", "--warmup", "5"])
             .args(&urls)
             .output()
-            .expect("run lather")
+            .expect("run lather-bench")
     })
     .await
     .unwrap()
