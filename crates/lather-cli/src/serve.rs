@@ -29,7 +29,8 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         tracing::info!(
             address = %server.local_addr(),
             services = config.services.len(),
-            "lather listening on http://{}",
+            "lather listening on {}://{}",
+            server.scheme(),
             server.local_addr()
         );
         server.serve(shutdown_signal()).await?;

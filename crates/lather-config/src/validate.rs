@@ -56,6 +56,9 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
         ));
     }
     crate::connections::check(&config.server, origin)?;
+    if let Some((span, why)) = config.server.tls.as_ref().and_then(|t| t.problem()) {
+        return Err(at(span, why));
+    }
     if let Some(stream) = &config.stream {
         stream.check(origin)?;
     }
@@ -263,6 +266,7 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
         crate::stream::check_service(svc, i, has_stream_table, &at)?;
         crate::public::check_service(svc, i, &at)?;
         crate::tuning::check_service(svc, i, &at)?;
+        crate::upstream_tls::check_service(svc, i, &at)?;
         crate::async_replies::check_service(svc, i, &at)?;
         crate::subscriptions::check(svc, i, config.nats.as_ref(), &at)?;
         if svc.max_in_flight == Some(crate::MaxInFlight::Fixed(0)) {
@@ -652,7 +656,7 @@ fn service_kind(
                     ));
                 }
                 list.iter()
-                    .map(|u| upstream(u, i, at))
+                    .map(|u| upstream(u, i, true, at))
                     .collect::<Result<_, _>>()
                     .map(ServiceKind::Gateway)
             }
@@ -671,7 +675,7 @@ fn service_kind(
                     ));
                 }
                 Ok(ServiceKind::RegistryGateway(crate::RegistryBackends {
-                    registry: upstream(&r.registry, i, at)?,
+                    registry: upstream(&r.registry, i, false, at)?,
                     name: r.name.get_ref().trim().to_owned(),
                     poll: std::time::Duration::from_millis(poll),
                 }))
@@ -688,9 +692,12 @@ fn service_kind(
     }
 }
 
+/// A backend URL: `http://` or (when `https` is allowed, as for backends but not for a
+/// registry, which lather asks over plain HTTP only) `https://`, with a host.
 fn upstream(
     url: &Spanned<String>,
     i: usize,
+    https: bool,
     at: &impl Fn(std::ops::Range<usize>, String) -> ConfigError,
 ) -> Result<Upstream, ConfigError> {
     let raw = url.get_ref();
@@ -700,11 +707,13 @@ fn upstream(
         .map_err(|e| bad(&format!("is not a URL ({e})")))?;
     match uri.scheme_str() {
         Some("http") => {}
+        Some("https") if https => {}
         Some("https") => {
             return Err(bad(
-                "uses https, which lather does not speak to upstreams yet",
+                "must start with http:// (a registry is asked over plain HTTP only)",
             ));
         }
+        _ if https => return Err(bad("must start with http:// or https://")),
         _ => return Err(bad("must start with http://")),
     }
     if uri.host().is_none_or(str::is_empty) {
@@ -993,9 +1002,9 @@ timeout_ms = 250
                 "http://",
             ),
             (
-                "[[service]]\nname = \"a\"\npath = \"/a\"\nupstream = [\"https://x/\"]\n",
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nupstream = [\"https://x/\", \"gopher://y/\"]\n",
                 4,
-                "https",
+                "must start with http:// or https://",
             ),
             (
                 "[[service]]\nname = \"a\"\npath = \"/a\"\nupstream = []\n",

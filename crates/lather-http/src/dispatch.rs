@@ -388,6 +388,9 @@ async fn process(
     if let Some(asked) = RequestCacheControl::from_headers(&parts.headers) {
         context.properties.insert(asked);
     }
+    if let Some(client) = parts.extensions.get::<crate::tls::ClientCertificate>() {
+        context.properties.insert(client.clone());
+    }
     let arrived = Arrived { raw, stated };
     match exchange(
         state,
@@ -674,7 +677,7 @@ fn is_wsdl_query(query: Option<&str>) -> bool {
 }
 
 /// The service's URL as handed out (WSDL address, subscription manager): the configured
-/// `public_url` when set; else `http://{authority}{path}` with the request's absolute-form
+/// `public_url` when set; else `http(s)://{authority}{path}` with the request's absolute-form
 /// authority or `Host` when that is a valid `host[:port]`; else the listen address. A
 /// hostile `Host` never reaches the address.
 pub(crate) fn service_location(state: &State, service: &Service, parts: &Parts) -> String {
@@ -694,5 +697,5 @@ pub(crate) fn service_location(state: &State, service: &Service, parts: &Parts) 
         })
         .filter(|h| crate::authority::is_valid(h))
         .unwrap_or_else(|| state.listen.to_string());
-    format!("http://{host}{}", service.path)
+    format!("{}://{host}{}", state.scheme, service.path)
 }

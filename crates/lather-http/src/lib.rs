@@ -53,6 +53,7 @@ mod stream_accept;
 mod stream_acceptor;
 mod stream_grant;
 mod timing;
+mod tls;
 mod watched;
 mod wsdl_rotation;
 
@@ -62,3 +63,4 @@ pub use error::ServeError;
 pub use eventing::EventSourceService;
 pub use server::Server;
 pub use service::{context_store_limits, register_allow, registry_limits};
+pub use tls::{ClientCertificate, TlsError};

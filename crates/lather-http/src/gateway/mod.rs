@@ -2,16 +2,19 @@
 //! round-robin over the backends, skipping those that refuse connections.
 //!
 //! Faults the client gets name a backend by its place ("backend 2 of 3"), never by its
-//! URL: internal addresses are logged (at warn) instead.
+//! URL: internal addresses are logged (at warn) instead. `https://` backends are reached
+//! over TLS; a TLS failure is an `UpstreamFailed` fault, not a refusal tried elsewhere.
 
 mod backends;
 mod headers;
+mod tls_failure;
 mod transfer_batch;
 mod upstream_client;
 mod wsdl;
 
 pub(crate) use backends::Backends;
 pub(crate) use headers::ResponsePolicy;
+pub(crate) use upstream_client::UpstreamTls;
 
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -39,6 +42,8 @@ pub(crate) struct Gateway {
     /// The service's name, for logs.
     service: String,
     client: upstream_client::UpstreamClient,
+    /// TLS towards `https://` backends.
+    tls: UpstreamTls,
     backends: Arc<Backends>,
     next: AtomicUsize,
     timeout: Duration,
@@ -83,6 +88,7 @@ impl Gateway {
         max_response_bytes: usize,
         policy: ResponsePolicy,
         identity_header: Option<HeaderName>,
+        tls: UpstreamTls,
     ) -> Self {
         Gateway {
             service,
@@ -90,7 +96,9 @@ impl Gateway {
                 UpstreamProtocol::Http1,
                 lather_config::DEFAULT_H1_UPSTREAM_CONNECTIONS as usize,
                 timeout,
+                tls.clone(),
             ),
+            tls,
             backends,
             next: AtomicUsize::new(0),
             timeout,
@@ -226,7 +234,12 @@ impl Gateway {
         protocol: UpstreamProtocol,
         connections: usize,
     ) -> Self {
-        self.client = upstream_client::UpstreamClient::new(protocol, connections, self.timeout);
+        self.client = upstream_client::UpstreamClient::new(
+            protocol,
+            connections,
+            self.timeout,
+            self.tls.clone(),
+        );
         self
     }
 
@@ -519,6 +532,14 @@ impl Gateway {
         let sent = tokio::time::timeout_at(deadline.into(), self.client.send(request)).await;
         let response = match sent {
             Err(_) => return Err(timed_out()),
+            Ok(Err(e)) if tls_failure::find(&e).is_some() => {
+                let why = tls_failure::find(&e).map(tls_failure::describe);
+                tracing::warn!(service = %self.service, upstream = %upstream.url, error = %error_chain(&e), "TLS with the backend failed");
+                return Err(Fault::with_reason(
+                    FaultKind::UpstreamFailed,
+                    format!("{label}: {}", why.unwrap_or_default()),
+                ));
+            }
             Ok(Err(e)) if e.is_connect() => {
                 tracing::warn!(service = %self.service, upstream = %upstream.url, error = %error_chain(&e), "backend refused the connection");
                 return Ok(Attempt::Refused(io_kind(&e)));
