@@ -7,6 +7,7 @@ use std::path::Path;
 pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
     let config = Config::load(path)?;
     let plans = lather_compose::service_plans(&config)?;
+    lather_http::Server::check_tls_files(&config)?;
     let server = &config.server;
     println!("{}: ok", path.display());
     println!(
@@ -94,7 +95,6 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         }
         None => println!("  plain HTTP (no [server.tls])"),
     }
-    lather_http::Server::check_tls_files(&config)?;
     let phases = if server.phase_metrics {
         "each request's phases counted in lather_phase_seconds"
     } else {

@@ -229,15 +229,24 @@ impl ServerBuilder {
     /// Binds the listen address and prepares every service and its handler stages. A
     /// handler or flow that is not valid is a [`ServeError::Config`] naming its line; an
     /// unreachable NATS server (remote handlers, shared subscriptions) is
-    /// [`ServeError::NatsUnreachable`] naming the URL.
+    /// [`ServeError::NatsUnreachable`] naming the URL. A listener TLS file that cannot be
+    /// used is a [`ServeError::Config`] naming the key's line (or [`ServeError::Tls`] for
+    /// settings given in code).
     pub async fn bind(self) -> Result<Server, ServeError> {
+        // On the heap: the preparation holds much across its awaits, and callers' futures
+        // stay small.
+        Box::pin(self.prepare()).await
+    }
+
+    async fn prepare(self) -> Result<Server, ServeError> {
         let server = self.server;
-        // Before binding: a certificate that cannot be used leaves the port free.
+        // Before binding: a certificate that cannot be used leaves the port free. (Boxed:
+        // it is held across every await below.)
         let tls = match &server.tls {
-            Some(settings) => Some(
+            Some(settings) => Some(Box::new(
                 crate::tls::listener::ListenerTls::load(settings)
                     .map_err(|e| tls_error(self.config.as_ref(), settings, e))?,
-            ),
+            )),
             None => None,
         };
         let listener = tokio::net::TcpListener::bind(server.listen)

@@ -50,7 +50,7 @@ pub struct Server {
     /// The `[stream]` listener and its acceptor, when configured.
     streams: Option<(TcpListener, Arc<crate::stream_acceptor::StreamAcceptor>)>,
     /// TLS on the listener (`[server.tls]`), when configured.
-    tls: Option<crate::tls::listener::ListenerTls>,
+    tls: Option<Box<crate::tls::listener::ListenerTls>>,
 }
 
 impl Server {
@@ -68,7 +68,10 @@ impl Server {
         }
     }
 
-    pub(crate) fn with_tls(mut self, tls: Option<crate::tls::listener::ListenerTls>) -> Server {
+    pub(crate) fn with_tls(
+        mut self,
+        tls: Option<Box<crate::tls::listener::ListenerTls>>,
+    ) -> Server {
         self.tls = tls;
         self
     }
@@ -186,10 +189,7 @@ impl Server {
                 activity: Activity::new(),
                 builder: builder.clone(),
                 watcher: graceful.watcher(),
-                tls: self
-                    .tls
-                    .as_ref()
-                    .map(crate::tls::listener::ListenerTls::acceptor),
+                tls: self.tls.as_ref().map(|tls| tls.acceptor()),
                 header_timeout: self.header_timeout,
                 idle: self.idle,
             };

@@ -3,7 +3,7 @@
 //! and `http/1.1`.
 
 use super::TlsError;
-use super::reload::{CertResolver, PairFiles};
+use super::reload::{CertResolver, Contents, PairFiles};
 use lather_config::{ClientAuth, TlsConfig};
 use rustls::server::WebPkiClientVerifier;
 use std::sync::Arc;
@@ -16,7 +16,7 @@ pub(crate) struct ListenerTls {
     config: Arc<rustls::ServerConfig>,
     resolver: Arc<CertResolver>,
     /// How often the pair is checked for a change, the files and what they held at start.
-    reload: Option<(Duration, PairFiles, (Vec<u8>, Vec<u8>))>,
+    reload: Option<(Duration, PairFiles, Contents)>,
 }
 
 impl ListenerTls {

@@ -19,7 +19,7 @@ pub(super) struct PairFiles {
 }
 
 /// The bytes of the pair's two files, to notice a change.
-type Contents = (Vec<u8>, Vec<u8>);
+pub(super) type Contents = (Vec<u8>, Vec<u8>);
 
 impl PairFiles {
     /// Reads both files.

@@ -175,34 +175,7 @@ impl TlsClient {
         request: Request<Full<Bytes>>,
     ) -> Result<TlsAnswer, Box<dyn std::error::Error + Send + Sync>> {
         let tls = self.connect(addr).await?;
-        let server_cert = tls
-            .get_ref()
-            .1
-            .peer_certificates()
-            .and_then(|c| c.first())
-            .cloned()
-            .ok_or("no server certificate")?;
-        let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
-        let io = TokioIo::new(tls);
-        let mut request = request;
-        let response = if h2 {
-            *request.version_mut() = http::Version::HTTP_2;
-            request.headers_mut().remove("host");
-            let (mut sender, conn) =
-                hyper::client::conn::http2::handshake(TokioExecutor::new(), io).await?;
-            tokio::spawn(conn);
-            sender.send_request(request).await?
-        } else {
-            let (mut sender, conn) = hyper::client::conn::http1::handshake(io).await?;
-            tokio::spawn(conn);
-            sender.send_request(request).await?
-        };
-        let version = response.version();
-        Ok(TlsAnswer {
-            answer: collect(response).await,
-            version,
-            server_cert,
-        })
+        exchange(tls, request).await
     }
 
     /// A SOAP POST of `body` to `path` at `https://localhost:{port}`.
@@ -236,4 +209,54 @@ impl TlsClient {
             .unwrap();
         self.send(addr, request).await
     }
+}
+
+/// Sends `request` (its URI absolute) on `tls`, as HTTP/2 when ALPN agreed on `h2`, else
+/// HTTP/1.1.
+pub async fn exchange(
+    tls: tokio_rustls::client::TlsStream<TcpStream>,
+    request: Request<Full<Bytes>>,
+) -> Result<TlsAnswer, Box<dyn std::error::Error + Send + Sync>> {
+    let server_cert = tls
+        .get_ref()
+        .1
+        .peer_certificates()
+        .and_then(|c| c.first())
+        .cloned()
+        .ok_or("no server certificate")?;
+    let h2 = tls.get_ref().1.alpn_protocol() == Some(b"h2".as_slice());
+    let io = TokioIo::new(tls);
+    let mut request = request;
+    let response = if h2 {
+        *request.version_mut() = http::Version::HTTP_2;
+        request.headers_mut().remove("host");
+        let (mut sender, conn) =
+            hyper::client::conn::http2::handshake(TokioExecutor::new(), io).await?;
+        tokio::spawn(conn);
+        sender.send_request(request).await?
+    } else {
+        let (mut sender, conn) = hyper::client::conn::http1::handshake(io).await?;
+        tokio::spawn(conn);
+        sender.send_request(request).await?
+    };
+    let version = response.version();
+    Ok(TlsAnswer {
+        answer: collect(response).await,
+        version,
+        server_cert,
+    })
+}
+
+/// `request` addressed to `https://localhost:{port}` (URI and Host).
+pub fn to_localhost(mut request: Request<Full<Bytes>>, port: u16) -> Request<Full<Bytes>> {
+    let path = request
+        .uri()
+        .path_and_query()
+        .map_or("/", |p| p.as_str())
+        .to_owned();
+    *request.uri_mut() = format!("https://localhost:{port}{path}").parse().unwrap();
+    request
+        .headers_mut()
+        .insert("host", format!("localhost:{port}").parse().unwrap());
+    request
 }
