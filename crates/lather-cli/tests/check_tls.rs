@@ -87,3 +87,24 @@ fn an_unusable_tls_file_is_an_error_at_its_line() {
     assert!(stderr.contains("upstream-bad.toml:5:"), "{stderr}");
     assert!(stderr.contains("upstream_ca_file"), "{stderr}");
 }
+
+#[test]
+fn the_tls_example_is_a_valid_configuration() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/tls.toml");
+    let config = lather_config::Config::load(std::path::Path::new(path)).unwrap();
+    let tls = config.server.tls.as_ref().unwrap();
+    assert_eq!(tls.client_auth(), lather_config::ClientAuth::Required);
+    let gateway = config
+        .services
+        .iter()
+        .find(|s| s.name.get_ref() == "quotes")
+        .unwrap();
+    assert_eq!(
+        gateway.upstream_tls().server_name.as_deref(),
+        Some("localhost")
+    );
+    assert_eq!(
+        gateway.upstream_protocol(),
+        lather_config::UpstreamProtocol::H2
+    );
+}
