@@ -8,6 +8,7 @@ use std::path::Path;
 pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
     let config = Config::load(path)?;
     let plans = lather_compose::service_plans(&config)?;
+    lather_http::Server::check_tls_files(&config)?;
     let server = &config.server;
     println!("{}: ok", path.display());
     println!(
@@ -70,6 +71,30 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
             url.get_ref(),
             refresh * 3
         );
+    }
+    match &server.tls {
+        Some(tls) => {
+            let clients = match tls.client_auth() {
+                lather_config::ClientAuth::None => "no client certificates asked for".to_owned(),
+                auth => format!(
+                    "client certificates {} (verified against {})",
+                    auth.as_str(),
+                    tls.client_ca_file
+                        .as_ref()
+                        .map_or("", |f| f.get_ref().as_str())
+                ),
+            };
+            let reload = tls.reload_check().map_or_else(
+                || "never checked for a change".to_owned(),
+                |every| format!("checked for a change every {} ms", every.as_millis()),
+            );
+            println!(
+                "  TLS (HTTPS, ALPN h2 and http/1.1): certificate {} with key {}, {reload}; {clients}",
+                tls.cert_file.get_ref(),
+                tls.key_file.get_ref()
+            );
+        }
+        None => println!("  plain HTTP (no [server.tls])"),
     }
     let phases = if server.phase_metrics {
         "each request's phases counted in lather_phase_seconds"
@@ -434,11 +459,12 @@ fn print_tuning(svc: &lather_config::ServiceConfig, nats: Option<&lather_config:
             "  HTTP/1.1 to the upstreams, at most {} connections to each (one request each)",
             svc.upstream_connections()
         ),
-        lather_config::UpstreamProtocol::H2c => println!(
-            "  HTTP/2 (h2c) to the upstreams over {} connections to each, requests multiplexed",
+        lather_config::UpstreamProtocol::H2 => println!(
+            "  HTTP/2 to the upstreams (prior knowledge over http://, ALPN h2 over https://) over {} connections to each, requests multiplexed",
             svc.upstream_connections()
         ),
     }
+    print_upstream_tls(svc);
     if let Some((items, wait)) = svc.upstream_batching() {
         println!(
             "  requests to the upstream gathered into lb:Batch requests of at most {items}, sent {} ms after the first at the latest",
@@ -503,6 +529,31 @@ fn print_failover(f: &lather_config::Failover) {
     if f.expose_backend_errors {
         println!("  faults name the backend and its error to clients");
     }
+}
+
+/// How a gateway speaks TLS to `https://` upstreams, when it may have one.
+fn print_upstream_tls(svc: &lather_config::ServiceConfig) {
+    let https = match svc.kind() {
+        ServiceKind::Gateway(list) => list.iter().any(|u| u.uri.scheme_str() == Some("https")),
+        _ => true,
+    };
+    if !https {
+        return;
+    }
+    let tls = svc.upstream_tls();
+    let roots = tls.ca_file.as_deref().map_or_else(
+        || "the system's trusted CAs".to_owned(),
+        |f| format!("the CAs in {f}"),
+    );
+    let name = tls
+        .server_name
+        .as_deref()
+        .map_or_else(|| "each URL's host".to_owned(), |n| format!("the name {n}"));
+    let client = tls.client_cert.as_ref().map_or_else(
+        || "no client certificate".to_owned(),
+        |(cert, _)| format!("client certificate {cert}"),
+    );
+    println!("  https:// upstreams: certificates verified against {roots} for {name}; {client}");
 }
 
 fn print_flows(indent: &str, flows: &[(&str, &lather_pipeline::Plan)]) {

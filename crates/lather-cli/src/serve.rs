@@ -33,7 +33,8 @@ pub(crate) fn run(path: &Path, pid_file: Option<&Path>) -> anyhow::Result<()> {
         tracing::info!(
             address = %server.local_addr(),
             services = config.services.len(),
-            "lather listening on http://{}",
+            "lather listening on {}://{}",
+            server.scheme(),
             server.local_addr()
         );
         let (hangups, hung_up) = tokio::sync::mpsc::unbounded_channel();

@@ -42,8 +42,10 @@ mod stream_mode;
 mod subscriptions;
 mod subscriptions_mode;
 mod substitute;
+mod tls;
 mod tuning;
 mod upstream_protocol;
+mod upstream_tls;
 mod validate;
 mod weighted_url;
 
@@ -83,9 +85,11 @@ pub use route::{RouteConfig, parse_clark};
 pub use server_timing::ServerTiming;
 pub use stream_mode::{StreamConfig, StreamMode, StreamOnError};
 pub use subscriptions_mode::SubscriptionsMode;
+pub use tls::{ClientAuth, DEFAULT_TLS_RELOAD_CHECK_MS, TlsConfig};
 pub use tuning::{
     DEFAULT_BATCH_MAX_ITEMS, DEFAULT_BATCH_WAIT_MS, DEFAULT_COMPRESS_REQUESTS_MIN_BYTES,
-    DEFAULT_H1_UPSTREAM_CONNECTIONS, DEFAULT_H2C_UPSTREAM_CONNECTIONS, DEFAULT_WSDL_CACHE_MS,
+    DEFAULT_H1_UPSTREAM_CONNECTIONS, DEFAULT_H2_UPSTREAM_CONNECTIONS, DEFAULT_WSDL_CACHE_MS,
 };
 pub use upstream_protocol::UpstreamProtocol;
+pub use upstream_tls::UpstreamTls;
 pub use weighted_url::{MAX_WEIGHT, WeightedUrl};

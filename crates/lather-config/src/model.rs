@@ -117,6 +117,8 @@ pub struct ServerConfig {
     /// 50); requests for further operations are counted as `operation="other"`, so clients
     /// cannot grow `/metrics` without bound. 0 counts every operation as `other`.
     pub metrics_max_operations: usize,
+    /// TLS on the listener (`[server.tls]`); without it the listener speaks plain HTTP.
+    pub tls: Option<crate::TlsConfig>,
 }
 
 /// `max_in_flight`: a fixed number or `"auto"`.
@@ -167,6 +169,7 @@ impl Default for ServerConfig {
             max_batch_items: 100,
             access_log: true,
             metrics_max_operations: 50,
+            tls: None,
         }
     }
 }
@@ -348,13 +351,25 @@ pub struct ServiceConfig {
     /// Gateway only: the smallest request compressed when `compress_requests` is on, in
     /// bytes (default 1024).
     pub compress_requests_min_bytes: Option<Spanned<u64>>,
-    /// Gateway only: `"http1"` (the default) or `"h2c"` (HTTP/2 with prior knowledge,
-    /// many requests on each connection) towards the upstreams.
+    /// Gateway only: `"http1"` (the default) or `"h2"` (HTTP/2, many requests on each
+    /// connection: with prior knowledge over `http://`, negotiated by ALPN over
+    /// `https://`; `"h2c"` is the older spelling) towards the upstreams.
     pub upstream_protocol: Option<Spanned<crate::UpstreamProtocol>>,
     /// Gateway only: most connections to each upstream (default 1024 with `http1`, where
     /// each carries one request at a time and further requests wait for one within the
-    /// timeout; 4 with `h2c`, the requests spread over them).
+    /// timeout; 4 with `h2`, the requests spread over them).
     pub upstream_connections: Option<Spanned<u64>>,
+    /// Gateway only: the CAs `https://` upstreams' certificates are verified against, a PEM
+    /// bundle (default: the system's trusted roots).
+    pub upstream_ca_file: Option<Spanned<String>>,
+    /// Gateway only: the client certificate (PEM, chain allowed) presented to `https://`
+    /// upstreams that ask for one; needs `upstream_client_key_file`.
+    pub upstream_client_cert_file: Option<Spanned<String>>,
+    /// Gateway only: the private key of `upstream_client_cert_file` (PEM).
+    pub upstream_client_key_file: Option<Spanned<String>>,
+    /// Gateway only: the name sent in SNI to `https://` upstreams and their certificates
+    /// are verified for (default: each upstream URL's host).
+    pub upstream_server_name: Option<Spanned<String>>,
     /// Gateway only: requests arriving together are sent to the upstream as one `lb:Batch`
     /// (the upstream must speak lather's batch format; one that does not is sent each
     /// request alone for a minute) (default false).
@@ -499,7 +514,7 @@ pub enum ServiceKind {
     RegistryGateway(RegistryBackends),
 }
 
-/// A validated upstream backend URL (`http://host:port/path`).
+/// A validated upstream backend URL (`http://host:port/path` or `https://…`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Upstream {
     /// The URL as configured.

@@ -10,8 +10,8 @@ use std::time::Duration;
 pub const DEFAULT_WSDL_CACHE_MS: u64 = 60_000;
 /// The default of `upstream_connections` with `upstream_protocol = "http1"`.
 pub const DEFAULT_H1_UPSTREAM_CONNECTIONS: u64 = 1024;
-/// The default of `upstream_connections` with `upstream_protocol = "h2c"`.
-pub const DEFAULT_H2C_UPSTREAM_CONNECTIONS: u64 = 4;
+/// The default of `upstream_connections` with `upstream_protocol = "h2"`.
+pub const DEFAULT_H2_UPSTREAM_CONNECTIONS: u64 = 4;
 /// The default of `batch_max_items`.
 pub const DEFAULT_BATCH_MAX_ITEMS: u64 = 10;
 /// The default of `batch_wait_ms`.
@@ -59,7 +59,7 @@ impl ServiceConfig {
     pub fn upstream_connections(&self) -> usize {
         let default = match self.upstream_protocol() {
             crate::UpstreamProtocol::Http1 => DEFAULT_H1_UPSTREAM_CONNECTIONS,
-            crate::UpstreamProtocol::H2c => DEFAULT_H2C_UPSTREAM_CONNECTIONS,
+            crate::UpstreamProtocol::H2 => DEFAULT_H2_UPSTREAM_CONNECTIONS,
         };
         let n = self
             .upstream_connections
@@ -295,6 +295,11 @@ mod tests {
         }
         let h2 = load(&format!("{GATEWAY}upstream_protocol = \"h2c\"\n")).unwrap();
         assert_eq!(h2.services[0].upstream_connections(), 4);
+        let h2 = load(&format!("{GATEWAY}upstream_protocol = \"h2\"\n")).unwrap();
+        assert_eq!(
+            h2.services[0].upstream_protocol(),
+            crate::UpstreamProtocol::H2
+        );
         for bad in ["upstream_connections = 0", "upstream_protocol = \"h3\""] {
             let e = load(&format!("{GATEWAY}{bad}\n")).unwrap_err();
             assert!(

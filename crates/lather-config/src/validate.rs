@@ -115,6 +115,13 @@ fn check_server(config: &Config, text: &str, origin: &str, problems: &mut Proble
         }
     }
     problems.check(crate::connections::check(server, text, origin));
+    if let Some((span, why)) = server.tls.as_ref().and_then(|t| t.problem()) {
+        problems.check(Err(ConfigError::new(
+            origin,
+            Some(crate::error::line_of(text, span.start)),
+            why,
+        )));
+    }
 }
 
 /// A handler's name, placement and `after` list.
@@ -301,6 +308,7 @@ fn check_service<At: Fn(Range<usize>, String) -> ConfigError>(
         problems.check(crate::public::check_service(svc, i, at));
         problems.check(crate::header_rules::check_service(svc, i, at));
         problems.check(crate::tuning::check_service(svc, i, at));
+        problems.check(crate::upstream_tls::check_service(svc, i, at));
         problems.check(crate::failover_settings::check_service(svc, i, at));
         problems.check(crate::async_replies::check_service(svc, i, at));
         problems.check(crate::subscriptions::check(svc, i, cx.nats, at));
@@ -797,7 +805,7 @@ fn service_kind(
                 list.iter()
                     .map(|entry| {
                         let url = Spanned::new(entry.span(), entry.get_ref().url.clone());
-                        upstream(&url, i, at).map(|u| Upstream {
+                        upstream(&url, i, true, at).map(|u| Upstream {
                             weight: entry.get_ref().weight,
                             ..u
                         })
@@ -820,7 +828,7 @@ fn service_kind(
                     ));
                 }
                 Ok(ServiceKind::RegistryGateway(crate::RegistryBackends {
-                    registry: upstream(&r.registry, i, at)?,
+                    registry: upstream(&r.registry, i, false, at)?,
                     name: r.name.get_ref().trim().to_owned(),
                     poll: std::time::Duration::from_millis(poll),
                 }))
@@ -837,9 +845,12 @@ fn service_kind(
     }
 }
 
+/// A backend URL: `http://` or (when `https` is allowed, as for backends but not for a
+/// registry, which lather asks over plain HTTP only) `https://`, with a host.
 fn upstream(
     url: &Spanned<String>,
     i: usize,
+    https: bool,
     at: &impl Fn(std::ops::Range<usize>, String) -> ConfigError,
 ) -> Result<Upstream, ConfigError> {
     let raw = url.get_ref();
@@ -849,11 +860,13 @@ fn upstream(
         .map_err(|e| bad(&format!("is not a URL ({e})")))?;
     match uri.scheme_str() {
         Some("http") => {}
+        Some("https") if https => {}
         Some("https") => {
             return Err(bad(
-                "uses https, which lather does not speak to upstreams yet",
+                "must start with http:// (a registry is asked over plain HTTP only)",
             ));
         }
+        _ if https => return Err(bad("must start with http:// or https://")),
         _ => return Err(bad("must start with http://")),
     }
     if uri.host().is_none_or(str::is_empty) {
@@ -1208,9 +1221,9 @@ timeout_ms = 250
                 "http://",
             ),
             (
-                "[[service]]\nname = \"a\"\npath = \"/a\"\nupstream = [\"https://x/\"]\n",
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nupstream = [\"https://x/\", \"gopher://y/\"]\n",
                 4,
-                "https",
+                "must start with http:// or https://",
             ),
             (
                 "[[service]]\nname = \"a\"\npath = \"/a\"\nupstream = []\n",

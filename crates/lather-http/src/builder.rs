@@ -229,9 +229,26 @@ impl ServerBuilder {
     /// Binds the listen address and prepares every service and its handler stages. A
     /// handler or flow that is not valid is a [`ServeError::Config`] naming its line; an
     /// unreachable NATS server (remote handlers, shared subscriptions) is
-    /// [`ServeError::NatsUnreachable`] naming the URL.
+    /// [`ServeError::NatsUnreachable`] naming the URL. A listener TLS file that cannot be
+    /// used is a [`ServeError::Config`] naming the key's line (or [`ServeError::Tls`] for
+    /// settings given in code).
     pub async fn bind(self) -> Result<Server, ServeError> {
+        // On the heap: the preparation holds much across its awaits, and callers' futures
+        // stay small.
+        Box::pin(self.prepare()).await
+    }
+
+    async fn prepare(self) -> Result<Server, ServeError> {
         let server = self.server;
+        // Before binding: a certificate that cannot be used leaves the port free. (Boxed:
+        // it is held across every await below.)
+        let tls = match &server.tls {
+            Some(settings) => Some(Box::new(
+                crate::tls::listener::ListenerTls::load(settings)
+                    .map_err(|e| tls_error(self.config.as_ref(), settings, e))?,
+            )),
+            None => None,
+        };
         let listener = tokio::net::TcpListener::bind(server.listen)
             .await
             .map_err(|source| ServeError::Listen {
@@ -307,7 +324,9 @@ impl ServerBuilder {
             }
             crate::exposure::warn(config);
         }
-        let server = Server::new(listener, state, &server).with_streams(streams);
+        let server = Server::new(listener, state, &server)
+            .with_streams(streams)
+            .with_tls(tls);
         Ok(match self.config {
             Some(config) => server.with_reload(crate::reload::ReloadParts {
                 composer: self.composer,
@@ -318,6 +337,27 @@ impl ServerBuilder {
             None => server,
         })
     }
+}
+
+/// A listener TLS file that cannot be used: a configuration error at the key's line when
+/// the settings came from a configuration file, else [`ServeError::Tls`].
+fn tls_error(
+    config: Option<&Config>,
+    settings: &lather_config::TlsConfig,
+    error: crate::TlsError,
+) -> ServeError {
+    let Some(config) = config else {
+        return ServeError::Tls(error);
+    };
+    let span = match error.key() {
+        "server.tls.key_file" => settings.key_file.span(),
+        "server.tls.client_ca_file" => settings
+            .client_ca_file
+            .as_ref()
+            .map_or_else(|| settings.cert_file.span(), |f| f.span()),
+        _ => settings.cert_file.span(),
+    };
+    ServeError::Config(config.error_at(span, error.to_string()))
 }
 
 /// Registers the collectors read at scrape time that depend on the services: offers'
@@ -377,7 +417,9 @@ pub(crate) fn configured(
         }
         let service =
             Service::from_config(svc, plans, &config.server, listen, config.nats.as_ref())
-                .map_err(|e| config.error_at(svc.path.span(), e))?;
+                .map_err(|e| {
+                    config.error_at(e.span.unwrap_or_else(|| svc.path.span()), e.reason)
+                })?;
         if let Some(source) = &service.event_source {
             sinks.register(
                 &service.name,
@@ -402,6 +444,29 @@ impl Server {
     /// NATS server is [`ServeError::NatsUnreachable`] naming the URL.
     pub async fn from_config(config: &Config) -> Result<Server, ServeError> {
         Server::builder().config(config).bind().await
+    }
+
+    /// Reads every TLS file `config` names — the listener's certificate, key and client
+    /// CAs, and each gateway's upstream CAs and client certificate — as a start would,
+    /// without binding anything: a file that cannot be used is a [`ServeError::Config`]
+    /// naming the key's line and the file.
+    pub fn check_tls_files(config: &Config) -> Result<(), ServeError> {
+        if let Some(settings) = &config.server.tls {
+            crate::tls::listener::ListenerTls::load(settings)
+                .map_err(|e| tls_error(Some(config), settings, e))?;
+        }
+        for svc in &config.services {
+            if matches!(
+                svc.kind(),
+                lather_config::ServiceKind::Gateway(_)
+                    | lather_config::ServiceKind::RegistryGateway(_)
+            ) {
+                crate::gateway::UpstreamTls::of(svc).map_err(|(span, e)| {
+                    ServeError::Config(config.error_at(span, e.to_string()))
+                })?;
+            }
+        }
+        Ok(())
     }
 
     /// The same as [`Server::from_config`].

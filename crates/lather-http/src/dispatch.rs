@@ -431,6 +431,9 @@ async fn process(
     if let Some(asked) = RequestCacheControl::from_headers(&parts.headers) {
         context.properties.insert(asked);
     }
+    if let Some(client) = parts.extensions.get::<crate::tls::ClientCertificate>() {
+        context.properties.insert(client.clone());
+    }
     if service.gateway.is_some() {
         let arrival = arrival(state, service, parts);
         if let Some(peer) = arrival.peer {

@@ -58,6 +58,11 @@ pub enum ServeError {
         /// Why.
         reason: String,
     },
+    /// A TLS certificate, key or CA file of the listener cannot be used (the error names
+    /// the key and the file). From a configuration file this is a
+    /// [`ServeError::Config`] naming the line instead.
+    #[error(transparent)]
+    Tls(#[from] crate::TlsError),
     /// The CPU pool could not be started.
     #[error("cannot start the CPU pool: {0}")]
     CpuPool(io::Error),
@@ -71,7 +76,7 @@ impl ServeError {
     pub fn is_config(&self) -> bool {
         matches!(
             self,
-            ServeError::Config(_) | ServeError::DuplicatePath { .. }
+            ServeError::Config(_) | ServeError::DuplicatePath { .. } | ServeError::Tls(_)
         )
     }
 }

@@ -204,13 +204,15 @@ impl Metrics {
     }
 }
 
-/// What the listener counts: open connections, refusals, idle closes, accept errors.
+/// What the listener counts: open connections, refusals, idle closes, accept errors, failed
+/// TLS handshakes.
 #[derive(Debug, Clone)]
 pub(crate) struct ConnectionMetrics {
     open: Gauge,
     refused: Family<ReasonLabels, Counter>,
     idle_closed: Counter,
     accept_errors: Counter,
+    tls_failed: Family<ReasonLabels, Counter>,
 }
 
 impl ConnectionMetrics {
@@ -221,6 +223,7 @@ impl ConnectionMetrics {
             refused: Family::default(),
             idle_closed: Counter::default(),
             accept_errors: Counter::default(),
+            tls_failed: Family::default(),
         });
         registry.register(
             "connections_open",
@@ -242,11 +245,26 @@ impl ConnectionMetrics {
             "Failed accepts (e.g. out of file descriptors)",
             metrics.accept_errors.clone(),
         );
+        registry.register(
+            "tls_handshake_failures",
+            "TLS handshakes on the listener that failed, by reason (error: refused or broken, e.g. an untrusted or missing client certificate or a plain HTTP request; timeout: not done within header_timeout_ms)",
+            metrics.tls_failed.clone(),
+        );
         // Both reasons appear from the start, at 0.
         for reason in ["max_connections", "max_connections_per_client"] {
             let _ = metrics.refused.get_or_create(&ReasonLabels { reason });
         }
+        for reason in ["error", "timeout"] {
+            let _ = metrics.tls_failed.get_or_create(&ReasonLabels { reason });
+        }
         metrics
+    }
+
+    /// Counts a failed TLS handshake (`reason`: `error` or `timeout`).
+    pub(crate) fn tls_failed(&self, reason: &'static str) {
+        self.tls_failed
+            .get_or_create(&ReasonLabels { reason })
+            .inc();
     }
 
     /// Counts one connection open until the guard drops.

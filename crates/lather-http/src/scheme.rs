@@ -9,7 +9,6 @@ pub(crate) enum Scheme {
     #[default]
     Http,
     /// HTTP over TLS.
-    #[allow(dead_code)] // Set by a TLS listener.
     Https,
 }
 

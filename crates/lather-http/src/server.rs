@@ -1,5 +1,7 @@
-//! The listener: accepts connections, serves HTTP/1.1 (keep-alive) and h2c, shuts down
-//! gracefully. Connections are capped in all and per client address, and closed when idle.
+//! The listener: accepts connections, serves HTTP/1.1 (keep-alive) and h2c — or, with
+//! `[server.tls]`, HTTPS (HTTP/1.1 or HTTP/2 by ALPN) — and shuts down gracefully.
+//! Connections are capped in all and per client address, and closed when idle; a TLS
+//! handshake happens in the connection's own task, within `header_timeout_ms`.
 
 use crate::ServeError;
 use crate::accept::AcceptErrors;
@@ -8,6 +10,7 @@ use crate::dispatch;
 use crate::idle::{Activity, Busy};
 use crate::peer::Peer;
 use crate::state::State;
+use crate::tls::stream::MaybeTls;
 use crate::watched::Watched;
 use hyper::body::Incoming;
 use hyper::service::service_fn;
@@ -20,7 +23,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
 
 /// A bound lather server: build it with [`Server::builder`] (services in code) or
 /// [`Server::from_config`] (a TOML configuration), then [`Server::serve`] it until shutdown.
@@ -51,6 +54,8 @@ pub struct Server {
     header_timeout: Duration,
     /// The `[stream]` listener and its acceptor, when configured.
     streams: Option<(TcpListener, Arc<crate::stream_acceptor::StreamAcceptor>)>,
+    /// TLS on the listener (`[server.tls]`), when configured.
+    tls: Option<Box<crate::tls::listener::ListenerTls>>,
 }
 
 impl Server {
@@ -67,7 +72,22 @@ impl Server {
             idle: Duration::from_millis(server.idle_timeout_ms),
             header_timeout: Duration::from_millis(server.header_timeout_ms),
             streams: None,
+            tls: None,
         }
+    }
+
+    pub(crate) fn with_tls(
+        mut self,
+        tls: Option<Box<crate::tls::listener::ListenerTls>>,
+    ) -> Server {
+        self.tls = tls;
+        self
+    }
+
+    /// `"https"` when the listener speaks TLS, else `"http"`: the scheme of the URLs it
+    /// is reached at.
+    pub fn scheme(&self) -> &'static str {
+        self.state.scheme
     }
 
     pub(crate) fn with_streams(
@@ -156,6 +176,9 @@ impl Server {
             .header_read_timeout(self.header_timeout)
             .keep_alive(true);
         builder.http2().timer(TokioTimer::new());
+        if let Some(tls) = &mut self.tls {
+            tls.start_reloading();
+        }
         let mut accept_errors = AcceptErrors::new();
         let metrics = &self.state.metrics.connections;
         let mut shutdown = std::pin::pin!(shutdown);
@@ -181,37 +204,21 @@ impl Server {
                 }
             };
             let _ = stream.set_nodelay(true);
-            let activity = Activity::new();
-            let current = self.current.clone();
-            let watch = activity.clone();
-            let marking = Arc::new(crate::marking::Marking::default());
-            let marks = marking.clone();
-            let service = service_fn(move |mut req: hyper::Request<Incoming>| {
-                req.extensions_mut().insert(marks.clone());
-                answer(current.load(), req, peer, watch.busy())
-            });
-            let stream = crate::marking::Marked::new(stream, marking);
-            let connection = builder
-                .serve_connection(
-                    TokioIo::new(Watched::new(stream, activity.clone())),
-                    service,
-                )
-                .into_owned();
-            let watched = graceful.watch(connection);
-            let idle = self.idle;
+            let connection = Connection {
+                state: self.state.clone(),
+                current: self.current.clone(),
+                peer,
+                activity: Activity::new(),
+                builder: builder.clone(),
+                watcher: graceful.watcher(),
+                tls: self.tls.as_ref().map(|tls| tls.acceptor()),
+                header_timeout: self.header_timeout,
+                idle: self.idle,
+            };
             let open = metrics.opened();
-            let metrics = metrics.clone();
             tokio::spawn(async move {
                 let _slot = (slot, open);
-                tokio::select! {
-                    ended = watched => if let Err(e) = ended {
-                        tracing::debug!(error = %e, "connection ended with an error");
-                    },
-                    () = activity.idle_for(idle) => {
-                        metrics.idle_closed();
-                        tracing::debug!(%peer, "idle connection closed");
-                    }
-                }
+                connection.run(stream).await;
             });
         }
         drop(self.listener);
@@ -247,18 +254,109 @@ impl Server {
     }
 }
 
+/// One accepted connection, served in its own task.
+struct Connection {
+    /// The state the server started with (its connection figures carry over reloads).
+    state: Arc<State>,
+    /// The state each request is answered with.
+    current: Arc<crate::current::CurrentState>,
+    peer: SocketAddr,
+    activity: Arc<Activity>,
+    builder: auto::Builder<TokioExecutor>,
+    watcher: hyper_util::server::graceful::Watcher,
+    /// The handshake to make first, when the listener speaks TLS.
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    header_timeout: Duration,
+    idle: Duration,
+}
+
+impl Connection {
+    /// Makes the TLS handshake (if any, within the header timeout), then serves HTTP
+    /// until the connection ends, shuts down gracefully or is idle too long.
+    async fn run(self, stream: TcpStream) {
+        let metrics = self.state.metrics.connections.clone();
+        let peer = self.peer;
+        let activity = self.activity.clone();
+        let idle = self.idle;
+        tokio::select! {
+            () = self.serve(stream) => {}
+            () = activity.idle_for(idle) => {
+                metrics.idle_closed();
+                tracing::debug!(%peer, "idle connection closed");
+            }
+        }
+    }
+
+    async fn serve(self, stream: TcpStream) {
+        let marking = Arc::new(crate::marking::Marking::default());
+        // Marked sits on the TCP socket, under TLS, so answers are marked either way.
+        let stream = Watched::new(
+            crate::marking::Marked::new(stream, marking.clone()),
+            self.activity.clone(),
+        );
+        let metrics = &self.state.metrics.connections;
+        let peer = self.peer;
+        let (stream, client) = match &self.tls {
+            None => (MaybeTls::Plain(stream), None),
+            Some(acceptor) => {
+                match tokio::time::timeout(self.header_timeout, acceptor.accept(stream)).await {
+                    Ok(Ok(tls)) => {
+                        let client = tls
+                            .get_ref()
+                            .1
+                            .peer_certificates()
+                            .and_then(|chain| chain.first())
+                            .and_then(|cert| crate::tls::peer_name::of(cert));
+                        (MaybeTls::Tls(Box::new(tls)), client)
+                    }
+                    Ok(Err(e)) => {
+                        metrics.tls_failed("error");
+                        tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                        return;
+                    }
+                    Err(_) => {
+                        metrics.tls_failed("timeout");
+                        tracing::debug!(%peer, "TLS handshake not done within header_timeout_ms");
+                        return;
+                    }
+                }
+            }
+        };
+        let current = self.current.clone();
+        let activity = self.activity.clone();
+        let service = service_fn(move |mut req: hyper::Request<Incoming>| {
+            req.extensions_mut().insert(marking.clone());
+            answer(current.load(), req, peer, client.clone(), activity.busy())
+        });
+        let connection = self
+            .builder
+            .serve_connection(TokioIo::new(stream), service)
+            .into_owned();
+        if let Err(e) = self.watcher.watch(connection).await {
+            tracing::debug!(error = %e, "connection ended with an error");
+        }
+    }
+}
+
 /// Answers one request; a panic anywhere below becomes an `Internal` fault, and the
 /// connection and the server live on.
 async fn answer(
     state: Arc<State>,
     mut req: hyper::Request<Incoming>,
     peer: SocketAddr,
+    client: Option<crate::tls::ClientCertificate>,
     busy: Busy,
 ) -> Result<hyper::Response<crate::stream_accept::ServerBody>, Infallible> {
     if crate::stream_accept::is_h2_stream(&req) {
         return Ok(crate::stream_accept::h2_stream(state, req, peer, busy));
     }
     req.extensions_mut().insert(Peer(peer));
+    if state.scheme == "https" {
+        req.extensions_mut().insert(crate::scheme::Scheme::Https);
+    }
+    if let Some(client) = client {
+        req.extensions_mut().insert(client);
+    }
     let response = dispatch::handle_guarded(state, req).await;
     drop(busy);
     Ok(response.map(http_body_util::Either::Left))

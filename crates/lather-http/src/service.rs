@@ -142,14 +142,15 @@ impl Service {
     }
 
     /// The service for `config`; fails, with a reason naming the event source or context
-    /// store, if its store cannot be opened.
+    /// store, if its store cannot be opened, or the key and file when a gateway's TLS file
+    /// cannot be used.
     pub(crate) fn from_config(
         config: &ServiceConfig,
         plans: ServicePlans,
         server: &ServerConfig,
         listen: std::net::SocketAddr,
         nats: Option<&lather_config::NatsConfig>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, NotBuilt> {
         let mut event_source = None;
         let mut shared_contexts = None;
         let mut qos_book_opened = None;
@@ -187,8 +188,13 @@ impl Service {
             }
             ServiceKind::Gateway(list) => {
                 let g = Arc::new(
-                    gateway(config, server, Backends::fixed(list.clone()))
-                        .with_streams(stream_sender.clone()),
+                    gateway(
+                        config,
+                        server,
+                        Backends::fixed(list.clone()),
+                        upstream_tls(config)?,
+                    )
+                    .with_streams(stream_sender.clone()),
                 );
                 upstreams = Some(g.backends().clone());
                 gateway_handle = Some(g.clone());
@@ -200,6 +206,7 @@ impl Service {
                         config,
                         server,
                         Backends::following(source, config.timeout()),
+                        upstream_tls(config)?,
                     )
                     .with_streams(stream_sender.clone()),
                 );
@@ -226,9 +233,14 @@ impl Service {
         service.stream_sender = stream_sender;
         service.wsdl_rotation = crate::wsdl_rotation::WsdlRotation::new(&config.wsdl_addresses());
         if !config.offers.is_empty() {
-            let endpoint = config
-                .public_url(server)
-                .unwrap_or_else(|| format!("http://{listen}{}", config.base_path()));
+            let endpoint = config.public_url(server).unwrap_or_else(|| {
+                let scheme = if server.tls.is_some() {
+                    "https"
+                } else {
+                    "http"
+                };
+                format!("{scheme}://{listen}{}", config.base_path())
+            });
             if endpoint.contains("://0.0.0.0") || endpoint.contains("://[::]") {
                 tracing::warn!(
                     service = config.name.get_ref(),
@@ -320,8 +332,35 @@ pub fn context_store_limits(config: &ServiceConfig) -> lather_context::StoreLimi
     }
 }
 
-/// A gateway service forwarding to `backends`.
-fn gateway(config: &ServiceConfig, server: &ServerConfig, backends: Arc<Backends>) -> Gateway {
+/// Why a service could not be made: a reason, and the span of the key at fault when it is
+/// not the service as a whole.
+#[derive(Debug)]
+pub(crate) struct NotBuilt {
+    pub(crate) span: Option<std::ops::Range<usize>>,
+    pub(crate) reason: String,
+}
+
+impl From<String> for NotBuilt {
+    fn from(reason: String) -> Self {
+        NotBuilt { span: None, reason }
+    }
+}
+
+/// A gateway's TLS towards `https://` upstreams; an error names the key's line.
+fn upstream_tls(config: &ServiceConfig) -> Result<crate::gateway::UpstreamTls, NotBuilt> {
+    crate::gateway::UpstreamTls::of(config).map_err(|(span, e)| NotBuilt {
+        span: Some(span),
+        reason: e.to_string(),
+    })
+}
+
+/// A gateway service forwarding to `backends`, over TLS with `tls` to `https://` ones.
+fn gateway(
+    config: &ServiceConfig,
+    server: &ServerConfig,
+    backends: Arc<Backends>,
+    tls: crate::gateway::UpstreamTls,
+) -> Gateway {
     Gateway::new(
         config.name.get_ref().clone(),
         backends,
@@ -336,6 +375,7 @@ fn gateway(config: &ServiceConfig, server: &ServerConfig, backends: Arc<Backends
             .identity_header
             .as_ref()
             .and_then(|h| http::HeaderName::from_bytes(h.get_ref().as_bytes()).ok()),
+        tls,
     )
     .with_request_rules(RequestRules::new(
         &config.request_headers_remove(),

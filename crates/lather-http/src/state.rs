@@ -25,6 +25,8 @@ pub(crate) struct State {
     pub(crate) body: crate::body::BodyPace,
     pub(crate) metrics: Metrics,
     pub(crate) listen: SocketAddr,
+    /// `"https"` when the listener speaks TLS, else `"http"`.
+    pub(crate) scheme: &'static str,
     /// The link to NATS of the remote handlers, if any handler is remote.
     pub(crate) link: Option<Arc<lather_remote::Link>>,
     /// What `/health` reports on.
@@ -156,6 +158,11 @@ impl State {
             body: crate::body::BodyPace::from_config(server),
             metrics,
             listen,
+            scheme: if server.tls.is_some() {
+                "https"
+            } else {
+                "http"
+            },
             link,
             health: crate::health::Health::new(&services),
             readiness: crate::ready::Readiness::new(&services),

@@ -176,3 +176,42 @@ async fn without_classes_answers_are_not_marked() {
     assert!(!tos.is_empty());
     assert!(tos.iter().all(|t| *t == 0), "{tos:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_over_tls_are_marked_on_the_tcp_socket_under_it() {
+    use support::pki::{TestCa, TlsClient, exchange, scratch, tls_server_toml, to_localhost};
+    let dir = scratch("dscp");
+    let ca = TestCa::new("test CA");
+    let text = tls_server_toml(
+        &dir,
+        &ca.server("server", &[]),
+        "",
+        "[qos.class.gold]\ndscp = 46\n[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\n",
+    );
+    let config = Config::from_toml(&text, "dscp-tls.toml").unwrap();
+    let server = TestServer::start_with_gauge(&config, CpuGauge::manual(0)).await;
+    let capture = capture();
+    let client = TlsClient::new(&ca, None, &[b"http/1.1"]);
+    let tls = client.connect(server.addr).await.unwrap();
+    let local = tls.get_ref().0.local_addr().unwrap().port();
+    let header = r#"<q:QoS xmlns:q="urn:lather:qos"><q:TrafficClass>gold</q:TrafficClass></q:QoS>"#;
+    let request = to_localhost(
+        soap_request(
+            server.addr,
+            "/echo",
+            SoapVersion::V12,
+            envelope(SoapVersion::V12, header, ECHO_PAYLOAD),
+        ),
+        server.addr.port(),
+    );
+    let got = exchange(tls, request).await.unwrap();
+    assert_eq!(got.answer.status, 200, "{}", got.answer.text());
+    let port = server.addr.port();
+    let tos = tokio::task::spawn_blocking(move || tos_of_answers(&capture, port, local))
+        .await
+        .unwrap();
+    // The handshake went out before any class was asked for; the answer carries gold's.
+    assert!(tos.len() >= 2, "{tos:?}");
+    assert_eq!(tos.first(), Some(&0), "{tos:?}");
+    assert_eq!(tos.last(), Some(&(46u8 << 2)), "{tos:?}");
+}

@@ -43,7 +43,8 @@ pub use message::{Context, Direction, Message};
 pub use patch::{Patch, PatchOp};
 pub use plan::{Counters, Plan, PlanError, Step};
 pub use property::{
-    Identity, Properties, Property, PropertyValue, ReplyStatus, RequestCacheControl,
+    ClientCertificate, Identity, Properties, Property, PropertyValue, ReplyStatus,
+    RequestCacheControl,
 };
 pub use run::{Outcome, run};
 pub use service::{

@@ -116,6 +116,20 @@ impl Identity {
     }
 }
 
+/// The certificate the client presented on a TLS connection and the listener verified
+/// (`[server.tls] client_auth`): its subject's common name, or its first DNS name when the
+/// subject has none. Set by the host for every request on such a connection; a handler
+/// may turn it into an [`Identity`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ClientCertificate(pub String);
+
+impl ClientCertificate {
+    /// The certificate's name (subject CN, else first DNS name).
+    pub fn name(&self) -> &str {
+        &self.0
+    }
+}
+
 /// What the requester's HTTP `Cache-Control` (or `Pragma: no-cache`) asked of caches;
 /// set by the host only when the request carries one of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -20,15 +20,19 @@ pub(crate) enum FailureKind {
     /// The connection failed after the request was (maybe) written, or the answer could
     /// not be read.
     Failed,
+    /// The TLS handshake failed (a certificate that does not verify, an alert): not tried
+    /// on another backend, so that the problem is seen rather than hidden.
+    Tls,
 }
 
 impl FailureKind {
     /// Every kind, in the order `/metrics` lists them.
-    pub(crate) const ALL: [FailureKind; 4] = [
+    pub(crate) const ALL: [FailureKind; 5] = [
         FailureKind::Refused,
         FailureKind::ConnectTimeout,
         FailureKind::Timeout,
         FailureKind::Failed,
+        FailureKind::Tls,
     ];
 
     /// The `kind` label.
@@ -38,6 +42,7 @@ impl FailureKind {
             FailureKind::ConnectTimeout => "connect_timeout",
             FailureKind::Timeout => "timeout",
             FailureKind::Failed => "failed",
+            FailureKind::Tls => "tls",
         }
     }
 }
@@ -83,7 +88,7 @@ pub(crate) struct Backend {
     outstanding: AtomicUsize,
     record: Mutex<Record>,
     requests: AtomicU64,
-    failures: [AtomicU64; 4],
+    failures: [AtomicU64; 5],
     /// Time to a backend's answer (headers and body read), answered tries only.
     pub(crate) latency: Histogram,
 }

@@ -122,7 +122,7 @@ async fn follow(
                             tracing::warn!(
                                 name,
                                 endpoint = url,
-                                "registered endpoint is not an http:// URL: skipped"
+                                "registered endpoint is not an http:// or https:// URL: skipped"
                             );
                             None
                         }
@@ -143,13 +143,30 @@ async fn follow(
     }
 }
 
+/// A registered endpoint as a backend: an `http://` or `https://` URL with a host.
 fn upstream_of(url: &str) -> Option<Upstream> {
     let uri: http::Uri = url.parse().ok()?;
-    (uri.scheme_str() == Some("http") && uri.host().is_some_and(|h| !h.is_empty())).then(|| {
-        Upstream {
-            url: url.to_owned(),
-            uri,
-            weight: 1,
-        }
+    let scheme_ok = matches!(uri.scheme_str(), Some("http" | "https"));
+    (scheme_ok && uri.host().is_some_and(|h| !h.is_empty())).then(|| Upstream {
+        url: url.to_owned(),
+        uri,
+        weight: 1,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::upstream_of;
+
+    #[test]
+    fn registered_endpoints_may_be_http_or_https() {
+        assert!(upstream_of("http://a:1/ws").is_some());
+        assert_eq!(
+            upstream_of("https://a:8443/ws").map(|u| u.uri.port_u16()),
+            Some(Some(8443))
+        );
+        for bad in ["ftp://a/ws", "/ws", "https:///ws", "not a url"] {
+            assert!(upstream_of(bad).is_none(), "{bad}");
+        }
+    }
 }

@@ -14,13 +14,23 @@ const MAX_CHECK_ANSWER: usize = 64 * 1024;
 
 /// Starts checking the backends of `backends` by `check` until they are dropped. Must be
 /// called within a tokio runtime.
-pub(crate) fn start(service: String, backends: Weak<Backends>, check: HealthCheck) {
-    tokio::spawn(run(service, backends, check));
+pub(crate) fn start(
+    service: String,
+    backends: Weak<Backends>,
+    check: HealthCheck,
+    tls: super::UpstreamTls,
+) {
+    tokio::spawn(run(service, backends, check, tls));
 }
 
-async fn run(service: String, backends: Weak<Backends>, check: HealthCheck) {
+async fn run(
+    service: String,
+    backends: Weak<Backends>,
+    check: HealthCheck,
+    tls: super::UpstreamTls,
+) {
     // Checks use connections of their own, so a busy pool does not fail them.
-    let client = UpstreamClient::new(UpstreamProtocol::Http1, 1, check.timeout);
+    let client = UpstreamClient::new(UpstreamProtocol::Http1, 1, check.timeout, tls);
     let mut tick = tokio::time::interval(check.interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {

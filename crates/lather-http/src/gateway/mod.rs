@@ -6,6 +6,8 @@
 //!
 //! Faults the client gets name a backend by its place ("backend 2 of 3"), never by its
 //! URL unless `expose_backend_errors` is on: internal addresses are logged (at warn).
+//! `https://` backends are reached over TLS; a TLS failure is an `UpstreamFailed` fault
+//! (the certificate will not change on the next try), not a refusal tried elsewhere.
 
 mod backend;
 mod backends;
@@ -14,6 +16,7 @@ mod forwarding;
 mod headers;
 mod health_check;
 mod resource;
+mod tls_failure;
 mod transfer_batch;
 mod upstream_client;
 mod wsdl;
@@ -24,6 +27,7 @@ pub(crate) use forwarding::RequestRules;
 pub(crate) use headers::ResponsePolicy;
 use resource::BackendPath;
 pub(crate) use resource::requested as requested_document;
+pub(crate) use upstream_client::UpstreamTls;
 pub(crate) use wsdl::Imported;
 
 use crate::arrival::Arrival;
@@ -53,6 +57,8 @@ pub(crate) struct Gateway {
     client: upstream_client::UpstreamClient,
     /// How the client speaks to the upstreams, and over how many connections each.
     protocol: (UpstreamProtocol, usize),
+    /// TLS towards `https://` backends.
+    tls: UpstreamTls,
     backends: Arc<Backends>,
     balancer: balance::Balancer,
     failover: Failover,
@@ -160,6 +166,7 @@ impl Gateway {
         max_response_bytes: usize,
         policy: ResponsePolicy,
         identity_header: Option<HeaderName>,
+        tls: UpstreamTls,
     ) -> Self {
         let protocol = (
             UpstreamProtocol::Http1,
@@ -183,8 +190,10 @@ impl Gateway {
                 protocol.0,
                 protocol.1,
                 failover.connect_timeout,
+                tls.clone(),
             ),
             protocol,
+            tls,
             backends,
             balancer: balance::Balancer::new(failover.balance),
             ejection: ejection_of(&failover, timeout),
@@ -341,6 +350,7 @@ impl Gateway {
             protocol,
             connections,
             self.failover.connect_timeout,
+            self.tls.clone(),
         );
         self
     }
@@ -356,6 +366,7 @@ impl Gateway {
                 self.service.clone(),
                 Arc::downgrade(&self.backends),
                 check.clone(),
+                self.tls.clone(),
             );
         }
         self.failover = failover;
@@ -658,7 +669,9 @@ impl Gateway {
                 Err(failure) => failure,
             };
             backend.failed(failure.kind, &self.ejection);
-            let stop = Instant::now() >= deadline || (failure.sent() && !may_resend);
+            let stop = Instant::now() >= deadline
+                || (failure.sent() && !may_resend)
+                || failure.kind == FailureKind::Tls;
             failures.push(self.described(&label, &failure));
             last = Some((label, failure));
             if stop {
@@ -672,6 +685,10 @@ impl Gateway {
             ));
         };
         Err(match failure.kind {
+            FailureKind::Tls => Fault::with_reason(
+                FaultKind::UpstreamFailed,
+                failures.pop().unwrap_or_default(),
+            ),
             FailureKind::Timeout if Instant::now() >= deadline => Fault::with_reason(
                 FaultKind::UpstreamTimeout,
                 format!(
@@ -702,6 +719,8 @@ impl Gateway {
     fn described(&self, label: &str, failure: &Failure) -> String {
         if self.failover.expose_backend_errors {
             format!("{label}: {} ({})", failure.what, failure.detail)
+        } else if failure.kind == FailureKind::Tls {
+            format!("{label}: {}", failure.what)
         } else if failure.sent() {
             format!("{label} {}", failure.what)
         } else {
@@ -761,6 +780,16 @@ impl Gateway {
         let sent = tokio::time::timeout_at(deadline.into(), self.client.send(request)).await;
         let response = match sent {
             Err(_) => return Err(timed_out()),
+            Ok(Err(e)) if tls_failure::find(&e).is_some() => {
+                let why = tls_failure::find(&e).map(tls_failure::describe);
+                let detail = error_chain(&e);
+                tracing::warn!(service = %self.service, upstream = %upstream.url, error = %detail, "TLS with the backend failed");
+                return Err(Failure {
+                    kind: FailureKind::Tls,
+                    what: why.unwrap_or_default(),
+                    detail,
+                });
+            }
             Ok(Err(e)) if e.is_connect() => {
                 let detail = error_chain(&e);
                 tracing::warn!(service = %self.service, upstream = %upstream.url, error = %detail, "backend refused the connection");

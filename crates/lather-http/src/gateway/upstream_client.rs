@@ -1,22 +1,26 @@
 //! The gateway's HTTP client towards its upstreams: HTTP/1.1 over a pool with a
-//! per-upstream connection budget, or HTTP/2 (h2c) over a fixed number of connections per
-//! upstream that carry many requests at once.
+//! per-upstream connection budget, or HTTP/2 over a fixed number of connections per
+//! upstream that carry many requests at once — over plain TCP (`http://`, HTTP/2 with prior
+//! knowledge) or TLS (`https://`, HTTP/2 negotiated by ALPN).
 
+use crate::tls::TlsError;
 use bytes::Bytes;
 use http::{Request, Response};
 use http_body_util::Full;
 use hyper::body::Incoming;
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::{Client, Error as ClientError};
 use hyper_util::rt::TokioExecutor;
-use lather_config::UpstreamProtocol;
+use lather_config::{ServiceConfig, ServiceKind, UpstreamProtocol};
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-type HttpClient = Client<HttpConnector, Full<Bytes>>;
+type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
 /// How requests reach the upstreams.
 #[derive(Debug)]
@@ -27,11 +31,50 @@ pub(crate) enum UpstreamClient {
         budget: usize,
         permits: RwLock<HashMap<String, Arc<Semaphore>>>,
     },
-    /// h2c: `clients.len()` connections to each upstream, one per client, taken in turn.
-    H2c {
+    /// HTTP/2: `clients.len()` connections to each upstream, one per client, taken in turn.
+    H2 {
         clients: Vec<HttpClient>,
         next: AtomicUsize,
     },
+}
+
+/// The TLS settings of a gateway's client: the rustls configuration (roots, client
+/// certificate) and the server name override.
+#[derive(Debug, Clone)]
+pub(crate) struct UpstreamTls {
+    pub(crate) config: Arc<rustls::ClientConfig>,
+    pub(crate) server_name: Option<rustls::pki_types::ServerName<'static>>,
+}
+
+impl UpstreamTls {
+    /// The TLS settings of gateway `svc`: from its `upstream_*` keys when it may have an
+    /// `https://` upstream (one in its list, or a registry's), else a configuration that
+    /// is never used. An error comes with the span of the key naming the file.
+    pub(crate) fn of(svc: &ServiceConfig) -> Result<Self, (Range<usize>, TlsError)> {
+        let may_use = match svc.kind() {
+            ServiceKind::Gateway(list) => list.iter().any(|u| u.uri.scheme_str() == Some("https")),
+            _ => true,
+        };
+        let settings = svc.upstream_tls();
+        let config = crate::tls::upstream::client_config(&settings, may_use).map_err(|e| {
+            let span = match e.key() {
+                "upstream_ca_file" => svc.upstream_ca_file.as_ref(),
+                "upstream_client_cert_file" => svc.upstream_client_cert_file.as_ref(),
+                "upstream_client_key_file" => svc.upstream_client_key_file.as_ref(),
+                _ => None,
+            }
+            .map_or_else(|| svc.path.span(), |v| v.span());
+            (span, e)
+        })?;
+        // Checked when the configuration was read.
+        let server_name = settings
+            .server_name
+            .and_then(|name| rustls::pki_types::ServerName::try_from(name).ok());
+        Ok(UpstreamTls {
+            config: Arc::new(config),
+            server_name,
+        })
+    }
 }
 
 /// What a request holds while its answer is read: for HTTP/1.1 the connection's place in
@@ -43,13 +86,34 @@ pub(crate) struct Held {
 
 impl UpstreamClient {
     /// A client speaking `protocol` with at most `connections` connections to each
-    /// upstream, each connecting within `timeout`.
-    pub(crate) fn new(protocol: UpstreamProtocol, connections: usize, timeout: Duration) -> Self {
+    /// upstream, each connecting within `timeout`; `https://` upstreams with `tls`
+    /// (ALPN offering only the protocol's own: `http/1.1` or `h2`).
+    pub(crate) fn new(
+        protocol: UpstreamProtocol,
+        connections: usize,
+        timeout: Duration,
+        tls: UpstreamTls,
+    ) -> Self {
         let connections = connections.max(1);
         let build = |http2: bool| {
-            let mut connector = HttpConnector::new();
-            connector.set_nodelay(true);
-            connector.set_connect_timeout(Some(timeout));
+            let mut tcp = HttpConnector::new();
+            tcp.set_nodelay(true);
+            tcp.set_connect_timeout(Some(timeout));
+            tcp.enforce_http(false);
+            let schemes = hyper_rustls::HttpsConnectorBuilder::new()
+                .with_tls_config((*tls.config).clone())
+                .https_or_http();
+            let schemes = match &tls.server_name {
+                Some(name) => schemes.with_server_name_resolver(
+                    hyper_rustls::FixedServerNameResolver::new(name.clone()),
+                ),
+                None => schemes,
+            };
+            let connector = if http2 {
+                schemes.enable_http2().wrap_connector(tcp)
+            } else {
+                schemes.enable_http1().wrap_connector(tcp)
+            };
             let mut builder = Client::builder(TokioExecutor::new());
             builder.pool_idle_timeout(Duration::from_secs(90));
             if http2 {
@@ -69,7 +133,7 @@ impl UpstreamClient {
                 budget: connections,
                 permits: RwLock::new(HashMap::new()),
             },
-            UpstreamProtocol::H2c => UpstreamClient::H2c {
+            UpstreamProtocol::H2 => UpstreamClient::H2 {
                 clients: (0..connections).map(|_| build(true)).collect(),
                 next: AtomicUsize::new(0),
             },
@@ -77,7 +141,7 @@ impl UpstreamClient {
     }
 
     /// Waits for a place in `upstream`'s budget (HTTP/1.1), to be held until the answer
-    /// has been read; h2c needs none.
+    /// has been read; HTTP/2 needs none.
     pub(crate) async fn hold(&self, upstream: &str) -> Held {
         let UpstreamClient::Http1 {
             budget, permits, ..
@@ -112,7 +176,7 @@ impl UpstreamClient {
     ) -> Result<Response<Incoming>, ClientError> {
         match self {
             UpstreamClient::Http1 { client, .. } => client.request(request).await,
-            UpstreamClient::H2c { clients, next } => {
+            UpstreamClient::H2 { clients, next } => {
                 let i = next.fetch_add(1, Ordering::Relaxed) % clients.len();
                 let mut request = request;
                 *request.version_mut() = http::Version::HTTP_2;

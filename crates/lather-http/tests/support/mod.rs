@@ -2,6 +2,7 @@
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod pki;
 pub mod sink;
 pub mod worker;
 
