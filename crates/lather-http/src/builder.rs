@@ -6,7 +6,7 @@ use crate::state::State;
 use crate::{ServeError, Server};
 use lather_compose::{Composer, ServicePlans};
 use lather_config::{Config, MaxInFlight, ServerConfig};
-use lather_pipeline::{CpuPool, HandlerKind, Plan, Resources, SoapService};
+use lather_pipeline::{CpuPool, HandlerKind, Plan, SoapService};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -263,7 +263,7 @@ impl ServerBuilder {
                 .inline_below(Duration::from_micros(server.cpu_inline_micros)),
         };
         let (mut services, link) = match &self.config {
-            Some(config) => configured(&self.composer, config, local, &[])?,
+            Some(config) => crate::configured::configured(&self.composer, config, local, &[])?,
             None => (Vec::new(), None),
         };
         let mounted: Vec<Arc<Service>> = self
@@ -288,7 +288,7 @@ impl ServerBuilder {
             }
             None => None,
         };
-        register_collectors(&mut state);
+        crate::configured::register_collectors(&mut state);
         if let Some(q) = qos
             && let Some(url) = &q.broker
             && url.get_ref() != "nats"
@@ -358,77 +358,6 @@ fn tls_error(
         _ => settings.cert_file.span(),
     };
     ServeError::Config(config.error_at(span, error.to_string()))
-}
-
-/// Registers the collectors read at scrape time that depend on the services: offers'
-/// prices, gateway backends, message streams.
-pub(crate) fn register_collectors(state: &mut State) {
-    let unique = state.unique_services();
-    if unique.iter().any(|s| s.offers.is_some()) {
-        state
-            .metrics
-            .register_collector(crate::collect_offers::OffersCollector(unique.clone()));
-    }
-    if unique.iter().any(|s| s.upstreams.is_some()) {
-        state
-            .metrics
-            .register_collector(crate::collect_upstreams::UpstreamCollector(unique.clone()));
-    }
-    state
-        .metrics
-        .register_collector(crate::collect_streams::StreamCollector::new(
-            unique,
-            state.streams.clone(),
-        ));
-}
-
-/// The configuration's services with their plans, and the NATS link of its remote handlers;
-/// a service named as one of `carried` is that running service (a reload keeps it).
-#[expect(clippy::type_complexity, reason = "a private pair")]
-pub(crate) fn configured(
-    composer: &Composer,
-    config: &Config,
-    listen: SocketAddr,
-    carried: &[Arc<Service>],
-) -> Result<(Vec<Arc<Service>>, Option<Arc<lather_remote::Link>>), ServeError> {
-    // The plans' `publish` handlers find the event sources opened below here.
-    let sinks = lather_handlers::EventSinks::default();
-    let mut resources = Resources::new();
-    resources.insert(sinks.clone());
-    let lather_compose::Services { plans, link } = composer.services(config, &resources)?;
-    let mut services = Vec::new();
-    for (svc, plans) in config.services.iter().zip(plans) {
-        if let Some(kept) = carried.iter().find(|s| s.name == *svc.name.get_ref()) {
-            if let Some(source) = &kept.event_source {
-                sinks.register(
-                    &kept.name,
-                    Arc::new(crate::event_sink::SourceSink(source.clone())),
-                );
-            }
-            services.push(kept.clone());
-            continue;
-        }
-        if matches!(
-            svc.kind(),
-            lather_config::ServiceKind::Builtin(lather_config::Builtin::EventSource)
-        ) {
-            crate::service::delivery_policy(svc)
-                .map_err(|(span, why)| config.error_at(span, format!("event source: {why}")))?;
-        }
-        let service =
-            Service::from_config(svc, plans, &config.server, listen, config.nats.as_ref())
-                .map_err(|e| {
-                    config.error_at(e.span.unwrap_or_else(|| svc.path.span()), e.reason)
-                })?;
-        if let Some(source) = &service.event_source {
-            sinks.register(
-                &service.name,
-                Arc::new(crate::event_sink::SourceSink(source.clone())),
-            );
-        }
-        services.push(Arc::new(service));
-    }
-    Ok((services, link))
 }
 
 impl Server {

@@ -25,6 +25,7 @@ mod collect_offers;
 mod collect_streams;
 mod collect_upstreams;
 mod compress;
+mod configured;
 mod conn_cap;
 mod context_nats;
 mod counted;

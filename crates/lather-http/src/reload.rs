@@ -81,7 +81,7 @@ impl Reloader {
         }
         let carried = carried(&old, &parts.config, config, &before, &after)?;
         let (mut services, link) =
-            crate::builder::configured(&parts.composer, config, parts.listen, &carried)?;
+            crate::configured::configured(&parts.composer, config, parts.listen, &carried)?;
         services.extend(parts.mounted.iter().cloned());
         let count = services.len();
         let policy =
@@ -97,7 +97,7 @@ impl Reloader {
         )?;
         state.streams = old.streams.clone();
         state.offer_broker = old.offer_broker.clone();
-        crate::builder::register_collectors(&mut state);
+        crate::configured::register_collectors(&mut state);
         if let Some(link) = &state.link {
             link.connect()
                 .await
