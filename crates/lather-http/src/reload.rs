@@ -103,7 +103,12 @@ impl Reloader {
                 .await
                 .map_err(|e| ServeError::NatsUnreachable(e.to_string()))?;
         }
-        let start_only = start_only_changes(&parts.config.server, &config.server);
+        let mut start_only = start_only_changes(&parts.config.server, &config.server);
+        let tls = |t: &toml::Table| t.get("server").and_then(|s| s.get("tls")).cloned();
+        if tls(&before) != tls(&after) {
+            // The certificate files themselves are re-read when they change.
+            start_only.push("tls");
+        }
         self.current.replace(Arc::new(state));
         parts.config = config.clone();
         Ok(Reloaded {
