@@ -293,12 +293,14 @@ impl ServerBuilder {
             && let Some(url) = &q.broker
             && url.get_ref() != "nats"
         {
-            state.offer_broker =
-                crate::offer_broker::OfferSender::http(url.get_ref()).map(|sender| {
-                    crate::offer_broker::OfferBroker {
-                        sender,
-                        refresh: crate::qos_nats::refresh(q),
-                    }
+            let outbound = match &self.config {
+                Some(config) => crate::outbound_tls::load(config)?,
+                None => lather_client::OutboundTls::system(),
+            };
+            state.offer_broker = crate::offer_broker::OfferSender::http(url.get_ref(), &outbound)
+                .map(|sender| crate::offer_broker::OfferBroker {
+                    sender,
+                    refresh: crate::qos_nats::refresh(q),
                 });
         }
         if let Some(link) = state.link.clone() {
