@@ -138,7 +138,7 @@ impl OutboundTls {
         self.extra.is_some()
     }
 
-    /// The rustls client configuration (no client certificate, ALPN `http/1.1`).
+    /// The rustls client configuration (no client certificate, no ALPN).
     pub fn client_config(&self) -> Arc<rustls::ClientConfig> {
         match &self.extra {
             Some(config) => config.clone(),
@@ -176,7 +176,7 @@ impl OutboundTls {
     }
 }
 
-/// A client configuration trusting `roots`, with the ring provider and ALPN `http/1.1`.
+/// A client configuration trusting `roots`, with the ring provider.
 fn config_with(roots: rustls::RootCertStore) -> Arc<rustls::ClientConfig> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ClientConfig::builder_with_provider(provider)
@@ -185,9 +185,9 @@ fn config_with(roots: rustls::RootCertStore) -> Arc<rustls::ClientConfig> {
             // The ring provider supports the default versions; this is never reached.
             rustls::ClientConfig::builder_with_protocol_versions(rustls::DEFAULT_VERSIONS)
         });
-    let mut config = builder.with_root_certificates(roots).with_no_client_auth();
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Arc::new(config)
+    // No ALPN here: connectors that set it themselves (hyper-rustls) require none, and a
+    // server speaks HTTP/1.1 to a client offering none.
+    Arc::new(builder.with_root_certificates(roots).with_no_client_auth())
 }
 
 /// The configuration trusting the system's CAs only, made once per process.
