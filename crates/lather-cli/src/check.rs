@@ -135,6 +135,13 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         "  request metrics label at most {} operation names per service (further ones as operation=\"other\")",
         server.metrics_max_operations
     );
+    match &server.outbound_ca_file {
+        Some(file) => println!(
+            "  outbound https:// calls trust the system's CAs and those of {}",
+            file.get_ref()
+        ),
+        None => println!("  outbound https:// calls trust the system's CAs"),
+    }
     if let Some(stream) = &config.stream {
         println!(
             "message streams: accepted on {}{}, at most {} connections of {} requests in flight and {} schemas each; idle connections closed after {} ms, tokens good for {} s",

@@ -28,6 +28,7 @@ pub struct ClientBuilder {
     pub(crate) pool_max_idle_per_host: usize,
     pub(crate) default_version: SoapVersion,
     pub(crate) user_agent: String,
+    pub(crate) tls: crate::OutboundTls,
 }
 
 impl Default for ClientBuilder {
@@ -48,7 +49,7 @@ impl ClientBuilder {
 
     /// The defaults: the timeouts and pool bounds above, answers up to lather's
     /// [`Limits::DEFAULT_MAX_MESSAGE_BYTES`] (4 MiB), SOAP 1.2, user agent
-    /// `lather-client/<version>`.
+    /// `lather-client/<version>`, the system's trusted CAs for `https://`.
     pub fn new() -> ClientBuilder {
         ClientBuilder {
             connect_timeout: Self::DEFAULT_CONNECT_TIMEOUT,
@@ -58,6 +59,7 @@ impl ClientBuilder {
             pool_max_idle_per_host: Self::DEFAULT_POOL_MAX_IDLE_PER_HOST,
             default_version: SoapVersion::V12,
             user_agent: concat!("lather-client/", env!("CARGO_PKG_VERSION")).to_owned(),
+            tls: crate::OutboundTls::system(),
         }
     }
 
@@ -101,6 +103,13 @@ impl ClientBuilder {
     /// The `User-Agent` header sent (checked by [`build`](Self::build)).
     pub fn user_agent(mut self, user_agent: impl Into<String>) -> Self {
         self.user_agent = user_agent.into();
+        self
+    }
+
+    /// The CAs `https://` servers' certificates are verified against (default: the
+    /// system's trusted CAs). Verification cannot be turned off.
+    pub fn tls(mut self, tls: crate::OutboundTls) -> Self {
+        self.tls = tls;
         self
     }
 

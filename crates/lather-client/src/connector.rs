@@ -1,27 +1,32 @@
-//! How the client dials: the connector and the URL schemes it can reach.
-//!
-//! This is the seam for TLS: a TLS connector wrapping [`Connector`] replaces it here, and
-//! [`checked_uri`] accepts `https` once it does. Nothing else in the crate knows how bytes
-//! reach the peer.
+//! How the client dials: the connector and the URL schemes it can reach (`http://`, and
+//! `https://` with rustls, verified against the builder's [`OutboundTls`](crate::OutboundTls)).
+//! Nothing else in the crate knows how bytes reach the peer.
 
 use crate::builder::ClientBuilder;
 use crate::error::ClientError;
 use http::Uri;
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 
-/// The connector the pool dials with: plain TCP, `http://` only.
-pub(crate) type Connector = HttpConnector;
+/// The connector the pool dials with: TCP, and TLS for `https://` URLs (HTTP/1.1).
+pub(crate) type Connector = HttpsConnector<HttpConnector>;
 
 /// A connector with the builder's connect timeout, `TCP_NODELAY` set (SOAP requests are
-/// small and latency matters more than packet count).
+/// small and latency matters more than packet count), TLS with the builder's trust. The
+/// request timeout bounds the TLS handshake too.
 pub(crate) fn connector(settings: &ClientBuilder) -> Connector {
-    let mut connector = HttpConnector::new();
-    connector.set_nodelay(true);
-    connector.set_connect_timeout(Some(settings.connect_timeout));
-    connector
+    let mut tcp = HttpConnector::new();
+    tcp.set_nodelay(true);
+    tcp.set_connect_timeout(Some(settings.connect_timeout));
+    tcp.enforce_http(false);
+    hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config((*settings.tls.client_config()).clone())
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(tcp)
 }
 
-/// `url` as a URI the connector can reach: an `http://` URL with a host.
+/// `url` as a URI the connector can reach: an `http://` or `https://` URL with a host.
 pub(crate) fn checked_uri(url: &str) -> Result<Uri, ClientError> {
     let bad = |reason: &'static str| ClientError::InvalidUrl {
         url: url.to_owned(),
@@ -29,9 +34,8 @@ pub(crate) fn checked_uri(url: &str) -> Result<Uri, ClientError> {
     };
     let uri: Uri = url.parse().map_err(|_| bad("not a URL"))?;
     match uri.scheme_str() {
-        Some("http") => {}
-        Some("https") => return Err(bad("https is not supported yet (http:// only)")),
-        Some(_) => return Err(bad("only http:// URLs are supported")),
+        Some("http" | "https") => {}
+        Some(_) => return Err(bad("only http:// and https:// URLs are supported")),
         None => return Err(bad("not an absolute URL (no scheme)")),
     }
     if uri.host().is_none_or(str::is_empty) {
@@ -45,15 +49,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_http_urls_with_a_host_pass() {
+    fn only_http_and_https_urls_with_a_host_pass() {
         assert!(checked_uri("http://127.0.0.1:8080/echo").is_ok());
-        for url in [
-            "https://example.org/",
-            "ftp://h/",
-            "/echo",
-            "not a url",
-            "http:///x",
-        ] {
+        assert!(checked_uri("https://example.org/echo").is_ok());
+        for url in ["ftp://h/", "/echo", "not a url", "http:///x"] {
             assert!(
                 matches!(checked_uri(url), Err(ClientError::InvalidUrl { .. })),
                 "{url}"

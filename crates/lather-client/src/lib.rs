@@ -11,7 +11,8 @@
 //! - One-way operations: [`Client::call_oneway`] takes `202 Accepted` with no body.
 //! - Envelopes built elsewhere go out with [`Client::send`] / [`Client::send_bytes`].
 //!
-//! Only `http://` URLs for now.
+//! - `http://` and `https://` URLs; TLS (rustls) verifies servers against the system's
+//!   trusted CAs, plus any given with [`ClientBuilder::tls`] ([`OutboundTls`]).
 //!
 //! ```no_run
 //! use lather_client::{Call, Client, ClientError, Wsa};
@@ -44,6 +45,7 @@ mod client;
 mod connector;
 mod error;
 mod response;
+pub mod tls;
 mod transport;
 
 pub use addressing::Wsa;
@@ -53,4 +55,5 @@ pub use client::Client;
 pub use error::{BoxError, ClientError, STATUS_BODY_BYTES};
 pub use lather_envelope::batch::BATCH_NS;
 pub use response::SoapResponse;
+pub use tls::{HandshakeError, OutboundTls, TrustError};
 pub use transport::soap_headers;

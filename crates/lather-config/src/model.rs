@@ -119,6 +119,10 @@ pub struct ServerConfig {
     pub metrics_max_operations: usize,
     /// TLS on the listener (`[server.tls]`); without it the listener speaks plain HTTP.
     pub tls: Option<crate::TlsConfig>,
+    /// A PEM bundle of CA certificates trusted, beside the system's, by every `https://`
+    /// call lather makes on its own: event deliveries, `notify` handlers, asynchronous
+    /// replies, the QoS broker (default: none, the system's CAs only).
+    pub outbound_ca_file: Option<Spanned<String>>,
 }
 
 /// `max_in_flight`: a fixed number or `"auto"`.
@@ -170,6 +174,7 @@ impl Default for ServerConfig {
             access_log: true,
             metrics_max_operations: 50,
             tls: None,
+            outbound_ca_file: None,
         }
     }
 }

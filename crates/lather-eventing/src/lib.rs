@@ -40,6 +40,7 @@ pub use protocol::xpath;
 
 pub use delivery::address_policy::DeliveryPolicy;
 pub use delivery::binding::Binding;
+pub use delivery::binding::post::post_once;
 pub use delivery::error::DeliveryError;
 pub use delivery::{DeliveryProbe, ProbeFn, RetryPolicy};
 pub use error::EventingError;

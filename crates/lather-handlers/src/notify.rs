@@ -4,9 +4,11 @@ use bytes::Bytes;
 use http::header::{CONTENT_TYPE, HeaderValue};
 use http::{Method, Request, Uri};
 use http_body_util::{BodyExt, Full, Limited};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
+use lather_client::OutboundTls;
 use lather_envelope::escape::{escape_attribute, escape_text};
 use lather_envelope::{EnvelopeBuilder, Fault, FaultKind, SoapVersion};
 use lather_pipeline::{
@@ -67,22 +69,31 @@ impl std::error::Error for SinkUrlError {}
 pub struct Notify {
     sink: Uri,
     url: String,
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
 }
 
 impl Notify {
-    /// A notifier POSTing to `sink` (`http://host[:port]/path`), its connections given up
-    /// after `timeout`. Fails, saying why, if `sink` is not such a URL.
+    /// A notifier POSTing to `sink` (`http://host[:port]/path`, or `https://…` verified
+    /// against the system's trusted CAs), its connections given up after `timeout`. Fails,
+    /// saying why, if `sink` is not such a URL.
     pub fn new(sink: &str, timeout: Duration) -> Result<Notify, SinkUrlError> {
+        Notify::with_tls(sink, timeout, &OutboundTls::system())
+    }
+
+    /// [`Notify::new`], verifying an `https://` sink's certificate against `tls`.
+    pub fn with_tls(
+        sink: &str,
+        timeout: Duration,
+        tls: &OutboundTls,
+    ) -> Result<Notify, SinkUrlError> {
         let bad = |why: String| Err(SinkUrlError(why));
         let uri: Uri = match sink.parse() {
             Ok(uri) => uri,
             Err(e) => return bad(format!("is not a URL ({e})")),
         };
         match uri.scheme_str() {
-            Some("http") => {}
-            Some("https") => return bad("uses https; notify speaks http only".into()),
-            _ => return bad("must start with http://".into()),
+            Some("http" | "https") => {}
+            _ => return bad("must start with http:// or https://".into()),
         }
         let Some(authority) = uri.authority() else {
             return bad("has no host".into());
@@ -93,9 +104,15 @@ impl Notify {
         if authority.host().is_empty() {
             return bad("has no host".into());
         }
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        connector.set_connect_timeout(Some(timeout));
+        let mut tcp = HttpConnector::new();
+        tcp.set_nodelay(true);
+        tcp.set_connect_timeout(Some(timeout));
+        tcp.enforce_http(false);
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config((*tls.client_config()).clone())
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(tcp);
         let client = Client::builder(TokioExecutor::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(Duration::from_secs(90))
@@ -202,7 +219,7 @@ pub struct NotifyKind;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NotifySettings {
-    /// Where notifications are POSTed, `http://host:port/path` (required).
+    /// Where notifications are POSTed, `http://host:port/path` or `https://…` (required).
     pub sink: String,
 }
 
@@ -222,7 +239,13 @@ impl HandlerKind for NotifyKind {
         settings: NotifySettings,
         env: &BuildEnv<'_>,
     ) -> Result<Arc<dyn Handler>, SettingsError> {
-        let notify = Notify::new(&settings.sink, env.timeout)
+        // The server's outbound trust (`[server] outbound_ca_file`), if it gave one.
+        let tls = env
+            .resources
+            .get::<OutboundTls>()
+            .cloned()
+            .unwrap_or_default();
+        let notify = Notify::with_tls(&settings.sink, env.timeout, &tls)
             .map_err(|why| SettingsError::key("sink", format!("{:?} {why}", settings.sink)))?;
         Ok(Arc::new(notify))
     }

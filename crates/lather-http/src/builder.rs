@@ -293,12 +293,14 @@ impl ServerBuilder {
             && let Some(url) = &q.broker
             && url.get_ref() != "nats"
         {
-            state.offer_broker =
-                crate::offer_broker::OfferSender::http(url.get_ref()).map(|sender| {
-                    crate::offer_broker::OfferBroker {
-                        sender,
-                        refresh: crate::qos_nats::refresh(q),
-                    }
+            let outbound = match &self.config {
+                Some(config) => crate::outbound_tls::load(config)?,
+                None => lather_client::OutboundTls::system(),
+            };
+            state.offer_broker = crate::offer_broker::OfferSender::http(url.get_ref(), &outbound)
+                .map(|sender| crate::offer_broker::OfferBroker {
+                    sender,
+                    refresh: crate::qos_nats::refresh(q),
                 });
         }
         if let Some(link) = state.link.clone() {
@@ -376,10 +378,12 @@ impl Server {
     }
 
     /// Reads every TLS file `config` names — the listener's certificate, key and client
-    /// CAs, and each gateway's upstream CAs and client certificate — as a start would,
+    /// CAs, `outbound_ca_file`, and each gateway's upstream CAs and client certificate —
+    /// as a start would,
     /// without binding anything: a file that cannot be used is a [`ServeError::Config`]
     /// naming the key's line and the file.
     pub fn check_tls_files(config: &Config) -> Result<(), ServeError> {
+        crate::outbound_tls::load(config)?;
         if let Some(settings) = &config.server.tls {
             crate::tls::listener::ListenerTls::load(settings)
                 .map_err(|e| tls_error(Some(config), settings, e))?;

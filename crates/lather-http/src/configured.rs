@@ -43,8 +43,11 @@ pub(crate) fn configured(
 ) -> Result<(Vec<Arc<Service>>, Option<Arc<lather_remote::Link>>), ServeError> {
     // The plans' `publish` handlers find the event sources opened below here.
     let sinks = lather_handlers::EventSinks::default();
+    let outbound = crate::outbound_tls::load(config)?;
     let mut resources = Resources::new();
     resources.insert(sinks.clone());
+    // `notify` handlers verify https:// sinks with the server's outbound trust.
+    resources.insert(outbound.clone());
     let lather_compose::Services { plans, link } = composer.services(config, &resources)?;
     let mut services = Vec::new();
     for (svc, plans) in config.services.iter().zip(plans) {
@@ -65,11 +68,15 @@ pub(crate) fn configured(
             crate::service::delivery_policy(svc)
                 .map_err(|(span, why)| config.error_at(span, format!("event source: {why}")))?;
         }
-        let service =
-            Service::from_config(svc, plans, &config.server, listen, config.nats.as_ref())
-                .map_err(|e| {
-                    config.error_at(e.span.unwrap_or_else(|| svc.path.span()), e.reason)
-                })?;
+        let service = Service::from_config(
+            svc,
+            plans,
+            &config.server,
+            listen,
+            config.nats.as_ref(),
+            &outbound,
+        )
+        .map_err(|e| config.error_at(e.span.unwrap_or_else(|| svc.path.span()), e.reason))?;
         if let Some(source) = &service.event_source {
             sinks.register(
                 &service.name,

@@ -51,6 +51,7 @@ mod offer_broker;
 mod offers_doc;
 mod offers_task;
 mod op_metrics;
+mod outbound_tls;
 mod own_headers;
 mod peer;
 mod qos;

@@ -39,9 +39,10 @@ pub(crate) enum OfferSender {
 const BROKER_TIMEOUT: Duration = Duration::from_secs(5);
 
 impl OfferSender {
-    /// The sender to the broker at `url`; `None` (logged) when the URL cannot be called.
-    pub(crate) fn http(url: &str) -> Option<OfferSender> {
-        BrokerClient::new(url.to_owned(), BROKER_TIMEOUT)
+    /// The sender to the broker at `url` (an `https://` one verified against `tls`);
+    /// `None` (logged) when the URL cannot be called.
+    pub(crate) fn http(url: &str, tls: &lather_client::OutboundTls) -> Option<OfferSender> {
+        BrokerClient::with_tls(url.to_owned(), BROKER_TIMEOUT, tls.clone())
             .inspect_err(|e| tracing::warn!(error = %e, %url, "QoS broker: cannot call it"))
             .ok()
             .map(|c| OfferSender::Http(Box::new(c)))

@@ -150,6 +150,7 @@ impl Service {
         server: &ServerConfig,
         listen: std::net::SocketAddr,
         nats: Option<&lather_config::NatsConfig>,
+        outbound: &lather_client::OutboundTls,
     ) -> Result<Self, NotBuilt> {
         let mut event_source = None;
         let mut shared_contexts = None;
@@ -160,7 +161,7 @@ impl Service {
         let soap: Arc<dyn SoapService> = match config.kind() {
             ServiceKind::Builtin(Builtin::Echo) => Arc::new(crate::echo::Echo),
             ServiceKind::Builtin(Builtin::EventSource) => {
-                let source = source_settings(config, listen)
+                let source = source_settings(config, listen, outbound)
                     .and_then(|s| lather_eventing::EventSource::open(s).map_err(|e| e.to_string()))
                     .map_err(|e| format!("event source: {e}"))?;
                 event_source = Some(source.clone());
@@ -255,10 +256,11 @@ impl Service {
             )));
         }
         if let Some(settings) = config.async_replies() {
-            let policy =
-                lather_eventing::DeliveryPolicy::new(&settings.allow, Some(&["http".to_owned()]))
-                    .map_err(|e| format!("reply_allow: {e}"))?
-                    .with_listen(listen);
+            let schemes = ["http".to_owned(), "https".to_owned()];
+            let policy = lather_eventing::DeliveryPolicy::new(&settings.allow, Some(&schemes))
+                .map_err(|e| format!("reply_allow: {e}"))?
+                .with_listen(listen)
+                .with_tls(outbound.clone());
             if config.shares_async_replies(nats) {
                 let replies = crate::async_reply::AsyncReplies::shared(&settings, policy);
                 service.async_replies = Some(Arc::new(replies));
@@ -483,11 +485,13 @@ fn context_store(
 fn source_settings(
     config: &ServiceConfig,
     listen: std::net::SocketAddr,
+    outbound: &lather_client::OutboundTls,
 ) -> Result<lather_eventing::SourceSettings, String> {
     let mut settings = lather_eventing::SourceSettings {
         notify_policy: delivery_policy(config)
             .map_err(|(_, why)| why)?
-            .with_listen(listen),
+            .with_listen(listen)
+            .with_tls(outbound.clone()),
         ..lather_eventing::SourceSettings::default()
     };
     if let Some(max) = &config.max_subscriptions_per_identity {

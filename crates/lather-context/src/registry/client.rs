@@ -26,10 +26,23 @@ pub struct RegistryClient {
 }
 
 impl RegistryClient {
-    /// A client of the registry at `url`, each call bounded by `timeout`.
+    /// A client of the registry at `url` (`http://` or `https://`, verified against the
+    /// system's trusted CAs), each call bounded by `timeout`.
     pub fn new(url: impl Into<String>, timeout: Duration) -> Result<RegistryClient, ClientError> {
+        RegistryClient::with_tls(url, timeout, lather_client::OutboundTls::system())
+    }
+
+    /// A client of the registry at `url`, verifying an `https://` registry against `tls`.
+    pub fn with_tls(
+        url: impl Into<String>,
+        timeout: Duration,
+        tls: lather_client::OutboundTls,
+    ) -> Result<RegistryClient, ClientError> {
         Ok(RegistryClient {
-            client: Client::builder().request_timeout(timeout).build()?,
+            client: Client::builder()
+                .request_timeout(timeout)
+                .tls(tls)
+                .build()?,
             url: url.into(),
         })
     }

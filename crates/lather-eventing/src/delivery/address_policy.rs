@@ -50,16 +50,20 @@ impl std::fmt::Display for Refused {
 
 impl std::error::Error for Refused {}
 
-/// The delivery policy of an event source. Cheap to clone.
+/// The delivery policy of an event source, and the CAs `https://` sinks are verified
+/// against. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct DeliveryPolicy {
     rules: Arc<Rules>,
+    tls: lather_client::OutboundTls,
 }
 
 #[derive(Debug, Default)]
 struct Rules {
     allow: Vec<Allowed>,
     schemes: Vec<Binding>,
+    /// Whether `https://` addresses are allowed (`notify_schemes` names `https`).
+    https: bool,
     /// The server's own listen address, if known.
     listen: Option<SocketAddr>,
 }
@@ -89,6 +93,7 @@ impl Default for DeliveryPolicy {
         DeliveryPolicy::from_rules(Rules {
             allow: Vec::new(),
             schemes: vec![Binding::Http, Binding::SoapTcp, Binding::Binary],
+            https: true,
             listen: None,
         })
     }
@@ -98,36 +103,59 @@ impl DeliveryPolicy {
     fn from_rules(rules: Rules) -> Self {
         DeliveryPolicy {
             rules: Arc::new(rules),
+            tls: lather_client::OutboundTls::system(),
         }
     }
 
     /// The policy of the keys `notify_allow` (host names, IP addresses or CIDRs, each with
     /// an optional `:port`; IPv6 in brackets when a port follows) and `notify_schemes`
-    /// (`http`, `soap.tcp`, `lather.bin`; `None` = all three).
+    /// (`http`, `https`, `soap.tcp`, `lather.bin`; `None` = all four).
     pub fn new(allow: &[String], schemes: Option<&[String]>) -> Result<Self, PolicyError> {
         let allow = allow
             .iter()
             .map(|e| allowed(e))
             .collect::<Result<Vec<_>, _>>()?;
-        let schemes = match schemes {
-            None => DeliveryPolicy::default().rules.schemes.clone(),
-            Some(list) => list
-                .iter()
-                .map(|s| match s.trim() {
-                    "http" => Ok(Binding::Http),
-                    "soap.tcp" => Ok(Binding::SoapTcp),
-                    "lather.bin" => Ok(Binding::Binary),
-                    other => Err(PolicyError(format!(
-                        "notify_schemes: {other:?} is not one of \"http\", \"soap.tcp\", \"lather.bin\""
-                    ))),
-                })
-                .collect::<Result<Vec<_>, _>>()?,
+        let (schemes, https) = match schemes {
+            None => (DeliveryPolicy::default().rules.schemes.clone(), true),
+            Some(list) => {
+                let mut https = false;
+                let mut bindings = Vec::new();
+                for s in list {
+                    match s.trim() {
+                        "http" => bindings.push(Binding::Http),
+                        "https" => https = true,
+                        "soap.tcp" => bindings.push(Binding::SoapTcp),
+                        "lather.bin" => bindings.push(Binding::Binary),
+                        other => {
+                            return Err(PolicyError(format!(
+                                "notify_schemes: {other:?} is not one of \"http\", \"https\", \"soap.tcp\", \"lather.bin\""
+                            )));
+                        }
+                    }
+                }
+                (bindings, https)
+            }
         };
         Ok(DeliveryPolicy::from_rules(Rules {
             allow,
             schemes,
+            https,
             listen: None,
         }))
+    }
+
+    /// The same policy, verifying `https://` sinks against `tls` (default: the system's
+    /// trusted CAs).
+    pub fn with_tls(&self, tls: lather_client::OutboundTls) -> Self {
+        DeliveryPolicy {
+            rules: Arc::clone(&self.rules),
+            tls,
+        }
+    }
+
+    /// The CAs `https://` addresses are verified against.
+    pub fn tls(&self) -> &lather_client::OutboundTls {
+        &self.tls
     }
 
     /// A policy that also allows loopback sinks (`127.0.0.0/8`, `::1`, `localhost`): for
@@ -141,11 +169,15 @@ impl DeliveryPolicy {
     /// The same policy, knowing the server's own listen address (its port on this host is
     /// refused unless an entry names that port, its publish path always).
     pub fn with_listen(&self, listen: SocketAddr) -> Self {
-        DeliveryPolicy::from_rules(Rules {
-            allow: self.rules.allow.clone(),
-            schemes: self.rules.schemes.clone(),
-            listen: Some(listen),
-        })
+        DeliveryPolicy {
+            rules: Arc::new(Rules {
+                allow: self.rules.allow.clone(),
+                schemes: self.rules.schemes.clone(),
+                https: self.rules.https,
+                listen: Some(listen),
+            }),
+            tls: self.tls.clone(),
+        }
     }
 
     /// Checks a NotifyTo or EndTo address at Subscribe: its binding is allowed, its host
@@ -154,7 +186,12 @@ impl DeliveryPolicy {
     pub fn check_address(&self, address: &str) -> Result<(), Refused> {
         let binding = Binding::of(address)
             .ok_or_else(|| Refused(format!("{address:?} is not a delivery address")))?;
-        if !self.rules.schemes.contains(&binding) {
+        let allowed = if is_https(address) {
+            self.rules.https
+        } else {
+            self.rules.schemes.contains(&binding)
+        };
+        if !allowed {
             return Err(Refused(format!(
                 "the binding of {address:?} is not allowed here (service key notify_schemes)"
             )));
@@ -309,6 +346,25 @@ impl DeliveryPolicy {
         Err(last)
     }
 
+    /// Connects to `authority` as [`DeliveryPolicy::connect`] does (every resolved address
+    /// checked first), then makes a TLS handshake within `timeout`, verifying the server's
+    /// certificate for the authority's host (the URL's host, also sent in SNI) against
+    /// [`DeliveryPolicy::tls`].
+    pub async fn connect_tls(
+        &self,
+        authority: &str,
+        timeout: Duration,
+        publish: bool,
+    ) -> Result<lather_client::tls::TlsStream, DeliveryError> {
+        let stream = self.connect(authority, timeout, publish).await?;
+        let (host, _) = split_authority(authority)
+            .ok_or_else(|| DeliveryError::Refused(format!("{authority:?} has no host:port")))?;
+        self.tls
+            .handshake(host, stream, timeout)
+            .await
+            .map_err(|e| DeliveryError::Tls(e.to_string()))
+    }
+
     /// The addresses of `host` (a literal or a name resolved within `timeout`) the policy
     /// allows — only these are connected to; a name with none is refused.
     pub(crate) async fn resolve(
@@ -363,15 +419,16 @@ impl Target {
     /// The target of a delivery address in any binding.
     pub(crate) fn of(address: &str) -> Result<Target, Refused> {
         let unreadable = || Refused(format!("{address:?} has no usable host and port"));
-        if address.starts_with("http://") {
+        if address.starts_with("http://") || is_https(address) {
             let uri: ::http::Uri = address.parse().map_err(|_| unreadable())?;
             let authority = uri.authority().ok_or_else(unreadable)?;
             if authority.as_str().contains('@') {
                 return Err(Refused(format!("{address:?} carries user information")));
             }
+            let default_port = if is_https(address) { 443 } else { 80 };
             return Ok(Target {
                 host: authority.host().to_owned(),
-                port: authority.port_u16().unwrap_or(80),
+                port: authority.port_u16().unwrap_or(default_port),
                 publish: is_publish_path(uri.path()),
             });
         }
@@ -384,6 +441,11 @@ impl Target {
             publish: false,
         })
     }
+}
+
+/// Whether `address` is an `https://` URL (SOAP over HTTP over TLS).
+pub(crate) fn is_https(address: &str) -> bool {
+    address.starts_with("https://")
 }
 
 /// Whether an HTTP path is an event source's publish path.

@@ -11,6 +11,10 @@ pub enum DeliveryError {
     /// No connection could be made, or it broke or was closed.
     #[error("{0}")]
     Connection(String),
+    /// The TLS handshake with an `https://` sink failed (an untrusted, expired or
+    /// misnamed certificate, an alert); counted like a failed connection.
+    #[error("{0}")]
+    Tls(String),
     /// The sink took no bytes, or gave no answer, in time.
     #[error("{0}")]
     Timeout(String),

@@ -12,7 +12,7 @@ pub(crate) mod stamped;
 pub(crate) mod task;
 
 pub(crate) use crate::protocol::reply::Outgoing;
-pub(crate) use binding::http::{client, send_once};
+pub(crate) use binding::http::send_once;
 pub(crate) use error::DeliveryError;
 pub use retry::{DeliveryProbe, ProbeFn, RetryPolicy};
 pub(crate) use task::{OnFailure, SinkLimits, Stop, spawn_sink};

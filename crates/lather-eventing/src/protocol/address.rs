@@ -4,7 +4,7 @@
 /// How notifications reach a sink.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Binding {
-    /// SOAP over HTTP (`http://`).
+    /// SOAP over HTTP (`http://`), or over HTTP with TLS (`https://`).
     Http,
     /// SOAP envelopes over TCP, length-prefixed (`soap.tcp://host:port`).
     SoapTcp,
@@ -13,13 +13,17 @@ pub enum Binding {
 }
 
 /// The schemes a NotifyTo address may use, for fault reasons.
-pub const SUPPORTED_SCHEMES: &str = "http://, soap.tcp://host:port, lather.bin://host:port";
+pub const SUPPORTED_SCHEMES: &str =
+    "http://, https://, soap.tcp://host:port, lather.bin://host:port";
 
 impl Binding {
     /// The binding of a NotifyTo `address`, if its scheme is one lather delivers to and
     /// the rest is usable (a URL for HTTP, `host:port` for the TCP bindings).
     pub fn of(address: &str) -> Option<Binding> {
-        if let Some(rest) = address.strip_prefix("http://") {
+        if let Some(rest) = address
+            .strip_prefix("http://")
+            .or_else(|| address.strip_prefix("https://"))
+        {
             return (!rest.is_empty() && address.parse::<http::Uri>().is_ok())
                 .then_some(Binding::Http);
         }
@@ -59,7 +63,7 @@ mod tests {
         assert_eq!(Binding::of("lather.bin://sink.example"), None);
         assert_eq!(Binding::of("soap.tcp://:80"), None);
         assert_eq!(Binding::of("soap.tcp://h:0"), None);
-        assert_eq!(Binding::of("https://h/x"), None);
+        assert_eq!(Binding::of("https://h/x"), Some(Binding::Http));
         assert_eq!(Binding::of("mailto:x@y"), None);
         assert_eq!(Binding::of("http://"), None);
     }

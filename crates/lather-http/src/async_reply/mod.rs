@@ -139,9 +139,9 @@ impl AsyncReplies {
             )));
         }
         if reply_to != POLL_ADDRESS {
-            if !reply_to.starts_with("http://") {
+            if !(reply_to.starts_with("http://") || reply_to.starts_with("https://")) {
                 return Err(invalid(format!(
-                    "ReplyTo {reply_to:?}: answers go to http:// addresses, or to {POLL_ADDRESS} to be fetched"
+                    "ReplyTo {reply_to:?}: answers go to http:// or https:// addresses, or to {POLL_ADDRESS} to be fetched"
                 )));
             }
             self.policy

@@ -30,10 +30,23 @@ pub struct BrokerClient {
 }
 
 impl BrokerClient {
-    /// A client of the broker at `url`, each call bounded by `timeout`.
+    /// A client of the broker at `url` (`http://` or `https://`, verified against the
+    /// system's trusted CAs), each call bounded by `timeout`.
     pub fn new(url: impl Into<String>, timeout: Duration) -> Result<BrokerClient, ClientError> {
+        BrokerClient::with_tls(url, timeout, lather_client::OutboundTls::system())
+    }
+
+    /// A client of the broker at `url`, verifying an `https://` broker against `tls`.
+    pub fn with_tls(
+        url: impl Into<String>,
+        timeout: Duration,
+        tls: lather_client::OutboundTls,
+    ) -> Result<BrokerClient, ClientError> {
         Ok(BrokerClient {
-            client: Client::builder().request_timeout(timeout).build()?,
+            client: Client::builder()
+                .request_timeout(timeout)
+                .tls(tls)
+                .build()?,
             url: url.into(),
         })
     }

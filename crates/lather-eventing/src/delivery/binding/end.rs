@@ -1,6 +1,6 @@
 //! SubscriptionEnd in the binding of the EndTo address:
 //!
-//! - `http://…` — a SOAP POST with hyper's client, as always;
+//! - `http://…` and `https://…` — a SOAP POST on a connection of its own;
 //! - `soap.tcp://host:port` — the SubscriptionEnd envelope framed like a notification (a
 //!   4-byte length, never compressed);
 //! - `lather.bin://host:port` — a SubscriptionEnd frame ([`super::binary::EndFrame`]).
@@ -71,16 +71,8 @@ pub(crate) async fn send(
             envelope: reply::subscription_end(sub, end_to, status, reason),
             content_encoding: None,
         };
-        let client = delivery::client();
-        return delivery::send_once(
-            &client,
-            &end_to.address,
-            reply::soap_of(sub),
-            &out,
-            timeout,
-            guard,
-        )
-        .await;
+        return delivery::send_once(&end_to.address, reply::soap_of(sub), &out, timeout, guard)
+            .await;
     }
     let bytes = frame(sub, end_to, status, reason)?;
     if status != EndStatus::DeliveryFailure && same_stream(&sub.notify_to.address, &end_to.address)

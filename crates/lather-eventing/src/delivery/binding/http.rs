@@ -2,10 +2,11 @@
 //! connection (so notifications arrive in order): each batch is written as it is taken
 //! from the queue while the answers to earlier ones are still on their way, up to a window
 //! of unanswered ones ([`MAX_WINDOW`] at most); a failed connection is replaced and what
-//! it left unanswered sent again, with backoff when that makes no progress. SubscriptionEnd goes with hyper's
-//! client ([`send_once`]).
+//! it left unanswered sent again, with backoff when that makes no progress. `https://` sinks
+//! get the same over TLS. SubscriptionEnd goes on a connection of its own ([`send_once`]).
 
 use super::pipeline::{MAX_WRITE, Pipeline};
+use super::post::post_once;
 use super::soap::Template;
 use super::wire::{Out, Wire};
 use crate::Subscription;
@@ -14,13 +15,8 @@ use crate::delivery::sink_queue::Queued;
 use crate::delivery::stamped::Stamped;
 use crate::delivery::{DeliveryError, Outgoing, RetryPolicy};
 use crate::protocol::reply::soap_of;
-use bytes::Bytes;
+use http::Uri;
 use http::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderValue};
-use http::{Method, Request, Uri};
-use http_body_util::{BodyExt, Full, Limited};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use lather_envelope::SoapVersion;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -30,20 +26,6 @@ use tokio::time::Instant;
 /// Most notifications written and not yet answered on a sink's connection (less when
 /// the sink's queue is smaller: the window is at most the queue's capacity).
 pub(crate) const MAX_WINDOW: usize = 1024;
-
-/// Most bytes of a sink's answer read (so its connection stays reusable).
-const MAX_ANSWER_BYTES: usize = 64 * 1024;
-
-pub(crate) type HttpClient = Client<HttpConnector, Full<Bytes>>;
-
-/// A keep-alive HTTP client with a pool of its own.
-pub(crate) fn client() -> HttpClient {
-    let mut connector = HttpConnector::new();
-    connector.set_nodelay(true);
-    Client::builder(TokioExecutor::new())
-        .pool_idle_timeout(Duration::from_secs(90))
-        .build(connector)
-}
 
 /// One HTTP sink: pipelined POSTs on one keep-alive connection ([`Pipeline`]).
 #[derive(Debug)]
@@ -96,6 +78,7 @@ impl HttpSink {
     ) -> HttpSink {
         let address = sub.notify_to.address.clone();
         let uri: Option<Uri> = address.parse().ok();
+        let tls = crate::delivery::address_policy::is_https(&address);
         let authority = uri
             .as_ref()
             .and_then(|u| u.authority())
@@ -103,7 +86,7 @@ impl HttpSink {
                 if a.port().is_some() {
                     a.to_string()
                 } else {
-                    format!("{a}:80")
+                    format!("{a}:{}", if tls { 443 } else { 80 })
                 }
             })
             .unwrap_or_default();
@@ -121,7 +104,7 @@ impl HttpSink {
             soap: soap_of(sub),
             template: Template::new(sub),
             policy,
-            pipeline: Pipeline::new(authority, guard, publish),
+            pipeline: Pipeline::new(authority, guard, publish, tls),
             unanswered: VecDeque::new(),
             window: window.clamp(1, MAX_WINDOW),
             written: 0,
@@ -378,78 +361,23 @@ fn headers(soap: SoapVersion, action: &str) -> Result<Headers, DeliveryError> {
     })
 }
 
-/// Sends `request`; success is a 2xx answer within `timeout`.
-async fn exchange(
-    client: &HttpClient,
-    request: Request<Full<Bytes>>,
-    timeout: Duration,
-) -> Result<(), DeliveryError> {
-    let answer = tokio::time::timeout(timeout, async {
-        let response = client
-            .request(request)
-            .await
-            .map_err(|e| DeliveryError::Connection(e.to_string()))?;
-        let status = response.status();
-        // Read (a bounded part of) the answer so the connection can be reused.
-        let _ = Limited::new(response.into_body(), MAX_ANSWER_BYTES)
-            .collect()
-            .await;
-        Ok::<_, DeliveryError>(status)
-    })
-    .await
-    .map_err(|_| DeliveryError::Timeout(format!("no answer within {timeout:?}")))??;
-    if answer.is_success() {
-        Ok(())
-    } else {
-        Err(DeliveryError::Status(answer.as_u16()))
-    }
-}
-
-/// POSTs `out` to `address` once; success is a 2xx answer. The host is resolved and
-/// checked by `guard` first, and the request goes to the checked address (with the
-/// address's own `Host`).
+/// POSTs `out` to `address` once on a connection of its own; success is a 2xx answer.
+/// The host is resolved and checked by `guard` first ([`post_once`]).
 pub(crate) async fn send_once(
-    client: &HttpClient,
     address: &str,
     soap: SoapVersion,
     out: &Outgoing,
     timeout: Duration,
     guard: &DeliveryPolicy,
 ) -> Result<(), DeliveryError> {
-    let headers = headers(soap, &out.action)?;
-    let target = crate::delivery::address_policy::Target::of(address)
-        .map_err(|e| DeliveryError::Refused(e.to_string()))?;
-    let checked = guard
-        .resolve(&target.host, target.port, target.publish, timeout)
-        .await
-        .map_err(|r| DeliveryError::Refused(format!("delivery to {address} refused: {r}")))?;
-    let first = checked
-        .first()
-        .ok_or_else(|| DeliveryError::Refused(format!("{address} resolves to no address")))?;
-    let uri: Uri = address
-        .parse()
-        .map_err(|e: http::uri::InvalidUri| DeliveryError::Refused(e.to_string()))?;
-    let host = uri
-        .authority()
-        .map(|a| a.as_str().to_owned())
-        .unwrap_or_default();
-    let path = uri.path_and_query().map_or("/", |p| p.as_str());
-    let mut request = Request::builder()
-        .method(Method::POST)
-        .uri(format!("http://{first}{path}"))
-        .header(http::header::HOST, host)
-        .body(Full::new(out.envelope.clone()))
-        .map_err(|e| DeliveryError::Encode(e.to_string()))?;
-    if let Some(soap_action) = headers.soap_action {
-        request.headers_mut().insert("soapaction", soap_action);
+    let h = headers(soap, &out.action)?;
+    let mut fields = http::HeaderMap::new();
+    if let Some(soap_action) = h.soap_action {
+        fields.insert("soapaction", soap_action);
     }
-    request
-        .headers_mut()
-        .insert(CONTENT_TYPE, headers.content_type);
+    fields.insert(CONTENT_TYPE, h.content_type);
     if let Some(encoding) = out.content_encoding {
-        request
-            .headers_mut()
-            .insert(CONTENT_ENCODING, HeaderValue::from_static(encoding));
+        fields.insert(CONTENT_ENCODING, HeaderValue::from_static(encoding));
     }
-    exchange(client, request, timeout).await
+    post_once(guard, address, fields, out.envelope.clone(), timeout).await
 }

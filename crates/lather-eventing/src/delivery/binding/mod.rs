@@ -1,6 +1,7 @@
 //! Delivery bindings, chosen by the NotifyTo address scheme:
 //!
 //! - `http://…` — SOAP over HTTP/1.1 (the standard), one keep-alive connection per sink;
+//!   `https://…` the same over TLS (verified against [`DeliveryPolicy::tls`]);
 //! - `soap.tcp://host:port` — the same SOAP envelopes over one persistent TCP stream per
 //!   subscription, each framed by a 4-byte big-endian length ([`tcp`]);
 //! - `lather.bin://host:port` — compact binary frames over one persistent TCP stream per
@@ -21,6 +22,7 @@ pub mod binary;
 pub(crate) mod end;
 pub(crate) mod http;
 mod pipeline;
+pub mod post;
 pub(crate) mod soap;
 pub mod tcp;
 pub(crate) mod wire;

@@ -4,13 +4,15 @@
 //! channel ([`Pipeline::next`], which is cancel-safe). So a sink far away gets a steady
 //! stream instead of one batch per round trip. Order is kept, one connection per sink; the
 //! caller replaces a connection that fails and sends the unanswered requests again.
+//!
+//! The same code runs over plain TCP (`http://`) and over TLS (`https://`): the reader is
+//! generic over the stream's reading half, the writer is the stream's writing half.
 
 use super::wire::Wire;
 use crate::delivery::DeliveryError;
 use crate::delivery::address_policy::DeliveryPolicy;
 use std::time::Duration;
-use tokio::io::AsyncReadExt;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -28,9 +30,20 @@ pub(crate) struct Pipeline {
     /// Where connections may go, and whether the path is a publish path.
     guard: DeliveryPolicy,
     publish: bool,
-    writer: Option<OwnedWriteHalf>,
+    /// Whether connections speak TLS (`https://`), verified for the authority's host.
+    tls: bool,
+    writer: Option<Writer>,
     answers: Option<mpsc::UnboundedReceiver<Result<bool, DeliveryError>>>,
     reader: Option<JoinHandle<()>>,
+}
+
+/// The writing half of a connection, plain or TLS.
+struct Writer(Box<dyn AsyncWrite + Send + Unpin>);
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Writer")
+    }
 }
 
 /// One answer's fate.
@@ -41,12 +54,18 @@ enum Answer {
 
 impl Pipeline {
     /// A pipeline to `authority`, connecting only where `guard` allows (`publish`: the
-    /// requests' path is an event source's publish path).
-    pub(crate) fn new(authority: String, guard: DeliveryPolicy, publish: bool) -> Pipeline {
+    /// requests' path is an event source's publish path), over TLS when `tls`.
+    pub(crate) fn new(
+        authority: String,
+        guard: DeliveryPolicy,
+        publish: bool,
+        tls: bool,
+    ) -> Pipeline {
         Pipeline {
             authority,
             guard,
             publish,
+            tls,
             writer: None,
             answers: None,
             reader: None,
@@ -67,20 +86,21 @@ impl Pipeline {
         timeout: Duration,
     ) -> Result<(), DeliveryError> {
         if self.writer.is_none() {
-            let stream =
-                super::connect(&self.authority, timeout, &self.guard, self.publish).await?;
-            let (read, write) = stream.into_split();
-            let (tx, rx) = mpsc::unbounded_channel();
-            let reader = Reader {
-                authority: self.authority.clone(),
-                half: read,
-                read: Vec::new(),
-            };
-            self.reader = Some(tokio::spawn(reader.run(tx)));
-            self.answers = Some(rx);
-            self.writer = Some(write);
+            if self.tls {
+                let stream = self
+                    .guard
+                    .connect_tls(&self.authority, timeout, self.publish)
+                    .await?;
+                let (read, write) = tokio::io::split(stream);
+                self.start(read, write);
+            } else {
+                let stream =
+                    super::connect(&self.authority, timeout, &self.guard, self.publish).await?;
+                let (read, write) = stream.into_split();
+                self.start(read, write);
+            }
         }
-        let Some(writer) = self.writer.as_mut() else {
+        let Some(Writer(writer)) = self.writer.as_mut() else {
             return Err(DeliveryError::Connection("no connection".into()));
         };
         match tokio::time::timeout(timeout, requests.write_to(writer)).await {
@@ -94,6 +114,23 @@ impl Pipeline {
                 self.authority
             )))),
         }
+    }
+
+    /// Starts using a new connection: its answers are read by a task of their own.
+    fn start<R, W>(&mut self, read: R, write: W)
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let reader = Reader {
+            authority: self.authority.clone(),
+            half: read,
+            read: Vec::new(),
+        };
+        self.reader = Some(tokio::spawn(reader.run(tx)));
+        self.answers = Some(rx);
+        self.writer = Some(Writer(Box::new(write)));
     }
 
     /// The next answer, in request order. `Ok(true)`: a 2xx and the connection stays
@@ -145,13 +182,13 @@ impl Drop for Pipeline {
 /// How much room a read makes in the answer buffer at least.
 const READ_CHUNK: usize = 1024;
 
-struct Reader {
+struct Reader<R> {
     authority: String,
-    half: OwnedReadHalf,
+    half: R,
     read: Vec<u8>,
 }
 
-impl Reader {
+impl<R: AsyncRead + Unpin> Reader<R> {
     /// Reads answers and hands each over until the connection ends, fails, or is closed
     /// after an answer; the last thing sent is then the error (or `Ok(false)`).
     async fn run(mut self, answers: mpsc::UnboundedSender<Result<bool, DeliveryError>>) {
@@ -353,6 +390,7 @@ mod tests {
             addr,
             crate::delivery::address_policy::DeliveryPolicy::allow_loopback(),
             false,
+            false,
         );
         p.send(&mut Wire::of(b"x"), Duration::from_secs(2))
             .await
@@ -374,6 +412,7 @@ mod tests {
             addr,
             crate::delivery::address_policy::DeliveryPolicy::allow_loopback(),
             false,
+            false,
         );
         p.send(&mut Wire::of(b"x"), Duration::from_secs(2))
             .await
@@ -386,6 +425,7 @@ mod tests {
         let mut p = Pipeline::new(
             addr,
             crate::delivery::address_policy::DeliveryPolicy::allow_loopback(),
+            false,
             false,
         );
         p.send(&mut Wire::of(b"x"), Duration::from_secs(2))
@@ -417,6 +457,7 @@ mod tests {
         let mut p = Pipeline::new(
             addr,
             crate::delivery::address_policy::DeliveryPolicy::allow_loopback(),
+            false,
             false,
         );
         let t = Duration::from_secs(2);
