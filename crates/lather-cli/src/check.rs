@@ -135,6 +135,21 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         "  request metrics label at most {} operation names per service (further ones as operation=\"other\")",
         server.metrics_max_operations
     );
+    match &config.telemetry {
+        Some(t) => println!(
+            "traces: exported over OTLP/HTTP to {} as service {:?}, {} of new traces sampled, each export given up after {} ms{}",
+            t.traces_url(),
+            t.service_name,
+            t.sample_ratio,
+            t.export_timeout_ms,
+            if cfg!(feature = "otel") {
+                ""
+            } else {
+                " (ignored: this lather was built without the otel feature)"
+            }
+        ),
+        None => println!("traces: not exported (no [telemetry])"),
+    }
     if let Some(stream) = &config.stream {
         println!(
             "message streams: accepted on {}{}, at most {} connections of {} requests in flight and {} schemas each; idle connections closed after {} ms, tokens good for {} s",

@@ -135,13 +135,19 @@ impl<E> Warned<E> {
         }
     }
 
-    fn failed(&self, spans: usize, error: &dyn std::fmt::Display) {
+    /// Counts a failed export of `spans` spans and logs it unless a warning was logged
+    /// less than [`WARN_EVERY`] before `now`; the batches and spans the warning counts.
+    fn failed(
+        &self,
+        spans: usize,
+        error: &dyn std::fmt::Display,
+        now: Instant,
+    ) -> Option<(u64, u64)> {
         self.failed_batches.fetch_add(1, Ordering::Relaxed);
         self.failed_spans.fetch_add(spans as u64, Ordering::Relaxed);
-        let now = Instant::now();
         let mut last = self.last_warned.lock().unwrap_or_else(|e| e.into_inner());
         if last.is_some_and(|at| now.duration_since(at) < WARN_EVERY) {
-            return;
+            return None;
         }
         *last = Some(now);
         drop(last);
@@ -154,6 +160,7 @@ impl<E> Warned<E> {
             spans,
             "trace export failed; spans dropped (logged at most once a minute)"
         );
+        Some((batches, spans))
     }
 }
 
@@ -162,7 +169,7 @@ impl<E: SpanExporter> SpanExporter for Warned<E> {
         let spans = batch.len();
         let result = self.inner.export(batch).await;
         if let Err(e) = &result {
-            self.failed(spans, e);
+            self.failed(spans, e, Instant::now());
         }
         result
     }
@@ -177,5 +184,45 @@ impl<E: SpanExporter> SpanExporter for Warned<E> {
 
     fn set_resource(&mut self, resource: &Resource) {
         self.inner.set_resource(resource);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn export_failures_are_warned_at_most_once_a_minute_with_what_failed_since() {
+        let warned = Warned::new((), "http://c:4318/v1/traces".to_owned());
+        let start = Instant::now();
+        assert_eq!(warned.failed(3, &"refused", start), Some((1, 3)));
+        assert_eq!(
+            warned.failed(2, &"refused", start + Duration::from_secs(1)),
+            None
+        );
+        assert_eq!(
+            warned.failed(4, &"refused", start + Duration::from_secs(59)),
+            None
+        );
+        assert_eq!(
+            warned.failed(1, &"refused", start + WARN_EVERY),
+            Some((3, 7)),
+            "the next warning counts the failures it stood for"
+        );
+    }
+
+    #[test]
+    fn a_traceparent_header_is_read_only_under_its_name() {
+        let carrier = Traceparent("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01");
+        assert_eq!(carrier.get("TraceParent"), Some(carrier.0));
+        assert_eq!(carrier.get("tracestate"), None);
+        let cx = TraceContextPropagator::new().extract(&carrier);
+        let span = cx.span();
+        let ids = span.span_context();
+        assert_eq!(
+            ids.trace_id().to_string(),
+            "4bf92f3577b34da6a3ce929d0e0e4736"
+        );
+        assert!(ids.is_remote() && ids.is_sampled());
     }
 }
