@@ -12,8 +12,9 @@ pub const DEFAULT_EXPORT_TIMEOUT_MS: u64 = 10_000;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TelemetryConfig {
-    /// The collector's OTLP/HTTP base URL, e.g. `http://collector:4318`; spans are posted
-    /// to `<otlp_endpoint>/v1/traces` (a URL already ending in `/v1/traces` is used as is).
+    /// The collector's OTLP/HTTP base URL (`http://` only: the exporter has no TLS), e.g.
+    /// `http://collector:4318`; spans are posted to `<otlp_endpoint>/v1/traces` (a URL
+    /// already ending in `/v1/traces` is used as is).
     pub otlp_endpoint: Spanned<String>,
     /// The `service.name` of the exported spans (default `lather`).
     #[serde(default = "default_service_name")]

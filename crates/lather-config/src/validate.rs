@@ -76,7 +76,7 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
     problems.finish()
 }
 
-/// `[telemetry]`: an `http://` or `https://` endpoint, a ratio in 0..=1, a timeout above 0.
+/// `[telemetry]`: an `http://` endpoint (the exporter has no TLS), a ratio in 0..=1, a timeout above 0.
 fn check_telemetry(
     telemetry: &crate::TelemetryConfig,
     text: &str,
@@ -85,8 +85,15 @@ fn check_telemetry(
 ) -> Result<(), ConfigError> {
     let line = |key: &str| crate::error::line_of_key(text, "telemetry", key);
     let url = telemetry.otlp_endpoint.get_ref();
-    let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
-    if !scheme_ok || url.parse::<http::Uri>().is_err() {
+    if url.starts_with("https://") {
+        return Err(at(
+            telemetry.otlp_endpoint.span(),
+            format!(
+                "telemetry.otlp_endpoint: {url:?}: the trace exporter has no TLS; send to a collector (or agent) reachable over http://, e.g. on the same host"
+            ),
+        ));
+    }
+    if !url.starts_with("http://") || url.parse::<http::Uri>().is_err() {
         return Err(at(
             telemetry.otlp_endpoint.span(),
             format!(
