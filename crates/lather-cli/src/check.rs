@@ -142,6 +142,21 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
         ),
         None => println!("  outbound https:// calls trust the system's CAs"),
     }
+    match &config.telemetry {
+        Some(t) => println!(
+            "traces: exported over OTLP/HTTP to {} as service {:?}, {} of new traces sampled, each export given up after {} ms{}",
+            t.traces_url(),
+            t.service_name,
+            t.sample_ratio,
+            t.export_timeout_ms,
+            if cfg!(feature = "otel") {
+                ""
+            } else {
+                " (ignored: this lather was built without the otel feature)"
+            }
+        ),
+        None => println!("traces: not exported (no [telemetry])"),
+    }
     if let Some(stream) = &config.stream {
         println!(
             "message streams: accepted on {}{}, at most {} connections of {} requests in flight and {} schemas each; idle connections closed after {} ms, tokens good for {} s",

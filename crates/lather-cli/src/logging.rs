@@ -22,8 +22,25 @@ fn colours() -> bool {
     std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
-/// Installs the global subscriber writing to stderr.
-pub(crate) fn init(level: Option<&str>, format: LogFormat) {
+/// What must live as long as the process logs: the trace exporter, if one runs (dropping
+/// it flushes the spans still queued).
+#[derive(Debug, Default)]
+pub(crate) struct Guard {
+    #[cfg(feature = "otel")]
+    _exporter: Option<crate::otel::Exporter>,
+}
+
+/// Installs the global subscriber writing to stderr and, when `telemetry` is given,
+/// exporting lather's spans to its collector.
+pub(crate) fn init(
+    level: Option<&str>,
+    format: LogFormat,
+    telemetry: Option<&lather_config::TelemetryConfig>,
+) -> Guard {
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
     let filter = match level {
         Some(level) => EnvFilter::try_new(level),
         None => EnvFilter::try_from_default_env().or_else(|_| EnvFilter::try_new("info")),
@@ -32,19 +49,60 @@ pub(crate) fn init(level: Option<&str>, format: LogFormat) {
         eprintln!("warning: bad log filter ({e}); using info");
         EnvFilter::new("info")
     });
+    // The spans made for trace export are not log lines.
+    let filter = match format!("{}=off", lather_pipeline::telemetry::TARGET).parse() {
+        Ok(directive) => filter.add_directive(directive),
+        Err(_) => filter,
+    };
     // `SystemTime` writes RFC 3339 in UTC with microseconds: 2025-05-01T09:30:00.123456Z.
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let builder = tracing_subscriber::fmt::layer()
         .with_writer(std::io::stderr)
         .with_timer(SystemTime);
-    match format {
+    let logs = match format {
         // Colours only for a person at a terminal: a file or journald gets plain text.
-        LogFormat::Text => builder.with_ansi(colours()).init(),
+        LogFormat::Text => builder.with_ansi(colours()).with_filter(filter).boxed(),
         LogFormat::Json => builder
             .json()
             .flatten_event(true)
             .with_current_span(true)
             .with_span_list(false)
-            .init(),
+            .with_filter(filter)
+            .boxed(),
+    };
+    let registry = tracing_subscriber::registry().with(logs);
+    let Some(telemetry) = telemetry else {
+        registry.init();
+        return Guard::default();
+    };
+    #[cfg(feature = "otel")]
+    match crate::otel::layer(telemetry) {
+        Ok((traces, exporter)) => {
+            registry.with(traces).init();
+            tracing::info!(collector = %telemetry.traces_url(), "exporting traces");
+            Guard {
+                _exporter: Some(exporter),
+            }
+        }
+        Err(e) => {
+            registry.init();
+            tracing::warn!(error = %e, "traces are not exported: the exporter cannot be built");
+            Guard::default()
+        }
     }
+    #[cfg(not(feature = "otel"))]
+    {
+        registry.init();
+        tracing::warn!(
+            collector = %telemetry.otlp_endpoint.get_ref(),
+            "[telemetry] is ignored: this lather was built without the otel feature"
+        );
+        Guard::default()
+    }
+}
+
+/// The `[telemetry]` table of the configuration at `path`, read before logging starts so
+/// the exporter is part of the subscriber; `None` if there is none or the file does not
+/// load (the command then reports why, with logging on).
+pub(crate) fn telemetry_of(path: &std::path::Path) -> Option<lather_config::TelemetryConfig> {
+    lather_config::Config::load(path).ok()?.telemetry
 }

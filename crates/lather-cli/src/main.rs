@@ -6,6 +6,8 @@
 mod check;
 mod exit;
 mod logging;
+#[cfg(feature = "otel")]
+mod otel;
 mod qos;
 mod relay;
 mod reload;
@@ -116,7 +118,13 @@ fn main() -> ExitCode {
             return ExitCode::from(code);
         }
     };
-    logging::init(cli.log_level.as_deref(), cli.log_format);
+    let telemetry = match &cli.command {
+        Command::Serve { config, .. } | Command::Worker { config, .. } => {
+            logging::telemetry_of(config)
+        }
+        _ => None,
+    };
+    let _logging = logging::init(cli.log_level.as_deref(), cli.log_format, telemetry.as_ref());
     let result = match cli.command {
         Command::Serve { config, pid_file } => serve::run(&config, pid_file.as_deref()),
         Command::Reload { pid_file, config } => reload::run(&pid_file, config.as_deref()),

@@ -29,6 +29,8 @@ pub struct Config {
     pub stream: Option<crate::StreamConfig>,
     /// The WS-QoS settings (`[qos]`); without it their defaults.
     pub qos: Option<crate::QosConfig>,
+    /// OpenTelemetry trace export (`[telemetry]`); without it no span is created.
+    pub telemetry: Option<crate::TelemetryConfig>,
     /// Where the text came from and the text itself, to place later errors.
     #[serde(skip)]
     pub(crate) source: (String, String),

@@ -50,6 +50,9 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
             &at,
         ));
     }
+    if let Some(telemetry) = &config.telemetry {
+        problems.check(check_telemetry(telemetry, text, origin, &at));
+    }
     if let Some(nats) = &config.nats {
         problems.check(check_nats(nats, text, origin, &at));
     }
@@ -71,6 +74,58 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
         problems.check(crate::async_replies::check_shared_names(config, &at));
     }
     problems.finish()
+}
+
+/// `[telemetry]`: an `http://` endpoint (the exporter has no TLS), a ratio in 0..=1, a timeout above 0.
+fn check_telemetry(
+    telemetry: &crate::TelemetryConfig,
+    text: &str,
+    origin: &str,
+    at: &impl Fn(Range<usize>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    let line = |key: &str| crate::error::line_of_key(text, "telemetry", key);
+    let url = telemetry.otlp_endpoint.get_ref();
+    if url.starts_with("https://") {
+        return Err(at(
+            telemetry.otlp_endpoint.span(),
+            format!(
+                "telemetry.otlp_endpoint: {url:?}: the trace exporter has no TLS; send to a collector (or agent) reachable over http://, e.g. on the same host"
+            ),
+        ));
+    }
+    if !url.starts_with("http://") || url.parse::<http::Uri>().is_err() {
+        return Err(at(
+            telemetry.otlp_endpoint.span(),
+            format!(
+                "telemetry.otlp_endpoint: {url:?} is not an http:// URL (e.g. \"http://collector:4318\")"
+            ),
+        ));
+    }
+    if !(0.0..=1.0).contains(&telemetry.sample_ratio) {
+        return Err(ConfigError::new(
+            origin,
+            line("sample_ratio"),
+            format!(
+                "telemetry.sample_ratio: {} is not between 0.0 and 1.0",
+                telemetry.sample_ratio
+            ),
+        ));
+    }
+    if telemetry.export_timeout_ms == 0 {
+        return Err(ConfigError::new(
+            origin,
+            line("export_timeout_ms"),
+            "telemetry.export_timeout_ms must be greater than 0",
+        ));
+    }
+    if telemetry.service_name.trim().is_empty() {
+        return Err(ConfigError::new(
+            origin,
+            line("service_name"),
+            "telemetry.service_name: empty",
+        ));
+    }
+    Ok(())
 }
 
 /// The `[server]` keys' bounds, each problem on its own.

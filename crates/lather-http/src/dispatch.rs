@@ -25,6 +25,7 @@ use lather_pipeline::{
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Instant;
+use tracing::Instrument;
 
 type Outcome = Result<HttpResponse, (Fault, SoapVersion)>;
 
@@ -64,6 +65,27 @@ where
     if let Some(response) = admin(&state, &req) {
         return response;
     }
+    let span = crate::request_span::start(&req);
+    if span.is_none() {
+        return answer_soap(state, req, started, span).await;
+    }
+    answer_soap(state, req, started, span.clone())
+        .instrument(span)
+        .await
+}
+
+/// Answers one SOAP request (not an admin endpoint) in `span`, its exported span
+/// ([`tracing::Span::none`] when traces are not exported).
+async fn answer_soap<B>(
+    state: Arc<State>,
+    req: Request<B>,
+    started: Instant,
+    span: tracing::Span,
+) -> HttpResponse
+where
+    B: Body<Data = Bytes>,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
     let access = state
         .access_log
         .then(|| crate::access::AccessEntry::of(&req));
@@ -80,6 +102,7 @@ where
         bytes_in: 0,
         access,
         operation: None,
+        span,
     };
     let Some(service) = state.route(req.uri().path()).cloned() else {
         let fault = Fault::with_reason(
@@ -108,6 +131,8 @@ struct Answering {
     bytes_in: u64,
     access: Option<crate::access::AccessEntry>,
     operation: Option<crate::op_metrics::Operation>,
+    /// The request's exported span ([`tracing::Span::none`] when traces are not exported).
+    span: tracing::Span,
 }
 
 fn finish(state: &State, service: &str, outcome: Outcome, mut answer: Answering) -> HttpResponse {
@@ -142,6 +167,7 @@ fn finish(state: &State, service: &str, outcome: Outcome, mut answer: Answering)
         answer.bytes_in,
         bytes_out,
     );
+    crate::request_span::finish(&answer.span, service, &response);
     if let Some(access) = &answer.access {
         access.emit(&crate::access::Answered {
             service,
@@ -513,6 +539,9 @@ async fn exchange(
     };
     if let Some(access) = &mut answering.access {
         access.operation = envelope.operation().map(|op| op.local().to_owned());
+    }
+    if let Some(op) = envelope.operation() {
+        crate::request_span::operation(&answering.span, op.local());
     }
     answering.operation =
         state

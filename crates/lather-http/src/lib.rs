@@ -58,6 +58,7 @@ mod qos;
 mod qos_nats;
 mod ready;
 mod reload;
+mod request_span;
 mod respond;
 mod scheme;
 mod server;

@@ -74,7 +74,7 @@ impl Reloader {
         let old = self.current.load();
         let before = tables(parts.config.text());
         let after = tables(config.text());
-        for key in ["nats", "stream", "qos"] {
+        for key in ["nats", "stream", "qos", "telemetry"] {
             if before.get(key) != after.get(key) {
                 return Err(ReloadError::NeedsRestart(format!("[{key}]")));
             }

@@ -28,6 +28,7 @@ mod plan;
 mod property;
 mod run;
 mod service;
+pub mod telemetry;
 mod understand;
 mod verdict;
 

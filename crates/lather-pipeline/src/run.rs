@@ -10,6 +10,7 @@ use lather_envelope::{Edit, Envelope, Fault, FaultKind, Limits};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// How a message left the plan.
 #[derive(Debug, Clone)]
@@ -33,8 +34,16 @@ type Pending = Pin<Box<dyn Future<Output = Result<Verdict, Failure>> + Send>>;
 pub async fn run(plan: &Plan, message: Message, limits: &Limits) -> Outcome {
     let mut message = message;
     let pool = cpu_pool::current();
-    for stage in plan.stages() {
-        message = match run_stage(stage, message, limits, &pool).await {
+    let traced = crate::telemetry::active().is_some();
+    for (index, stage) in plan.stages().iter().enumerate() {
+        let ran = run_stage(stage, message, limits, &pool);
+        let ran = if traced {
+            ran.instrument(crate::telemetry::stage_span(index, stage.len()))
+                .await
+        } else {
+            ran.await
+        };
+        message = match ran {
             Ok(next) => next,
             Err(end) => return end,
         };
@@ -143,24 +152,51 @@ fn on_pool(step: &Step, pool: &CpuPool) -> bool {
 fn start(step: &Arc<Step>, snapshot: &Arc<Message>, pool: &CpuPool) -> Pending {
     let step = step.clone();
     let message = snapshot.clone();
+    let span = crate::telemetry::handler_span(step.name());
     if on_pool(&step, pool) {
         let task = pool
             .handle()
-            .spawn(async move { perform(&step, &message).await });
+            .spawn(async move { traced_perform(&step, &message, span).await });
         Box::pin(async move {
             task.await
                 .unwrap_or_else(|e| Err(Failure::Panicked(format!("handler task ended: {e}"))))
         })
     } else {
-        Box::pin(async move { perform(&step, &message).await })
+        Box::pin(async move { traced_perform(&step, &message, span).await })
     }
+}
+
+/// [`perform`] in `span`, the handler's `soap.handler` span (created by the caller in its
+/// stage's span, so a handler moved to another task stays a child of its stage), recording
+/// how the handler ended; `span` is [`tracing::Span::none`] when traces are not exported.
+fn traced_perform<'a>(
+    step: &'a Step,
+    message: &'a Message,
+    span: tracing::Span,
+) -> impl Future<Output = Result<Verdict, Failure>> + Send + 'a {
+    let recorded = span.clone();
+    async move {
+        let result = perform(step, message).await;
+        if !recorded.is_none() {
+            let outcome = match &result {
+                Ok(Verdict::Continue(_)) => "continue",
+                Ok(Verdict::Respond(_)) => "respond",
+                Ok(Verdict::Fault(_)) => "fault",
+                Err(_) => "failed",
+            };
+            recorded.record("lather.handler.outcome", outcome);
+        }
+        result
+    }
+    .instrument(span)
 }
 
 /// Runs a oneway handler without waiting for it; its failures are counted.
 fn spawn_oneway(step: Arc<Step>, message: Arc<Message>, pool: CpuPool) {
     let pooled = on_pool(&step, &pool);
+    let span = crate::telemetry::handler_span(step.name());
     let task = async move {
-        match perform(&step, &message).await {
+        match traced_perform(&step, &message, span).await {
             Ok(Verdict::Continue(_) | Verdict::Respond(_)) => {}
             Ok(Verdict::Fault(fault)) => {
                 Counters::bump(&step.counters().oneway_failures);

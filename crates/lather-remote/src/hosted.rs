@@ -66,7 +66,12 @@ pub(crate) async fn answer_decoded(
                 .and_then(crate::trace_id)
                 .unwrap_or("");
             let span = tracing::debug_span!("remote call", handler = %hosted.name, trace_id = %trace, attempt = request.attempt);
-            let (outcome, handler_time) = run(hosted, &request, limits).instrument(span).await;
+            let exported =
+                lather_pipeline::telemetry::worker_span(&hosted.name, request.trace.as_deref());
+            let (outcome, handler_time) = run(hosted, &request, limits)
+                .instrument(span)
+                .instrument(exported)
+                .await;
             (request.id, handler_time, outcome)
         }
     };

@@ -13,6 +13,7 @@ use lather_pipeline::{
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use tracing::Instrument;
 
 /// What a remote handler counted since start (shown on `/metrics`).
 #[derive(Debug, Default)]
@@ -238,6 +239,12 @@ impl RemoteHandler {
             current_attempt().saturating_add(resent),
             deadline_unix_ms,
         );
+        // The exported call span's context replaces the message-id trace context.
+        let span =
+            lather_pipeline::telemetry::remote_call_span(&self.stand.name, &self.stand.subject);
+        if let Some(traceparent) = lather_pipeline::telemetry::traceparent_of(&span) {
+            request.trace = Some(traceparent);
+        }
         request.heartbeat_ms = u32::try_from(liveness.heartbeat.as_millis())
             .unwrap_or(u32::MAX)
             .max(1);
@@ -258,7 +265,9 @@ impl RemoteHandler {
             liveness,
             timeout,
         };
-        let ended = exchange(client, call, drops, router, self.stand.link.batcher()).await;
+        let ended = exchange(client, call, drops, router, self.stand.link.batcher())
+            .instrument(span)
+            .await;
         let id = request.id;
         let lost = |why: String| {
             self.counters.lost.fetch_add(1, Ordering::Relaxed);

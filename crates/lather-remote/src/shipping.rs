@@ -12,7 +12,8 @@ use lather_pipeline::{Access, Context, Message};
 /// declarations in scope ([`Envelope::extract_header`]); the Body's content as it stands,
 /// with the declarations in scope for it, when the handler reads the Body; the whole
 /// envelope when it reads every header and the Body. The trace context is a W3C
-/// `traceparent` whose trace id is the message id ([`crate::traceparent`]).
+/// `traceparent` whose trace id is the message id ([`crate::traceparent`]); a remote
+/// handler with an exported span replaces it with the span's context.
 pub fn request_for(
     name: &str,
     access: &Access,

@@ -757,6 +757,28 @@ impl Gateway {
     async fn attempt(
         &self,
         backend: &Backend,
+        mut request: Request<Full<Bytes>>,
+        deadline: Instant,
+    ) -> Result<Passed, Failure> {
+        let span = crate::request_span::upstream(&self.service, &backend.upstream.url);
+        if span.is_none() {
+            return self.attempt_untraced(backend, request, deadline).await;
+        }
+        crate::request_span::inject(&span, request.headers_mut());
+        let result = tracing::Instrument::instrument(
+            self.attempt_untraced(backend, request, deadline),
+            span.clone(),
+        )
+        .await;
+        let status = result.as_ref().map(|r| r.status()).map_err(|f| &f.what);
+        crate::request_span::upstream_result(&span, status);
+        result
+    }
+
+    /// [`Self::attempt`] without its span.
+    async fn attempt_untraced(
+        &self,
+        backend: &Backend,
         request: Request<Full<Bytes>>,
         deadline: Instant,
     ) -> Result<Passed, Failure> {

@@ -1,0 +1,109 @@
+//! The exported span of one SOAP request (`soap.request`) and of each upstream call
+//! (`upstream.call`), created only when the process exports traces
+//! ([`lather_pipeline::telemetry::active`]); otherwise [`Span::none`] and no work.
+//!
+//! Attributes of `soap.request`: `lather.service`, `soap.operation` (the Body's first
+//! child's local name), `http.response.status_code`, `soap.fault.code` (the lather fault's
+//! name, when the answer is one) and `client.address`/`client.port`. An incoming W3C
+//! `traceparent` header makes the span a child of the caller's.
+
+use crate::peer::Peer;
+use crate::respond::{Faulted, HttpResponse};
+use http::Request;
+use lather_pipeline::telemetry::{TARGET, active};
+use tracing::Span;
+use tracing::field::Empty;
+
+/// The `soap.request` span of `req`, continuing its `traceparent` if it has a valid one.
+pub(crate) fn start<B>(req: &Request<B>) -> Span {
+    let Some(propagation) = active() else {
+        return Span::none();
+    };
+    let peer = req.extensions().get::<Peer>().map(|p| p.0);
+    let span = tracing::info_span!(
+        target: TARGET,
+        "soap.request",
+        otel.kind = "server",
+        "lather.service" = Empty,
+        "soap.operation" = Empty,
+        "http.request.method" = req.method().as_str(),
+        "url.path" = req.uri().path(),
+        "http.response.status_code" = Empty,
+        "soap.fault.code" = Empty,
+        otel.status_code = Empty,
+        "client.address" = peer.map(|p| tracing::field::display(p.ip())),
+        "client.port" = peer.map(|p| p.port()),
+    );
+    if let Some(traceparent) = req
+        .headers()
+        .get("traceparent")
+        .and_then(|v| v.to_str().ok())
+    {
+        propagation.continue_from(&span, traceparent);
+    }
+    span
+}
+
+/// Records the request's operation (its Body's first child's local name).
+pub(crate) fn operation(span: &Span, operation: &str) {
+    if !span.is_none() {
+        span.record("soap.operation", operation);
+    }
+}
+
+/// Records how the request was answered: its service, status and fault.
+pub(crate) fn finish(span: &Span, service: &str, response: &HttpResponse) {
+    if span.is_none() {
+        return;
+    }
+    span.record("lather.service", service);
+    span.record("http.response.status_code", response.status().as_u16());
+    if let Some(fault) = response.extensions().get::<Faulted>() {
+        span.record("soap.fault.code", fault.0.spec().name);
+        span.record("otel.status_code", "ERROR");
+    }
+}
+
+/// The `upstream.call` span of one attempt of `service` at backend `url`, a child of the
+/// current span (the request's); [`Span::none`] when traces are not exported.
+pub(crate) fn upstream(service: &str, url: &str) -> Span {
+    if active().is_none() {
+        return Span::none();
+    }
+    tracing::info_span!(
+        target: TARGET,
+        "upstream.call",
+        otel.kind = "client",
+        "lather.service" = service,
+        "url.full" = url,
+        "http.response.status_code" = Empty,
+        "error.type" = Empty,
+        otel.status_code = Empty,
+    )
+}
+
+/// Records how an upstream call ended: the backend's status, or why it failed.
+pub(crate) fn upstream_result(span: &Span, result: Result<http::StatusCode, &String>) {
+    match result {
+        Ok(status) => {
+            span.record("http.response.status_code", status.as_u16());
+            if status.is_server_error() {
+                span.record("otel.status_code", "ERROR");
+            }
+        }
+        Err(why) => {
+            span.record("error.type", why.as_str());
+            span.record("otel.status_code", "ERROR");
+        }
+    }
+}
+
+/// Sets `traceparent` in `headers` to `span`'s context (replacing what the client sent),
+/// when `span` is exported.
+pub(crate) fn inject(span: &Span, headers: &mut http::HeaderMap) {
+    if let Some(value) = lather_pipeline::telemetry::traceparent_of(span)
+        .and_then(|t| http::HeaderValue::from_str(&t).ok())
+    {
+        headers.insert("traceparent", value);
+    }
+}
