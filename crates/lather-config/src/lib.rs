@@ -31,6 +31,7 @@ mod load;
 mod model;
 mod names;
 mod nats;
+mod nats_security;
 mod offer;
 mod public;
 mod qos;
@@ -72,6 +73,7 @@ pub use nats::{
     DEFAULT_ACK_TIMEOUT_MS, DEFAULT_FRAME_BATCH_WAIT_MS, DEFAULT_HEARTBEAT_MS, Fallback,
     MAX_FRAME_BATCH, MAX_LIVENESS_MS, NatsConfig, Placement,
 };
+pub use nats_security::{NatsAuth, Secret};
 pub use offer::{
     AdaptiveConfig, AdaptiveRule, DEFAULT_ADAPT_WINDOW_S, DEFAULT_LOWER_BELOW, DEFAULT_RAISE_ABOVE,
     LoadMetric, MAX_LEASE_S, MIN_PRICE_STEP, OfferConfig,
