@@ -615,7 +615,9 @@ fn print_nats(nats: &lather_config::NatsConfig) {
         let client = nats
             .tls_client_cert_file
             .as_ref()
-            .map_or_else(String::new, |f| format!(", client certificate {}", f.get_ref()));
+            .map_or_else(String::new, |f| {
+                format!(", client certificate {}", f.get_ref())
+            });
         format!("TLS required (server verified against {roots}{client})")
     } else if nats.tls_ca_file.is_some() {
         "TLS when the server asks for it".to_owned()

@@ -1,7 +1,7 @@
 //! `[nats]`: the broker that remote handler stages go through, and the placement keys of a
 //! handler.
 
-use crate::nats_security::Secret;
+use crate::secret::Secret;
 use serde::Deserialize;
 use toml::Spanned;
 

@@ -1,28 +1,8 @@
-//! `[nats]` TLS and authentication: which method a configuration chose, whether TLS is
-//! on, and a secret value that never shows in logs or debug output.
+//! `[nats]` TLS and authentication: which method a configuration chose and whether TLS is
+//! on.
 
-use serde::Deserialize;
-use std::fmt;
+use crate::secret::Secret;
 use toml::Spanned;
-
-/// A secret configuration value (`[nats] password`, `token`): its `Debug` shows `***`, so
-/// it never reaches a log line through the configuration.
-#[derive(Clone, PartialEq, Eq, Deserialize)]
-#[serde(transparent)]
-pub struct Secret(String);
-
-impl Secret {
-    /// The secret itself, for the one place that hands it to the NATS client.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("\"***\"")
-    }
-}
 
 /// How lather authenticates to the NATS server: at most one method per configuration.
 #[derive(Debug, Clone, Copy)]
@@ -101,7 +81,9 @@ impl crate::NatsConfig {
 
 /// The `[nats]` authentication keys set, with their spans, in the order their methods
 /// are named in errors.
-pub(crate) fn auth_keys_set(nats: &crate::NatsConfig) -> Vec<(&'static str, std::ops::Range<usize>)> {
+pub(crate) fn auth_keys_set(
+    nats: &crate::NatsConfig,
+) -> Vec<(&'static str, std::ops::Range<usize>)> {
     let mut set = Vec::new();
     if let Some(v) = &nats.credentials_file {
         set.push(("credentials_file", v.span()));

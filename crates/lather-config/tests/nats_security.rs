@@ -22,7 +22,9 @@ fn each_method_is_read_and_described_without_its_secret() {
     assert!(matches!(nats("").auth(), NatsAuth::None));
     let config = nats("user = \"lather\"\npassword = \"hunter2\"\n");
     let auth = config.auth();
-    assert!(matches!(auth, NatsAuth::UserPassword { user: "lather", password } if password.expose() == "hunter2"));
+    assert!(
+        matches!(auth, NatsAuth::UserPassword { user: "lather", password } if password.expose() == "hunter2")
+    );
     assert!(!auth.describe().contains("hunter2"), "{}", auth.describe());
     assert!(!format!("{config:?}").contains("hunter2"));
     let config = nats("token = \"s3cr3t-token\"\n");
@@ -77,7 +79,10 @@ fn tls_is_required_by_a_tls_url_a_ca_or_a_client_certificate_unless_said_otherwi
 fn competing_methods_are_refused_at_the_second_ones_line() {
     let (line, msg) = error_of("token = \"t\"\ncredentials_file = \"u.creds\"\n");
     assert_eq!(line, Some(3), "{msg}");
-    assert!(msg.contains("credentials_file") && msg.contains("token"), "{msg}");
+    assert!(
+        msg.contains("credentials_file") && msg.contains("token"),
+        "{msg}"
+    );
     let (line, msg) = error_of("nkey_seed_file = \"seed\"\nuser = \"u\"\npassword = \"p\"\n");
     assert_eq!(line, Some(4), "{msg}");
     assert!(msg.contains("only one authentication method"), "{msg}");

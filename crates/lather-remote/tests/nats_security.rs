@@ -91,8 +91,9 @@ fn tls_server(name: &str, pki: &Pki, verify: bool) -> (NatsServer, std::path::Pa
     } else {
         String::new()
     };
-    let conf =
-        format!("tls {{\n  cert_file: \"{cert}\"\n  key_file: \"{key}\"\n  timeout: 2\n{verify}}}\n");
+    let conf = format!(
+        "tls {{\n  cert_file: \"{cert}\"\n  key_file: \"{key}\"\n  timeout: 2\n{verify}}}\n"
+    );
     (NatsServer::start_configured(name, &conf), dir)
 }
 
@@ -110,10 +111,16 @@ async fn tls_verifies_the_server_against_the_configured_ca_and_refuses_another()
         .await
         .unwrap();
 
-    let refused = connects(&nats(&server.tls_url(), &format!("tls_ca_file = {wrong:?}\n")))
-        .await
-        .unwrap_err();
-    assert!(refused.contains("cannot reach the NATS server"), "{refused}");
+    let refused = connects(&nats(
+        &server.tls_url(),
+        &format!("tls_ca_file = {wrong:?}\n"),
+    ))
+    .await
+    .unwrap_err();
+    assert!(
+        refused.contains("cannot reach the NATS server"),
+        "{refused}"
+    );
     // Without a CA a tls:// URL is verified against the system's roots, which do not
     // hold this test CA.
     assert!(connects(&nats(&server.tls_url(), "")).await.is_err());
@@ -139,7 +146,9 @@ async fn a_server_asking_for_client_certificates_admits_one_from_its_ca() {
     let with_cert = format!(
         "tls_ca_file = {ca:?}\ntls_client_cert_file = {cert:?}\ntls_client_key_file = {key:?}\n"
     );
-    connects(&nats(&server.tls_url(), &with_cert)).await.unwrap();
+    connects(&nats(&server.tls_url(), &with_cert))
+        .await
+        .unwrap();
     let without = format!("tls_ca_file = {ca:?}\n");
     assert!(connects(&nats(&server.tls_url(), &without)).await.is_err());
     let foreign = Pki::new("foreign CA").issue(&[], rcgen::ExtendedKeyUsagePurpose::ClientAuth);
@@ -148,7 +157,11 @@ async fn a_server_asking_for_client_certificates_admits_one_from_its_ca() {
     let with_foreign = format!(
         "tls_ca_file = {ca:?}\ntls_client_cert_file = {cert:?}\ntls_client_key_file = {key:?}\n"
     );
-    assert!(connects(&nats(&server.tls_url(), &with_foreign)).await.is_err());
+    assert!(
+        connects(&nats(&server.tls_url(), &with_foreign))
+            .await
+            .is_err()
+    );
 }
 
 #[tokio::test]
@@ -157,14 +170,23 @@ async fn user_and_password_are_presented_and_needed() {
         "auth-user",
         "authorization {\n  user: lather\n  password: \"pa55-w0rd\"\n}\n",
     );
-    connects(&nats(&server.url(), "user = \"lather\"\npassword = \"pa55-w0rd\"\n"))
-        .await
-        .unwrap();
+    connects(&nats(
+        &server.url(),
+        "user = \"lather\"\npassword = \"pa55-w0rd\"\n",
+    ))
+    .await
+    .unwrap();
     let refused = connects(&nats(&server.url(), "")).await.unwrap_err();
-    assert!(refused.contains("cannot reach the NATS server"), "{refused}");
-    let wrong = connects(&nats(&server.url(), "user = \"lather\"\npassword = \"nope\"\n"))
-        .await
-        .unwrap_err();
+    assert!(
+        refused.contains("cannot reach the NATS server"),
+        "{refused}"
+    );
+    let wrong = connects(&nats(
+        &server.url(),
+        "user = \"lather\"\npassword = \"nope\"\n",
+    ))
+    .await
+    .unwrap_err();
     assert!(!wrong.contains("nope"), "the password shows in {wrong}");
 }
 
@@ -187,14 +209,38 @@ async fn a_token_is_presented_and_needed() {
 fn unreadable_or_unusable_files_are_named_with_their_key() {
     let dir = NatsServer::scratch_dir("files");
     let missing = dir.join("missing.pem").display().to_string();
-    let config = nats("nats://127.0.0.1:4222", &format!("tls_ca_file = {missing:?}\n"));
+    let config = nats(
+        "nats://127.0.0.1:4222",
+        &format!("tls_ca_file = {missing:?}\n"),
+    );
     let e = connect_options(&config).unwrap_err();
-    assert!(matches!(e, NatsSetupError::Unreadable { key: "tls_ca_file", .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            NatsSetupError::Unreadable {
+                key: "tls_ca_file",
+                ..
+            }
+        ),
+        "{e}"
+    );
     assert!(e.to_string().contains(&missing), "{e}");
     let not_pem = write(&dir, "not.pem", "hello\n");
-    let config = nats("nats://127.0.0.1:4222", &format!("tls_ca_file = {not_pem:?}\n"));
+    let config = nats(
+        "nats://127.0.0.1:4222",
+        &format!("tls_ca_file = {not_pem:?}\n"),
+    );
     let e = connect_options(&config).unwrap_err();
-    assert!(matches!(e, NatsSetupError::Unusable { key: "tls_ca_file", .. }), "{e}");
+    assert!(
+        matches!(
+            e,
+            NatsSetupError::Unusable {
+                key: "tls_ca_file",
+                ..
+            }
+        ),
+        "{e}"
+    );
     let config = nats(
         "nats://127.0.0.1:4222",
         &format!("nkey_seed_file = {not_pem:?}\n"),
@@ -217,13 +263,19 @@ async fn an_nkey_user_signs_the_servers_nonce() {
     let dir = server.dir().clone();
     let seed = write(&dir, "user.seed", &format!("{}\n", user.seed().unwrap()));
     let other_seed = write(&dir, "other.seed", &other.seed().unwrap());
-    connects(&nats(&server.url(), &format!("nkey_seed_file = {seed:?}\n")))
-        .await
-        .unwrap();
+    connects(&nats(
+        &server.url(),
+        &format!("nkey_seed_file = {seed:?}\n"),
+    ))
+    .await
+    .unwrap();
     assert!(
-        connects(&nats(&server.url(), &format!("nkey_seed_file = {other_seed:?}\n")))
-            .await
-            .is_err()
+        connects(&nats(
+            &server.url(),
+            &format!("nkey_seed_file = {other_seed:?}\n")
+        ))
+        .await
+        .is_err()
     );
     assert!(connects(&nats(&server.url(), "")).await.is_err());
 }
