@@ -279,3 +279,77 @@ async fn an_nkey_user_signs_the_servers_nonce() {
     );
     assert!(connects(&nats(&server.url(), "")).await.is_err());
 }
+
+/// A JWT as NATS signs them: header, claims, and `key`'s ed25519 signature, base64url.
+#[cfg(feature = "nkeys")]
+fn nats_jwt(key: &nkeys::KeyPair, subject: &str, name: &str, nats: &str) -> String {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let header = b64.encode(r#"{"typ":"JWT","alg":"ed25519-nkey"}"#);
+    let claims = format!(
+        r#"{{"jti":"{name}-jti","iat":1700000000,"iss":"{}","name":"{name}","sub":"{subject}","nats":{nats}}}"#,
+        key.public_key()
+    );
+    let signed = format!("{header}.{}", b64.encode(claims));
+    let signature = key.sign(signed.as_bytes()).unwrap();
+    format!("{signed}.{}", b64.encode(signature))
+}
+
+#[cfg(feature = "nkeys")]
+#[tokio::test]
+async fn a_credentials_file_authenticates_in_operator_mode() {
+    let operator = nkeys::KeyPair::new_operator();
+    let account = nkeys::KeyPair::new_account();
+    let user = nkeys::KeyPair::new_user();
+    let operator_jwt = nats_jwt(
+        &operator,
+        &operator.public_key(),
+        "op",
+        r#"{"type":"operator","version":2}"#,
+    );
+    let account_jwt = nats_jwt(
+        &operator,
+        &account.public_key(),
+        "acc",
+        r#"{"limits":{"subs":-1,"data":-1,"payload":-1,"imports":-1,"exports":-1,"wildcards":true,"conn":-1,"leaf":-1},"default_permissions":{"pub":{},"sub":{}},"type":"account","version":2}"#,
+    );
+    let user_jwt = nats_jwt(
+        &account,
+        &user.public_key(),
+        "user",
+        r#"{"pub":{},"sub":{},"subs":-1,"data":-1,"payload":-1,"type":"user","version":2}"#,
+    );
+    let conf = format!(
+        "operator: \"{operator_jwt}\"\nresolver: MEMORY\nresolver_preload: {{\n  {}: \"{account_jwt}\"\n}}\n",
+        account.public_key()
+    );
+    let server = NatsServer::start_configured("auth-creds", &conf);
+    let dir = server.dir().clone();
+    let creds = |seed: &str| {
+        format!(
+            "-----BEGIN NATS USER JWT-----\n{user_jwt}\n------END NATS USER JWT------\n\n\
+             ************************* IMPORTANT *************************\n\
+             NKEY Seed printed below can be used to sign and prove identity.\n\n\
+             -----BEGIN USER NKEY SEED-----\n{seed}\n------END USER NKEY SEED------\n"
+        )
+    };
+    let good = write(&dir, "user.creds", &creds(&user.seed().unwrap()));
+    connects(&nats(
+        &server.url(),
+        &format!("credentials_file = {good:?}\n"),
+    ))
+    .await
+    .unwrap();
+    // The JWT with another user's seed: the nonce's signature does not match.
+    let stranger = nkeys::KeyPair::new_user();
+    let bad = write(&dir, "bad.creds", &creds(&stranger.seed().unwrap()));
+    assert!(
+        connects(&nats(
+            &server.url(),
+            &format!("credentials_file = {bad:?}\n")
+        ))
+        .await
+        .is_err()
+    );
+    assert!(connects(&nats(&server.url(), "")).await.is_err());
+}
