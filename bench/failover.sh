@@ -17,8 +17,8 @@ repo="$(cd "$here/.." && pwd)"
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$here/lib.sh"
 
-bench_defaults
 CONNECTIONS="${CONNECTIONS:-8}"
+bench_defaults
 WRK_THREADS="${WRK_THREADS:-2}"
 command -v wrk >/dev/null 2>&1 || die "wrk not found (apt-get install -y wrk)"
 build_lather

@@ -171,6 +171,9 @@ pub(crate) fn run(path: &Path) -> anyhow::Result<()> {
             stream.token_lifetime_s
         );
     }
+    if let Some(nats) = &config.nats {
+        print_nats(nats);
+    }
     if !config.handlers.is_empty() {
         println!("handlers:");
     }
@@ -621,4 +624,31 @@ fn print_offers(svc: &lather_config::ServiceConfig) {
             );
         }
     }
+}
+
+/// The NATS server, whether TLS is on and which authentication method is used (never a
+/// secret).
+fn print_nats(nats: &lather_config::NatsConfig) {
+    let tls = if nats.tls_required() {
+        let roots = nats
+            .tls_ca_file
+            .as_ref()
+            .map_or_else(|| "the system's roots".to_owned(), |f| f.get_ref().clone());
+        let client = nats
+            .tls_client_cert_file
+            .as_ref()
+            .map_or_else(String::new, |f| {
+                format!(", client certificate {}", f.get_ref())
+            });
+        format!("TLS required (server verified against {roots}{client})")
+    } else if nats.tls_ca_file.is_some() {
+        "TLS when the server asks for it".to_owned()
+    } else {
+        "no TLS unless the server asks for it".to_owned()
+    };
+    println!(
+        "nats: {}; {tls}; authentication: {}",
+        nats.url.get_ref(),
+        nats.auth().describe()
+    );
 }

@@ -58,6 +58,8 @@ pub(crate) fn run(path: &Path, handlers: Option<&str>, concurrency: usize) -> an
             options,
         });
     }
+    // The TLS and authentication files, checked before anything starts.
+    lather_remote::connect_options(nats).map_err(|e| config.error_at(e.span(), e.to_string()))?;
     let limits = lather_compose::limits(&config);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

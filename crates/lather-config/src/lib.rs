@@ -31,11 +31,13 @@ mod load;
 mod model;
 mod names;
 mod nats;
+mod nats_security;
 mod offer;
 mod public;
 mod qos;
 mod read;
 mod route;
+mod secret;
 mod server_timing;
 mod stream;
 mod stream_mode;
@@ -73,6 +75,7 @@ pub use nats::{
     DEFAULT_ACK_TIMEOUT_MS, DEFAULT_FRAME_BATCH_WAIT_MS, DEFAULT_HEARTBEAT_MS, Fallback,
     MAX_FRAME_BATCH, MAX_LIVENESS_MS, NatsConfig, Placement,
 };
+pub use nats_security::NatsAuth;
 pub use offer::{
     AdaptiveConfig, AdaptiveRule, DEFAULT_ADAPT_WINDOW_S, DEFAULT_LOWER_BELOW, DEFAULT_RAISE_ABOVE,
     LoadMetric, MAX_LEASE_S, MIN_PRICE_STEP, OfferConfig,
@@ -83,6 +86,7 @@ pub use qos::{
 };
 pub use read::MAX_CONFIG_BYTES;
 pub use route::{RouteConfig, parse_clark};
+pub use secret::Secret;
 pub use server_timing::ServerTiming;
 pub use stream_mode::{StreamConfig, StreamMode, StreamOnError};
 pub use subscriptions_mode::SubscriptionsMode;

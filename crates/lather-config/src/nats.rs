@@ -1,6 +1,7 @@
 //! `[nats]`: the broker that remote handler stages go through, and the placement keys of a
 //! handler.
 
+use crate::secret::Secret;
 use serde::Deserialize;
 use toml::Spanned;
 
@@ -17,6 +18,9 @@ use toml::Spanned;
 /// heartbeat_ms = 200            # workers heartbeat long calls; 3 missed: the call is lost
 /// batch_max_items = 1           # remote calls to one handler sent together (1: each alone)
 /// batch_wait_ms = 1             # the longest a call waits for others to join its batch
+/// tls_ca_file = "/etc/lather/nats-ca.pem"   # TLS (docs/tls.md)
+/// user = "lather"                           # one authentication method at most
+/// password = "${NATS_PASSWORD}"
 /// ```
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -49,6 +53,27 @@ pub struct NatsConfig {
     /// How long the first call of a batch waits for others, in milliseconds (default 1, at
     /// most 1000); a batch that fills goes at once.
     pub batch_wait_ms: Option<Spanned<u64>>,
+    /// The CAs the server's certificate is verified against, a PEM bundle (default: the
+    /// system's roots).
+    pub tls_ca_file: Option<Spanned<String>>,
+    /// lather's client certificate, PEM, for a server that asks for one (with
+    /// `tls_client_key_file`).
+    pub tls_client_cert_file: Option<Spanned<String>>,
+    /// The client certificate's private key, PEM (with `tls_client_cert_file`).
+    pub tls_client_key_file: Option<Spanned<String>>,
+    /// Whether the connection must use TLS (default: on when the URL is `tls://` or a CA
+    /// or client certificate is set; see [`NatsConfig::tls_required`]).
+    pub tls_required: Option<Spanned<bool>>,
+    /// A NATS `.creds` file (user JWT and nkey seed) to authenticate with.
+    pub credentials_file: Option<Spanned<String>>,
+    /// A file holding an nkey seed (`SU…`) to authenticate with.
+    pub nkey_seed_file: Option<Spanned<String>>,
+    /// The user name to authenticate with (with `password`).
+    pub user: Option<Spanned<String>>,
+    /// The password of `user` (`${ENV}` substitution keeps it out of the file).
+    pub password: Option<Spanned<Secret>>,
+    /// A token to authenticate with.
+    pub token: Option<Spanned<Secret>>,
 }
 
 /// Largest `[nats] batch_max_items`.

@@ -319,6 +319,87 @@ fn check_nats(
             ));
         }
     }
+    check_nats_security(nats, at)
+}
+
+/// The `[nats]` TLS and authentication keys: pairs complete, files named, one
+/// authentication method at most, `tls_required = false` not against a `tls://` URL.
+fn check_nats_security(
+    nats: &crate::NatsConfig,
+    at: &impl Fn(Range<usize>, String) -> ConfigError,
+) -> Result<(), ConfigError> {
+    for (key, value) in [
+        ("tls_ca_file", &nats.tls_ca_file),
+        ("tls_client_cert_file", &nats.tls_client_cert_file),
+        ("tls_client_key_file", &nats.tls_client_key_file),
+        ("credentials_file", &nats.credentials_file),
+        ("nkey_seed_file", &nats.nkey_seed_file),
+        ("user", &nats.user),
+    ] {
+        if let Some(v) = value
+            && v.get_ref().trim().is_empty()
+        {
+            return Err(at(v.span(), format!("nats.{key}: empty")));
+        }
+    }
+    for (key, value) in [("password", &nats.password), ("token", &nats.token)] {
+        if let Some(v) = value
+            && v.get_ref().expose().is_empty()
+        {
+            return Err(at(v.span(), format!("nats.{key}: empty")));
+        }
+    }
+    match (&nats.tls_client_cert_file, &nats.tls_client_key_file) {
+        (Some(cert), None) => {
+            return Err(at(
+                cert.span(),
+                "nats.tls_client_cert_file needs nats.tls_client_key_file (both or neither)"
+                    .to_owned(),
+            ));
+        }
+        (None, Some(key)) => {
+            return Err(at(
+                key.span(),
+                "nats.tls_client_key_file needs nats.tls_client_cert_file (both or neither)"
+                    .to_owned(),
+            ));
+        }
+        _ => {}
+    }
+    match (&nats.user, &nats.password) {
+        (Some(user), None) => {
+            return Err(at(
+                user.span(),
+                "nats.user needs nats.password (both or neither)".to_owned(),
+            ));
+        }
+        (None, Some(password)) => {
+            return Err(at(
+                password.span(),
+                "nats.password needs nats.user (both or neither)".to_owned(),
+            ));
+        }
+        _ => {}
+    }
+    let methods = crate::nats_security::auth_keys_set(nats);
+    if let [(first, _), (second, span), ..] = methods.as_slice() {
+        return Err(at(
+            span.clone(),
+            format!(
+                "nats.{second}: only one authentication method may be set, and nats.{first} is set too \
+                 (choose one of credentials_file, nkey_seed_file, user + password, token)"
+            ),
+        ));
+    }
+    if let Some(v) = &nats.tls_required
+        && !*v.get_ref()
+        && crate::nats_security::has_tls_scheme(nats.url.get_ref())
+    {
+        return Err(at(
+            v.span(),
+            "nats.tls_required = false, but nats.url uses tls://".to_owned(),
+        ));
+    }
     Ok(())
 }
 

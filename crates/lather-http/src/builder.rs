@@ -303,6 +303,9 @@ impl ServerBuilder {
                     refresh: crate::qos_nats::refresh(q),
                 });
         }
+        if let Some(config) = &self.config {
+            check_nats_files(config)?;
+        }
         if let Some(link) = state.link.clone() {
             link.connect()
                 .await
@@ -339,6 +342,16 @@ impl ServerBuilder {
             None => server,
         })
     }
+}
+
+/// The `[nats]` TLS and authentication files, read as a connection would: one that
+/// cannot be used is a [`ServeError::Config`] naming the key's line and the file.
+fn check_nats_files(config: &Config) -> Result<(), ServeError> {
+    if let Some(nats) = &config.nats {
+        lather_remote::connect_options(nats)
+            .map_err(|e| ServeError::Config(config.error_at(e.span(), e.to_string())))?;
+    }
+    Ok(())
 }
 
 /// A listener TLS file that cannot be used: a configuration error at the key's line when
@@ -378,8 +391,8 @@ impl Server {
     }
 
     /// Reads every TLS file `config` names — the listener's certificate, key and client
-    /// CAs, `outbound_ca_file`, and each gateway's upstream CAs and client certificate —
-    /// as a start would,
+    /// CAs, `outbound_ca_file`, each gateway's upstream CAs and client certificate, and
+    /// `[nats]`'s TLS and authentication files — as a start would,
     /// without binding anything: a file that cannot be used is a [`ServeError::Config`]
     /// naming the key's line and the file.
     pub fn check_tls_files(config: &Config) -> Result<(), ServeError> {
@@ -399,7 +412,7 @@ impl Server {
                 })?;
             }
         }
-        Ok(())
+        check_nats_files(config)
     }
 
     /// The same as [`Server::from_config`].

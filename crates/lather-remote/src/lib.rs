@@ -24,6 +24,7 @@
 
 mod auto_placed;
 mod call;
+mod connect_options;
 mod cutoffs;
 pub mod frame;
 mod frame_batcher;
@@ -43,6 +44,7 @@ mod trace;
 pub mod worker;
 
 pub use auto_placed::{AutoCounters, AutoPlaced, EXPLORE_EVERY, Side, choose};
+pub use connect_options::{NatsSetupError, connect_options};
 pub use latency::{ADAPTIVE_AFTER_CALLS, ADAPTIVE_FACTOR, ADAPTIVE_FLOOR};
 pub use link::{Link, LinkError, Liveness, OnewayLimits};
 pub use oneway_handler::{OnewayCounters, OnewayRemoteHandler};

@@ -17,6 +17,8 @@ use tokio::sync::watch;
 /// reads its state at each call, so remote execution resumes as soon as NATS is back.
 pub struct Link {
     url: String,
+    /// The `[nats]` table, for its TLS and authentication settings.
+    config: NatsConfig,
     prefix: String,
     connect_timeout: Duration,
     oneway_limits: OnewayLimits,
@@ -100,6 +102,7 @@ impl Link {
     pub fn new(config: &NatsConfig) -> Link {
         Link {
             url: config.url.get_ref().clone(),
+            config: config.clone(),
             prefix: config.subject_prefix.clone(),
             connect_timeout: Duration::from_millis(config.connect_timeout_ms),
             oneway_limits: OnewayLimits {
@@ -119,8 +122,10 @@ impl Link {
         }
     }
 
-    /// Connects (once; later calls return at once). Unreachable → a [`LinkError`] naming
-    /// the URL. After this the client reconnects by itself whenever the connection drops.
+    /// Connects (once; later calls return at once) with the TLS and authentication of
+    /// `[nats]` ([`crate::connect_options`]). Unreachable, refused, or a TLS or
+    /// authentication file that cannot be used → a [`LinkError`] naming the URL. After this
+    /// the client reconnects by itself whenever the connection drops.
     pub async fn connect(&self) -> Result<(), LinkError> {
         if self.client.get().is_some() {
             return Ok(());
@@ -131,7 +136,8 @@ impl Link {
         };
         let drops = self.drops.clone();
         let url = self.url.clone();
-        let options = async_nats::ConnectOptions::new()
+        let options = crate::connect_options(&self.config)
+            .map_err(|e| error(e.to_string()))?
             .name("lather")
             .connection_timeout(self.connect_timeout)
             .max_reconnects(None)

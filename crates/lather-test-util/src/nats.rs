@@ -17,6 +17,8 @@ pub struct NatsServer {
     dir: PathBuf,
     /// Whether JetStream is enabled (its storage in `dir`, kept across restarts).
     jetstream: bool,
+    /// Whether `dir/nats.conf` is passed with `-c` (see [`NatsServer::start_configured`]).
+    configured: bool,
 }
 
 impl NatsServer {
@@ -28,6 +30,33 @@ impl NatsServer {
     /// Starts a server with JetStream enabled (storage in its temporary directory).
     pub fn start_jetstream(name: &str) -> NatsServer {
         Self::start_with(name, true)
+    }
+
+    /// Starts a server reading the configuration `conf` (nats-server's own format, e.g. a
+    /// `tls { … }` or `authorization { … }` block), written to `nats.conf` in its
+    /// directory; the address and port are still chosen here. `conf` may name files in
+    /// [`NatsServer::scratch_dir`] for `name`, which the caller writes first.
+    pub fn start_configured(name: &str, conf: &str) -> NatsServer {
+        let dir = Self::scratch_dir(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("nats.conf"), conf).unwrap();
+        let mut server = NatsServer {
+            child: None,
+            port: free_port(),
+            dir,
+            jetstream: false,
+            configured: true,
+        };
+        server.start_first();
+        server
+    }
+
+    /// The directory a server started as `name` by this process keeps its files in
+    /// (created when needed; removed when the server is dropped).
+    pub fn scratch_dir(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("lather-nats-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
     }
 
     fn start_with(name: &str, jetstream: bool) -> NatsServer {
@@ -42,9 +71,15 @@ impl NatsServer {
             port: free_port(),
             dir,
             jetstream,
+            configured: false,
         };
         server.start_first();
         server
+    }
+
+    /// `tls://127.0.0.1:PORT`, for a server started with a `tls { … }` block.
+    pub fn tls_url(&self) -> String {
+        format!("tls://127.0.0.1:{}", self.port)
     }
 
     /// `nats://127.0.0.1:PORT`.
@@ -96,6 +131,9 @@ impl NatsServer {
             .args(["-a", "127.0.0.1", "-p", &self.port.to_string()])
             .arg("-l")
             .arg(self.dir.join("nats.log"));
+        if self.configured {
+            command.arg("-c").arg(self.dir.join("nats.conf"));
+        }
         if self.jetstream {
             command
                 .arg("-js")

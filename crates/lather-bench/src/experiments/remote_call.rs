@@ -175,8 +175,12 @@ impl Floor {
         let url = nats.url.get_ref().as_str();
         let connect = |url: &str| {
             let url = url.to_owned();
+            // The same TLS and authentication as the link's.
+            let options = lather_remote::connect_options(nats)
+                .map_err(|e| BenchError::Experiment(e.to_string()));
             async move {
-                async_nats::connect(&url)
+                options?
+                    .connect(&url)
                     .await
                     .map_err(|e| BenchError::Experiment(format!("NATS at {url}: {e}")))
             }
