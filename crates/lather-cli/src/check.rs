@@ -460,8 +460,9 @@ fn print_tuning(svc: &lather_config::ServiceConfig, nats: Option<&lather_config:
     }
     match svc.wsdl_cache() {
         Some(keep) => println!(
-            "  backend WSDL kept {} ms (with the documents it imports, served as ?wsdl=…/?xsd=…)",
-            keep.as_millis()
+            "  backend WSDL kept {} ms (with the documents it imports, served as ?wsdl=…/?xsd=…; {} at most)",
+            keep.as_millis(),
+            svc.wsdl_cache_documents()
         ),
         None => println!("  backend WSDL asked for on every request"),
     }

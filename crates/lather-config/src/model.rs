@@ -351,6 +351,9 @@ pub struct ServiceConfig {
     /// kept) is kept and served again without asking the backend, in milliseconds
     /// (default 60 000; 0 asks every time).
     pub wsdl_cache_ms: Option<Spanned<u64>>,
+    /// Gateway only: most backend documents (WSDLs and the schemas they import) kept in
+    /// the WSDL cache at once, the oldest dropped first (default 64; 1 to 10 000).
+    pub wsdl_cache_documents: Option<Spanned<u64>>,
     /// Gateway only: requests to the upstreams are gzip-compressed (`Content-Encoding:
     /// gzip`) from `compress_requests_min_bytes` on (default false: the upstream must
     /// accept compressed requests, as lather does).

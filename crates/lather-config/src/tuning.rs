@@ -16,6 +16,10 @@ pub const DEFAULT_H2_UPSTREAM_CONNECTIONS: u64 = 4;
 pub const DEFAULT_BATCH_MAX_ITEMS: u64 = 10;
 /// The default of `batch_wait_ms`.
 pub const DEFAULT_BATCH_WAIT_MS: u64 = 2;
+/// The default of `wsdl_cache_documents`.
+pub const DEFAULT_WSDL_CACHE_DOCUMENTS: u64 = 64;
+/// The largest `wsdl_cache_documents`.
+const MAX_WSDL_CACHE_DOCUMENTS: u64 = 10_000;
 /// The largest `batch_max_items`.
 const MAX_BATCH_ITEMS: u64 = 1000;
 /// The largest `upstream_connections`.
@@ -30,6 +34,15 @@ impl ServiceConfig {
             .as_ref()
             .map_or(DEFAULT_WSDL_CACHE_MS, |v| *v.get_ref());
         (ms > 0).then(|| Duration::from_millis(ms))
+    }
+
+    /// Most backend documents a gateway's WSDL cache holds at once.
+    pub fn wsdl_cache_documents(&self) -> usize {
+        let n = self
+            .wsdl_cache_documents
+            .as_ref()
+            .map_or(DEFAULT_WSDL_CACHE_DOCUMENTS, |v| *v.get_ref());
+        usize::try_from(n).unwrap_or(usize::MAX)
     }
 
     /// From how many bytes on a gateway compresses its requests to the upstreams (`None`:
@@ -113,6 +126,10 @@ pub(crate) fn check_service(
             svc.wsdl_cache_ms.as_ref().map(|v| v.span()),
         ),
         (
+            "wsdl_cache_documents",
+            svc.wsdl_cache_documents.as_ref().map(|v| v.span()),
+        ),
+        (
             "compress_requests",
             svc.compress_requests.as_ref().map(|v| v.span()),
         ),
@@ -144,6 +161,16 @@ pub(crate) fn check_service(
         }
     }
     check_batching(svc, i, at)?;
+    if let Some(n) = &svc.wsdl_cache_documents
+        && !(1..=MAX_WSDL_CACHE_DOCUMENTS).contains(n.get_ref())
+    {
+        return Err(at(
+            n.span(),
+            format!(
+                "service[{i}].wsdl_cache_documents: must be from 1 to {MAX_WSDL_CACHE_DOCUMENTS}"
+            ),
+        ));
+    }
     if let Some(n) = &svc.upstream_connections
         && !(1..=MAX_UPSTREAM_CONNECTIONS).contains(n.get_ref())
     {
@@ -345,5 +372,24 @@ mod tests {
             let e = load(&format!("{ECHO}wsdl_addresses = {bad}\n")).unwrap_err();
             assert!(e.message().contains(says), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn wsdl_cache_documents_is_a_gateway_key_from_1_to_10000() {
+        let gw =
+            "[[service]]\nname = \"g\"\npath = \"/g\"\nupstream = [\"http://127.0.0.1:9/x\"]\n";
+        let config = Config::from_toml(gw, "t.toml").unwrap();
+        assert_eq!(config.services[0].wsdl_cache_documents(), 64);
+        let config =
+            Config::from_toml(&format!("{gw}wsdl_cache_documents = 5\n"), "t.toml").unwrap();
+        assert_eq!(config.services[0].wsdl_cache_documents(), 5);
+        for bad in [0, 10_001] {
+            let e = Config::from_toml(&format!("{gw}wsdl_cache_documents = {bad}\n"), "t.toml")
+                .unwrap_err();
+            assert!(e.to_string().contains("must be from 1 to 10000"), "{e}");
+        }
+        let echo = "[[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\nwsdl_cache_documents = 5\n";
+        let e = Config::from_toml(echo, "t.toml").unwrap_err();
+        assert!(e.to_string().contains("only a gateway"), "{e}");
     }
 }

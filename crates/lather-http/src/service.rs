@@ -384,7 +384,12 @@ fn gateway(
         &config.request_headers_set(),
         &config.request_headers_add(),
     ))
-    .with_tuning(config.wsdl_cache(), config.compress_requests_from())
+    .with_tuning(
+        config
+            .wsdl_cache()
+            .map(|keep| (keep, config.wsdl_cache_documents())),
+        config.compress_requests_from(),
+    )
     .with_upstream_protocol(config.upstream_protocol(), config.upstream_connections())
     .with_failover(config.failover())
     .with_transfer_batching(config.upstream_batching())

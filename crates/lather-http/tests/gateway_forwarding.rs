@@ -404,3 +404,27 @@ async fn a_prefix_service_forwards_the_rest_of_the_path_and_exact_paths_win() {
         wsdl.text()
     );
 }
+
+#[tokio::test]
+async fn the_wsdl_cache_holds_at_most_wsdl_cache_documents() {
+    let docs = [("/app/ws?wsdl", WSDL), ("/app/types.xsd", TYPES)];
+    for (keep, fetches) in [(1, 3), (2, 2)] {
+        let (backend, mut seen) = recording_backend(&docs).await;
+        let gw = TestServer::start(&gateway(
+            "",
+            "/gw",
+            &format!("http://{backend}/app/ws"),
+            &format!("wsdl_cache_documents = {keep}\n"),
+        ))
+        .await;
+        for path in ["/gw?wsdl", "/gw?xsd=/app/types.xsd", "/gw?wsdl"] {
+            assert_eq!(get(gw.addr, path).await.status, StatusCode::OK, "{path}");
+        }
+        let mut asked = 0;
+        while seen.try_recv().is_ok() {
+            asked += 1;
+        }
+        // With room for one document the schema pushes the WSDL out, which is fetched again.
+        assert_eq!(asked, fetches, "wsdl_cache_documents = {keep}");
+    }
+}

@@ -45,10 +45,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// The most backend documents (WSDLs and the schemas they import) kept in a gateway's
-/// WSDL cache at once.
-const MAX_CACHED_DOCUMENTS: usize = 64;
-
 /// One gateway service: its backends, the shared client and the round-robin cursor.
 #[derive(Debug)]
 pub(crate) struct Gateway {
@@ -89,6 +85,8 @@ pub(crate) struct Gateway {
 #[derive(Debug)]
 struct WsdlCache {
     keep: Duration,
+    /// Most documents held at once (`wsdl_cache_documents`).
+    max_docs: usize,
     docs: std::sync::Mutex<HashMap<String, Fetched>>,
 }
 
@@ -379,15 +377,17 @@ impl Gateway {
         &self.backends
     }
 
-    /// Keeps the backend's WSDL for `wsdl_cache` (if any) and compresses requests from
+    /// Keeps the backend's WSDL and the documents it imports for `wsdl_cache` (if any: how long,
+    /// and how many documents at most) and compresses requests from
     /// `compress_from` bytes on (if any).
     pub(crate) fn with_tuning(
         mut self,
-        wsdl_cache: Option<Duration>,
+        wsdl_cache: Option<(Duration, usize)>,
         compress_from: Option<usize>,
     ) -> Self {
-        self.wsdl_cache = wsdl_cache.map(|keep| WsdlCache {
+        self.wsdl_cache = wsdl_cache.map(|(keep, max_docs)| WsdlCache {
             keep,
+            max_docs: max_docs.max(1),
             docs: std::sync::Mutex::new(HashMap::new()),
         });
         self.compress_from = compress_from;
@@ -547,10 +547,10 @@ impl Gateway {
                 let (uri, answer) = self.fetch_document(document).await?;
                 if let Some(cache) = &self.wsdl_cache {
                     let mut docs = cache.docs.lock().unwrap_or_else(|p| p.into_inner());
-                    if docs.len() >= MAX_CACHED_DOCUMENTS {
+                    if docs.len() >= cache.max_docs {
                         docs.retain(|_, (at, _, _)| at.elapsed() < cache.keep);
                     }
-                    if docs.len() >= MAX_CACHED_DOCUMENTS
+                    if docs.len() >= cache.max_docs
                         && let Some(oldest) = docs
                             .iter()
                             .min_by_key(|(_, (at, _, _))| *at)
