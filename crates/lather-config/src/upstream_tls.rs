@@ -194,8 +194,8 @@ mod tests {
                 5,
             ),
             (
-                "[[service]]\nname = \"g\"\npath = \"/g\"\nupstream = { registry = \"https://r/reg\", name = \"q\" }\n".to_owned(),
-                "must start with http://",
+                "[[service]]\nname = \"g\"\npath = \"/g\"\nupstream = { registry = \"ftp://r/reg\", name = \"q\" }\n".to_owned(),
+                "must start with http:// or https://",
                 4,
             ),
         ] {

@@ -964,7 +964,7 @@ fn service_kind(
                     ));
                 }
                 Ok(ServiceKind::RegistryGateway(crate::RegistryBackends {
-                    registry: upstream(&r.registry, i, false, at)?,
+                    registry: upstream(&r.registry, i, true, at)?,
                     name: r.name.get_ref().trim().to_owned(),
                     poll: std::time::Duration::from_millis(poll),
                 }))
@@ -981,8 +981,8 @@ fn service_kind(
     }
 }
 
-/// A backend URL: `http://` or (when `https` is allowed, as for backends but not for a
-/// registry, which lather asks over plain HTTP only) `https://`, with a host.
+/// A backend or registry URL: `http://` or (when `https` is allowed) `https://`, with a
+/// host.
 fn upstream(
     url: &Spanned<String>,
     i: usize,
@@ -997,11 +997,6 @@ fn upstream(
     match uri.scheme_str() {
         Some("http") => {}
         Some("https") if https => {}
-        Some("https") => {
-            return Err(bad(
-                "must start with http:// (a registry is asked over plain HTTP only)",
-            ));
-        }
         _ if https => return Err(bad("must start with http:// or https://")),
         _ => return Err(bad("must start with http://")),
     }

@@ -206,7 +206,7 @@ impl Service {
                     gateway(
                         config,
                         server,
-                        Backends::following(source, config.timeout()),
+                        Backends::following(source, config.timeout(), outbound),
                         upstream_tls(config)?,
                     )
                     .with_streams(stream_sender.clone()),

@@ -279,3 +279,57 @@ async fn an_unreadable_upstream_ca_file_stops_the_start_at_its_line() {
         assert!(msg.contains(says), "{msg}");
     }
 }
+
+#[tokio::test]
+async fn a_gateway_follows_a_registry_over_https_trusting_outbound_ca_file() {
+    let dir = scratch("up-registry-https");
+    let ca = TestCa::new("registry CA");
+    let registry = TestServer::start(&tls_server_toml(
+        &dir,
+        &ca.server("registry", &[]),
+        "",
+        "[[service]]\nname = \"reg\"\npath = \"/reg\"\nbuiltin = \"registry\"\n",
+    ))
+    .await;
+    // A plain-HTTP echo registers itself with the registry, over TLS.
+    let backend = TestServer::echo().await;
+    let register = envelope(
+        SoapVersion::V12,
+        "",
+        &format!(
+            r#"<lr:Register xmlns:lr="urn:lather:registry"><lr:Name>quotes</lr:Name><lr:Endpoint>http://{}/echo</lr:Endpoint></lr:Register>"#,
+            backend.addr
+        ),
+    );
+    let client = support::pki::TlsClient::new(&ca, None, &[b"http/1.1"]);
+    let registered = client
+        .post(registry.addr, "/reg", SoapVersion::V12, register)
+        .await
+        .expect("the registry answers over TLS");
+    assert_eq!(
+        registered.answer.status,
+        200,
+        "{}",
+        registered.answer.text()
+    );
+    let ca_file = write(&dir, "ca.pem", &ca.pem());
+    let gw = TestServer::start(&format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\noutbound_ca_file = {ca_file}\n[[service]]\nname = \"g\"\npath = \"/g\"\nupstream = {{ registry = \"https://localhost:{}/reg\", name = \"quotes\", poll_ms = 50 }}\n",
+        registry.addr.port()
+    ))
+    .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let got = call(&gw).await;
+        if got.status == 200 {
+            assert!(got.text().contains("hello &amp; welcome"), "{}", got.text());
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the registry's backend never reached: {}",
+            got.text()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}

@@ -31,12 +31,21 @@ impl Backends {
 
     /// Backends followed in a registry by a task that ends with the last reference to
     /// them. Empty until the registry first answers. Must be called within a tokio runtime.
-    pub(crate) fn following(source: &RegistryBackends, timeout: Duration) -> Arc<Backends> {
+    /// The registry is asked over `outbound`'s TLS when its URL is `https://`.
+    pub(crate) fn following(
+        source: &RegistryBackends,
+        timeout: Duration,
+        outbound: &lather_client::OutboundTls,
+    ) -> Arc<Backends> {
         let backends = Arc::new(Backends::Followed {
             name: source.name.clone(),
             list: RwLock::new(Arc::new(Vec::new())),
         });
-        match lather_context::registry::RegistryClient::new(source.registry.url.clone(), timeout) {
+        match lather_context::registry::RegistryClient::with_tls(
+            source.registry.url.clone(),
+            timeout,
+            outbound.clone(),
+        ) {
             Ok(client) => {
                 tokio::spawn(follow(
                     Arc::downgrade(&backends),
