@@ -361,7 +361,7 @@ async fn an_unknown_scheme_is_refused_naming_the_supported_ones() {
             assert!(
                 fault
                     .reason()
-                    .contains("http://, soap.tcp://host:port, lather.bin://host:port"),
+                    .contains("http://, https://, soap.tcp://host:port, lather.bin://host:port"),
                 "{fault}"
             );
         }

@@ -531,7 +531,7 @@ async fn each_fault_names_the_specification_element() {
         SoapVersion::V11,
         &subscribe_action,
         "",
-        &subscribe_body("https://secure.example/c", ""),
+        &subscribe_body("ftp://files.example/c", ""),
     )
     .await;
     assert_wsn_fault(
