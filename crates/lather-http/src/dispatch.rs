@@ -737,7 +737,7 @@ fn arrival(state: &State, service: &Service, parts: &Parts) -> crate::arrival::A
         peer,
         peer_trusted: peer
             .is_some_and(|p| state.trusted_proxies.iter().any(|net| net.contains(p.ip()))),
-        scheme: crate::scheme::Scheme::of(&parts.extensions),
+        scheme: state.scheme,
         host: request_host(parts),
         below_prefix: below_prefix(service, parts)
             .map(|rest| (rest.to_owned(), parts.uri.query().map(str::to_owned))),
@@ -827,8 +827,7 @@ pub(crate) fn service_location(state: &State, service: &Service, parts: &Parts) 
         return url.clone();
     }
     let host = request_host(parts).unwrap_or_else(|| state.listen.to_string());
-    let scheme = crate::scheme::Scheme::of(&parts.extensions);
-    format!("{}://{host}{}", scheme.as_str(), service.path)
+    format!("{}://{host}{}", state.scheme.as_str(), service.path)
 }
 
 /// The authority the request asked for (absolute-form, else `Host`), when it is a valid

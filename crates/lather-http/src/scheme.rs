@@ -1,21 +1,18 @@
-//! The scheme clients reach lather by, the one place it is decided: the request's
-//! [`Scheme`] extension when the listener set one, else `http`.
+//! The scheme clients reach lather by: the listener's, `https` with `[server.tls]`.
 
-/// The scheme a request arrived by, carried in its extensions by listeners that know it;
-/// a request without one came over plain HTTP.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// The scheme requests arrive by (one for the whole listener).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Scheme {
     /// Plain HTTP.
-    #[default]
     Http,
     /// HTTP over TLS.
     Https,
 }
 
 impl Scheme {
-    /// The scheme of the request with `extensions`.
-    pub(crate) fn of(extensions: &http::Extensions) -> Scheme {
-        extensions.get::<Scheme>().copied().unwrap_or_default()
+    /// The scheme of a listener with (`true`) or without TLS.
+    pub(crate) fn of_listener(tls: bool) -> Scheme {
+        if tls { Scheme::Https } else { Scheme::Http }
     }
 
     /// `"http"` or `"https"`.

@@ -87,7 +87,7 @@ impl Server {
     /// `"https"` when the listener speaks TLS, else `"http"`: the scheme of the URLs it
     /// is reached at.
     pub fn scheme(&self) -> &'static str {
-        self.state.scheme
+        self.state.scheme.as_str()
     }
 
     pub(crate) fn with_streams(
@@ -351,9 +351,6 @@ async fn answer(
         return Ok(crate::stream_accept::h2_stream(state, req, peer, busy));
     }
     req.extensions_mut().insert(Peer(peer));
-    if state.scheme == "https" {
-        req.extensions_mut().insert(crate::scheme::Scheme::Https);
-    }
     if let Some(client) = client {
         req.extensions_mut().insert(client);
     }

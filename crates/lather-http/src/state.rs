@@ -25,8 +25,8 @@ pub(crate) struct State {
     pub(crate) body: crate::body::BodyPace,
     pub(crate) metrics: Metrics,
     pub(crate) listen: SocketAddr,
-    /// `"https"` when the listener speaks TLS, else `"http"`.
-    pub(crate) scheme: &'static str,
+    /// `Https` when the listener speaks TLS, else `Http`.
+    pub(crate) scheme: crate::scheme::Scheme,
     /// The link to NATS of the remote handlers, if any handler is remote.
     pub(crate) link: Option<Arc<lather_remote::Link>>,
     /// What `/health` reports on.
@@ -158,11 +158,7 @@ impl State {
             body: crate::body::BodyPace::from_config(server),
             metrics,
             listen,
-            scheme: if server.tls.is_some() {
-                "https"
-            } else {
-                "http"
-            },
+            scheme: crate::scheme::Scheme::of_listener(server.tls.is_some()),
             link,
             health: crate::health::Health::new(&services),
             readiness: crate::ready::Readiness::new(&services),

@@ -63,20 +63,10 @@ async fn probe(
     check: &HealthCheck,
 ) -> Result<(), String> {
     let request = match &check.probe {
-        Probe::Wsdl => {
-            let path = uri.path();
-            let target: http::Uri = format!(
-                "{}://{}{path}?wsdl",
-                uri.scheme_str().unwrap_or("http"),
-                uri.authority().map_or("", |a| a.as_str())
-            )
-            .parse()
-            .map_err(|e| format!("bad check URL: {e}"))?;
-            Request::builder()
-                .method(Method::GET)
-                .uri(target)
-                .body(Full::new(Bytes::new()))
-        }
+        Probe::Wsdl => Request::builder()
+            .method(Method::GET)
+            .uri(super::with_query(uri, "wsdl"))
+            .body(Full::new(Bytes::new())),
         Probe::Soap { body, action } => {
             let mut builder = Request::builder()
                 .method(Method::POST)

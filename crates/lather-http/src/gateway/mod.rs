@@ -588,7 +588,7 @@ impl Gateway {
             Document::Imported(_) => "imported document",
         };
         // Asking for a document again elsewhere changes nothing at the backends.
-        let (backend, label, response) = self
+        let (backend, (index, of), response) = self
             .first_answer(true, |upstream| {
                 self.request(
                     Method::GET,
@@ -598,6 +598,7 @@ impl Gateway {
                 )
             })
             .await?;
+        let label = self.label(index, of, &backend.upstream.url);
         let uri = document.on(&backend.upstream.uri);
         if response.status() != StatusCode::OK {
             tracing::warn!(service = %self.service, url = %uri, status = %response.status(), "backend {what} request failed");
@@ -636,12 +637,13 @@ impl Gateway {
     /// Sends the request `make` builds to the backends in the balancer's order until one
     /// answers: a backend that refuses or does not open a connection in time is skipped
     /// for the next; one that fails or does not answer after the request was sent too,
-    /// when `may_resend`. Its backend, label and answer, or the fault of the last failure.
+    /// when `may_resend`. Its backend, place (index, of how many) and answer, or the fault
+    /// of the last failure.
     async fn first_answer(
         &self,
         may_resend: bool,
         make: impl Fn(&lather_config::Upstream) -> Request<Full<Bytes>>,
-    ) -> Result<(Arc<Backend>, String, Passed), Fault> {
+    ) -> Result<(Arc<Backend>, (usize, usize), Passed), Fault> {
         let deadline = Instant::now() + self.timeout;
         let backends = self.backends.snapshot();
         if backends.is_empty() {
@@ -655,7 +657,6 @@ impl Gateway {
         let mut last = None;
         for (tried, index) in order.iter().enumerate() {
             let backend = &backends[*index];
-            let label = self.label(*index, backends.len(), &backend.upstream.url);
             let more = tried + 1 < order.len();
             let try_deadline = match self.failover.try_timeout {
                 Some(t) if may_resend && more => deadline.min(Instant::now() + t),
@@ -665,10 +666,11 @@ impl Gateway {
                 .attempt(backend, make(&backend.upstream), try_deadline)
                 .await
             {
-                Ok(response) => return Ok((backend.clone(), label, response)),
+                Ok(response) => return Ok((backend.clone(), (*index, backends.len()), response)),
                 Err(failure) => failure,
             };
             backend.failed(failure.kind, &self.ejection);
+            let label = self.label(*index, backends.len(), &backend.upstream.url);
             let stop = Instant::now() >= deadline
                 || (failure.sent() && !may_resend)
                 || failure.kind == FailureKind::Tls;
