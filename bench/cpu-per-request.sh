@@ -59,16 +59,7 @@ if [ "${SKIP_GSOAP:-0}" != "1" ]; then
 fi
 
 
-body="$out_dir/request.xml"
-printf '<?xml version="1.0" encoding="UTF-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><ns:echo xmlns:ns="urn:lather:echo"><text>%s</text></ns:echo></soap:Body></soap:Envelope>' \
-    "$(head -c "$PAYLOAD_BYTES" /dev/zero | tr '\0' x)" >"$body"
-wrk_lua="$out_dir/post.lua"
-cat >"$wrk_lua" <<LUA
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "text/xml; charset=utf-8"
-wrk.headers["SOAPAction"] = '"urn:lather:echo#echo"'
-local f = io.open("$body", "rb"); wrk.body = f:read("*a"); f:close()
-LUA
+wrk_lua="$(echo_wrk_script "$out_dir")"
 
 table="$out_dir/table.md"
 {

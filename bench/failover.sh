@@ -55,15 +55,7 @@ while True:
     c, _ = s.accept(); held.append(c)' "$silent_port"
 sleep 0.5
 
-body="$out_dir/request.xml"
-printf '<?xml version="1.0" encoding="UTF-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><ns:echo xmlns:ns="urn:lather:echo"><text>failover</text></ns:echo></soap:Body></soap:Envelope>' >"$body"
-wrk_lua="$out_dir/post.lua"
-cat >"$wrk_lua" <<LUA
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "text/xml; charset=utf-8"
-wrk.headers["SOAPAction"] = '"urn:lather:echo#echo"'
-local f = io.open("$body", "rb"); wrk.body = f:read("*a"); f:close()
-LUA
+wrk_lua="$(echo_wrk_script "$out_dir")"
 
 table="$out_dir/table.md"
 {
@@ -84,10 +76,8 @@ run() { # NAME BROKEN-PORT EXTRA-KEYS KIND
     wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency --timeout 10s -s "$wrk_lua" \
         "http://127.0.0.1:$port/gw" >"$f"
     printf '| %s | %s | %s | %s | %s | %s | %s (%s) | %s |\n' "$1" \
-        "$(awk '/Requests\/sec/ { printf "%.0f", $2 }' "$f")" \
-        "$(awk '$1 == "50%" { print $2 }' "$f")" "$(awk '$1 == "99%" { print $2 }' "$f")" \
-        "$(awk '$1 == "Latency" { print $4 }' "$f")" \
-        "$(awk '/Non-2xx/ { print $NF }' "$f" | grep . || echo 0)" \
+        "$(wrk_stat "$f" rps)" "$(wrk_stat "$f" p50)" "$(wrk_stat "$f" p99)" \
+        "$(wrk_stat "$f" max)" "$(wrk_stat "$f" non2xx)" \
         "$(metric_value "$port" "lather_upstream_failures_total{service=\"gw\",backend=\"$broken\",kind=\"$4\"}")" "$4" \
         "$(metric_value "$port" "lather_upstream_state{service=\"gw\",backend=\"$broken\"}")" >>"$table"
     kill -TERM "$gw" 2>/dev/null || true

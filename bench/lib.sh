@@ -242,3 +242,31 @@ median_over() {
 
 # median : the median of the numbers on stdin, one per line.
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+
+# echo_wrk_script DIR : writes DIR/request.xml, a SOAP 1.1 echo request with a text of
+# $PAYLOAD_BYTES bytes, and DIR/post.lua, a wrk script POSTing it; prints the script's path.
+echo_wrk_script() {
+    printf '<?xml version="1.0" encoding="UTF-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><ns:echo xmlns:ns="urn:lather:echo"><text>%s</text></ns:echo></soap:Body></soap:Envelope>' \
+        "$(head -c "${PAYLOAD_BYTES:-100}" /dev/zero | tr '\0' x)" >"$1/request.xml"
+    cat >"$1/post.lua" <<LUA
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "text/xml; charset=utf-8"
+wrk.headers["SOAPAction"] = '"urn:lather:echo#echo"'
+local f = io.open("$1/request.xml", "rb"); wrk.body = f:read("*a"); f:close()
+LUA
+    echo "$1/post.lua"
+}
+
+# wrk_stat FILE KEY : a figure from wrk --latency output: rps, requests, p50, p99, max or
+# non2xx (0 when wrk printed no such line).
+wrk_stat() {
+    case $2 in
+        rps) awk '/Requests\/sec/ { printf "%.0f", $2 }' "$1" ;;
+        requests) awk '/requests in/ { print $1 }' "$1" ;;
+        p50) awk '$1 == "50%" { print $2 }' "$1" ;;
+        p99) awk '$1 == "99%" { print $2 }' "$1" ;;
+        max) awk '$1 == "Latency" { print $4 }' "$1" ;;
+        non2xx) awk '/Non-2xx/ { n = $NF } END { print n + 0 }' "$1" ;;
+        *) die "wrk_stat: unknown key $2" ;;
+    esac
+}

@@ -44,22 +44,14 @@ start tls "$(printf '[server.tls]\ncert_file = "%s"\nkey_file = "%s"\n' "$out_di
 url[plain]="http://127.0.0.1:$(sed -n 's/^listen = "127.0.0.1:\(.*\)"/\1/p' "$out_dir/plain.toml")/echo"
 url[tls]="https://127.0.0.1:$(sed -n 's/^listen = "127.0.0.1:\(.*\)"/\1/p' "$out_dir/tls.toml")/echo"
 
+wrk_lua="$(echo_wrk_script "$out_dir")"
 body="$out_dir/request.xml"
-printf '<?xml version="1.0" encoding="UTF-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><ns:echo xmlns:ns="urn:lather:echo"><text>%s</text></ns:echo></soap:Body></soap:Envelope>' \
-    "$(head -c "$PAYLOAD_BYTES" /dev/zero | tr '\0' x)" >"$body"
 for s in plain tls; do
     curl -sS --cacert "$out_dir/cert.pem" -X POST -H 'Content-Type: text/xml; charset=utf-8' \
         -H 'SOAPAction: "urn:lather:echo#echo"' --data-binary "@$body" "${url[$s]}" \
         | grep -q 'urn:lather:echo' || die "$s: the probe request was not echoed"
     log "$s: probe request OK"
 done
-wrk_lua="$out_dir/post.lua"
-cat >"$wrk_lua" <<LUA
-wrk.method = "POST"
-wrk.headers["Content-Type"] = "text/xml; charset=utf-8"
-wrk.headers["SOAPAction"] = '"urn:lather:echo#echo"'
-local f = io.open("$body", "rb"); wrk.body = f:read("*a"); f:close()
-LUA
 
 table="$out_dir/table.md"
 {
@@ -74,13 +66,11 @@ for ((round = 1; round <= ROUNDS; round++)); do
             >"$out_dir/wrk-$s-$round.txt"
         after="$(cpu_ticks "${pid[$s]}")"
         f="$out_dir/wrk-$s-$round.txt"
-        reqs="$(awk '/requests in/ { print $1 }' "$f")"
-        rps[$s,$round]="$(awk '/Requests\/sec/ { printf "%.0f", $2 }' "$f")"
-        bad="$(awk '/Non-2xx/ { print $NF }' "$f")"
+        reqs="$(wrk_stat "$f" requests)"
+        rps[$s,$round]="$(wrk_stat "$f" rps)"
         cpu="$(awk -v t=$((after - before)) -v hz="$clk_tck" -v n="$reqs" 'BEGIN { printf "%.1f", t / hz * 1e6 / n }')"
         printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$round" "$s" "${rps[$s,$round]}" \
-            "$(awk '$1 == "50%" { print $2 }' "$f")" "$(awk '$1 == "99%" { print $2 }' "$f")" \
-            "${bad:-0}" "$cpu" >>"$table"
+            "$(wrk_stat "$f" p50)" "$(wrk_stat "$f" p99)" "$(wrk_stat "$f" non2xx)" "$cpu" >>"$table"
     done
 done
 plain_med="$(median_over rps plain)"
