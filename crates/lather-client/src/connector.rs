@@ -19,11 +19,16 @@ pub(crate) fn connector(settings: &ClientBuilder) -> Connector {
     tcp.set_nodelay(true);
     tcp.set_connect_timeout(Some(settings.connect_timeout));
     tcp.enforce_http(false);
-    hyper_rustls::HttpsConnectorBuilder::new()
+    let schemes = hyper_rustls::HttpsConnectorBuilder::new()
         .with_tls_config((*settings.tls.client_config()).clone())
-        .https_or_http()
-        .enable_http1()
-        .wrap_connector(tcp)
+        .https_or_http();
+    let schemes = match settings.tls.server_name() {
+        Some(name) => schemes.with_server_name_resolver(
+            hyper_rustls::FixedServerNameResolver::new(name.clone()),
+        ),
+        None => schemes,
+    };
+    schemes.enable_http1().wrap_connector(tcp)
 }
 
 /// `url` as a URI the connector can reach: an `http://` or `https://` URL with a host.

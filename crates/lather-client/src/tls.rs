@@ -71,24 +71,29 @@ pub enum HandshakeError {
 pub struct OutboundTls {
     /// The configuration with extra CAs; `None`: the system's roots only (built lazily).
     extra: Option<Arc<rustls::ClientConfig>>,
+    /// The name sent in SNI and verified, instead of the URL's host.
+    server_name: Option<ServerName<'static>>,
 }
 
 impl std::fmt::Debug for OutboundTls {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OutboundTls")
             .field("extra_cas", &self.extra.is_some())
+            .field("server_name", &self.server_name)
             .finish()
     }
 }
 
 impl PartialEq for OutboundTls {
-    /// The same trust: both the system's only, or the same loaded bundle.
+    /// The same trust (both the system's only, or the same loaded configuration) and the
+    /// same server name.
     fn eq(&self, other: &Self) -> bool {
-        match (&self.extra, &other.extra) {
+        let same_trust = match (&self.extra, &other.extra) {
             (None, None) => true,
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
             _ => false,
-        }
+        };
+        same_trust && self.server_name == other.server_name
     }
 }
 
@@ -130,7 +135,41 @@ impl OutboundTls {
         }
         Ok(OutboundTls {
             extra: Some(config_with(roots)),
+            server_name: None,
         })
+    }
+
+    /// A prepared rustls configuration: its own roots and client certificate, as a
+    /// gateway's `upstream_*` keys make it. Its ALPN list should be empty (connectors
+    /// set their own).
+    pub fn from_client_config(config: Arc<rustls::ClientConfig>) -> OutboundTls {
+        OutboundTls {
+            extra: Some(config),
+            server_name: None,
+        }
+    }
+
+    /// The same trust, sending and verifying `name` instead of the URL's host (a
+    /// certificate issued for a name, reached by address).
+    pub fn with_server_name(mut self, name: ServerName<'static>) -> OutboundTls {
+        self.server_name = Some(name);
+        self
+    }
+
+    /// The name sent and verified instead of the URL's host, when one is set.
+    pub fn server_name(&self) -> Option<&ServerName<'static>> {
+        self.server_name.as_ref()
+    }
+
+    /// The same trust offering `protocols` in ALPN (for a raw handshake, such as HTTP/2
+    /// negotiated by [`handshake`](Self::handshake)).
+    pub fn with_alpn(&self, protocols: &[&[u8]]) -> OutboundTls {
+        let mut config = (*self.client_config()).clone();
+        config.alpn_protocols = protocols.iter().map(|p| p.to_vec()).collect();
+        OutboundTls {
+            extra: Some(Arc::new(config)),
+            server_name: self.server_name.clone(),
+        }
     }
 
     /// Whether CAs beyond the system's are trusted.
@@ -158,9 +197,14 @@ impl OutboundTls {
     where
         S: AsyncRead + AsyncWrite + Unpin,
     {
-        let bare = host.trim_start_matches('[').trim_end_matches(']');
-        let name = ServerName::try_from(bare.to_owned())
-            .map_err(|_| HandshakeError::BadName(host.to_owned()))?;
+        let name = match &self.server_name {
+            Some(name) => name.clone(),
+            None => {
+                let bare = host.trim_start_matches('[').trim_end_matches(']');
+                ServerName::try_from(bare.to_owned())
+                    .map_err(|_| HandshakeError::BadName(host.to_owned()))?
+            }
+        };
         let connector = tokio_rustls::TlsConnector::from(self.client_config());
         match tokio::time::timeout(timeout, connector.connect(name, stream)).await {
             Err(_) => Err(HandshakeError::Timeout {

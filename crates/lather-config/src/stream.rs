@@ -5,7 +5,19 @@
 use crate::{ConfigError, ServiceConfig, ServiceKind, StreamConfig, StreamMode};
 
 impl StreamConfig {
-    pub(crate) fn check(&self, origin: &str) -> Result<(), ConfigError> {
+    /// Whether stream connections speak TLS: `tls`, else whether the listener does.
+    pub fn uses_tls(&self, listener_tls: bool) -> bool {
+        self.tls.unwrap_or(listener_tls)
+    }
+
+    pub(crate) fn check(&self, origin: &str, listener_tls: bool) -> Result<(), ConfigError> {
+        if self.tls == Some(true) && !listener_tls {
+            return Err(ConfigError::new(
+                origin,
+                None,
+                "stream.tls: stream connections take the listener's certificate; add a [server.tls] table with cert_file and key_file",
+            ));
+        }
         for (key, value) in [
             ("max_connections", self.max_connections as u64),
             ("max_in_flight", self.max_in_flight as u64),

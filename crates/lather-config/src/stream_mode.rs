@@ -32,6 +32,10 @@ pub struct StreamConfig {
     pub idle_timeout_ms: u64,
     /// How long a granted stream token may wait for its connection, in seconds (default 30).
     pub token_lifetime_s: u64,
+    /// Whether stream connections speak TLS, with the listener's certificate and client
+    /// authentication (`[server.tls]`). Default: on exactly when `[server.tls]` is set;
+    /// `true` without it is a configuration error.
+    pub tls: Option<bool>,
 }
 
 impl Default for StreamConfig {
@@ -45,6 +49,7 @@ impl Default for StreamConfig {
             frame_timeout_ms: 10_000,
             idle_timeout_ms: 300_000,
             token_lifetime_s: 30,
+            tls: None,
         }
     }
 }

@@ -22,7 +22,7 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
     let mut problems = Problems::default();
     check_server(config, text, origin, &mut problems);
     if let Some(stream) = &config.stream {
-        problems.check(stream.check(origin));
+        problems.check(stream.check(origin, config.server.tls.is_some()));
     }
     if let Some(qos) = &config.qos {
         problems.check(crate::qos::check(qos, &at));

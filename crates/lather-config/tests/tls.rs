@@ -52,3 +52,16 @@ fn client_auth_needs_a_ca_and_errors_name_their_line() {
         error_of("[server.tls]\ncert_file = \"c.pem\"\nkey_file = \"k.pem\"\ninsecure = true\n");
     assert!(msg.contains("insecure"), "{msg}");
 }
+
+#[test]
+fn stream_connections_follow_the_listener_unless_told() {
+    let with_tls = "[server.tls]\ncert_file = \"c.pem\"\nkey_file = \"k.pem\"\n";
+    let config = Config::from_toml(&format!("{with_tls}[stream]\n"), "t").unwrap();
+    assert!(config.stream.unwrap().uses_tls(true));
+    let config = Config::from_toml(&format!("{with_tls}[stream]\ntls = false\n"), "t").unwrap();
+    assert!(!config.stream.unwrap().uses_tls(true));
+    let config = Config::from_toml("[stream]\n", "t").unwrap();
+    assert!(!config.stream.unwrap().uses_tls(false));
+    let (_, msg) = error_of("[stream]\ntls = true\n");
+    assert!(msg.contains("stream.tls") && msg.contains("[server.tls]"), "{msg}");
+}

@@ -278,9 +278,16 @@ impl ServerBuilder {
         let mut state = State::assemble(&server, services, local, link, cpu_pool, policy, None)?;
         let streams = match self.config.as_ref().and_then(|c| c.stream.as_ref()) {
             Some(config) => {
-                let (listener, acceptor) =
-                    crate::stream_acceptor::StreamAcceptor::bind(config, server.max_message_bytes)
-                        .await?;
+                let stream_tls = tls
+                    .as_ref()
+                    .filter(|_| config.uses_tls(true))
+                    .map(|tls| tls.config());
+                let (listener, acceptor) = crate::stream_acceptor::StreamAcceptor::bind(
+                    config,
+                    server.max_message_bytes,
+                    stream_tls,
+                )
+                .await?;
                 tracing::info!(port = acceptor.port(), "accepting message streams");
                 let acceptor = Arc::new(acceptor);
                 state.streams = Some(acceptor.clone());

@@ -301,12 +301,7 @@ impl Connection {
             Some(acceptor) => {
                 match tokio::time::timeout(self.header_timeout, acceptor.accept(stream)).await {
                     Ok(Ok(tls)) => {
-                        let client = tls
-                            .get_ref()
-                            .1
-                            .peer_certificates()
-                            .and_then(|chain| chain.first())
-                            .and_then(|cert| crate::tls::peer_name::of(cert));
+                        let client = crate::tls::peer_name::of_connection(&tls);
                         (MaybeTls::Tls(Box::new(tls)), client)
                     }
                     Ok(Err(e)) => {
@@ -348,7 +343,9 @@ async fn answer(
     busy: Busy,
 ) -> Result<hyper::Response<crate::stream_accept::ServerBody>, Infallible> {
     if crate::stream_accept::is_h2_stream(&req) {
-        return Ok(crate::stream_accept::h2_stream(state, req, peer, busy));
+        return Ok(crate::stream_accept::h2_stream(
+            state, req, peer, client, busy,
+        ));
     }
     req.extensions_mut().insert(Peer(peer));
     if let Some(client) = client {

@@ -156,7 +156,7 @@ impl Service {
         let mut shared_contexts = None;
         let mut qos_book_opened = None;
         let mut upstreams = None;
-        let stream_sender = stream_sender(config, server)?;
+        let mut stream_sender = None;
         let mut gateway_handle = None;
         let soap: Arc<dyn SoapService> = match config.kind() {
             ServiceKind::Builtin(Builtin::Echo) => Arc::new(crate::echo::Echo),
@@ -188,26 +188,25 @@ impl Service {
                 ))
             }
             ServiceKind::Gateway(list) => {
+                let tls = upstream_tls(config)?;
+                stream_sender = streams_of(config, server, &tls)?;
                 let g = Arc::new(
-                    gateway(
-                        config,
-                        server,
-                        Backends::fixed(list.clone()),
-                        upstream_tls(config)?,
-                    )
-                    .with_streams(stream_sender.clone()),
+                    gateway(config, server, Backends::fixed(list.clone()), tls)
+                        .with_streams(stream_sender.clone()),
                 );
                 upstreams = Some(g.backends().clone());
                 gateway_handle = Some(g.clone());
                 g
             }
             ServiceKind::RegistryGateway(source) => {
+                let tls = upstream_tls(config)?;
+                stream_sender = streams_of(config, server, &tls)?;
                 let g = Arc::new(
                     gateway(
                         config,
                         server,
                         Backends::following(source, config.timeout(), outbound),
-                        upstream_tls(config)?,
+                        tls,
                     )
                     .with_streams(stream_sender.clone()),
                 );
@@ -275,10 +274,12 @@ impl Service {
     }
 }
 
-/// A gateway's sender of message streams, when `stream = "tcp"`.
-fn stream_sender(
+/// A gateway's sender of message streams, when `stream` is set: towards `https://`
+/// upstreams with the gateway's own TLS settings `tls`.
+fn streams_of(
     config: &ServiceConfig,
     server: &ServerConfig,
+    tls: &crate::gateway::UpstreamTls,
 ) -> Result<Option<lather_context::stream::StreamSender>, String> {
     use lather_context::stream::{OnError, SenderSettings, StreamSender, StreamTransport};
     let transport = match config.stream_mode() {
@@ -299,6 +300,7 @@ fn stream_sender(
         timeout: config.timeout().min(std::time::Duration::from_secs(10)),
         max_message_bytes: server.max_message_bytes,
         max_streams: 1024,
+        tls: tls.outbound(),
     };
     StreamSender::new(settings)
         .map(Some)

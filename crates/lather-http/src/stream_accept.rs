@@ -8,6 +8,7 @@ use crate::peer::Peer;
 use crate::respond::HttpResponse;
 use crate::state::State;
 use crate::stream_acceptor::StreamAcceptor;
+use crate::tls::ClientCertificate;
 use crate::watched::Watched;
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
@@ -49,8 +50,33 @@ pub(crate) async fn run(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let handoff = DispatchHandoff::new(state.clone(), peer);
-        tokio::spawn(serve_counted(acceptor.clone(), stream, handoff, peer, slot));
+        let Some(tls) = acceptor.tls.clone().map(tokio_rustls::TlsAcceptor::from) else {
+            let handoff = DispatchHandoff::new(state.clone(), peer, None);
+            tokio::spawn(serve_counted(acceptor.clone(), stream, handoff, peer, slot));
+            continue;
+        };
+        let (state, acceptor) = (state.clone(), acceptor.clone());
+        tokio::spawn(async move {
+            // The handshake, like the preface after it, within the frame timeout.
+            let handshake = tls.accept(stream);
+            match tokio::time::timeout(acceptor.limits.frame_timeout, handshake).await {
+                Ok(Ok(tls)) => {
+                    let client = crate::tls::peer_name::of_connection(&tls);
+                    let handoff = DispatchHandoff::new(state, peer, client);
+                    serve_counted(acceptor, tls, handoff, peer, slot).await;
+                }
+                Ok(Err(e)) => {
+                    state.metrics.connections.tls_failed("error");
+                    acceptor.failed.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(%peer, error = %e, "stream connection's TLS handshake failed");
+                }
+                Err(_) => {
+                    state.metrics.connections.tls_failed("timeout");
+                    acceptor.failed.fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(%peer, "stream connection's TLS handshake not done within frame_timeout_ms");
+                }
+            }
+        });
     }
 }
 
@@ -93,12 +119,14 @@ pub(crate) fn is_h2_stream<B>(req: &Request<B>) -> bool {
 }
 
 /// Serves a stream carried in this HTTP/2 request: the request body is the sender's side
-/// of the connection, the answer's body ours. `busy` keeps the HTTP connection from
-/// counting as idle while the stream lives.
+/// of the connection, the answer's body ours. `client` is the connection's client
+/// certificate; `busy` keeps the HTTP connection from counting as idle while the stream
+/// lives.
 pub(crate) fn h2_stream(
     state: Arc<State>,
     req: Request<hyper::body::Incoming>,
     peer: SocketAddr,
+    client: Option<ClientCertificate>,
     busy: crate::idle::Busy,
 ) -> Response<ServerBody> {
     let refused = |status: StatusCode, why: &'static str| {
@@ -121,7 +149,7 @@ pub(crate) fn h2_stream(
     };
     let (writer, body) = duplex::channel();
     let io = Duplex::new(BodyReader::new(req.into_body()), writer);
-    let handoff = DispatchHandoff::new(state, peer);
+    let handoff = DispatchHandoff::new(state, peer, client);
     tokio::spawn(serve_counted(acceptor, io, handoff, peer, (slot, busy)));
     let mut response = Response::new(http_body_util::Either::Right(body));
     response.headers_mut().insert(
@@ -131,19 +159,26 @@ pub(crate) fn h2_stream(
     response
 }
 
-/// Hands rebuilt requests to the server's dispatch, as from `peer`.
+/// Hands rebuilt requests to the server's dispatch, as from `peer` (with its verified
+/// client certificate, when the connection presented one).
 struct DispatchHandoff {
     state: Arc<State>,
     peer: SocketAddr,
+    client: Option<ClientCertificate>,
     /// The `Host` every rebuilt request carries: the listen address.
     host: HeaderValue,
 }
 
 impl DispatchHandoff {
-    fn new(state: Arc<State>, peer: SocketAddr) -> Arc<Self> {
+    fn new(state: Arc<State>, peer: SocketAddr, client: Option<ClientCertificate>) -> Arc<Self> {
         let host = HeaderValue::from_str(&state.listen.to_string())
             .unwrap_or(HeaderValue::from_static("localhost"));
-        Arc::new(DispatchHandoff { state, peer, host })
+        Arc::new(DispatchHandoff {
+            state,
+            peer,
+            client,
+            host,
+        })
     }
 }
 
@@ -155,6 +190,7 @@ impl Handoff for DispatchHandoff {
     ) -> Pin<Box<dyn Future<Output = (u16, StreamMessage)> + Send + 'static>> {
         let state = self.state.clone();
         let peer = self.peer;
+        let client = self.client.clone();
         let host = self.host.clone();
         Box::pin(async move {
             let mut request = Request::new(Full::new(message.body));
@@ -171,6 +207,9 @@ impl Handoff for DispatchHandoff {
             }
             headers.insert(http::header::HOST, host);
             request.extensions_mut().insert(Peer(peer));
+            if let Some(client) = client {
+                request.extensions_mut().insert(client);
+            }
             reply_message(dispatch::handle_guarded(state, request).await).await
         })
     }

@@ -29,13 +29,17 @@ pub(crate) struct StreamAcceptor {
     /// Set when the server stops: connections answer what is in flight and close.
     stop: tokio::sync::watch::Sender<bool>,
     max_connections: usize,
+    /// The handshake each connection makes first, when stream connections speak TLS (the
+    /// listener's certificate and client authentication).
+    pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
 }
 
 impl StreamAcceptor {
-    /// Binds `config.listen`.
+    /// Binds `config.listen`; connections make a TLS handshake with `tls` first when set.
     pub(crate) async fn bind(
         config: &StreamConfig,
         max_message_bytes: usize,
+        tls: Option<Arc<rustls::ServerConfig>>,
     ) -> Result<(TcpListener, StreamAcceptor), crate::ServeError> {
         let listener =
             TcpListener::bind(config.listen)
@@ -67,6 +71,7 @@ impl StreamAcceptor {
             bytes: Arc::default(),
             stop: tokio::sync::watch::Sender::new(false),
             max_connections: config.max_connections,
+            tls,
         };
         Ok((listener, acceptor))
     }

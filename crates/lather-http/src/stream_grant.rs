@@ -68,6 +68,11 @@ pub(crate) fn open_stream(
         max_in_flight: limits.max_in_flight as u32,
         max_message_bytes: u32::try_from(limits.codec.max_message_bytes).unwrap_or(u32::MAX),
         token_lifetime_s: acceptor.tokens.lifetime().as_secs() as u32,
+        tls: if transport == TRANSPORT_TCP {
+            acceptor.tls.is_some()
+        } else {
+            state.scheme == crate::scheme::Scheme::Https
+        },
     };
     tracing::debug!(service = %service.name, operation = %offer.operation, "message stream granted");
     let body = EnvelopeBuilder::new(version)

@@ -449,6 +449,7 @@ async fn the_rust_client_streams_to_a_lather_service_and_falls_back_elsewhere() 
             timeout: Duration::from_secs(5),
             max_message_bytes: 1 << 20,
             max_streams: 8,
+            tls: lather_client::OutboundTls::system(),
         },
     )
     .unwrap();

@@ -22,6 +22,7 @@ use lather_envelope::Envelope;
 ///         timeout: std::time::Duration::from_secs(10),
 ///         max_message_bytes: 4 * 1024 * 1024,
 ///         max_streams: 64,
+///         tls: lather_client::OutboundTls::system(),
 ///     },
 /// )?;
 /// let answer = client.send("http://127.0.0.1:8080/echo", &envelope, Some("urn:echo")).await?;

@@ -99,13 +99,16 @@ pub struct Grant {
     pub max_message_bytes: u32,
     /// Seconds the token stays good for before a connection presents it.
     pub token_lifetime_s: u32,
+    /// Whether the stream port speaks TLS (`ls:Tls`, absent: false). A stream carried over
+    /// HTTP/2 is on the URL's own connection and follows its scheme.
+    pub tls: bool,
 }
 
 impl Grant {
     /// The `ls:OpenStreamResponse` element.
     pub fn to_xml(&self) -> String {
         format!(
-            "<ls:OpenStreamResponse xmlns:ls=\"{NS}\"><ls:Stream>{}</ls:Stream><ls:Representation>{}</ls:Representation><ls:Transport>{}</ls:Transport><ls:Port>{}</ls:Port><ls:MaxSchemas>{}</ls:MaxSchemas><ls:MaxInFlight>{}</ls:MaxInFlight><ls:MaxMessageBytes>{}</ls:MaxMessageBytes><ls:TokenLifetimeSeconds>{}</ls:TokenLifetimeSeconds></ls:OpenStreamResponse>",
+            "<ls:OpenStreamResponse xmlns:ls=\"{NS}\"><ls:Stream>{}</ls:Stream><ls:Representation>{}</ls:Representation><ls:Transport>{}</ls:Transport><ls:Port>{}</ls:Port><ls:MaxSchemas>{}</ls:MaxSchemas><ls:MaxInFlight>{}</ls:MaxInFlight><ls:MaxMessageBytes>{}</ls:MaxMessageBytes><ls:TokenLifetimeSeconds>{}</ls:TokenLifetimeSeconds><ls:Tls>{}</ls:Tls></ls:OpenStreamResponse>",
             escape_text(&self.token),
             escape_text(&self.representation),
             escape_text(&self.transport),
@@ -114,6 +117,7 @@ impl Grant {
             self.max_in_flight,
             self.max_message_bytes,
             self.token_lifetime_s,
+            self.tls,
         )
     }
 
@@ -147,6 +151,14 @@ impl Grant {
             max_in_flight: number("MaxInFlight")?,
             max_message_bytes: number("MaxMessageBytes")?,
             token_lifetime_s: number("TokenLifetimeSeconds")?,
+            tls: match text("Tls") {
+                Err(_) => false,
+                Ok(value) => match value.as_str() {
+                    "true" | "1" => true,
+                    "false" | "0" => false,
+                    _ => return Err(GrantError("Tls")),
+                },
+            },
         })
     }
 }
@@ -206,8 +218,17 @@ mod tests {
             max_in_flight: 256,
             max_message_bytes: 4_194_304,
             token_lifetime_s: 30,
+            tls: true,
         };
         assert_eq!(Grant::from_envelope(&wrap(&grant.to_xml())).unwrap(), grant);
+        // A grant from a peer that does not speak of TLS: a plain stream port.
+        let older = grant.to_xml().replace("<ls:Tls>true</ls:Tls>", "");
+        assert!(!Grant::from_envelope(&wrap(&older)).unwrap().tls);
+        let broken = grant.to_xml().replace("<ls:Tls>true", "<ls:Tls>yes");
+        assert_eq!(
+            Grant::from_envelope(&wrap(&broken)),
+            Err(GrantError("Tls"))
+        );
         let broken = grant.to_xml().replace("<ls:Port>7001", "<ls:Port>x");
         assert_eq!(
             Grant::from_envelope(&wrap(&broken)),

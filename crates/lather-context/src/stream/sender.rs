@@ -115,6 +115,9 @@ pub struct SenderSettings {
     pub max_message_bytes: usize,
     /// Most backend-and-operation pairs with a stream.
     pub max_streams: usize,
+    /// The TLS towards `https://` peers, for the negotiation and the stream connection
+    /// (a gateway's `upstream_*` keys; by default the system's CAs).
+    pub tls: lather_client::OutboundTls,
 }
 
 /// The routes by upstream, then by operation (a few per upstream, searched in order, so
@@ -154,6 +157,7 @@ impl StreamSender {
         let client = Client::builder()
             .request_timeout(settings.timeout)
             .connect_timeout(settings.timeout)
+            .tls(settings.tls.clone())
             .build()?;
         Ok(StreamSender {
             inner: Arc::new(Inner {
@@ -302,16 +306,45 @@ async fn negotiate(inner: &Inner, url: &http::Uri, operation: &str) -> Result<St
         max_in_flight: grant.max_in_flight.max(1) as usize,
         handshake_timeout: settings.timeout,
     };
+    let https = url.scheme_str() == Some("https");
+    let host = url.host().ok_or("the upstream URL has no host")?;
+    let timeout = settings.timeout;
     let opened = match settings.transport {
         // Only the port comes from the answer: the host is the one already talked to.
+        StreamTransport::Tcp if https && !grant.tls => {
+            return Err(
+                "the far side grants a stream port without TLS: a stream negotiated over https:// is never carried in the clear"
+                    .to_owned(),
+            );
+        }
+        StreamTransport::Tcp if grant.tls => {
+            let stream = connect(url, grant.port, timeout).await?;
+            let tls = settings
+                .tls
+                .handshake(host, stream, timeout)
+                .await
+                .map_err(|e| format!("the stream connection's {e}"))?;
+            StreamLink::open(tls, &grant.token, link_settings).await
+        }
         StreamTransport::Tcp => {
-            let stream = connect(url, grant.port, settings.timeout).await?;
+            let stream = connect(url, grant.port, timeout).await?;
             StreamLink::open(stream, &grant.token, link_settings).await
         }
+        // One request on the URL's own port, over TLS when the URL says https.
+        StreamTransport::H2 if https => {
+            let stream = connect(url, url.port_u16().unwrap_or(443), timeout).await?;
+            let tls = settings
+                .tls
+                .with_alpn(&[b"h2"])
+                .handshake(host, stream, timeout)
+                .await
+                .map_err(|e| format!("the stream connection's {e}"))?;
+            let duplex = h2_request(url, tls, timeout).await?;
+            StreamLink::open(duplex, &grant.token, link_settings).await
+        }
         StreamTransport::H2 => {
-            let port = url.port_u16().unwrap_or(80);
-            let stream = connect(url, port, settings.timeout).await?;
-            let duplex = h2_request(url, stream, settings.timeout).await?;
+            let stream = connect(url, url.port_u16().unwrap_or(80), timeout).await?;
+            let duplex = h2_request(url, stream, timeout).await?;
             StreamLink::open(duplex, &grant.token, link_settings).await
         }
     };
@@ -334,13 +367,16 @@ async fn connect(
     Ok(stream)
 }
 
-/// Opens the HTTP/2 request that carries a stream on `stream` (h2c, prior knowledge):
-/// its request body and response body as one connection.
-async fn h2_request(
+/// Opens the HTTP/2 request that carries a stream on `stream` (h2c with prior knowledge,
+/// or TLS that negotiated h2): its request body and response body as one connection.
+async fn h2_request<S>(
     url: &http::Uri,
-    stream: tokio::net::TcpStream,
+    stream: S,
     timeout: Duration,
-) -> Result<Duplex<BodyReader<hyper::body::Incoming>, ChannelWriter>, Why> {
+) -> Result<Duplex<BodyReader<hyper::body::Incoming>, ChannelWriter>, Why>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let handshake = hyper::client::conn::http2::handshake(
         hyper_util::rt::TokioExecutor::new(),
         hyper_util::rt::TokioIo::new(stream),

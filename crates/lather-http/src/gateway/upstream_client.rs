@@ -75,6 +75,15 @@ impl UpstreamTls {
             server_name,
         })
     }
+
+    /// The same settings for lather's own clients (the message stream sender).
+    pub(crate) fn outbound(&self) -> lather_client::OutboundTls {
+        let tls = lather_client::OutboundTls::from_client_config(self.config.clone());
+        match &self.server_name {
+            Some(name) => tls.with_server_name(name.clone()),
+            None => tls,
+        }
+    }
 }
 
 /// What a request holds while its answer is read: for HTTP/1.1 the connection's place in

@@ -76,4 +76,9 @@ impl ListenerTls {
     pub(crate) fn acceptor(&self) -> TlsAcceptor {
         TlsAcceptor::from(self.config.clone())
     }
+
+    /// The server configuration (its certificate follows reloads).
+    pub(crate) fn config(&self) -> Arc<rustls::ServerConfig> {
+        self.config.clone()
+    }
 }

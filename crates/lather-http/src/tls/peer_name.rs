@@ -21,6 +21,14 @@ const EXTENSIONS: u8 = 0xa3;
 /// GeneralName `dNSName [2] IA5String`, implicit.
 const DNS_NAME: u8 = 0x82;
 
+/// The name of the certificate the client of `connection` presented, when it did.
+pub(crate) fn of_connection<S>(
+    connection: &tokio_rustls::server::TlsStream<S>,
+) -> Option<ClientCertificate> {
+    let chain = connection.get_ref().1.peer_certificates()?;
+    of(chain.first()?)
+}
+
 /// The name of the client certificate `der` (subject CN, else first DNS name), if it has one.
 pub(crate) fn of(der: &[u8]) -> Option<ClientCertificate> {
     let (tag, cert, _) = tlv(der)?;
