@@ -192,8 +192,20 @@ fn bad_arguments_and_recordings_name_the_problem() {
     };
     let e = run(&["--listen", "127.0.0.1:0", "--to", "http://127.0.0.1:9/echo"]);
     assert!(e.contains("give the base URL"), "{e}");
-    let e = run(&["--listen", "127.0.0.1:0", "--to", "https://127.0.0.1:9"]);
-    assert!(e.contains("only http://"), "{e}");
+    let e = run(&["--listen", "127.0.0.1:0", "--to", "ftp://127.0.0.1:9"]);
+    assert!(e.contains("only http:// and https://"), "{e}");
+    let e = run(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--to",
+        "https://127.0.0.1:9",
+        "--ca-file",
+        "/nonexistent/ca.pem",
+    ]);
+    assert!(
+        e.contains("--ca-file") && e.contains("cannot be read"),
+        "{e}"
+    );
     let dir = std::env::temp_dir().join(format!("lather-relay-bad-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.jsonl");
@@ -202,4 +214,94 @@ fn bad_arguments_and_recordings_name_the_problem() {
     assert!(e.contains("line 1 is not a recorded exchange"), "{e}");
     let e = run(&["--replay", "/nonexistent/x.jsonl", "http://127.0.0.1:9"]);
     assert!(e.contains("cannot read the recording"), "{e}");
+}
+
+/// A lather echo over TLS with a self-signed certificate for localhost; its port and the
+/// certificate's path (to trust it).
+async fn tls_echo(dir: &std::path::Path) -> (u16, String) {
+    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let cert = dir.join("server.pem");
+    let key = dir.join("server.key");
+    std::fs::write(&cert, made.cert.pem()).unwrap();
+    std::fs::write(&key, made.signing_key.serialize_pem()).unwrap();
+    let text = format!(
+        "[server]\nlisten = \"127.0.0.1:0\"\n[server.tls]\ncert_file = {:?}\nkey_file = {:?}\n[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\n",
+        cert.display().to_string(),
+        key.display().to_string()
+    );
+    let config = lather_config::Config::from_toml(&text, "tls.toml").unwrap();
+    let server = lather_http::Server::builder()
+        .config(&config)
+        .bind()
+        .await
+        .unwrap();
+    let port = server.local_addr().port();
+    tokio::spawn(server.serve(std::future::pending()));
+    (port, cert.display().to_string())
+}
+
+#[tokio::test]
+async fn an_https_server_is_relayed_to_and_replayed_against_trusting_ca_file() {
+    let dir = std::env::temp_dir().join(format!("lather-relay-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (port, ca) = tls_echo(&dir).await;
+    let to = format!("https://localhost:{port}");
+    let recording = dir.join("tls.jsonl");
+    let (mut relay, addr) = start_relay(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--to",
+        &to,
+        "--ca-file",
+        &ca,
+        "--record",
+        recording.to_str().unwrap(),
+    ]);
+    // The echo takes it as SOAP 1.1, the version text/xml says.
+    let soap11 = |i| {
+        request(i).replace(
+            "http://www.w3.org/2003/05/soap-envelope",
+            "http://schemas.xmlsoap.org/soap/envelope/",
+        )
+    };
+    let (status, answer) = post(addr, "/echo", soap11(7)).await;
+    relay.kill().unwrap();
+    let _ = relay.wait();
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&answer));
+    assert!(
+        String::from_utf8_lossy(&answer).contains("7 &amp; more"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+
+    // Without the CA, the certificate is not trusted: a 502 naming the failure.
+    let (mut relay, addr) = start_relay(&["--listen", "127.0.0.1:0", "--to", &to]);
+    let (status, answer) = post(addr, "/echo", soap11(8)).await;
+    relay.kill().unwrap();
+    let _ = relay.wait();
+    assert_eq!(status, 502, "{}", String::from_utf8_lossy(&answer));
+
+    let replay = {
+        let (recording, to, ca) = (recording.clone(), to.clone(), ca.clone());
+        tokio::task::spawn_blocking(move || {
+            Command::new(env!("CARGO_BIN_EXE_lather"))
+                .args([
+                    "relay",
+                    "--ca-file",
+                    &ca,
+                    "--replay",
+                    recording.to_str().unwrap(),
+                    &to,
+                ])
+                .output()
+                .unwrap()
+        })
+    };
+    let out = replay.await.unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("replayed 1 requests: 1 × 200"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

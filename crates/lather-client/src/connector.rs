@@ -23,9 +23,8 @@ pub(crate) fn connector(settings: &ClientBuilder) -> Connector {
         .with_tls_config((*settings.tls.client_config()).clone())
         .https_or_http();
     let schemes = match settings.tls.server_name() {
-        Some(name) => schemes.with_server_name_resolver(
-            hyper_rustls::FixedServerNameResolver::new(name.clone()),
-        ),
+        Some(name) => schemes
+            .with_server_name_resolver(hyper_rustls::FixedServerNameResolver::new(name.clone())),
         None => schemes,
     };
     schemes.enable_http1().wrap_connector(tcp)

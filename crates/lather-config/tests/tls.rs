@@ -63,5 +63,8 @@ fn stream_connections_follow_the_listener_unless_told() {
     let config = Config::from_toml("[stream]\n", "t").unwrap();
     assert!(!config.stream.unwrap().uses_tls(false));
     let (_, msg) = error_of("[stream]\ntls = true\n");
-    assert!(msg.contains("stream.tls") && msg.contains("[server.tls]"), "{msg}");
+    assert!(
+        msg.contains("stream.tls") && msg.contains("[server.tls]"),
+        "{msg}"
+    );
 }

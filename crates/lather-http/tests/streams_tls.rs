@@ -184,15 +184,7 @@ async fn a_stream_over_http2_to_an_https_upstream_negotiates_h2_by_alpn() {
     let recorder = Recorder::default();
     let backend = serve_one("/svc", recorder.clone()).await;
     let stream_port = closed_port().await.port();
-    let far = far(
-        &dir,
-        &ca.server("far", &[]),
-        "",
-        "",
-        backend,
-        stream_port,
-    )
-    .await;
+    let far = far(&dir, &ca.server("far", &[]), "", "", backend, stream_port).await;
     let ca_file = write(&dir, "ca.pem", &ca.pem());
     let near = near(&far, "h2", &ca_file, "").await;
     let text = until_negotiated(&near).await;

@@ -3,13 +3,11 @@
 //! line printed per exchange and, with `--record`, one line written.
 
 use super::record::Exchange;
-use super::{RelayArgs, base_authority, pretty, relayed};
+use super::{RelayArgs, RelayClient, Target, base_target, pretty, relayed};
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use lather_envelope::{Envelope, Limits};
 use std::io::Write as _;
@@ -19,8 +17,8 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 
 struct Relay {
-    to: http::uri::Authority,
-    client: Client<HttpConnector, Full<Bytes>>,
+    to: Target,
+    client: RelayClient,
     record: Option<Mutex<std::fs::File>>,
     print: bool,
     max_body_bytes: usize,
@@ -29,7 +27,8 @@ struct Relay {
 
 /// Listens on `listen` and relays to `to` until SIGINT or SIGTERM.
 pub(super) async fn run(listen: SocketAddr, to: &str, args: &RelayArgs) -> anyhow::Result<()> {
-    let authority = base_authority(to)?;
+    let target = base_target(to)?;
+    let client = super::client(args)?;
     let record = match &args.record {
         Some(path) => Some(Mutex::new(std::fs::File::create(path).map_err(|e| {
             anyhow::anyhow!("cannot write the recording {}: {e}", path.display())
@@ -39,10 +38,10 @@ pub(super) async fn run(listen: SocketAddr, to: &str, args: &RelayArgs) -> anyho
     let listener = TcpListener::bind(listen)
         .await
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
-    eprintln!("relaying {} to http://{authority}", listener.local_addr()?);
+    eprintln!("relaying {} to {target}", listener.local_addr()?);
     let relay = Arc::new(Relay {
-        to: authority,
-        client: Client::builder(TokioExecutor::new()).build(HttpConnector::new()),
+        to: target,
+        client,
         record,
         print: args.print,
         max_body_bytes: args.max_body_bytes,
@@ -82,7 +81,7 @@ impl Relay {
             .to_owned();
         let mut forward = Request::new(Full::new(body.clone()));
         *forward.method_mut() = parts.method.clone();
-        *forward.uri_mut() = match format!("http://{}{path}", self.to).parse() {
+        *forward.uri_mut() = match self.to.url(&path) {
             Ok(uri) => uri,
             Err(_) => return plain(StatusCode::BAD_REQUEST, "relay: a path it cannot forward\n"),
         };

@@ -18,10 +18,13 @@ pub(crate) struct RelayArgs {
     /// Where the relay listens (port 0 = any free port; the address is printed).
     #[arg(long, value_name = "ADDR", required_unless_present = "replay")]
     listen: Option<SocketAddr>,
-    /// The server relayed to, as a base URL (`http://host:port`); each request keeps its
-    /// own path.
+    /// The server relayed to, as a base URL (`http://host:port` or `https://host:port`);
+    /// each request keeps its own path.
     #[arg(long, value_name = "URL", required_unless_present = "replay")]
     to: Option<String>,
+    /// CA certificates (PEM) trusted for an `https://` server besides the system's.
+    #[arg(long, value_name = "FILE")]
+    ca_file: Option<PathBuf>,
     /// Record each exchange to this file (one JSON line each, the request byte for byte).
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
@@ -59,23 +62,79 @@ fn usage(why: impl Into<String>) -> anyhow::Error {
     crate::exit::Refusal::Usage(why.into()).into()
 }
 
-/// The authority (`host:port`) of a base URL; a URL with a path other than `/`, or not
-/// `http://`, is refused with the reason.
-fn base_authority(url: &str) -> anyhow::Result<http::uri::Authority> {
+/// The server requests go to: its scheme and authority (`host:port`).
+#[derive(Debug, Clone)]
+struct Target {
+    scheme: &'static str,
+    authority: http::uri::Authority,
+}
+
+impl Target {
+    /// The URL of `path_and_query` at the target.
+    fn url(&self, path_and_query: &str) -> Result<http::Uri, http::uri::InvalidUri> {
+        format!("{}://{}{path_and_query}", self.scheme, self.authority).parse()
+    }
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}://{}", self.scheme, self.authority)
+    }
+}
+
+/// The target of a base URL; a URL with a path other than `/`, or neither `http://` nor
+/// `https://`, is refused with the reason.
+fn base_target(url: &str) -> anyhow::Result<Target> {
     let uri: http::Uri = url
         .parse()
         .map_err(|e| usage(format!("{url:?} is not a URL: {e}")))?;
-    if uri.scheme_str() != Some("http") {
-        return Err(usage(format!("{url:?}: only http:// is relayed")));
-    }
+    let scheme = match uri.scheme_str() {
+        Some("http") => "http",
+        Some("https") => "https",
+        _ => {
+            return Err(usage(format!(
+                "{url:?}: only http:// and https:// are relayed"
+            )));
+        }
+    };
     if !matches!(uri.path(), "" | "/") || uri.query().is_some() {
         return Err(usage(format!(
-            "{url:?}: give the base URL (http://host:port); each request keeps its own path"
+            "{url:?}: give the base URL ({scheme}://host:port); each request keeps its own path"
         )));
     }
-    uri.authority()
+    let authority = uri
+        .authority()
         .cloned()
-        .ok_or_else(|| usage(format!("{url:?} names no host")))
+        .ok_or_else(|| usage(format!("{url:?} names no host")))?;
+    Ok(Target { scheme, authority })
+}
+
+/// The client both directions of the relay send with: HTTP/1.1, plain or over TLS
+/// verified against the system's CAs and `--ca-file`.
+type RelayClient = hyper_util::client::legacy::Client<
+    hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>,
+    http_body_util::Full<bytes::Bytes>,
+>;
+
+/// The relay's client, trusting `--ca-file` beside the system's CAs.
+fn client(args: &RelayArgs) -> anyhow::Result<RelayClient> {
+    let tls = match &args.ca_file {
+        Some(path) => lather_client::OutboundTls::with_ca_file(&path.display().to_string())
+            .map_err(|e| usage(format!("--ca-file {e}")))?,
+        None => lather_client::OutboundTls::system(),
+    };
+    let mut tcp = hyper_util::client::legacy::connect::HttpConnector::new();
+    tcp.enforce_http(false);
+    tcp.set_nodelay(true);
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config((*tls.client_config()).clone())
+        .https_or_http()
+        .enable_http1()
+        .wrap_connector(tcp);
+    Ok(
+        hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+            .build(connector),
+    )
 }
 
 /// Headers that belong to one connection (RFC 9110 §7.6.1), never relayed.

@@ -3,29 +3,26 @@
 //! summary of the statuses against the recorded ones.
 
 use super::record::{self, Exchange};
-use super::{RelayArgs, base_authority};
-use bytes::Bytes;
+use super::{RelayArgs, RelayClient, Target, base_target};
 use http::Request;
 use http_body_util::{BodyExt, Full, Limited};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Replays `file` against `url`; an error when a request could not be sent at all.
 pub(super) async fn run(file: &Path, url: &str, args: &RelayArgs) -> anyhow::Result<()> {
-    let authority = base_authority(url)?;
+    let target = base_target(url)?;
     let text = std::fs::read_to_string(file)
         .map_err(|e| anyhow::anyhow!("cannot read the recording {}: {e}", file.display()))?;
     let exchanges = record::read(&text)?;
-    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let client = super::client(args)?;
     let timeout = Duration::from_millis(args.timeout_ms);
     let mut statuses: BTreeMap<u16, usize> = BTreeMap::new();
     let mut changed = 0usize;
     for (i, exchange) in exchanges.iter().enumerate() {
         let started = Instant::now();
-        let status = send(&client, &authority, exchange, timeout, args.max_body_bytes)
+        let status = send(&client, &target, exchange, timeout, args.max_body_bytes)
             .await
             .map_err(|e| {
                 anyhow::anyhow!(
@@ -59,15 +56,15 @@ pub(super) async fn run(file: &Path, url: &str, args: &RelayArgs) -> anyhow::Res
 }
 
 async fn send(
-    client: &Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
-    authority: &http::uri::Authority,
+    client: &RelayClient,
+    target: &Target,
     exchange: &Exchange,
     timeout: Duration,
     max_body_bytes: usize,
 ) -> anyhow::Result<u16> {
     let mut request = Request::new(Full::new(exchange.body_bytes()?));
     *request.method_mut() = exchange.method.parse()?;
-    *request.uri_mut() = format!("http://{authority}{}", exchange.path).parse()?;
+    *request.uri_mut() = target.url(&exchange.path)?;
     for (name, value) in &exchange.headers {
         request.headers_mut().append(
             http::HeaderName::from_bytes(name.as_bytes())?,

@@ -225,10 +225,7 @@ mod tests {
         let older = grant.to_xml().replace("<ls:Tls>true</ls:Tls>", "");
         assert!(!Grant::from_envelope(&wrap(&older)).unwrap().tls);
         let broken = grant.to_xml().replace("<ls:Tls>true", "<ls:Tls>yes");
-        assert_eq!(
-            Grant::from_envelope(&wrap(&broken)),
-            Err(GrantError("Tls"))
-        );
+        assert_eq!(Grant::from_envelope(&wrap(&broken)), Err(GrantError("Tls")));
         let broken = grant.to_xml().replace("<ls:Port>7001", "<ls:Port>x");
         assert_eq!(
             Grant::from_envelope(&wrap(&broken)),
