@@ -30,13 +30,19 @@ pub(crate) struct Guard {
     _exporter: Option<crate::otel::Exporter>,
 }
 
-/// Installs the global subscriber writing to stderr and, when `telemetry` is given,
+/// Where traces go: `[telemetry]`, and the trust an `https://` collector is verified
+/// with (the system's CAs and `[server] outbound_ca_file`).
+#[derive(Debug)]
+pub(crate) struct TraceExport {
+    /// The `[telemetry]` table.
+    pub(crate) telemetry: lather_config::TelemetryConfig,
+    /// The outbound trust.
+    pub(crate) tls: lather_client::OutboundTls,
+}
+
+/// Installs the global subscriber writing to stderr and, when `export` is given,
 /// exporting lather's spans to its collector.
-pub(crate) fn init(
-    level: Option<&str>,
-    format: LogFormat,
-    telemetry: Option<&lather_config::TelemetryConfig>,
-) -> Guard {
+pub(crate) fn init(level: Option<&str>, format: LogFormat, export: Option<&TraceExport>) -> Guard {
     use tracing_subscriber::Layer;
     use tracing_subscriber::layer::SubscriberExt;
     use tracing_subscriber::util::SubscriberInitExt;
@@ -70,12 +76,12 @@ pub(crate) fn init(
             .boxed(),
     };
     let registry = tracing_subscriber::registry().with(logs);
-    let Some(telemetry) = telemetry else {
+    let Some(TraceExport { telemetry, tls }) = export else {
         registry.init();
         return Guard::default();
     };
     #[cfg(feature = "otel")]
-    match crate::otel::layer(telemetry) {
+    match crate::otel::layer(telemetry, tls) {
         Ok((traces, exporter)) => {
             registry.with(traces).init();
             tracing::info!(collector = %telemetry.traces_url(), "exporting traces");
@@ -91,6 +97,7 @@ pub(crate) fn init(
     }
     #[cfg(not(feature = "otel"))]
     {
+        let _ = tls;
         registry.init();
         tracing::warn!(
             collector = %telemetry.otlp_endpoint.get_ref(),
@@ -100,9 +107,20 @@ pub(crate) fn init(
     }
 }
 
-/// The `[telemetry]` table of the configuration at `path`, read before logging starts so
-/// the exporter is part of the subscriber; `None` if there is none or the file does not
-/// load (the command then reports why, with logging on).
-pub(crate) fn telemetry_of(path: &std::path::Path) -> Option<lather_config::TelemetryConfig> {
-    lather_config::Config::load(path).ok()?.telemetry
+/// The `[telemetry]` table of the configuration at `path` and its outbound trust, read
+/// before logging starts so the exporter is part of the subscriber; `None` if there is
+/// none or the file does not load (the command then reports why, with logging on). A CA
+/// bundle that cannot be used leaves the system's CAs here; the start then stops on it.
+pub(crate) fn telemetry_of(path: &std::path::Path) -> Option<TraceExport> {
+    let config = lather_config::Config::load(path).ok()?;
+    let tls = config
+        .server
+        .outbound_ca_file
+        .as_ref()
+        .and_then(|path| lather_client::OutboundTls::with_ca_file(path.get_ref()).ok())
+        .unwrap_or_default();
+    Some(TraceExport {
+        telemetry: config.telemetry?,
+        tls,
+    })
 }

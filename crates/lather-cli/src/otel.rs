@@ -7,7 +7,7 @@ use lather_config::TelemetryConfig;
 use lather_pipeline::telemetry::{Propagation, TARGET};
 use opentelemetry::propagation::{Extractor, TextMapPropagator};
 use opentelemetry::trace::{TraceContextExt, TracerProvider as _};
-use opentelemetry_otlp::WithExportConfig;
+use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::error::OTelSdkResult;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
@@ -36,20 +36,29 @@ impl Drop for Exporter {
     }
 }
 
-/// The layer exporting lather's spans as `telemetry` says, and the [`Exporter`] to keep
-/// until the process ends. Installs the W3C propagation, so spans are created from now on.
+/// The layer exporting lather's spans as `telemetry` says (an `https://` collector
+/// verified with `tls`), and the [`Exporter`] to keep until the process ends. Installs
+/// the W3C propagation, so spans are created from now on.
 pub(crate) fn layer<S>(
     telemetry: &TelemetryConfig,
-) -> Result<(impl Layer<S> + use<S>, Exporter), opentelemetry_otlp::ExporterBuildError>
+    tls: &lather_client::OutboundTls,
+) -> anyhow::Result<(impl Layer<S> + use<S>, Exporter)>
 where
     S: tracing::Subscriber + for<'a> LookupSpan<'a> + Send + Sync,
 {
     let url = telemetry.traces_url();
+    let timeout = Duration::from_millis(telemetry.export_timeout_ms);
+    // rustls with the ring provider and lather's trust, as every outbound call.
+    let client = reqwest::blocking::Client::builder()
+        .tls_backend_preconfigured((*tls.client_config()).clone())
+        .timeout(timeout)
+        .build()?;
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
+        .with_http_client(client)
         .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
         .with_endpoint(url.clone())
-        .with_timeout(Duration::from_millis(telemetry.export_timeout_ms))
+        .with_timeout(timeout)
         .build()?;
     let sampler =
         Sampler::ParentBased(Box::new(Sampler::TraceIdRatioBased(telemetry.sample_ratio)));

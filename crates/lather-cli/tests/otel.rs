@@ -5,7 +5,9 @@
 mod collector;
 mod serving;
 
-use collector::{attribute, collector, echo_backend, hex, post, spans_of};
+use collector::{
+    attribute, collector, echo_backend, hex, post, self_signed_tls, spans_of, tls_collector,
+};
 use serving::{Running, free_port, lather, temp_config, wait_healthy};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -178,4 +180,42 @@ async fn a_collector_that_is_down_costs_a_warning_and_requests_are_answered() {
     );
     // Still answering.
     assert_eq!(post(&url, None).await, 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_https_collector_is_verified_with_outbound_ca_file_and_receives_the_spans() {
+    let (acceptor, cert) = self_signed_tls();
+    let (received, collector) = tls_collector(acceptor).await;
+    let port = free_port();
+    let ca = temp_config("otel", "collector-ca.pem", &cert);
+    let config = temp_config(
+        "otel",
+        "https.toml",
+        &format!(
+            "[server]\nlisten = \"127.0.0.1:{port}\"\noutbound_ca_file = {ca:?}\n\n\
+             [telemetry]\notlp_endpoint = \"https://localhost:{}\"\n\n\
+             [[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\n",
+            collector.port()
+        ),
+    );
+    let child = lather()
+        .arg("serve")
+        .arg("--config")
+        .arg(&config)
+        .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut running = Running(child);
+    tokio::task::block_in_place(|| wait_healthy(port, &mut running.0));
+    let trace = "5bf92f3577b34da6a3ce929d0e0e4737";
+    let incoming = format!("00-{trace}-00f067aa0ba902b7-01");
+    let url = format!("http://127.0.0.1:{port}/echo");
+    assert_eq!(post(&url, Some(&incoming)).await, 200);
+    let spans = spans_of(&received, trace, &["soap.request"]).await;
+    assert_eq!(
+        attribute(&spans[0], "lather.service").as_deref(),
+        Some("echo")
+    );
 }

@@ -12,8 +12,8 @@ pub const DEFAULT_EXPORT_TIMEOUT_MS: u64 = 10_000;
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TelemetryConfig {
-    /// The collector's OTLP/HTTP base URL (`http://` only: the exporter has no TLS), e.g.
-    /// `http://collector:4318`; spans are posted to `<otlp_endpoint>/v1/traces` (a URL
+    /// The collector's OTLP/HTTP base URL, e.g. `http://collector:4318` (`https://`:
+    /// verified against the system's CAs and `[server] outbound_ca_file`); spans are posted to `<otlp_endpoint>/v1/traces` (a URL
     /// already ending in `/v1/traces` is used as is).
     pub otlp_endpoint: Spanned<String>,
     /// The `service.name` of the exported spans (default `lather`).

@@ -76,7 +76,7 @@ pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<
     problems.finish()
 }
 
-/// `[telemetry]`: an `http://` endpoint (the exporter has no TLS), a ratio in 0..=1, a timeout above 0.
+/// `[telemetry]`: an `http://` or `https://` endpoint, a ratio in 0..=1, a timeout above 0.
 fn check_telemetry(
     telemetry: &crate::TelemetryConfig,
     text: &str,
@@ -85,19 +85,12 @@ fn check_telemetry(
 ) -> Result<(), ConfigError> {
     let line = |key: &str| crate::error::line_of_key(text, "telemetry", key);
     let url = telemetry.otlp_endpoint.get_ref();
-    if url.starts_with("https://") {
+    let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+    if !scheme_ok || url.parse::<http::Uri>().is_err() {
         return Err(at(
             telemetry.otlp_endpoint.span(),
             format!(
-                "telemetry.otlp_endpoint: {url:?}: the trace exporter has no TLS; send to a collector (or agent) reachable over http://, e.g. on the same host"
-            ),
-        ));
-    }
-    if !url.starts_with("http://") || url.parse::<http::Uri>().is_err() {
-        return Err(at(
-            telemetry.otlp_endpoint.span(),
-            format!(
-                "telemetry.otlp_endpoint: {url:?} is not an http:// URL (e.g. \"http://collector:4318\")"
+                "telemetry.otlp_endpoint: {url:?} is not an http:// or https:// URL (e.g. \"http://collector:4318\")"
             ),
         ));
     }

@@ -41,8 +41,13 @@ fn the_table_is_read_with_its_defaults() {
 fn bad_values_are_errors_naming_the_line() {
     let e = error_of("[telemetry]\notlp_endpoint = \"collector:4318\"\n");
     assert!(e.contains("t.toml:2") && e.contains("otlp_endpoint"), "{e}");
-    let e = error_of("[telemetry]\notlp_endpoint = \"https://c:4318\"\n");
-    assert!(e.contains("t.toml:2") && e.contains("no TLS"), "{e}");
+    let e = error_of("[telemetry]\notlp_endpoint = \"ftp://c:4318\"\n");
+    assert!(
+        e.contains("t.toml:2") && e.contains("not an http:// or https:// URL"),
+        "{e}"
+    );
+    let https = "[telemetry]\notlp_endpoint = \"https://c:4318\"\n";
+    assert!(lather_config::Config::from_toml(https, "t.toml").is_ok());
     let e = error_of("[telemetry]\notlp_endpoint = \"http://c:4318\"\nsample_ratio = 1.5\n");
     assert!(e.contains("t.toml:3") && e.contains("sample_ratio"), "{e}");
     let e = error_of("[telemetry]\notlp_endpoint = \"http://c:4318\"\n\nexport_timeout_ms = 0\n");

@@ -25,23 +25,60 @@ where
     F: Fn(Request<Incoming>) -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = Response<Full<Bytes>>> + Send + 'static,
 {
+    serve_maybe_tls(None, answer).await
+}
+
+/// As [`serve`], over TLS with `tls` when given.
+async fn serve_maybe_tls<F, Fut>(tls: Option<tokio_rustls::TlsAcceptor>, answer: F) -> SocketAddr
+where
+    F: Fn(Request<Incoming>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Response<Full<Bytes>>> + Send + 'static,
+{
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             let answer = answer.clone();
+            let tls = tls.clone();
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(move |req| {
                     let answer = answer.clone();
                     async move { Ok::<_, std::convert::Infallible>(answer(req).await) }
                 });
-                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(stream), service)
-                    .await;
+                let http = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+                match tls {
+                    None => {
+                        let _ = http.serve_connection(TokioIo::new(stream), service).await;
+                    }
+                    Some(tls) => {
+                        if let Ok(stream) = tls.accept(stream).await {
+                            let _ = http.serve_connection(TokioIo::new(stream), service).await;
+                        }
+                    }
+                }
             });
         }
     });
     addr
+}
+
+/// A TLS acceptor with a new self-signed certificate for `localhost`; the acceptor and
+/// the certificate (PEM), which a client trusts to reach it.
+pub(crate) fn self_signed_tls() -> (tokio_rustls::TlsAcceptor, String) {
+    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(made.signing_key.serialize_der().into());
+    let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![made.cert.der().clone()], key)
+    .unwrap();
+    (
+        tokio_rustls::TlsAcceptor::from(Arc::new(config)),
+        made.cert.pem(),
+    )
 }
 
 /// The spans a collector received, by trace id (hex) and name.
@@ -124,9 +161,22 @@ pub(crate) async fn spans_of(
 
 /// An OTLP/HTTP collector on loopback: the spans it received and its address.
 pub(crate) async fn collector() -> (Arc<Mutex<Received>>, SocketAddr) {
+    collector_maybe_tls(None).await
+}
+
+/// An OTLP/HTTP collector over TLS with `tls`.
+pub(crate) async fn tls_collector(
+    tls: tokio_rustls::TlsAcceptor,
+) -> (Arc<Mutex<Received>>, SocketAddr) {
+    collector_maybe_tls(Some(tls)).await
+}
+
+async fn collector_maybe_tls(
+    tls: Option<tokio_rustls::TlsAcceptor>,
+) -> (Arc<Mutex<Received>>, SocketAddr) {
     let received = Arc::new(Mutex::new(Received::default()));
     let into = received.clone();
-    let collector = serve(move |req: Request<Incoming>| {
+    let collector = serve_maybe_tls(tls, move |req: Request<Incoming>| {
         let into = into.clone();
         async move {
             assert_eq!(req.uri().path(), "/v1/traces");
