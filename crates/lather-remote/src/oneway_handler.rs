@@ -1,6 +1,7 @@
 //! `OnewayRemoteHandler`: a oneway handler stage handed to workers through a JetStream
 //! work-queue stream instead of waited on.
 
+use crate::frame::CallRequest;
 use crate::oneway_batcher::{OnewayBatcher, Target};
 pub use crate::oneway_counters::OnewayCounters;
 use crate::oneway_stream::{ensure_stream, oneway_message_id};
@@ -14,6 +15,7 @@ use lather_pipeline::{
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
+use tracing::Instrument;
 
 /// Stands for the oneway handler `name` and hands each message to the workers: the request
 /// frame (the same frame as request/reply, with no deadline: the worker's own timeout bounds
@@ -104,13 +106,24 @@ impl OnewayRemoteHandler {
             self.stream_ready.store(true, Ordering::Release);
         }
         // No deadline: the message may wait in the stream for a worker.
-        let request = request_for(
+        let mut request = request_for(
             &self.stand.name,
             &self.stand.access,
             message,
             current_attempt(),
             u64::MAX,
         );
+        // The hand-over is the exported call span; the worker's run continues its context.
+        let span =
+            lather_pipeline::telemetry::remote_call_span(&self.stand.name, &self.stand.subject);
+        if let Some(traceparent) = lather_pipeline::telemetry::traceparent_of(&span) {
+            request.trace = Some(traceparent);
+        }
+        self.queue(js, request).instrument(span).await
+    }
+
+    /// Queues `request` on the work queue (batched with others when `[nats]` batches).
+    async fn queue(&self, js: &jetstream::Context, request: CallRequest) -> Result<(), String> {
         let frame = request
             .encode()
             .map_err(|e| format!("the message cannot be framed: {e}"))?;
