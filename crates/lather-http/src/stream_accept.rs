@@ -50,7 +50,7 @@ pub(crate) async fn run(
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let Some(tls) = acceptor.tls.clone().map(tokio_rustls::TlsAcceptor::from) else {
+        let Some(tls) = acceptor.tls.as_ref().map(|tls| tls.acceptor()) else {
             let handoff = DispatchHandoff::new(state.clone(), peer, None);
             tokio::spawn(serve_counted(acceptor.clone(), stream, handoff, peer, slot));
             continue;

@@ -31,7 +31,7 @@ pub(crate) struct StreamAcceptor {
     max_connections: usize,
     /// The handshake each connection makes first, when stream connections speak TLS (the
     /// listener's certificate and client authentication).
-    pub(crate) tls: Option<Arc<rustls::ServerConfig>>,
+    pub(crate) tls: Option<crate::tls::listener::SharedServerConfig>,
 }
 
 impl StreamAcceptor {
@@ -39,7 +39,7 @@ impl StreamAcceptor {
     pub(crate) async fn bind(
         config: &StreamConfig,
         max_message_bytes: usize,
-        tls: Option<Arc<rustls::ServerConfig>>,
+        tls: Option<crate::tls::listener::SharedServerConfig>,
     ) -> Result<(TcpListener, StreamAcceptor), crate::ServeError> {
         let listener =
             TcpListener::bind(config.listen)

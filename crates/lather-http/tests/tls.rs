@@ -258,6 +258,63 @@ async fn a_replaced_certificate_is_used_for_new_handshakes_and_a_broken_one_is_n
     );
 }
 
+/// Whether `client` is answered, asked until it is `want` (at most `tries` times, 50 ms
+/// apart).
+async fn admitted(
+    client: &TlsClient,
+    addr: std::net::SocketAddr,
+    want: bool,
+    tries: usize,
+) -> bool {
+    for _ in 0..tries {
+        if client.get(addr, "/health").await.is_ok() == want {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_replaced_client_ca_bundle_is_used_for_new_handshakes_and_a_broken_one_is_not() {
+    let dir = scratch("client-ca-reload");
+    let ca = TestCa::new("test CA");
+    let first = TestCa::new("first clients");
+    let second = TestCa::new("second clients");
+    let ca_file = write(&dir, "clients.pem", &first.pem());
+    let server = TestServer::start(&tls_server_toml(
+        &dir,
+        &ca.server("server", &[]),
+        &format!(
+            "client_ca_file = {ca_file}
+client_auth = \"required\"
+reload_check_ms = 50
+"
+        ),
+    ))
+    .await;
+    let old = TlsClient::new(&ca, Some(&first.client("old")), &[b"http/1.1"]);
+    let new = TlsClient::new(&ca, Some(&second.client("new")), &[b"http/1.1"]);
+    assert!(admitted(&old, server.addr, true, 1).await);
+    assert!(admitted(&new, server.addr, false, 1).await);
+
+    write(&dir, "clients.pem", &second.pem());
+    assert!(
+        admitted(&new, server.addr, true, 200).await,
+        "the new client CA was never used"
+    );
+    assert!(
+        admitted(&old, server.addr, false, 1).await,
+        "the old CA still admits"
+    );
+
+    // A bundle that holds no certificate: logged, and the one in use stays.
+    write(&dir, "clients.pem", "not a certificate\n");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(admitted(&new, server.addr, true, 1).await);
+    assert!(admitted(&old, server.addr, false, 1).await);
+}
+
 #[tokio::test]
 async fn unusable_tls_files_stop_the_start_naming_the_file_and_line() {
     let dir = scratch("errors");

@@ -47,9 +47,17 @@ pub(super) fn private_key(
 
 /// The CA certificates of the bundle at `path`, as trust anchors (at least one).
 pub(super) fn roots(key: &str, path: &str) -> Result<rustls::RootCertStore, TlsError> {
-    let pem = read(key, path)?;
+    roots_of(key, path, &read(key, path)?)
+}
+
+/// The CA certificates of `pem`, read from `path`, as trust anchors (at least one).
+pub(super) fn roots_of(
+    key: &str,
+    path: &str,
+    pem: &[u8],
+) -> Result<rustls::RootCertStore, TlsError> {
     let mut roots = rustls::RootCertStore::empty();
-    for cert in certificates(key, path, &pem)? {
+    for cert in certificates(key, path, pem)? {
         roots.add(cert).map_err(|e| {
             TlsError::new(
                 key,
