@@ -1,5 +1,5 @@
 //! lather's own outbound calls over TLS: event deliveries and SubscriptionEnd to
-//! `https://` sinks, asynchronous answers to an `https://` ReplyTo, and lather-client
+//! `https://` sinks, the `notify` handler's notifications, asynchronous answers to an `https://` ReplyTo, and lather-client
 //! calling an `https://` service — each trusting a private CA through
 //! `[server] outbound_ca_file` (or `ClientBuilder::tls`), and refusing a server whose
 //! certificate comes from another CA. Certificates are made at test time.
@@ -228,4 +228,43 @@ async fn lather_client_calls_an_https_service_it_trusts_and_refuses_another() {
         matches!(err, lather_client::ClientError::Connect { .. }),
         "{err:?}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_notify_handler_posts_to_an_https_sink_and_fails_on_one_of_another_ca() {
+    let dir = scratch("outbound-notify");
+    let ca = TestCa::new("private CA");
+    let other = TestCa::new("other CA");
+    let (sink, mut rx) = tls_sink(&ca.server("sink", &[])).await;
+    let (foreign, mut foreign_rx) = tls_sink(&other.server("foreign", &[])).await;
+    let server = TestServer::start(&server_with_ca(
+        &dir,
+        &ca,
+        &format!(
+            "[handlers.trusted]\nkind = \"notify\"\nsink = \"https://localhost:{}/n\"\ntimeout_ms = 5000\n\
+             [handlers.untrusted]\nkind = \"notify\"\nsink = \"https://localhost:{}/n\"\ntimeout_ms = 5000\n\
+             [[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"echo\"\nrequest = [[\"trusted\"]]\n\
+             [[service]]\nname = \"b\"\npath = \"/b\"\nbuiltin = \"echo\"\nrequest = [[\"untrusted\"]]\n",
+            sink.port(),
+            foreign.port()
+        ),
+    ))
+    .await;
+    let body = envelope(SoapVersion::V12, "", ECHO_PAYLOAD);
+    let answer = post(server.addr, "/a", SoapVersion::V12, body.clone()).await;
+    assert_eq!(answer.status, 200, "{}", answer.text());
+    let (path, note) = next(&mut rx, Duration::from_secs(10)).await;
+    assert_eq!(path, "/n");
+    assert!(note.contains("<n:Service>a</n:Service>"), "{note}");
+
+    // A sink whose certificate another CA issued: the handler fails, naming its sink.
+    let answer = post(server.addr, "/b", SoapVersion::V12, body).await;
+    answer.assert_fault(lather_envelope::FaultKind::HandlerFailed, SoapVersion::V12);
+    let reason = answer.text();
+    assert!(
+        reason.contains(&format!("localhost:{}/n", foreign.port()))
+            && reason.contains("certificate"),
+        "{reason}"
+    );
+    assert!(foreign_rx.try_recv().is_err(), "the foreign sink got data");
 }
