@@ -23,7 +23,7 @@ pub enum StoreError {
     Task(#[from] tokio::task::JoinError),
     /// The shared JetStream KV bucket refused or failed an operation, or NATS cannot be
     /// reached.
-    #[error("JetStream KV bucket {bucket}: {source}")]
+    #[error("NATS JetStream KV bucket {bucket}: {source}")]
     Shared {
         /// The bucket.
         bucket: String,

@@ -22,7 +22,7 @@ pub enum StoreError {
     #[error("subscription store task: {0}")]
     Task(#[from] tokio::task::JoinError),
     /// The shared JetStream KV bucket refused or failed an operation.
-    #[error("JetStream KV bucket {bucket}: {source}")]
+    #[error("NATS JetStream KV bucket {bucket}: {source}")]
     Shared {
         /// The bucket.
         bucket: String,

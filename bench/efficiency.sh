@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Server CPU per request, side by side: lather's echo, a lather gateway in front of a lather
+# echo (the gateway process alone is measured), lather's echo with five digest(10)
+# handlers in one stage, gSOAP 2.8's echo, Apache CXF 4's echo and CXF with five digest(10)
+# interceptors — interleaved, at fixed offered rates (open loop, `lather-bench http --rate R
+# --server-pid PID`) and saturated with wrk (Debian's package; the server's CPU read from
+# /proc/PID/stat before and after).
+#
+# Writes one table (every run) and a summary (the median over the rounds of each server
+# and load, with the ratio of CPU per request to gSOAP's echo) to
+# target/bench-results/efficiency-<timestamp>/.
+#
+# Environment: RATES="5000 20000", DURATION=10, WARMUP=2, CONNECTIONS=32, ROUNDS=3,
+# WRK_THREADS=2, PAYLOAD_BYTES=100, SERVERS (default: every server above that can run:
+# "lather lather-gw lather-5h gsoap cxf cxf-5i"), WARMUP_CXF=120 (seconds of load on each
+# CXF server before the first round, for its JIT), LATHER, OLD_LATHER (optional: another
+# lather binary measured as lather-old, e.g. a build of an earlier commit), SKIP_BUILD=1,
+# CXF_JAR, JAVA.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$here/lib.sh"
+
+ROUNDS="${ROUNDS:-3}"
+bench_defaults
+RATES="${RATES:-5000 20000}"
+WRK_THREADS="${WRK_THREADS:-2}"
+WARMUP_CXF="${WARMUP_CXF:-120}"
+JAVA="${JAVA:-java}"
+SERVERS="${SERVERS:-lather lather-gw lather-5h gsoap cxf cxf-5i}"
+command -v wrk >/dev/null 2>&1 || die "wrk not found (apt-get install -y wrk)"
+build_lather
+[ -x "$LATHER" ] || die "$LATHER not found"
+out_dir="$(results_dir efficiency)"
+clk_tck="$(getconf CLK_TCK 2>/dev/null || echo 100)"
+
+declare -A url pid
+
+# lather_server NAME BINARY SERVICE_TOML : starts lather serving SERVICE_TOML (after its
+# [server] table) on a free port; sets pid[NAME] and started_port. (Not run in a command
+# substitution: the process must be recorded in this shell, to be stopped on exit.)
+started_port=""
+lather_server() {
+    local config
+    started_port="$(free_port)"
+    config="$out_dir/$1.toml"
+    # access_log = false (where the build knows it): a log line per request would slow
+    # the measured server.
+    printf '[server]\n%s\nlisten = "127.0.0.1:%s"\n\n%s' "$(access_log_off "$2")" "$started_port" "$3" >"$config"
+    start_bg "$out_dir/$1.log" "$2" serve --config "$config"
+    pid[$1]=$bg_pid
+    wait_for "$1" "${pid[$1]}" "$out_dir/$1.log" 10 health_ok "$started_port"
+}
+
+echo_service='[[service]]
+name = "echo"
+path = "/echo"
+builtin = "echo"
+'
+
+# start NAME : starts server NAME; sets url[NAME] and pid[NAME] (the process measured).
+start() {
+    local port jar
+    case $1 in
+        lather | lather-old)
+            local bin=$LATHER
+            [ "$1" = lather-old ] && bin=$OLD_LATHER
+            lather_server "$1" "$bin" "$echo_service"
+            port=$started_port
+            ;;
+        lather-gw)
+            lather_server lather-gw-backend "$LATHER" "$echo_service"
+            lather_server lather-gw "$LATHER" "[[service]]
+name = \"gw\"
+path = \"/echo\"
+upstream = [\"http://127.0.0.1:$started_port/echo\"]
+"
+            port=$started_port
+            ;;
+        lather-5h)
+            lather_server lather-5h "$LATHER" "${echo_service}request = [[\"d1\", \"d2\", \"d3\", \"d4\", \"d5\"]]
+$(for i in 1 2 3 4 5; do printf '\n[handlers.d%s]\nkind = "digest"\nrounds = 10\n' "$i"; done)
+"
+            port=$started_port
+            ;;
+        gsoap)
+            local gsoap_bin
+            gsoap_bin="$("$here/gsoap/build.sh")"
+            port="$(free_port)"
+            start_bg "$out_dir/gsoap.log" "$gsoap_bin" "$port"
+            pid[gsoap]=$bg_pid
+            wait_for gSOAP "${pid[gsoap]}" "$out_dir/gsoap.log" 10 port_open "$port"
+            url[gsoap]="http://127.0.0.1:$port/"
+            return
+            ;;
+        cxf | cxf-5i)
+            jar="${CXF_JAR:-$here/cxf/target/cxf-digest-echo.jar}"
+            if [ ! -f "$jar" ] && [ "${SKIP_BUILD:-0}" != "1" ]; then
+                jar="$("$here/cxf/build.sh")"
+            fi
+            [ -f "$jar" ] || die "CXF jar $jar not found (run bench/cxf/build.sh or set CXF_JAR)"
+            local interceptors=0
+            [ "$1" = cxf-5i ] && interceptors=5
+            port="$(free_port)"
+            start_bg "$out_dir/$1.log" "$JAVA" -jar "$jar" "$port" 10 "$interceptors"
+            pid[$1]=$bg_pid
+            wait_for "$1" "${pid[$1]}" "$out_dir/$1.log" 60 port_open "$port"
+            ;;
+        *) die "unknown server $1 (SERVERS takes lather lather-old lather-gw lather-5h gsoap cxf cxf-5i)" ;;
+    esac
+    url[$1]="http://127.0.0.1:$port/echo"
+}
+
+servers=()
+for s in $SERVERS; do
+    case $s in
+        cxf | cxf-5i) command -v "$JAVA" >/dev/null 2>&1 || {
+            log "$s skipped: no $JAVA"
+            continue
+        } ;;
+    esac
+    start "$s"
+    verify_echo "$s" "${url[$s]}" "$out_dir/probe-$s.json"
+    servers+=("$s")
+done
+if [ -n "${OLD_LATHER:-}" ]; then
+    start lather-old
+    verify_echo lather-old "${url[lather-old]}" "$out_dir/probe-lather-old.json"
+    servers+=(lather-old)
+fi
+
+for s in "${servers[@]}"; do
+    case $s in
+        cxf | cxf-5i)
+            log "$s: ${WARMUP_CXF}s of load for its JIT"
+            bench_cmd "${url[$s]}" --connections "$CONNECTIONS" --duration "$WARMUP_CXF" \
+                --warmup 0 --quiet --json "$out_dir/warmup-$s.json" >/dev/null
+            ;;
+    esac
+done
+
+wrk_lua="$(echo_wrk_script "$out_dir")"
+loads=()
+for rate in $RATES; do loads+=("$rate"); done
+loads+=(wrk)
+
+declare -A rps p50 p99 cpu
+table="$out_dir/table.md"
+{
+    echo "| round | server | load | req/s | p50 ms | p99 ms | server CPU µs/request |"
+    echo "|---|---|---|---:|---:|---:|---:|"
+} >"$table"
+for ((round = 1; round <= ROUNDS; round++)); do
+    for load in "${loads[@]}"; do
+        for s in "${servers[@]}"; do
+            if [ "$load" = wrk ]; then
+                wrk_out="$out_dir/wrk-$s-$round.txt"
+                before="$(cpu_ticks "${pid[$s]}")"
+                wrk -t"$WRK_THREADS" -c"$CONNECTIONS" -d"${DURATION}s" --latency -s "$wrk_lua" \
+                    "${url[$s]}" >"$wrk_out"
+                after="$(cpu_ticks "${pid[$s]}")"
+                rps[$s,$load,$round]="$(wrk_stat "$wrk_out" rps)"
+                p50[$s,$load,$round]="$(wrk_stat "$wrk_out" p50)"
+                p99[$s,$load,$round]="$(wrk_stat "$wrk_out" p99)"
+                cpu[$s,$load,$round]="$(awk -v t=$((after - before)) -v hz="$clk_tck" \
+                    -v n="$(wrk_stat "$wrk_out" requests)" 'BEGIN { printf "%.1f", t / hz * 1e6 / n }')"
+                shown="wrk -t$WRK_THREADS -c$CONNECTIONS (saturated)"
+            else
+                json="$out_dir/$s-$load-$round.json"
+                bench_cmd "${url[$s]}" --connections "$CONNECTIONS" --rate "$load" \
+                    --duration "$DURATION" --warmup "$WARMUP" --server-pid "${pid[$s]}" \
+                    --quiet --json "$json" >/dev/null
+                rps[$s,$load,$round]="$(json_num "$json" rps | xargs printf '%.0f')"
+                p50[$s,$load,$round]="$(json_num "$json" p50 | awk '{ printf "%.3fms", $1 / 1000 }')"
+                p99[$s,$load,$round]="$(json_num "$json" p99 | awk '{ printf "%.3fms", $1 / 1000 }')"
+                cpu[$s,$load,$round]="$(json_num "$json" cpu_us_per_request | xargs printf '%.1f')"
+                shown="$load/s open loop"
+            fi
+            printf '| %s | %s | %s | %s | %s | %s | %s |\n' "$round" "$s" "$shown" \
+                "${rps[$s,$load,$round]}" "${p50[$s,$load,$round]}" "${p99[$s,$load,$round]}" \
+                "${cpu[$s,$load,$round]}" >>"$table"
+        done
+    done
+done
+
+# The medians over the rounds, and CPU per request against gSOAP's echo at the same load.
+summary="$out_dir/summary.md"
+{
+    echo "| server | load | req/s | server CPU µs/request | CPU vs gSOAP echo |"
+    echo "|---|---|---:|---:|---:|"
+    for load in "${loads[@]}"; do
+        declare -A at=()
+        for s in "${servers[@]}"; do
+            at[$s]="$(for ((r = 1; r <= ROUNDS; r++)); do echo "${cpu[$s,$load,$r]}"; done | median)"
+        done
+        for s in "${servers[@]}"; do
+            shown="$load/s"
+            [ "$load" = wrk ] && shown="saturated (wrk)"
+            versus="-"
+            [ -n "${at[gsoap]:-}" ] && versus="$(ratio "${at[$s]}" "${at[gsoap]}")"
+            printf '| %s | %s | %s | %s | %s |\n' "$s" "$shown" \
+                "$(for ((r = 1; r <= ROUNDS; r++)); do echo "${rps[$s,$load,$r]}"; done | median | xargs printf '%.0f')" \
+                "${at[$s]}" "$versus"
+        done
+        unset at
+    done
+} >"$summary"
+log "results in $out_dir"
+cat "$table"
+echo
+cat "$summary"
