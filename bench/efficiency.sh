@@ -12,7 +12,8 @@
 #
 # Environment: RATES="5000 20000", DURATION=10, WARMUP=2, CONNECTIONS=32, ROUNDS=3,
 # WRK_THREADS=2, PAYLOAD_BYTES=100, SERVERS (default: every server above that can run:
-# "lather lather-gw lather-5h gsoap cxf cxf-5i"), WARMUP_CXF=120 (seconds of load on each
+# "lather lather-gw lather-5h gsoap cxf cxf-5i"; also lather-pc and lather-ws, lather's echo
+# with `threading = "per-core"` / `"work-stealing"`), WARMUP_CXF=120 (seconds of load on each
 # CXF server before the first round, for its JIT), LATHER, OLD_LATHER (optional: another
 # lather binary measured as lather-old, e.g. a build of an earlier commit), SKIP_BUILD=1,
 # CXF_JAR, JAVA.
@@ -38,8 +39,9 @@ clk_tck="$(getconf CLK_TCK 2>/dev/null || echo 100)"
 
 declare -A url pid
 
-# lather_server NAME BINARY SERVICE_TOML : starts lather serving SERVICE_TOML (after its
-# [server] table) on a free port; sets pid[NAME] and started_port. (Not run in a command
+# lather_server NAME BINARY SERVICE_TOML [SERVER_KEYS] : starts lather serving SERVICE_TOML
+# (after its [server] table, which holds SERVER_KEYS) on a free port; sets pid[NAME] and
+# started_port. (Not run in a command
 # substitution: the process must be recorded in this shell, to be stopped on exit.)
 started_port=""
 lather_server() {
@@ -48,7 +50,7 @@ lather_server() {
     config="$out_dir/$1.toml"
     # access_log = false (where the build knows it): a log line per request would slow
     # the measured server.
-    printf '[server]\n%s\nlisten = "127.0.0.1:%s"\n\n%s' "$(access_log_off "$2")" "$started_port" "$3" >"$config"
+    printf '[server]\n%s\n%s\nlisten = "127.0.0.1:%s"\n\n%s' "$(access_log_off "$2")" "${4:-}" "$started_port" "$3" >"$config"
     start_bg "$out_dir/$1.log" "$2" serve --config "$config"
     pid[$1]=$bg_pid
     wait_for "$1" "${pid[$1]}" "$out_dir/$1.log" 10 health_ok "$started_port"
@@ -68,6 +70,12 @@ start() {
             local bin=$LATHER
             [ "$1" = lather-old ] && bin=$OLD_LATHER
             lather_server "$1" "$bin" "$echo_service"
+            port=$started_port
+            ;;
+        lather-pc | lather-ws)
+            local threading=per-core
+            [ "$1" = lather-ws ] && threading=work-stealing
+            lather_server "$1" "$LATHER" "$echo_service" "threading = \"$threading\""
             port=$started_port
             ;;
         lather-gw)

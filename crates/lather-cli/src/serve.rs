@@ -12,10 +12,22 @@ pub(crate) fn run(path: &Path, pid_file: Option<&Path>) -> anyhow::Result<()> {
     let mut config = Config::load(path)?;
     cpu_overrides(&mut config.server)?;
     let _pid_file = pid_file.map(crate::reload::PidFile::write).transpose()?;
-    let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    if config.server.workers > 0 {
-        runtime.worker_threads(config.server.workers);
-    }
+    let threads = match config.server.workers {
+        0 => std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get),
+        n => n,
+    };
+    // Per core: this thread's runtime and `threads - 1` more, one per thread, started by
+    // the server; work stealing: one runtime with `threads` workers.
+    let (mut runtime, io_threads) = match config.server.threading {
+        lather_config::Threading::PerCore => {
+            (tokio::runtime::Builder::new_current_thread(), threads)
+        }
+        lather_config::Threading::WorkStealing => {
+            let mut runtime = tokio::runtime::Builder::new_multi_thread();
+            runtime.worker_threads(threads);
+            (runtime, 1)
+        }
+    };
     let runtime = runtime
         .enable_all()
         .build()
@@ -42,6 +54,7 @@ pub(crate) fn run(path: &Path, pid_file: Option<&Path>) -> anyhow::Result<()> {
             tokio::spawn(reload_on_hangup(path.to_owned(), reloader, hung_up));
         }
         server
+            .io_threads(io_threads)
             .serve(shutdown_signal_then(move || {
                 let _ = hangups.send(());
             }))

@@ -45,6 +45,7 @@ mod subscriptions;
 mod subscriptions_mode;
 mod substitute;
 mod telemetry;
+mod threading;
 mod tls;
 mod tuning;
 mod upstream_protocol;
@@ -91,6 +92,7 @@ pub use server_timing::ServerTiming;
 pub use stream_mode::{StreamConfig, StreamMode, StreamOnError};
 pub use subscriptions_mode::SubscriptionsMode;
 pub use telemetry::{DEFAULT_EXPORT_TIMEOUT_MS, DEFAULT_SERVICE_NAME, TelemetryConfig};
+pub use threading::Threading;
 pub use tls::{ClientAuth, DEFAULT_TLS_RELOAD_CHECK_MS, TlsConfig};
 pub use tuning::{
     DEFAULT_BATCH_MAX_ITEMS, DEFAULT_BATCH_WAIT_MS, DEFAULT_COMPRESS_REQUESTS_MIN_BYTES,

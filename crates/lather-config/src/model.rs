@@ -52,6 +52,9 @@ pub struct ServerConfig {
     pub shutdown_grace_ms: u64,
     /// Tokio worker threads; 0 means one per core.
     pub workers: usize,
+    /// How those threads share the connections: `"per-core"` (a runtime per thread) or
+    /// `"work-stealing"` (one runtime; the default).
+    pub threading: crate::Threading,
     /// Messages that may wait for a slot, per service; beyond it requests are refused at
     /// once with 503 `Server busy`.
     pub queue_capacity: usize,
@@ -154,6 +157,7 @@ impl Default for ServerConfig {
             max_attributes: 64,
             shutdown_grace_ms: 30_000,
             workers: 0,
+            threading: crate::Threading::default(),
             queue_capacity: 1024,
             max_in_flight: MaxInFlight::Auto(Auto::Auto),
             min_in_flight: 4,

@@ -193,6 +193,7 @@ fn start_only_changes(before: &ServerConfig, after: &ServerConfig) -> Vec<&'stat
     };
     check("listen", before.listen != after.listen);
     check("workers", before.workers != after.workers);
+    check("threading", before.threading != after.threading);
     check("cpu_threads", before.cpu_threads != after.cpu_threads);
     check(
         "cpu_inline_micros",

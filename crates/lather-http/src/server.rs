@@ -1,29 +1,16 @@
-//! The listener: accepts connections, serves HTTP/1.1 (keep-alive) and h2c — or, with
-//! `[server.tls]`, HTTPS (HTTP/1.1 or HTTP/2 by ALPN) — and shuts down gracefully.
-//! Connections are capped in all and per client address, and closed when idle; a TLS
-//! handshake happens in the connection's own task, within `header_timeout_ms`.
+//! The server: its listener, the tasks it starts (message streams, asynchronous replies,
+//! QoS offers, certificate reloads) and its graceful shutdown. Connections are accepted and
+//! served by [`crate::listening`], on one runtime or one per I/O thread.
 
 use crate::ServeError;
-use crate::accept::AcceptErrors;
 use crate::conn_cap::ConnectionCaps;
-use crate::dispatch;
-use crate::idle::{Activity, Busy};
-use crate::peer::Peer;
 use crate::state::State;
-use crate::tls::stream::MaybeTls;
-use crate::watched::Watched;
-use hyper::body::Incoming;
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use lather_config::ServerConfig;
-use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 
 /// A bound lather server: build it with [`Server::builder`] (services in code) or
 /// [`Server::from_config`] (a TOML configuration), then [`Server::serve`] it until shutdown.
@@ -56,6 +43,8 @@ pub struct Server {
     streams: Option<(TcpListener, Arc<crate::stream_acceptor::StreamAcceptor>)>,
     /// TLS on the listener (`[server.tls]`), when configured.
     tls: Option<Box<crate::tls::listener::ListenerTls>>,
+    /// Threads accepting and serving connections ([`Server::io_threads`]).
+    io_threads: usize,
 }
 
 impl Server {
@@ -73,6 +62,7 @@ impl Server {
             header_timeout: Duration::from_millis(server.header_timeout_ms),
             streams: None,
             tls: None,
+            io_threads: 1,
         }
     }
 
@@ -152,6 +142,19 @@ impl Server {
         self.state.listen
     }
 
+    /// Serves connections on `threads` threads (at least 1): the runtime [`serve`] runs on
+    /// and `threads - 1` more, each with a current-thread runtime of its own accepting on
+    /// the same socket. A connection and its requests stay on the thread that accepted it,
+    /// so threads do not wake each other for its I/O. Run `serve` on a current-thread
+    /// runtime to have one runtime per thread; the default, 1, serves every connection on
+    /// the calling runtime.
+    ///
+    /// [`serve`]: Server::serve
+    pub fn io_threads(mut self, threads: usize) -> Server {
+        self.io_threads = threads.max(1);
+        self
+    }
+
     /// Serves until `shutdown` completes; then stops accepting, lets requests in flight
     /// finish (up to the configured grace period) and returns.
     pub async fn serve(mut self, shutdown: impl Future<Output = ()>) -> Result<(), ServeError> {
@@ -168,59 +171,21 @@ impl Server {
         self.start_async_workers(&workers_stopping);
         let (stop_offers, offers_stopping) = tokio::sync::watch::channel(false);
         let offers = tokio::spawn(crate::offers_task::run(self.state.clone(), offers_stopping));
-        let graceful = GracefulShutdown::new();
-        let mut builder = auto::Builder::new(TokioExecutor::new());
-        builder
-            .http1()
-            .timer(TokioTimer::new())
-            .header_read_timeout(self.header_timeout)
-            .keep_alive(true);
-        builder.http2().timer(TokioTimer::new());
         if let Some(tls) = &mut self.tls {
             tls.start_reloading();
         }
-        let mut accept_errors = AcceptErrors::new();
-        let metrics = &self.state.metrics.connections;
-        let mut shutdown = std::pin::pin!(shutdown);
-        loop {
-            let accepted = tokio::select! {
-                accepted = self.listener.accept() => accepted,
-                () = &mut shutdown => break,
-            };
-            let (stream, peer) = match accepted {
-                Ok(accepted) => accepted,
-                Err(e) => {
-                    accept_errors.failed(&e, &self.listener, metrics).await;
-                    continue;
-                }
-            };
-            let slot = match self.caps.admit(peer.ip()) {
-                Ok(slot) => slot,
-                Err(refusal) => {
-                    // Closed at once: the client sees the connection end, not a hang.
-                    metrics.refused(refusal.key());
-                    tracing::debug!(%peer, cap = refusal.key(), "connection refused");
-                    continue;
-                }
-            };
-            let _ = stream.set_nodelay(true);
-            let connection = Connection {
-                state: self.state.clone(),
-                current: self.current.clone(),
-                peer,
-                activity: Activity::new(),
-                builder: builder.clone(),
-                watcher: graceful.watcher(),
-                tls: self.tls.as_ref().map(|tls| tls.acceptor()),
-                header_timeout: self.header_timeout,
-                idle: self.idle,
-            };
-            let open = metrics.opened();
-            tokio::spawn(async move {
-                let _slot = (slot, open);
-                connection.run(stream).await;
-            });
-        }
+        let accepting = Arc::new(crate::listening::Accepting {
+            state: self.state.clone(),
+            current: self.current.clone(),
+            caps: self.caps.clone(),
+            tls: self.tls.as_ref().map(|tls| tls.config()),
+            header_timeout: self.header_timeout,
+            idle: self.idle,
+        });
+        let (stop_threads, threads_stopping) = tokio::sync::watch::channel(false);
+        let others = self.start_io_threads(&accepting, &threads_stopping)?;
+        let graceful = accepting.accept_until(&self.listener, shutdown).await;
+        let _ = stop_threads.send(true);
         drop(self.listener);
         self.state.readiness.stop();
         // Stream connections stop reading and answer what they hold, like HTTP ones.
@@ -233,11 +198,17 @@ impl Server {
                 acceptor.drained().await;
             }
         };
+        // The other threads drain their connections within the same grace period.
+        let others_drained = async {
+            for done in others {
+                let _ = done.await;
+            }
+        };
         tracing::info!("shutting down: no new connections, finishing requests in flight");
         // The broker stops steering clients here while the requests in flight finish.
         let _ = stop_offers.send(true);
         tokio::select! {
-            ((), ()) = async { tokio::join!(graceful.shutdown(), streams_drained) } => tracing::info!("all connections closed"),
+            ((), (), ()) = async { tokio::join!(graceful.shutdown(), streams_drained, others_drained) } => tracing::info!("all connections closed"),
             () = tokio::time::sleep(self.grace) => tracing::warn!("grace period over; closing remaining connections"),
         }
         // Asynchronous requests not yet answered or delivered wait in their store for the
@@ -252,106 +223,58 @@ impl Server {
         }
         Ok(())
     }
-}
 
-/// One accepted connection, served in its own task.
-struct Connection {
-    /// The state the server started with (its connection figures carry over reloads).
-    state: Arc<State>,
-    /// The state each request is answered with.
-    current: Arc<crate::current::CurrentState>,
-    peer: SocketAddr,
-    activity: Arc<Activity>,
-    builder: auto::Builder<TokioExecutor>,
-    watcher: hyper_util::server::graceful::Watcher,
-    /// The handshake to make first, when the listener speaks TLS.
-    tls: Option<tokio_rustls::TlsAcceptor>,
-    header_timeout: Duration,
-    idle: Duration,
-}
-
-impl Connection {
-    /// Makes the TLS handshake (if any, within the header timeout), then serves HTTP
-    /// until the connection ends, shuts down gracefully or is idle too long.
-    async fn run(self, stream: TcpStream) {
-        let metrics = self.state.metrics.connections.clone();
-        let peer = self.peer;
-        let activity = self.activity.clone();
-        let idle = self.idle;
-        tokio::select! {
-            () = self.serve(stream) => {}
-            () = activity.idle_for(idle) => {
-                metrics.idle_closed();
-                tracing::debug!(%peer, "idle connection closed");
-            }
+    /// Starts the `io_threads - 1` other accept loops, each on a thread with a runtime of
+    /// its own and a duplicate of the listening socket; each stops accepting when
+    /// `stopping` turns true, drains its connections (up to the grace period) and then
+    /// completes its receiver.
+    fn start_io_threads(
+        &self,
+        accepting: &Arc<crate::listening::Accepting>,
+        stopping: &tokio::sync::watch::Receiver<bool>,
+    ) -> Result<Vec<tokio::sync::oneshot::Receiver<()>>, ServeError> {
+        let mut others = Vec::new();
+        for index in 1..self.io_threads {
+            let socket = socket2::SockRef::from(&self.listener).try_clone()?;
+            let accepting = accepting.clone();
+            let mut stopping = stopping.clone();
+            let grace = self.grace;
+            let (done, finished) = tokio::sync::oneshot::channel();
+            std::thread::Builder::new()
+                .name(format!("lather-io-{index}"))
+                .spawn(move || {
+                    let runtime = match tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                    {
+                        Ok(runtime) => runtime,
+                        Err(e) => {
+                            tracing::error!(error = %e, "an I/O thread's runtime cannot start");
+                            return;
+                        }
+                    };
+                    runtime.block_on(async move {
+                        let listener = std::net::TcpListener::from(socket);
+                        let listener = match TcpListener::from_std(listener) {
+                            Ok(listener) => listener,
+                            Err(e) => {
+                                tracing::error!(error = %e, "an I/O thread cannot accept");
+                                return;
+                            }
+                        };
+                        let stop = async move {
+                            let _ = stopping.wait_for(|stop| *stop).await;
+                        };
+                        let graceful = accepting.accept_until(&listener, stop).await;
+                        drop(listener);
+                        let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
+                    });
+                    // The runtime is dropped here, ending what its connections left.
+                    drop(runtime);
+                    let _ = done.send(());
+                })?;
+            others.push(finished);
         }
+        Ok(others)
     }
-
-    async fn serve(self, stream: TcpStream) {
-        let marking = Arc::new(crate::marking::Marking::default());
-        // Marked sits on the TCP socket, under TLS, so answers are marked either way.
-        let stream = Watched::new(
-            crate::marking::Marked::new(stream, marking.clone()),
-            self.activity.clone(),
-        );
-        let metrics = &self.state.metrics.connections;
-        let peer = self.peer;
-        let (stream, client) = match &self.tls {
-            None => (MaybeTls::Plain(stream), None),
-            Some(acceptor) => {
-                match tokio::time::timeout(self.header_timeout, acceptor.accept(stream)).await {
-                    Ok(Ok(tls)) => {
-                        let client = crate::tls::peer_name::of_connection(&tls);
-                        (MaybeTls::Tls(Box::new(tls)), client)
-                    }
-                    Ok(Err(e)) => {
-                        metrics.tls_failed("error");
-                        tracing::debug!(%peer, error = %e, "TLS handshake failed");
-                        return;
-                    }
-                    Err(_) => {
-                        metrics.tls_failed("timeout");
-                        tracing::debug!(%peer, "TLS handshake not done within header_timeout_ms");
-                        return;
-                    }
-                }
-            }
-        };
-        let current = self.current.clone();
-        let activity = self.activity.clone();
-        let service = service_fn(move |mut req: hyper::Request<Incoming>| {
-            req.extensions_mut().insert(marking.clone());
-            answer(current.load(), req, peer, client.clone(), activity.busy())
-        });
-        let connection = self
-            .builder
-            .serve_connection(TokioIo::new(stream), service)
-            .into_owned();
-        if let Err(e) = self.watcher.watch(connection).await {
-            tracing::debug!(error = %e, "connection ended with an error");
-        }
-    }
-}
-
-/// Answers one request; a panic anywhere below becomes an `Internal` fault, and the
-/// connection and the server live on.
-async fn answer(
-    state: Arc<State>,
-    mut req: hyper::Request<Incoming>,
-    peer: SocketAddr,
-    client: Option<crate::tls::ClientCertificate>,
-    busy: Busy,
-) -> Result<hyper::Response<crate::stream_accept::ServerBody>, Infallible> {
-    if crate::stream_accept::is_h2_stream(&req) {
-        return Ok(crate::stream_accept::h2_stream(
-            state, req, peer, client, busy,
-        ));
-    }
-    req.extensions_mut().insert(Peer(peer));
-    if let Some(client) = client {
-        req.extensions_mut().insert(client);
-    }
-    let response = dispatch::handle_guarded(state, req).await;
-    drop(busy);
-    Ok(response.map(http_body_util::Either::Left))
 }

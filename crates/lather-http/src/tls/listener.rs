@@ -110,11 +110,6 @@ impl ListenerTls {
         }
     }
 
-    /// What accepts a connection's handshake.
-    pub(crate) fn acceptor(&self) -> TlsAcceptor {
-        self.config.acceptor()
-    }
-
     /// The server configuration, following both reloads.
     pub(crate) fn config(&self) -> SharedServerConfig {
         self.config.clone()

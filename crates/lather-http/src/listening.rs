@@ -1,0 +1,205 @@
+//! One accept loop: takes connections off a listener and serves each in a task of the
+//! runtime the loop runs on — HTTP/1.1 (keep-alive) and h2c, or after a TLS handshake
+//! (within `header_timeout_ms`) HTTPS. Connections are capped in all and per client
+//! address, and closed when idle. Several loops may share one listening socket, each on a
+//! thread and runtime of its own ([`Server::io_threads`](crate::Server::io_threads)): a
+//! connection's requests then never leave the thread that accepted it.
+
+use crate::accept::AcceptErrors;
+use crate::conn_cap::ConnectionCaps;
+use crate::dispatch;
+use crate::idle::{Activity, Busy};
+use crate::peer::Peer;
+use crate::state::State;
+use crate::tls::listener::SharedServerConfig;
+use crate::tls::stream::MaybeTls;
+use crate::watched::Watched;
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+
+/// What every accept loop of a server shares.
+#[derive(Debug)]
+pub(crate) struct Accepting {
+    /// The state the server started with (its connection figures carry over reloads).
+    pub(crate) state: Arc<State>,
+    /// The state each request is answered with.
+    pub(crate) current: Arc<crate::current::CurrentState>,
+    pub(crate) caps: Arc<ConnectionCaps>,
+    /// TLS on the listener, when configured.
+    pub(crate) tls: Option<SharedServerConfig>,
+    pub(crate) header_timeout: Duration,
+    pub(crate) idle: Duration,
+}
+
+impl Accepting {
+    /// Accepts on `listener` until `stop` completes, serving each connection in a task of
+    /// this runtime; then returns what tracks the connections still open, to drain them.
+    pub(crate) async fn accept_until(
+        &self,
+        listener: &TcpListener,
+        stop: impl Future<Output = ()>,
+    ) -> GracefulShutdown {
+        let graceful = GracefulShutdown::new();
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.header_timeout)
+            .keep_alive(true);
+        builder.http2().timer(TokioTimer::new());
+        let mut accept_errors = AcceptErrors::new();
+        let metrics = &self.state.metrics.connections;
+        let mut stop = std::pin::pin!(stop);
+        loop {
+            let accepted = tokio::select! {
+                accepted = listener.accept() => accepted,
+                () = &mut stop => break,
+            };
+            let (stream, peer) = match accepted {
+                Ok(accepted) => accepted,
+                Err(e) => {
+                    accept_errors.failed(&e, listener, metrics).await;
+                    continue;
+                }
+            };
+            let slot = match self.caps.admit(peer.ip()) {
+                Ok(slot) => slot,
+                Err(refusal) => {
+                    // Closed at once: the client sees the connection end, not a hang.
+                    metrics.refused(refusal.key());
+                    tracing::debug!(%peer, cap = refusal.key(), "connection refused");
+                    continue;
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            let connection = Connection {
+                state: self.state.clone(),
+                current: self.current.clone(),
+                peer,
+                activity: Activity::new(),
+                builder: builder.clone(),
+                watcher: graceful.watcher(),
+                tls: self.tls.as_ref().map(SharedServerConfig::acceptor),
+                header_timeout: self.header_timeout,
+                idle: self.idle,
+            };
+            let open = metrics.opened();
+            tokio::spawn(async move {
+                let _slot = (slot, open);
+                connection.run(stream).await;
+            });
+        }
+        graceful
+    }
+}
+
+/// One accepted connection, served in its own task.
+struct Connection {
+    /// The state the server started with (its connection figures carry over reloads).
+    state: Arc<State>,
+    /// The state each request is answered with.
+    current: Arc<crate::current::CurrentState>,
+    peer: SocketAddr,
+    activity: Arc<Activity>,
+    builder: auto::Builder<TokioExecutor>,
+    watcher: hyper_util::server::graceful::Watcher,
+    /// The handshake to make first, when the listener speaks TLS.
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    header_timeout: Duration,
+    idle: Duration,
+}
+
+impl Connection {
+    /// Makes the TLS handshake (if any, within the header timeout), then serves HTTP
+    /// until the connection ends, shuts down gracefully or is idle too long.
+    async fn run(self, stream: TcpStream) {
+        let metrics = self.state.metrics.connections.clone();
+        let peer = self.peer;
+        let activity = self.activity.clone();
+        let idle = self.idle;
+        tokio::select! {
+            () = self.serve(stream) => {}
+            () = activity.idle_for(idle) => {
+                metrics.idle_closed();
+                tracing::debug!(%peer, "idle connection closed");
+            }
+        }
+    }
+
+    async fn serve(self, stream: TcpStream) {
+        let marking = Arc::new(crate::marking::Marking::default());
+        // Marked sits on the TCP socket, under TLS, so answers are marked either way.
+        let stream = Watched::new(
+            crate::marking::Marked::new(stream, marking.clone()),
+            self.activity.clone(),
+        );
+        let metrics = &self.state.metrics.connections;
+        let peer = self.peer;
+        let (stream, client) = match &self.tls {
+            None => (MaybeTls::Plain(stream), None),
+            Some(acceptor) => {
+                match tokio::time::timeout(self.header_timeout, acceptor.accept(stream)).await {
+                    Ok(Ok(tls)) => {
+                        let client = crate::tls::peer_name::of_connection(&tls);
+                        (MaybeTls::Tls(Box::new(tls)), client)
+                    }
+                    Ok(Err(e)) => {
+                        metrics.tls_failed("error");
+                        tracing::debug!(%peer, error = %e, "TLS handshake failed");
+                        return;
+                    }
+                    Err(_) => {
+                        metrics.tls_failed("timeout");
+                        tracing::debug!(%peer, "TLS handshake not done within header_timeout_ms");
+                        return;
+                    }
+                }
+            }
+        };
+        let current = self.current.clone();
+        let activity = self.activity.clone();
+        let service = service_fn(move |mut req: hyper::Request<Incoming>| {
+            req.extensions_mut().insert(marking.clone());
+            answer(current.load(), req, peer, client.clone(), activity.busy())
+        });
+        let connection = self
+            .builder
+            .serve_connection(TokioIo::new(stream), service)
+            .into_owned();
+        if let Err(e) = self.watcher.watch(connection).await {
+            tracing::debug!(error = %e, "connection ended with an error");
+        }
+    }
+}
+
+/// Answers one request; a panic anywhere below becomes an `Internal` fault, and the
+/// connection and the server live on.
+async fn answer(
+    state: Arc<State>,
+    mut req: hyper::Request<Incoming>,
+    peer: SocketAddr,
+    client: Option<crate::tls::ClientCertificate>,
+    busy: Busy,
+) -> Result<hyper::Response<crate::stream_accept::ServerBody>, Infallible> {
+    if crate::stream_accept::is_h2_stream(&req) {
+        return Ok(crate::stream_accept::h2_stream(
+            state, req, peer, client, busy,
+        ));
+    }
+    req.extensions_mut().insert(Peer(peer));
+    if let Some(client) = client {
+        req.extensions_mut().insert(client);
+    }
+    let response = dispatch::handle_guarded(state, req).await;
+    drop(busy);
+    Ok(response.map(http_body_util::Either::Left))
+}
