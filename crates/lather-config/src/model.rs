@@ -52,8 +52,8 @@ pub struct ServerConfig {
     pub shutdown_grace_ms: u64,
     /// Tokio worker threads; 0 means one per core.
     pub workers: usize,
-    /// How those threads share the connections: `"per-core"` (a runtime per thread) or
-    /// `"work-stealing"` (one runtime; the default).
+    /// How those threads share the connections: `"per-core"` (a runtime per thread, the
+    /// default) or `"work-stealing"` (one runtime).
     pub threading: crate::Threading,
     /// Messages that may wait for a slot, per service; beyond it requests are refused at
     /// once with 503 `Server busy`.

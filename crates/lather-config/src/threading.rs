@@ -6,13 +6,13 @@ use serde::Deserialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Threading {
-    /// One runtime per thread, each accepting on the listening socket: a connection and
-    /// its requests stay on the thread that accepted it, and threads do not wake each
+    /// One runtime per thread (the default): each connection is handed to the thread
+    /// serving the fewest and stays there with its requests, so threads do not wake each
     /// other for its I/O.
+    #[default]
     PerCore,
     /// One runtime whose threads steal ready tasks from each other: an idle thread takes
     /// work from a busy one, at the price of waking threads for it.
-    #[default]
     WorkStealing,
 }
 

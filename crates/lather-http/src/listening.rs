@@ -1,9 +1,10 @@
 //! One accept loop: takes connections off a listener and serves each in a task of the
 //! runtime the loop runs on — HTTP/1.1 (keep-alive) and h2c, or after a TLS handshake
 //! (within `header_timeout_ms`) HTTPS. Connections are capped in all and per client
-//! address, and closed when idle. Several loops may share one listening socket, each on a
-//! thread and runtime of its own ([`Server::io_threads`](crate::Server::io_threads)): a
-//! connection's requests then never leave the thread that accepted it.
+//! address, and closed when idle. With several I/O threads
+//! ([`Server::io_threads`](crate::Server::io_threads)), each with a runtime of its own, the
+//! accepting thread hands each connection to the thread serving the fewest: a connection's
+//! requests then never leave the thread that serves it.
 
 use crate::accept::AcceptErrors;
 use crate::conn_cap::ConnectionCaps;
@@ -23,8 +24,10 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
 
 /// What every accept loop of a server shares.
 #[derive(Debug)]
@@ -40,22 +43,62 @@ pub(crate) struct Accepting {
     pub(crate) idle: Duration,
 }
 
+/// What a connection holds while it is open: its place under the connection caps, the
+/// open-connections gauge, and its place in its thread's count.
+struct Held {
+    _slot: crate::conn_cap::Slot,
+    _open: crate::metrics::InFlight,
+    _lane: LaneCount,
+}
+
+/// One open connection counted on its thread until dropped.
+struct LaneCount(Arc<AtomicUsize>);
+
+impl Drop for LaneCount {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A connection accepted on the accepting thread, handed to another I/O thread.
+pub(crate) struct Handed {
+    stream: std::net::TcpStream,
+    peer: SocketAddr,
+    held: Held,
+}
+
+/// An I/O thread connections can be handed to: its queue and how many it serves.
+#[derive(Debug)]
+pub(crate) struct Lane {
+    queue: mpsc::UnboundedSender<Handed>,
+    open: Arc<AtomicUsize>,
+}
+
+impl Lane {
+    /// A lane and the receiving end its thread serves.
+    pub(crate) fn new() -> (Lane, mpsc::UnboundedReceiver<Handed>) {
+        let (queue, handed) = mpsc::unbounded_channel();
+        let lane = Lane {
+            queue,
+            open: Arc::default(),
+        };
+        (lane, handed)
+    }
+}
+
 impl Accepting {
-    /// Accepts on `listener` until `stop` completes, serving each connection in a task of
-    /// this runtime; then returns what tracks the connections still open, to drain them.
+    /// Accepts on `listener` until `stop` completes. Each connection goes to the thread
+    /// serving the fewest — this runtime or one of `lanes` — and is served in a task there.
+    /// Returns what tracks the connections this runtime still serves, to drain them.
     pub(crate) async fn accept_until(
         &self,
         listener: &TcpListener,
+        lanes: &[Lane],
         stop: impl Future<Output = ()>,
     ) -> GracefulShutdown {
         let graceful = GracefulShutdown::new();
-        let mut builder = auto::Builder::new(TokioExecutor::new());
-        builder
-            .http1()
-            .timer(TokioTimer::new())
-            .header_read_timeout(self.header_timeout)
-            .keep_alive(true);
-        builder.http2().timer(TokioTimer::new());
+        let builder = self.http();
+        let own = Arc::new(AtomicUsize::new(0));
         let mut accept_errors = AcceptErrors::new();
         let metrics = &self.state.metrics.connections;
         let mut stop = std::pin::pin!(stop);
@@ -81,24 +124,128 @@ impl Accepting {
                 }
             };
             let _ = stream.set_nodelay(true);
-            let connection = Connection {
-                state: self.state.clone(),
-                current: self.current.clone(),
-                peer,
-                activity: Activity::new(),
-                builder: builder.clone(),
-                watcher: graceful.watcher(),
-                tls: self.tls.as_ref().map(SharedServerConfig::acceptor),
-                header_timeout: self.header_timeout,
-                idle: self.idle,
+            let least = lanes
+                .iter()
+                .min_by_key(|lane| lane.open.load(Ordering::Relaxed))
+                .filter(|lane| lane.open.load(Ordering::Relaxed) < own.load(Ordering::Relaxed));
+            let counted = |open: &Arc<AtomicUsize>| {
+                open.fetch_add(1, Ordering::Relaxed);
+                LaneCount(open.clone())
             };
-            let open = metrics.opened();
-            tokio::spawn(async move {
-                let _slot = (slot, open);
-                connection.run(stream).await;
-            });
+            if let Some(lane) = least {
+                let std_stream = match stream.into_std() {
+                    Ok(std_stream) => std_stream,
+                    Err(e) => {
+                        tracing::debug!(%peer, error = %e, "an accepted connection cannot be handed over");
+                        continue;
+                    }
+                };
+                let held = Held {
+                    _slot: slot,
+                    _open: metrics.opened(),
+                    _lane: counted(&lane.open),
+                };
+                let handed = Handed {
+                    stream: std_stream,
+                    peer,
+                    held,
+                };
+                if let Err(mpsc::error::SendError(back)) = lane.queue.send(handed) {
+                    // That thread has stopped: served here instead.
+                    if let Ok(stream) = TcpStream::from_std(back.stream) {
+                        self.spawn(stream, peer, back.held, &builder, &graceful);
+                    }
+                }
+                continue;
+            }
+            let held = Held {
+                _slot: slot,
+                _open: metrics.opened(),
+                _lane: counted(&own),
+            };
+            self.spawn(stream, peer, held, &builder, &graceful);
         }
         graceful
+    }
+
+    /// Serves the connections handed over on `handed` until `stop` completes (and those
+    /// handed over before it), each in a task of this runtime; then returns what tracks
+    /// them, to drain them.
+    pub(crate) async fn serve_handed(
+        &self,
+        mut handed: mpsc::UnboundedReceiver<Handed>,
+        stop: impl Future<Output = ()>,
+    ) -> GracefulShutdown {
+        let graceful = GracefulShutdown::new();
+        let builder = self.http();
+        let mut stop = std::pin::pin!(stop);
+        loop {
+            let next = tokio::select! {
+                next = handed.recv() => next,
+                () = &mut stop => break,
+            };
+            let Some(next) = next else { break };
+            self.take(next, &builder, &graceful);
+        }
+        // Accepted before the stop: served (and drained) like the others.
+        handed.close();
+        while let Ok(next) = handed.try_recv() {
+            self.take(next, &builder, &graceful);
+        }
+        graceful
+    }
+
+    /// Serves a handed-over connection on this runtime.
+    fn take(
+        &self,
+        handed: Handed,
+        builder: &auto::Builder<TokioExecutor>,
+        graceful: &GracefulShutdown,
+    ) {
+        match TcpStream::from_std(handed.stream) {
+            Ok(stream) => self.spawn(stream, handed.peer, handed.held, builder, graceful),
+            Err(e) => {
+                tracing::debug!(peer = %handed.peer, error = %e, "a handed-over connection cannot be served")
+            }
+        }
+    }
+
+    /// The HTTP/1.1 and HTTP/2 settings of every connection.
+    fn http(&self) -> auto::Builder<TokioExecutor> {
+        let mut builder = auto::Builder::new(TokioExecutor::new());
+        builder
+            .http1()
+            .timer(TokioTimer::new())
+            .header_read_timeout(self.header_timeout)
+            .keep_alive(true);
+        builder.http2().timer(TokioTimer::new());
+        builder
+    }
+
+    /// Serves `stream` from `peer` in a task of this runtime, holding `held` until it ends.
+    fn spawn(
+        &self,
+        stream: TcpStream,
+        peer: SocketAddr,
+        held: Held,
+        builder: &auto::Builder<TokioExecutor>,
+        graceful: &GracefulShutdown,
+    ) {
+        let connection = Connection {
+            state: self.state.clone(),
+            current: self.current.clone(),
+            peer,
+            activity: Activity::new(),
+            builder: builder.clone(),
+            watcher: graceful.watcher(),
+            tls: self.tls.as_ref().map(SharedServerConfig::acceptor),
+            header_timeout: self.header_timeout,
+            idle: self.idle,
+        };
+        tokio::spawn(async move {
+            let _held = held;
+            connection.run(stream).await;
+        });
     }
 }
 

@@ -12,6 +12,13 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 
+/// The other I/O threads: the lanes connections are handed to, and a receiver each that
+/// completes once the thread has stopped.
+type IoThreads = (
+    Vec<crate::listening::Lane>,
+    Vec<tokio::sync::oneshot::Receiver<()>>,
+);
+
 /// A bound lather server: build it with [`Server::builder`] (services in code) or
 /// [`Server::from_config`] (a TOML configuration), then [`Server::serve`] it until shutdown.
 ///
@@ -183,8 +190,10 @@ impl Server {
             idle: self.idle,
         });
         let (stop_threads, threads_stopping) = tokio::sync::watch::channel(false);
-        let others = self.start_io_threads(&accepting, &threads_stopping)?;
-        let graceful = accepting.accept_until(&self.listener, shutdown).await;
+        let (lanes, others) = self.start_io_threads(&accepting, &threads_stopping)?;
+        let graceful = accepting
+            .accept_until(&self.listener, &lanes, shutdown)
+            .await;
         let _ = stop_threads.send(true);
         drop(self.listener);
         self.state.readiness.stop();
@@ -224,18 +233,18 @@ impl Server {
         Ok(())
     }
 
-    /// Starts the `io_threads - 1` other accept loops, each on a thread with a runtime of
-    /// its own and a duplicate of the listening socket; each stops accepting when
-    /// `stopping` turns true, drains its connections (up to the grace period) and then
-    /// completes its receiver.
+    /// Starts the `io_threads - 1` other I/O threads, each with a runtime of its own
+    /// serving the connections handed to its lane; each stops when `stopping` turns true,
+    /// drains its connections (up to the grace period) and then completes its receiver.
     fn start_io_threads(
         &self,
         accepting: &Arc<crate::listening::Accepting>,
         stopping: &tokio::sync::watch::Receiver<bool>,
-    ) -> Result<Vec<tokio::sync::oneshot::Receiver<()>>, ServeError> {
+    ) -> Result<IoThreads, ServeError> {
+        let mut lanes = Vec::new();
         let mut others = Vec::new();
         for index in 1..self.io_threads {
-            let socket = socket2::SockRef::from(&self.listener).try_clone()?;
+            let (lane, handed) = crate::listening::Lane::new();
             let accepting = accepting.clone();
             let mut stopping = stopping.clone();
             let grace = self.grace;
@@ -254,27 +263,19 @@ impl Server {
                         }
                     };
                     runtime.block_on(async move {
-                        let listener = std::net::TcpListener::from(socket);
-                        let listener = match TcpListener::from_std(listener) {
-                            Ok(listener) => listener,
-                            Err(e) => {
-                                tracing::error!(error = %e, "an I/O thread cannot accept");
-                                return;
-                            }
-                        };
                         let stop = async move {
                             let _ = stopping.wait_for(|stop| *stop).await;
                         };
-                        let graceful = accepting.accept_until(&listener, stop).await;
-                        drop(listener);
+                        let graceful = accepting.serve_handed(handed, stop).await;
                         let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
                     });
                     // The runtime is dropped here, ending what its connections left.
                     drop(runtime);
                     let _ = done.send(());
                 })?;
+            lanes.push(lane);
             others.push(finished);
         }
-        Ok(others)
+        Ok((lanes, others))
     }
 }
