@@ -44,6 +44,7 @@ mod gateway;
 mod health;
 mod host;
 mod idle;
+mod io_thread;
 mod listening;
 mod marking;
 mod metrics;

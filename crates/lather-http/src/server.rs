@@ -252,6 +252,7 @@ impl Server {
             std::thread::Builder::new()
                 .name(format!("lather-io-{index}"))
                 .spawn(move || {
+                    crate::io_thread::set(index);
                     let runtime = match tokio::runtime::Builder::new_current_thread()
                         .enable_all()
                         .build()

@@ -16,7 +16,7 @@ use lather_config::{ServiceConfig, ServiceKind, UpstreamProtocol};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -25,9 +25,12 @@ type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 /// How requests reach the upstreams.
 #[derive(Debug)]
 pub(crate) enum UpstreamClient {
-    /// HTTP/1.1: one pool; each upstream has `budget` connections (one request each) at most.
+    /// HTTP/1.1: a pool per I/O thread (made when that thread first sends), so an
+    /// upstream connection's I/O stays on the thread serving the client; each upstream has
+    /// `budget` connections (one request each) at most, all threads together.
     Http1 {
-        client: Box<HttpClient>,
+        clients: Box<[OnceLock<HttpClient>]>,
+        recipe: Box<Recipe>,
         budget: usize,
         permits: RwLock<HashMap<String, Arc<Semaphore>>>,
     },
@@ -93,6 +96,54 @@ pub(crate) struct Held {
     _permit: Option<OwnedSemaphorePermit>,
 }
 
+/// Most I/O threads with a pool of their own; beyond, threads share them.
+const POOLS: usize = 64;
+
+/// How the gateway's HTTP clients are made: connection budget, connect timeout, TLS.
+#[derive(Debug)]
+pub(crate) struct Recipe {
+    connections: usize,
+    timeout: Duration,
+    tls: UpstreamTls,
+}
+
+impl Recipe {
+    /// A client over HTTP/2 (`http2`) or HTTP/1.1.
+    fn build(&self, http2: bool) -> HttpClient {
+        let mut tcp = HttpConnector::new();
+        tcp.set_nodelay(true);
+        tcp.set_connect_timeout(Some(self.timeout));
+        tcp.enforce_http(false);
+        let tls = &self.tls;
+        let schemes = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config((*tls.config).clone())
+            .https_or_http();
+        let schemes = match &tls.server_name {
+            Some(name) => schemes.with_server_name_resolver(
+                hyper_rustls::FixedServerNameResolver::new(name.clone()),
+            ),
+            None => schemes,
+        };
+        let connector = if http2 {
+            schemes.enable_http2().wrap_connector(tcp)
+        } else {
+            schemes.enable_http1().wrap_connector(tcp)
+        };
+        let mut builder = Client::builder(TokioExecutor::new());
+        builder.pool_idle_timeout(Duration::from_secs(90));
+        if http2 {
+            builder
+                .http2_only(true)
+                .timer(hyper_util::rt::TokioTimer::new())
+                .http2_keep_alive_interval(Duration::from_secs(30))
+                .http2_adaptive_window(true);
+        } else {
+            builder.pool_max_idle_per_host(self.connections);
+        }
+        builder.build(connector)
+    }
+}
+
 impl UpstreamClient {
     /// A client speaking `protocol` with at most `connections` connections to each
     /// upstream, each connecting within `timeout`; `https://` upstreams with `tls`
@@ -104,46 +155,20 @@ impl UpstreamClient {
         tls: UpstreamTls,
     ) -> Self {
         let connections = connections.max(1);
-        let build = |http2: bool| {
-            let mut tcp = HttpConnector::new();
-            tcp.set_nodelay(true);
-            tcp.set_connect_timeout(Some(timeout));
-            tcp.enforce_http(false);
-            let schemes = hyper_rustls::HttpsConnectorBuilder::new()
-                .with_tls_config((*tls.config).clone())
-                .https_or_http();
-            let schemes = match &tls.server_name {
-                Some(name) => schemes.with_server_name_resolver(
-                    hyper_rustls::FixedServerNameResolver::new(name.clone()),
-                ),
-                None => schemes,
-            };
-            let connector = if http2 {
-                schemes.enable_http2().wrap_connector(tcp)
-            } else {
-                schemes.enable_http1().wrap_connector(tcp)
-            };
-            let mut builder = Client::builder(TokioExecutor::new());
-            builder.pool_idle_timeout(Duration::from_secs(90));
-            if http2 {
-                builder
-                    .http2_only(true)
-                    .timer(hyper_util::rt::TokioTimer::new())
-                    .http2_keep_alive_interval(Duration::from_secs(30))
-                    .http2_adaptive_window(true);
-            } else {
-                builder.pool_max_idle_per_host(connections);
-            }
-            builder.build(connector)
+        let recipe = Recipe {
+            connections,
+            timeout,
+            tls,
         };
         match protocol {
             UpstreamProtocol::Http1 => UpstreamClient::Http1 {
-                client: Box::new(build(false)),
+                clients: (0..POOLS).map(|_| OnceLock::new()).collect(),
+                recipe: Box::new(recipe),
                 budget: connections,
                 permits: RwLock::new(HashMap::new()),
             },
             UpstreamProtocol::H2 => UpstreamClient::H2 {
-                clients: (0..connections).map(|_| build(true)).collect(),
+                clients: (0..connections).map(|_| recipe.build(true)).collect(),
                 next: AtomicUsize::new(0),
             },
         }
@@ -184,7 +209,14 @@ impl UpstreamClient {
         request: Request<Full<Bytes>>,
     ) -> Result<Response<Incoming>, ClientError> {
         match self {
-            UpstreamClient::Http1 { client, .. } => client.request(request).await,
+            UpstreamClient::Http1 {
+                clients, recipe, ..
+            } => {
+                let pool = &clients[crate::io_thread::current() % clients.len()];
+                pool.get_or_init(|| recipe.build(false))
+                    .request(request)
+                    .await
+            }
             UpstreamClient::H2 { clients, next } => {
                 let i = next.fetch_add(1, Ordering::Relaxed) % clients.len();
                 let mut request = request;
