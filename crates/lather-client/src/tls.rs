@@ -161,8 +161,10 @@ impl OutboundTls {
         self.server_name.as_ref()
     }
 
-    /// The same trust offering `protocols` in ALPN (for a raw handshake, such as HTTP/2
-    /// negotiated by [`handshake`](Self::handshake)).
+    /// The same trust offering `protocols` in ALPN, for a raw handshake such as HTTP/2
+    /// negotiated by [`handshake`](Self::handshake). Not for
+    /// [`ClientBuilder::tls`](crate::ClientBuilder::tls): its connector sets ALPN itself and
+    /// refuses a configuration that already has some.
     pub fn with_alpn(&self, protocols: &[&[u8]]) -> OutboundTls {
         let mut config = (*self.client_config()).clone();
         config.alpn_protocols = protocols.iter().map(|p| p.to_vec()).collect();

@@ -151,9 +151,18 @@ impl Accepting {
                     held,
                 };
                 if let Err(mpsc::error::SendError(back)) = lane.queue.send(handed) {
-                    // That thread has stopped: served here instead.
-                    if let Ok(stream) = TcpStream::from_std(back.stream) {
-                        self.spawn(stream, peer, back.held, &builder, &graceful);
+                    // That thread has stopped: served, and counted, here instead.
+                    let Held { _slot, _open, .. } = back.held;
+                    let held = Held {
+                        _slot,
+                        _open,
+                        _lane: counted(&own),
+                    };
+                    match TcpStream::from_std(back.stream) {
+                        Ok(stream) => self.spawn(stream, peer, held, &builder, &graceful),
+                        Err(e) => {
+                            tracing::debug!(%peer, error = %e, "an accepted connection cannot be served");
+                        }
                     }
                 }
                 continue;

@@ -12,6 +12,12 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpListener;
 
+/// The phases of the other I/O threads: serving, draining their connections, ending their
+/// runtimes.
+const RUNNING: u8 = 0;
+const DRAINING: u8 = 1;
+const EXITING: u8 = 2;
+
 /// The other I/O threads: the lanes connections are handed to, and a receiver each that
 /// completes once the thread has stopped.
 type IoThreads = (
@@ -149,12 +155,13 @@ impl Server {
         self.state.listen
     }
 
-    /// Serves connections on `threads` threads (at least 1): the runtime [`serve`] runs on
-    /// and `threads - 1` more, each with a current-thread runtime of its own accepting on
-    /// the same socket. A connection and its requests stay on the thread that accepted it,
-    /// so threads do not wake each other for its I/O. Run `serve` on a current-thread
-    /// runtime to have one runtime per thread; the default, 1, serves every connection on
-    /// the calling runtime.
+    /// Serves connections on `threads` threads (at least 1): the runtime [`serve`] runs on,
+    /// which accepts, and `threads - 1` more, each with a current-thread runtime of its own.
+    /// Each connection is handed to the thread serving the fewest and stays there with its
+    /// requests, so threads do not wake each other for its I/O. Run `serve` on a
+    /// current-thread runtime to have one runtime per thread; the default, 1, serves every
+    /// connection on the calling runtime. The other threads' runtimes live until `serve`
+    /// returns: tasks started there (shared by every thread) serve to the end.
     ///
     /// [`serve`]: Server::serve
     pub fn io_threads(mut self, threads: usize) -> Server {
@@ -189,12 +196,12 @@ impl Server {
             header_timeout: self.header_timeout,
             idle: self.idle,
         });
-        let (stop_threads, threads_stopping) = tokio::sync::watch::channel(false);
-        let (lanes, others) = self.start_io_threads(&accepting, &threads_stopping)?;
+        let (phase, threads_phase) = tokio::sync::watch::channel(RUNNING);
+        let (lanes, others) = self.start_io_threads(&accepting, &threads_phase)?;
         let graceful = accepting
             .accept_until(&self.listener, &lanes, shutdown)
             .await;
-        let _ = stop_threads.send(true);
+        let _ = phase.send(DRAINING);
         drop(self.listener);
         self.state.readiness.stop();
         // Stream connections stop reading and answer what they hold, like HTTP ones.
@@ -230,23 +237,27 @@ impl Server {
         {
             abort.abort();
         }
+        // Only now: tasks the other threads' runtimes hold may have served until here.
+        let _ = phase.send(EXITING);
         Ok(())
     }
 
     /// Starts the `io_threads - 1` other I/O threads, each with a runtime of its own
-    /// serving the connections handed to its lane; each stops when `stopping` turns true,
-    /// drains its connections (up to the grace period) and then completes its receiver.
+    /// serving the connections handed to its lane. When `phase` turns [`DRAINING`] a thread
+    /// drains its connections (up to the grace period) and completes its receiver; its
+    /// runtime, and the tasks started on it, live on until `phase` turns [`EXITING`] (or
+    /// its sender is dropped).
     fn start_io_threads(
         &self,
         accepting: &Arc<crate::listening::Accepting>,
-        stopping: &tokio::sync::watch::Receiver<bool>,
+        phase: &tokio::sync::watch::Receiver<u8>,
     ) -> Result<IoThreads, ServeError> {
         let mut lanes = Vec::new();
         let mut others = Vec::new();
         for index in 1..self.io_threads {
             let (lane, handed) = crate::listening::Lane::new();
             let accepting = accepting.clone();
-            let mut stopping = stopping.clone();
+            let mut phase = phase.clone();
             let grace = self.grace;
             let (done, finished) = tokio::sync::oneshot::channel();
             std::thread::Builder::new()
@@ -264,15 +275,15 @@ impl Server {
                         }
                     };
                     runtime.block_on(async move {
+                        let mut draining = phase.clone();
                         let stop = async move {
-                            let _ = stopping.wait_for(|stop| *stop).await;
+                            let _ = draining.wait_for(|p| *p >= DRAINING).await;
                         };
                         let graceful = accepting.serve_handed(handed, stop).await;
                         let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
+                        let _ = done.send(());
+                        let _ = phase.wait_for(|p| *p >= EXITING).await;
                     });
-                    // The runtime is dropped here, ending what its connections left.
-                    drop(runtime);
-                    let _ = done.send(());
                 })?;
             lanes.push(lane);
             others.push(finished);

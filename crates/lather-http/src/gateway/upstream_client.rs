@@ -26,8 +26,9 @@ type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 #[derive(Debug)]
 pub(crate) enum UpstreamClient {
     /// HTTP/1.1: a pool per I/O thread (made when that thread first sends), so an
-    /// upstream connection's I/O stays on the thread serving the client; each upstream has
-    /// `budget` connections (one request each) at most, all threads together.
+    /// upstream connection's I/O stays on the thread serving the client. Each upstream has
+    /// `budget` requests in flight at most, all threads together (one per connection in
+    /// use); each thread's pool keeps up to `budget` idle connections of its own.
     Http1 {
         clients: Box<[OnceLock<HttpClient>]>,
         recipe: Box<Recipe>,
