@@ -25,21 +25,3 @@ impl Threading {
         }
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use crate::{Config, Threading};
-
-    #[test]
-    fn per_core_is_the_default_and_other_words_are_refused() {
-        let config = Config::from_toml("", "t.toml").unwrap();
-        assert_eq!(config.server.threading, Threading::PerCore);
-        let config =
-            Config::from_toml("[server]\nthreading = \"work-stealing\"\n", "t.toml").unwrap();
-        assert_eq!(config.server.threading, Threading::WorkStealing);
-        assert_eq!(config.server.threading.as_str(), "work-stealing");
-        let err =
-            Config::from_toml("[server]\nthreading = \"per-thread\"\n", "t.toml").unwrap_err();
-        assert!(err.to_string().contains("per-core"), "{err}");
-    }
-}
