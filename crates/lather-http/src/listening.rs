@@ -303,22 +303,15 @@ impl Connection {
         let (stream, client) = match &self.tls {
             None => (MaybeTls::Plain(stream), None),
             Some(acceptor) => {
-                match tokio::time::timeout(self.header_timeout, acceptor.accept(stream)).await {
-                    Ok(Ok(tls)) => {
-                        let client = crate::tls::peer_name::of_connection(&tls);
-                        (MaybeTls::Tls(Box::new(tls)), client)
-                    }
-                    Ok(Err(e)) => {
-                        metrics.tls_failed("error");
-                        tracing::debug!(%peer, error = %e, "TLS handshake failed");
-                        return;
-                    }
-                    Err(_) => {
-                        metrics.tls_failed("timeout");
-                        tracing::debug!(%peer, "TLS handshake not done within header_timeout_ms");
-                        return;
-                    }
-                }
+                let within = self.header_timeout;
+                let bound = "header_timeout_ms";
+                let accepted = crate::tls::handshake::accept_within(
+                    acceptor, stream, within, bound, metrics, peer,
+                );
+                let Some((tls, client)) = accepted.await else {
+                    return;
+                };
+                (MaybeTls::Tls(Box::new(tls)), client)
             }
         };
         let current = self.current.clone();

@@ -58,22 +58,21 @@ pub(crate) async fn run(
         let (state, acceptor) = (state.clone(), acceptor.clone());
         tokio::spawn(async move {
             // The handshake, like the preface after it, within the frame timeout.
-            let handshake = tls.accept(stream);
-            match tokio::time::timeout(acceptor.limits.frame_timeout, handshake).await {
-                Ok(Ok(tls)) => {
-                    let client = crate::tls::peer_name::of_connection(&tls);
+            let accepted = crate::tls::handshake::accept_within(
+                &tls,
+                stream,
+                acceptor.limits.frame_timeout,
+                "frame_timeout_ms",
+                &state.metrics.connections,
+                peer,
+            );
+            match accepted.await {
+                Some((tls, client)) => {
                     let handoff = DispatchHandoff::new(state, peer, client);
                     serve_counted(acceptor, tls, handoff, peer, slot).await;
                 }
-                Ok(Err(e)) => {
-                    state.metrics.connections.tls_failed("error");
+                None => {
                     acceptor.failed.fetch_add(1, Ordering::Relaxed);
-                    tracing::debug!(%peer, error = %e, "stream connection's TLS handshake failed");
-                }
-                Err(_) => {
-                    state.metrics.connections.tls_failed("timeout");
-                    acceptor.failed.fetch_add(1, Ordering::Relaxed);
-                    tracing::debug!(%peer, "stream connection's TLS handshake not done within frame_timeout_ms");
                 }
             }
         });

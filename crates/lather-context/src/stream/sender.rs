@@ -307,45 +307,54 @@ async fn negotiate(inner: &Inner, url: &http::Uri, operation: &str) -> Result<St
         handshake_timeout: settings.timeout,
     };
     let https = url.scheme_str() == Some("https");
-    let host = url.host().ok_or("the upstream URL has no host")?;
     let timeout = settings.timeout;
-    let opened = match settings.transport {
-        // Only the port comes from the answer: the host is the one already talked to.
-        StreamTransport::Tcp if https && !grant.tls => {
-            return Err(
-                "the far side grants a stream port without TLS: a stream negotiated over https:// is never carried in the clear"
-                    .to_owned(),
-            );
-        }
-        StreamTransport::Tcp if grant.tls => {
-            let stream = connect(url, grant.port, timeout).await?;
-            let tls = settings
-                .tls
-                .handshake(host, stream, timeout)
-                .await
-                .map_err(|e| format!("the stream connection's {e}"))?;
-            StreamLink::open(tls, &grant.token, link_settings).await
-        }
-        StreamTransport::Tcp => {
-            let stream = connect(url, grant.port, timeout).await?;
-            StreamLink::open(stream, &grant.token, link_settings).await
-        }
-        // One request on the URL's own port, over TLS when the URL says https.
-        StreamTransport::H2 if https => {
-            let stream = connect(url, url.port_u16().unwrap_or(443), timeout).await?;
-            let tls = settings
-                .tls
-                .with_alpn(&[b"h2"])
-                .handshake(host, stream, timeout)
-                .await
-                .map_err(|e| format!("the stream connection's {e}"))?;
-            let duplex = h2_request(url, tls, timeout).await?;
-            StreamLink::open(duplex, &grant.token, link_settings).await
-        }
+    // TCP: only the port comes from the answer, the host is the one already talked to.
+    // HTTP/2: one request on the URL's own port, over TLS when the URL says https.
+    let (port, secure) = match settings.transport {
+        StreamTransport::Tcp => (grant.port, grant.tls),
+        StreamTransport::H2 => (
+            url.port_u16().unwrap_or(if https { 443 } else { 80 }),
+            https,
+        ),
+    };
+    if https && !secure {
+        return Err(
+            "the far side grants a stream port without TLS: a stream negotiated over https:// is never carried in the clear"
+                .to_owned(),
+        );
+    }
+    let stream = connect(url, port, timeout).await?;
+    if !secure {
+        return open_link(settings.transport, url, stream, &grant.token, link_settings).await;
+    }
+    let host = url.host().ok_or("the upstream URL has no host")?;
+    let tls = match settings.transport {
+        StreamTransport::Tcp => settings.tls.clone(),
+        StreamTransport::H2 => settings.tls.with_alpn(&[b"h2"]),
+    };
+    let stream = tls
+        .handshake(host, stream, timeout)
+        .await
+        .map_err(|e| format!("the stream connection's {e}"))?;
+    open_link(settings.transport, url, stream, &grant.token, link_settings).await
+}
+
+/// Opens the link over `io` (for HTTP/2, inside its request to `url`) with `token`.
+async fn open_link<S>(
+    transport: StreamTransport,
+    url: &http::Uri,
+    io: S,
+    token: &str,
+    settings: StreamLinkSettings,
+) -> Result<StreamLink, Why>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let opened = match transport {
+        StreamTransport::Tcp => StreamLink::open(io, token, settings).await,
         StreamTransport::H2 => {
-            let stream = connect(url, url.port_u16().unwrap_or(80), timeout).await?;
-            let duplex = h2_request(url, stream, timeout).await?;
-            StreamLink::open(duplex, &grant.token, link_settings).await
+            let duplex = h2_request(url, io, settings.handshake_timeout).await?;
+            StreamLink::open(duplex, token, settings).await
         }
     };
     opened.map_err(|e| format!("the stream handshake failed: {e}"))

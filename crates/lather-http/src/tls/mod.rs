@@ -3,6 +3,7 @@
 //! towards `https://` upstreams ([`upstream`]).
 
 mod error;
+pub(crate) mod handshake;
 pub(crate) mod listener;
 pub(crate) mod peer_name;
 mod pem;
