@@ -55,5 +55,5 @@ pub use client::Client;
 pub use error::{BoxError, ClientError, STATUS_BODY_BYTES};
 pub use lather_envelope::batch::BATCH_NS;
 pub use response::SoapResponse;
-pub use tls::{HandshakeError, OutboundTls, TrustError};
+pub use tls::{HandshakeError, OutboundTls, TrustError, system_roots};
 pub use transport::soap_headers;

@@ -245,8 +245,9 @@ fn system_config() -> Arc<rustls::ClientConfig> {
 }
 
 /// The system's trusted CAs (rustls-native-certs: `/etc/ssl/certs` and the like;
-/// `SSL_CERT_FILE` / `SSL_CERT_DIR` override), read once per process.
-fn system_roots() -> Arc<rustls::RootCertStore> {
+/// `SSL_CERT_FILE` / `SSL_CERT_DIR` override), read once per process and shared by every
+/// TLS client of lather's (this crate's, and a gateway's towards its upstreams).
+pub fn system_roots() -> Arc<rustls::RootCertStore> {
     static ROOTS: OnceLock<Arc<rustls::RootCertStore>> = OnceLock::new();
     ROOTS
         .get_or_init(|| {

@@ -4,7 +4,7 @@
 
 use super::TlsError;
 use lather_config::UpstreamTls;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 /// The client configuration for `tls` (ALPN is set by the connector, per protocol); an
 /// error names the key and file that cannot be used. Without `https` (no upstream can be
@@ -39,24 +39,17 @@ pub(crate) fn client_config(
     }
 }
 
-/// The system's trusted CAs (rustls-native-certs), read once per process.
+/// The system's trusted CAs, shared with lather's other TLS clients; that none was found is
+/// logged once.
 fn system_roots() -> Arc<rustls::RootCertStore> {
-    static ROOTS: OnceLock<Arc<rustls::RootCertStore>> = OnceLock::new();
-    ROOTS
-        .get_or_init(|| {
-            let found = rustls_native_certs::load_native_certs();
-            for e in &found.errors {
-                tracing::warn!(error = %e, "reading the system's trusted CAs");
-            }
-            let mut roots = rustls::RootCertStore::empty();
-            let (added, ignored) = roots.add_parsable_certificates(found.certs);
-            if added == 0 {
-                tracing::warn!(
-                    ignored,
-                    "no trusted CA found on this system: https:// upstreams need upstream_ca_file"
-                );
-            }
-            Arc::new(roots)
-        })
-        .clone()
+    static CHECKED: std::sync::Once = std::sync::Once::new();
+    let roots = lather_client::system_roots();
+    CHECKED.call_once(|| {
+        if roots.is_empty() {
+            tracing::warn!(
+                "no trusted CA found on this system: https:// upstreams need upstream_ca_file"
+            );
+        }
+    });
+    roots
 }
