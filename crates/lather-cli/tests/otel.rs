@@ -6,7 +6,8 @@ mod collector;
 mod serving;
 
 use collector::{
-    attribute, collector, echo_backend, hex, post, self_signed_tls, spans_of, tls_collector,
+    attribute, collector, echo_backend, exporting, hex, post, self_signed_tls, spans_of,
+    tls_collector,
 };
 use serving::{Running, free_port, lather, temp_config, wait_healthy};
 use std::process::Stdio;
@@ -30,17 +31,7 @@ async fn a_gateway_request_is_exported_with_its_upstream_call_and_carries_its_tr
              upstream = [\"http://{backend}/ws\"]\nrequest = [[\"log\"]]\n"
         ),
     );
-    let child = lather()
-        .arg("serve")
-        .arg("--config")
-        .arg(&config)
-        // Export every 100 ms rather than every 5 s.
-        .env("OTEL_BSP_SCHEDULE_DELAY", "100")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut running = Running(child);
+    let mut running = Running(exporting("serve", &config));
     tokio::task::block_in_place(|| wait_healthy(port, &mut running.0));
     let url = format!("http://127.0.0.1:{port}/quotes");
 
@@ -198,16 +189,7 @@ async fn an_https_collector_is_verified_with_outbound_ca_file_and_receives_the_s
             collector.port()
         ),
     );
-    let child = lather()
-        .arg("serve")
-        .arg("--config")
-        .arg(&config)
-        .env("OTEL_BSP_SCHEDULE_DELAY", "100")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut running = Running(child);
+    let mut running = Running(exporting("serve", &config));
     tokio::task::block_in_place(|| wait_healthy(port, &mut running.0));
     let trace = "5bf92f3577b34da6a3ce929d0e0e4737";
     let incoming = format!("00-{trace}-00f067aa0ba902b7-01");

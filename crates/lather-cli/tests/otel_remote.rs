@@ -6,12 +6,11 @@ mod collector;
 mod serving;
 mod workers;
 
-use collector::{attribute, collector, hex, post, spans_of};
+use collector::{attribute, collector, exporting, hex, post, spans_of};
 use lather_config::Config;
 use lather_test_util::nats;
 use nats::NatsServer;
-use serving::{Running, free_port, lather, temp_config, wait_healthy};
-use std::process::Stdio;
+use serving::{Running, free_port, temp_config, wait_healthy};
 use std::time::Duration;
 
 /// Serves echo with the remote handler `log` (`oneway` or waited for) and a worker, sends
@@ -37,19 +36,7 @@ async fn remote_spans_follow_the_trace(oneway: bool, trace: &str, subject: &str)
     );
     let file = if oneway { "oneway.toml" } else { "remote.toml" };
     let config = temp_config("otel-remote", file, &text);
-    let start = |command: &str| {
-        Running(
-            lather()
-                .arg(command)
-                .arg("--config")
-                .arg(&config)
-                .env("OTEL_BSP_SCHEDULE_DELAY", "100")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap(),
-        )
-    };
+    let start = |command: &str| Running(exporting(command, &config));
     let _worker = start("worker");
     let mut service = start("serve");
     if !oneway {

@@ -19,6 +19,20 @@ use std::time::{Duration, Instant};
 
 pub(crate) const ENVELOPE: &str = r#"<soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><ns:echo xmlns:ns="urn:lather:echo"><text>hi</text></ns:echo></soap:Body></soap:Envelope>"#;
 
+/// `lather COMMAND --config CONFIG` exporting its spans every 100 ms rather than every 5 s,
+/// its output discarded.
+pub(crate) fn exporting(command: &str, config: &std::path::Path) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_lather"))
+        .arg(command)
+        .arg("--config")
+        .arg(config)
+        .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// Serves `answer` on a loopback port until the test's runtime ends; returns the address.
 pub(crate) async fn serve<F, Fut>(answer: F) -> SocketAddr
 where
