@@ -38,10 +38,15 @@ pub struct StageLayoutsArgs {
     /// Handler sets to run (repeatable; default all three)
     #[arg(long = "set", value_enum)]
     pub sets: Vec<HandlerSet>,
-    /// Requests observed per configuration
+    /// Requests observed per configuration (spread over the rounds)
     #[arg(long, default_value_t = 100)]
     pub requests: u64,
-    /// Seconds of warm-up load before each measured configuration
+    /// Rounds: each measures the bare service, each handler alone and every configuration
+    /// with its share of `--requests`, so a change in the machine's load (a shared VM)
+    /// touches them all alike rather than the ones measured at that moment
+    #[arg(long, default_value_t = 5)]
+    pub rounds: u64,
+    /// Seconds of warm-up load before each measured configuration (first round only)
     #[arg(long, default_value_t = 1.0)]
     pub warmup: f64,
     /// Directory for the tables and charts
@@ -218,25 +223,29 @@ fn measure(
         None => None,
     };
     let server = InProcess::start(&toml, args.server_threads.unwrap_or_else(cores))?;
-    let run = |path: &str| -> Result<LatencySummary, BenchError> {
-        eprintln!("stage layouts ({:?}): /{path}", set);
-        sequential(
-            &server.url(&format!("/{path}")),
-            &spec.body,
-            args.requests,
-            args.warmup,
-        )
-    };
-    let bare = run("bare")?;
-    let mut alone = Vec::new();
-    for letter in LETTERS {
-        alone.push(run(&format!("only-{letter}"))?);
-    }
-    let mut configs = Vec::new();
-    for i in 1..=CONFIGURATIONS.len() {
-        configs.push(run(&format!("c{i}"))?);
+    let mut paths = vec!["bare".to_owned()];
+    paths.extend(LETTERS.iter().map(|l| format!("only-{l}")));
+    paths.extend((1..=CONFIGURATIONS.len()).map(|i| format!("c{i}")));
+    let rounds = args.rounds.clamp(1, args.requests.max(1));
+    let mut measured: Vec<Vec<LatencySummary>> = vec![Vec::new(); paths.len()];
+    for round in 0..rounds {
+        // The requests split over the rounds, the first rounds taking the remainder.
+        let share = args.requests / rounds + u64::from(round < args.requests % rounds);
+        let warmup = if round == 0 { args.warmup } else { 0.0 };
+        for (path, samples) in paths.iter().zip(&mut measured) {
+            eprintln!(
+                "stage layouts ({set:?}), round {}/{rounds}: /{path}",
+                round + 1
+            );
+            let url = server.url(&format!("/{path}"));
+            samples.push(sequential(&url, &spec.body, share, warmup)?);
+        }
     }
     drop(server);
+    let mut combined = measured.iter().map(|runs| LatencySummary::combine(runs));
+    let bare = combined.next().unwrap_or_default();
+    let alone: Vec<LatencySummary> = combined.by_ref().take(LETTERS.len()).collect();
+    let configs: Vec<LatencySummary> = combined.collect();
 
     let service = bare.mean;
     let handler_time: Vec<f64> = alone.iter().map(|l| (l.mean - service).max(0.0)).collect();
@@ -253,7 +262,7 @@ fn measure(
     );
     let _ = writeln!(
         md,
-        "#### Stage layouts — {}{} ({} cores, {} requests per configuration)\n",
+        "#### Stage layouts — {}{} ({} cores, {} requests per configuration in {rounds} interleaved rounds)\n",
         spec.title,
         if args.nats.is_some() {
             format!(", A–E on {} workers over NATS", args.workers)

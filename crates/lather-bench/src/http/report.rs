@@ -70,6 +70,39 @@ impl LatencySummary {
             stdev: h.stdev(),
         }
     }
+
+    /// The summaries of several runs of one measurement as one: count, minimum and maximum
+    /// exact; mean and standard deviation pooled over every sample; each percentile the
+    /// median of the runs' (the samples themselves are gone).
+    pub fn combine(parts: &[LatencySummary]) -> LatencySummary {
+        let parts: Vec<&LatencySummary> = parts.iter().filter(|p| p.count > 0).collect();
+        let count: u64 = parts.iter().map(|p| p.count).sum();
+        if count == 0 {
+            return LatencySummary::default();
+        }
+        let n = count as f64;
+        let mean = parts.iter().map(|p| p.mean * p.count as f64).sum::<f64>() / n;
+        let spread: f64 = parts
+            .iter()
+            .map(|p| p.count as f64 * (p.stdev.powi(2) + (p.mean - mean).powi(2)))
+            .sum();
+        let median = |pick: fn(&LatencySummary) -> u64| {
+            let mut values: Vec<u64> = parts.iter().map(|p| pick(p)).collect();
+            values.sort_unstable();
+            values[values.len() / 2]
+        };
+        LatencySummary {
+            count,
+            min: parts.iter().map(|p| p.min).min().unwrap_or(0),
+            mean,
+            p50: median(|p| p.p50),
+            p90: median(|p| p.p90),
+            p99: median(|p| p.p99),
+            p999: median(|p| p.p999),
+            max: parts.iter().map(|p| p.max).max().unwrap_or(0),
+            stdev: (spread / n).sqrt(),
+        }
+    }
 }
 
 /// Open-loop figures (measured requests only).
@@ -436,5 +469,41 @@ fn fmt_bytes(b: u64) -> String {
         format!("{b} B")
     } else {
         format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LatencySummary;
+
+    fn run(count: u64, mean: f64, stdev: f64, p50: u64) -> LatencySummary {
+        LatencySummary {
+            count,
+            min: p50 / 2,
+            mean,
+            p50,
+            p90: p50 * 2,
+            p99: p50 * 3,
+            p999: p50 * 4,
+            max: p50 * 5,
+            stdev,
+        }
+    }
+
+    #[test]
+    fn combined_runs_pool_the_samples_and_take_the_median_percentile() {
+        // Two samples at 10 and two at 30 (sd 0 each): all four have mean 20, sd 10.
+        let combined = LatencySummary::combine(&[
+            run(2, 10.0, 0.0, 10),
+            run(2, 30.0, 0.0, 30),
+            run(0, 0.0, 0.0, 0),
+            run(2, 20.0, 0.0, 20),
+        ]);
+        assert_eq!(combined.count, 6);
+        assert!((combined.mean - 20.0).abs() < 1e-9);
+        assert!((combined.stdev - (200.0f64 / 3.0).sqrt()).abs() < 1e-9);
+        assert_eq!((combined.p50, combined.p99), (20, 60));
+        assert_eq!((combined.min, combined.max), (5, 150));
+        assert_eq!(LatencySummary::combine(&[]), LatencySummary::default());
     }
 }
