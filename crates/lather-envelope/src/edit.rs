@@ -1,38 +1,39 @@
 //! Edits to an envelope, applied by copying unchanged byte ranges.
 
-use crate::scan::{Event, Mode, Scanner, check_characters, is_whitespace};
-use crate::{Envelope, Fault, FaultKind, Limits};
+use crate::fragment::Fragment;
+use crate::{Envelope, Fault};
 use bytes::{Bytes, BytesMut};
 use std::fmt;
 use std::ops::Range;
 
 /// One change to an envelope. Build it with the constructors, which check that the new
-/// bytes are well-formed; apply edits with [`Envelope::write`].
+/// bytes are well-formed; apply edits with [`Envelope::write`] or [`Envelope::edited`].
 ///
 /// Header blocks are named by their index in [`Envelope::headers`] of the envelope the
 /// edits are applied to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Edit(EditKind);
+pub struct Edit(pub(crate) EditKind);
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum EditKind {
-    AddHeader(Bytes),
-    ReplaceHeader(usize, Bytes),
+pub(crate) enum EditKind {
+    AddHeader(Fragment),
+    ReplaceHeader(usize, Fragment),
     RemoveHeader(usize),
-    ReplaceBody(Bytes),
+    ReplaceBody(Fragment),
 }
 
 impl Edit {
     /// Appends `block` (one element) to the Header, creating the Header if there is none.
     pub fn add_header(block: Bytes) -> Result<Edit, Fault> {
-        check_fragment(&block, true)?;
-        Ok(Edit(EditKind::AddHeader(block)))
+        Ok(Edit(EditKind::AddHeader(Fragment::check(block, true)?)))
     }
 
     /// Replaces header block `index` with `block` (one element).
     pub fn replace_header(index: usize, block: Bytes) -> Result<Edit, Fault> {
-        check_fragment(&block, true)?;
-        Ok(Edit(EditKind::ReplaceHeader(index, block)))
+        Ok(Edit(EditKind::ReplaceHeader(
+            index,
+            Fragment::check(block, true)?,
+        )))
     }
 
     /// Removes header block `index`.
@@ -42,41 +43,10 @@ impl Edit {
 
     /// Replaces the Body's content with `content` (elements and whitespace).
     pub fn replace_body(content: Bytes) -> Result<Edit, Fault> {
-        check_fragment(&content, false)?;
-        Ok(Edit(EditKind::ReplaceBody(content)))
+        Ok(Edit(EditKind::ReplaceBody(Fragment::check(
+            content, false,
+        )?)))
     }
-}
-
-/// Checks that `bytes` is well-formed element content; `single`: exactly one element.
-fn check_fragment(bytes: &[u8], single: bool) -> Result<(), Fault> {
-    let fault = |e: crate::scan::ScanError| Fault::with_reason(e.kind, e.message);
-    check_characters(bytes).map_err(fault)?;
-    let limits = Limits {
-        max_message_bytes: usize::MAX,
-        ..Limits::default()
-    };
-    let mut scanner = Scanner::new(bytes, Mode::Fragment, limits);
-    loop {
-        match scanner.next().map_err(fault)? {
-            Event::Eof => break,
-            Event::Text { range, .. }
-                if scanner.depth() == 0 && !is_whitespace(&bytes[range.clone()]) =>
-            {
-                return Err(Fault::with_reason(
-                    FaultKind::InvalidEnvelope,
-                    "text outside an element in edited content",
-                ));
-            }
-            _ => {}
-        }
-    }
-    if single && scanner.top_level_elements() != 1 {
-        return Err(Fault::with_reason(
-            FaultKind::InvalidEnvelope,
-            "a header block must be exactly one element",
-        ));
-    }
-    Ok(())
 }
 
 /// Why a set of edits could not be applied.
@@ -86,6 +56,9 @@ pub enum EditError {
     NoSuchHeader(usize),
     /// Two edits change the same part (the same block, or the Body twice).
     Conflict(String),
+    /// The edited envelope breaks a rule [`Envelope::parse`] enforces (a limit, an unbound
+    /// prefix, a block without a namespace); only [`Envelope::edited`] checks these.
+    Invalid(Fault),
 }
 
 impl fmt::Display for EditError {
@@ -93,16 +66,47 @@ impl fmt::Display for EditError {
         match self {
             EditError::NoSuchHeader(i) => write!(f, "no header block at index {i}"),
             EditError::Conflict(what) => write!(f, "conflicting edits to {what}"),
+            EditError::Invalid(fault) => {
+                write!(f, "the edited envelope is not valid: {}", fault.reason())
+            }
         }
     }
 }
 
 impl std::error::Error for EditError {}
 
+/// What a splice puts into the envelope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// Header block `i`, replaced or removed.
+    Block(usize),
+    /// The Body's content.
+    Body,
+    /// The added header blocks (with the Header's tags when it is created or was `<Header/>`).
+    Added,
+}
+
 /// A range of the original bytes replaced by the concatenation of `parts`.
-struct Splice {
-    range: Range<usize>,
-    parts: Vec<Bytes>,
+pub(crate) struct Splice {
+    pub(crate) range: Range<usize>,
+    pub(crate) parts: Vec<Bytes>,
+    pub(crate) role: Role,
+    /// Whether the first and last parts are a section's start and end tags.
+    pub(crate) tagged: bool,
+    /// Where the parts start in the written bytes (set by [`Envelope::assemble`]).
+    pub(crate) at: usize,
+}
+
+impl Splice {
+    /// How many bytes the parts hold.
+    pub(crate) fn len(&self) -> usize {
+        self.parts.iter().map(Bytes::len).sum()
+    }
+
+    /// How much longer the bytes get.
+    pub(crate) fn growth(&self) -> isize {
+        self.len() as isize - self.range.len() as isize
+    }
 }
 
 impl Envelope {
@@ -115,13 +119,19 @@ impl Envelope {
         if edits.is_empty() {
             return Ok(self.bytes.clone());
         }
+        let mut splices = self.splices(edits)?;
+        Ok(self.assemble(&mut splices))
+    }
+
+    /// The splices `edits` make, in byte order, checked not to touch one part twice.
+    pub(crate) fn splices(&self, edits: &[Edit]) -> Result<Vec<Splice>, EditError> {
         let mut splices = Vec::with_capacity(edits.len() + 1);
         let mut touched = vec![false; self.blocks.len()];
         let mut body_done = false;
         let mut added = Vec::new();
         for edit in edits {
             match &edit.0 {
-                EditKind::AddHeader(block) => added.push(block.clone()),
+                EditKind::AddHeader(block) => added.push(block.bytes.clone()),
                 EditKind::ReplaceHeader(i, _) | EditKind::RemoveHeader(i) => {
                     let i = *i;
                     let block = self.blocks.get(i).ok_or(EditError::NoSuchHeader(i))?;
@@ -132,12 +142,15 @@ impl Envelope {
                         )));
                     }
                     let parts = match &edit.0 {
-                        EditKind::ReplaceHeader(_, b) => vec![b.clone()],
+                        EditKind::ReplaceHeader(_, b) => vec![b.bytes.clone()],
                         _ => Vec::new(),
                     };
                     splices.push(Splice {
                         range: block.range.clone(),
                         parts,
+                        role: Role::Block(i),
+                        tagged: false,
+                        at: 0,
                     });
                 }
                 EditKind::ReplaceBody(content) => {
@@ -148,14 +161,20 @@ impl Envelope {
                     splices.push(self.fill_section(
                         body.outer.clone(),
                         body.content.clone(),
-                        vec![content.clone()],
+                        vec![content.bytes.clone()],
+                        Role::Body,
                     ));
                 }
             }
         }
         if !added.is_empty() {
             splices.push(match &self.header {
-                Some(h) => self.fill_section(h.outer.clone(), h.content.end..h.content.end, added),
+                Some(h) => self.fill_section(
+                    h.outer.clone(),
+                    h.content.end..h.content.end,
+                    added,
+                    Role::Added,
+                ),
                 None => self.new_header(added),
             });
         }
@@ -166,27 +185,45 @@ impl Envelope {
         {
             return Err(EditError::Conflict("overlapping parts".into()));
         }
+        Ok(splices)
+    }
+
+    /// The bytes with `splices` (in byte order) applied; records where each one's parts start.
+    pub(crate) fn assemble(&self, splices: &mut [Splice]) -> Bytes {
         let growth: usize = splices.iter().flat_map(|s| &s.parts).map(Bytes::len).sum();
         let mut out = BytesMut::with_capacity(self.bytes.len() + growth);
         let mut pos = 0;
-        for splice in &splices {
+        for splice in splices.iter_mut() {
             out.extend_from_slice(&self.bytes[pos..splice.range.start]);
+            splice.at = out.len();
             for part in &splice.parts {
                 out.extend_from_slice(part);
             }
             pos = splice.range.end;
         }
         out.extend_from_slice(&self.bytes[pos..]);
-        Ok(out.freeze())
+        out.freeze()
     }
 
     /// A splice putting `parts` at `at` inside the section `outer`; a self-closing section
     /// (`<Body/>`) is rewritten as a start tag, the parts and an end tag.
-    fn fill_section(&self, outer: Range<usize>, at: Range<usize>, mut parts: Vec<Bytes>) -> Splice {
+    fn fill_section(
+        &self,
+        outer: Range<usize>,
+        at: Range<usize>,
+        mut parts: Vec<Bytes>,
+        role: Role,
+    ) -> Splice {
         let buf = &self.bytes[..];
         let self_closing = outer.len() >= 2 && &buf[outer.end - 2..outer.end] == b"/>";
         if !self_closing {
-            return Splice { range: at, parts };
+            return Splice {
+                range: at,
+                parts,
+                role,
+                tagged: false,
+                at: 0,
+            };
         }
         let (name_end, _) = crate::envelope::start_tag_parts(buf, outer.start);
         let name = &buf[outer.start + 1..name_end];
@@ -197,6 +234,9 @@ impl Envelope {
         Splice {
             range: outer,
             parts,
+            role,
+            tagged: true,
+            at: 0,
         }
     }
 
@@ -217,6 +257,9 @@ impl Envelope {
         Splice {
             range: at..at,
             parts,
+            role: Role::Added,
+            tagged: true,
+            at: 0,
         }
     }
 }

@@ -11,7 +11,8 @@
 //! # Editing
 //!
 //! Changes are described as [`Edit`]s and applied by [`Envelope::write`], which copies the
-//! unchanged byte ranges verbatim. A header block taken out with
+//! unchanged byte ranges verbatim, or by [`Envelope::edited`], which also gives the edited
+//! envelope without parsing again what did not change. A header block taken out with
 //! [`Envelope::extract_header`] carries the namespace declarations in scope, so it is
 //! well-formed on its own.
 //!
@@ -31,11 +32,13 @@ mod element;
 mod envelope;
 pub mod escape;
 mod fault;
+mod fragment;
 mod header;
 mod limits;
 mod namespace;
 mod parse;
 mod qname;
+mod rebuild;
 mod received;
 mod scan;
 mod utf16;

@@ -279,55 +279,16 @@ impl Builder {
         attrs: Range<usize>,
         end: usize,
     ) -> Result<HeaderBlock, ScanError> {
-        let bytes = self.bytes.clone();
-        let buf = &bytes[..];
         let version = self.version_now();
-        let mut qname = resolve_element(buf, &self.scope, name.clone())?;
-        if qname.namespace().is_empty() {
-            return Err(invalid(format!(
-                "header block {qname} is not namespace-qualified"
-            )));
-        }
+        let mut block =
+            read_header_block(&self.bytes, &self.scope, version, start, name, attrs, end)?;
         // Blocks in one namespace share one copy of it: a namespace declared once costs its
         // length once, however many blocks use it.
-        match self.block_namespaces.get(qname.namespace()) {
-            Some(shared) => qname = qname.share_namespace(shared),
+        match self.block_namespaces.get(block.name.namespace()) {
+            Some(shared) => block.name = block.name.share_namespace(shared),
             None => {
                 self.block_namespaces
-                    .insert(qname.namespace_shared().clone());
-            }
-        }
-        let mut block = HeaderBlock {
-            name: qname,
-            must_understand: false,
-            role: None,
-            relay: false,
-            range: start..end,
-            name_end: name.end,
-            attrs: attrs.clone(),
-            content: end..end,
-        };
-        for attr in attributes(buf, attrs) {
-            let (prefix, local) = split_name(buf, attr.name.clone());
-            if prefix.is_empty() {
-                continue;
-            }
-            let ns = resolve_prefix(buf, &self.scope, &buf[prefix], false)?;
-            if ns != version.namespace() {
-                continue;
-            }
-            let raw = std::str::from_utf8(&buf[attr.value.clone()]).unwrap_or_default();
-            let value = unescape(raw).ok_or_else(|| invalid("bad reference in attribute"))?;
-            let local = &buf[local];
-            if local == b"mustUnderstand" {
-                block.must_understand = parse_bool(version, trim_xml(&value)).ok_or_else(|| {
-                    invalid(format!("mustUnderstand must be a boolean, not {value:?}"))
-                })?;
-            } else if local == version.role_attribute().as_bytes() {
-                block.role = Some(trim_xml(&value).to_owned());
-            } else if local == b"relay" && version == SoapVersion::V12 {
-                block.relay = parse_bool(version, trim_xml(&value))
-                    .ok_or_else(|| invalid(format!("relay must be a boolean, not {value:?}")))?;
+                    .insert(block.name.namespace_shared().clone());
             }
         }
         Ok(block)
@@ -363,6 +324,60 @@ impl Builder {
             body_children: self.body_children,
         })
     }
+}
+
+/// A header block's record from its start tag (`start` to `end`, its `name` and `attrs`),
+/// names resolved in `scope` (the declarations in scope, the block's own included). Its
+/// range and content are set to the start tag; the caller extends them to the end tag.
+pub(crate) fn read_header_block(
+    buf: &[u8],
+    scope: &[NsDecl],
+    version: SoapVersion,
+    start: usize,
+    name: Range<usize>,
+    attrs: Range<usize>,
+    end: usize,
+) -> Result<HeaderBlock, ScanError> {
+    let qname = resolve_element(buf, scope, name.clone())?;
+    if qname.namespace().is_empty() {
+        return Err(invalid(format!(
+            "header block {qname} is not namespace-qualified"
+        )));
+    }
+    let mut block = HeaderBlock {
+        name: qname,
+        must_understand: false,
+        role: None,
+        relay: false,
+        range: start..end,
+        name_end: name.end,
+        attrs: attrs.clone(),
+        content: end..end,
+    };
+    for attr in attributes(buf, attrs) {
+        let (prefix, local) = split_name(buf, attr.name.clone());
+        if prefix.is_empty() {
+            continue;
+        }
+        let ns = resolve_prefix(buf, scope, &buf[prefix], false)?;
+        if ns != version.namespace() {
+            continue;
+        }
+        let raw = std::str::from_utf8(&buf[attr.value.clone()]).unwrap_or_default();
+        let value = unescape(raw).ok_or_else(|| invalid("bad reference in attribute"))?;
+        let local = &buf[local];
+        if local == b"mustUnderstand" {
+            block.must_understand = parse_bool(version, trim_xml(&value)).ok_or_else(|| {
+                invalid(format!("mustUnderstand must be a boolean, not {value:?}"))
+            })?;
+        } else if local == version.role_attribute().as_bytes() {
+            block.role = Some(trim_xml(&value).to_owned());
+        } else if local == b"relay" && version == SoapVersion::V12 {
+            block.relay = parse_bool(version, trim_xml(&value))
+                .ok_or_else(|| invalid(format!("relay must be a boolean, not {value:?}")))?;
+        }
+    }
+    Ok(block)
 }
 
 fn parse_bool(version: SoapVersion, value: &str) -> Option<bool> {

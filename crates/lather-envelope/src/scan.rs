@@ -113,6 +113,8 @@ pub(crate) struct Scanner<'a> {
     limits: Limits,
     open: Vec<Range<usize>>,
     roots: usize,
+    deepest: usize,
+    most_attributes: usize,
 }
 
 impl<'a> Scanner<'a> {
@@ -129,6 +131,8 @@ impl<'a> Scanner<'a> {
             limits,
             open: Vec::with_capacity(16),
             roots: 0,
+            deepest: 0,
+            most_attributes: 0,
         }
     }
 
@@ -140,6 +144,16 @@ impl<'a> Scanner<'a> {
     /// How many elements are open.
     pub(crate) fn depth(&self) -> usize {
         self.open.len()
+    }
+
+    /// The deepest nesting seen so far (a top-level element is depth 1).
+    pub(crate) fn deepest(&self) -> usize {
+        self.deepest
+    }
+
+    /// The most attributes seen on one element so far.
+    pub(crate) fn most_attributes(&self) -> usize {
+        self.most_attributes
     }
 
     /// The next event.
@@ -218,9 +232,11 @@ impl<'a> Scanner<'a> {
             pos = ws;
             match buf.get(pos) {
                 Some(b'>') => {
+                    self.most_attributes = self.most_attributes.max(count);
                     return self.open_element(start, name, attrs_start..pos, pos + 1, false);
                 }
                 Some(b'/') if buf.get(pos + 1) == Some(&b'>') => {
+                    self.most_attributes = self.most_attributes.max(count);
                     return self.open_element(start, name, attrs_start..pos, pos + 2, true);
                 }
                 Some(_) if had_space => {}
@@ -322,6 +338,7 @@ impl<'a> Scanner<'a> {
                 ),
             ));
         }
+        self.deepest = self.deepest.max(self.open.len() + usize::from(empty));
         self.pos = end;
         Ok(Event::Start {
             start,

@@ -802,6 +802,20 @@ fn check_edits(xml: &str, ops: &[Op]) -> Result<(), TestCaseError> {
     let ns = env.version().namespace();
     let edits: Vec<Edit> = ops.iter().map(to_edit).collect();
     let written = env.write(&edits);
+    // Applying the edits without parsing again gives what a parse of the written bytes gives,
+    // skeleton and all; the same refusals.
+    let edited = env.edited(&edits, &limits());
+    match (&written, &edited) {
+        (Ok(out), Ok(edited)) => {
+            prop_assert_eq!(format!("{edited:?}"), format!("{:?}", parse(out)));
+        }
+        (Err(w), Err(e)) => prop_assert_eq!(w, e),
+        (w, e) => {
+            return Err(TestCaseError::fail(format!(
+                "write says {w:?}, edited says {e:?}"
+            )));
+        }
+    }
     let (want_blocks, want_body) = match (model(&env, ops), written.clone()) {
         (Ok(want), Ok(_)) => want,
         (Err(EditError::NoSuchHeader(i)), Err(EditError::NoSuchHeader(j))) => {

@@ -6,7 +6,7 @@ use crate::cpu_pool::{self, CpuPool};
 use crate::plan::{Counters, Step};
 use crate::{Message, Plan, Verdict, Work};
 use futures_util::future::join_all;
-use lather_envelope::{Edit, Envelope, Fault, FaultKind, Limits};
+use lather_envelope::{Edit, EditError, Envelope, Fault, FaultKind, Limits};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -27,7 +27,54 @@ pub enum Outcome {
     Fault(Fault),
 }
 
-type Pending = Pin<Box<dyn Future<Output = Result<Verdict, Failure>> + Send>>;
+type Pending = Pin<Box<dyn Future<Output = Settled> + Send>>;
+
+/// A handler's result, its patch already turned into edits of the stage's snapshot on the
+/// handler's own task (so the new parts of a stage's patches are checked in parallel, on the
+/// CPU pool for CPU-bound handlers, not one after another after the stage).
+struct Settled {
+    result: Result<Verdict, Failure>,
+    /// For [`Verdict::Continue`]: the patch's edits, or why the patch is refused.
+    edits: Result<Vec<Edit>, Fault>,
+}
+
+impl Settled {
+    fn new(step: &Step, snapshot: &Message, result: Result<Verdict, Failure>) -> Settled {
+        let edits = match &result {
+            Ok(Verdict::Continue(patch)) => edits_of(step, snapshot, patch),
+            _ => Ok(Vec::new()),
+        };
+        Settled { result, edits }
+    }
+}
+
+/// The edits `patch` makes to `snapshot`; refused if it writes a part `step` does not declare
+/// or a new part is not well-formed.
+fn edits_of(step: &Step, snapshot: &Message, patch: &crate::Patch) -> Result<Vec<Edit>, Fault> {
+    if let Some(part) = patch.undeclared_write(step.access()) {
+        return Err(Fault::with_reason(
+            FaultKind::HandlerFailed,
+            format!(
+                "handler {} wrote {part}, which its access does not declare",
+                step.name()
+            ),
+        ));
+    }
+    let mut edits = Vec::new();
+    patch
+        .edits_for(snapshot.envelope(), &mut edits)
+        .map_err(|f| {
+            Fault::with_reason(
+                FaultKind::HandlerFailed,
+                format!(
+                    "handler {} returned an invalid patch: {}",
+                    step.name(),
+                    f.reason()
+                ),
+            )
+        })?;
+    Ok(edits)
+}
 
 /// Runs `plan` on `message`. Envelopes produced by merged patches are checked against
 /// `limits` like any received message.
@@ -71,36 +118,16 @@ async fn run_stage(
     let mut edits: Vec<Edit> = Vec::new();
     let mut properties: Vec<crate::Property> = Vec::new();
     let mut response = None;
-    for (step, result) in waited.iter().zip(results) {
-        let failed = match result {
-            Ok(Verdict::Continue(patch)) => {
-                if let Some(part) = patch.undeclared_write(step.access()) {
-                    Some(Fault::with_reason(
-                        FaultKind::HandlerFailed,
-                        format!(
-                            "handler {} wrote {part}, which its access does not declare",
-                            step.name()
-                        ),
-                    ))
-                } else {
+    for (step, settled) in waited.iter().zip(results) {
+        let failed = match settled.result {
+            Ok(Verdict::Continue(patch)) => match settled.edits {
+                Ok(made) => {
                     properties.extend(patch.properties().cloned());
-                    let before = edits.len();
-                    patch
-                        .edits_for(snapshot.envelope(), &mut edits)
-                        .err()
-                        .map(|f| {
-                            edits.truncate(before);
-                            Fault::with_reason(
-                                FaultKind::HandlerFailed,
-                                format!(
-                                    "handler {} returned an invalid patch: {}",
-                                    step.name(),
-                                    f.reason()
-                                ),
-                            )
-                        })
+                    edits.extend(made);
+                    None
                 }
-            }
+                Err(fault) => Some(fault),
+            },
             Ok(Verdict::Respond(envelope)) => {
                 response.get_or_insert(envelope);
                 None
@@ -123,20 +150,18 @@ async fn run_stage(
     if edits.is_empty() {
         return Ok(message);
     }
-    let merged = message.envelope().write(&edits).map_err(|e| {
-        Outcome::Fault(Fault::with_reason(
-            FaultKind::HandlerFailed,
-            format!("the patches of one stage could not be merged: {e}"),
-        ))
-    })?;
-    let envelope = Envelope::parse(merged, limits).map_err(|f| {
-        Outcome::Fault(Fault::with_reason(
-            FaultKind::HandlerFailed,
-            format!(
-                "the patched message is not a valid envelope: {}",
-                f.reason()
-            ),
-        ))
+    // Only the new parts are looked at: the rest was checked when the message was parsed.
+    let envelope = message.envelope().edited(&edits, limits).map_err(|e| {
+        let reason = match e {
+            EditError::Invalid(f) => {
+                format!(
+                    "the patched message is not a valid envelope: {}",
+                    f.reason()
+                )
+            }
+            other => format!("the patches of one stage could not be merged: {other}"),
+        };
+        Outcome::Fault(Fault::with_reason(FaultKind::HandlerFailed, reason))
     })?;
     Ok(message.with_envelope(envelope))
 }
@@ -154,15 +179,21 @@ fn start(step: &Arc<Step>, snapshot: &Arc<Message>, pool: &CpuPool) -> Pending {
     let message = snapshot.clone();
     let span = crate::telemetry::handler_span(step.name());
     if on_pool(&step, pool) {
-        let task = pool
-            .handle()
-            .spawn(async move { traced_perform(&step, &message, span).await });
+        let task = pool.handle().spawn(async move {
+            let result = traced_perform(&step, &message, span).await;
+            Settled::new(&step, &message, result)
+        });
         Box::pin(async move {
-            task.await
-                .unwrap_or_else(|e| Err(Failure::Panicked(format!("handler task ended: {e}"))))
+            task.await.unwrap_or_else(|e| Settled {
+                result: Err(Failure::Panicked(format!("handler task ended: {e}"))),
+                edits: Ok(Vec::new()),
+            })
         })
     } else {
-        Box::pin(async move { traced_perform(&step, &message, span).await })
+        Box::pin(async move {
+            let result = traced_perform(&step, &message, span).await;
+            Settled::new(&step, &message, result)
+        })
     }
 }
 
