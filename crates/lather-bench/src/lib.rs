@@ -23,6 +23,7 @@ pub mod delay_proxy;
 mod error;
 pub mod experiments;
 mod http;
+pub mod nats_echo;
 pub mod nats_rtt;
 pub mod procfs;
 mod request;

@@ -57,6 +57,10 @@ enum Command {
     /// NATS PING/PONG round trips over one TCP connection.
     #[command(hide = true)]
     NatsRtt(lather_bench::nats_rtt::NatsRttArgs),
+    /// A bare NATS responder answering each request with its payload (started by
+    /// remote-call, in a process of its own).
+    #[command(hide = true)]
+    NatsEcho(lather_bench::nats_echo::NatsEchoArgs),
 }
 
 fn run(command: Command) -> Result<(), BenchError> {
@@ -76,6 +80,7 @@ fn run(command: Command) -> Result<(), BenchError> {
         Command::QosAdaptive(args) => experiments::qos_adaptive(&args),
         Command::DelayProxy(args) => lather_bench::delay_proxy::run(&args),
         Command::NatsRtt(args) => lather_bench::nats_rtt::run(&args),
+        Command::NatsEcho(args) => lather_bench::nats_echo::run(&args),
     }
 }
 

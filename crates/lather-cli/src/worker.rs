@@ -61,7 +61,15 @@ pub(crate) fn run(path: &Path, handlers: Option<&str>, concurrency: usize) -> an
     // The TLS and authentication files, checked before anything starts.
     lather_remote::connect_options(nats).map_err(|e| config.error_at(e.span(), e.to_string()))?;
     let limits = lather_compose::limits(&config);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    // Per core (the default): the NATS connection, the queue loop and the handlers that
+    // wait rather than compute share one thread, so a call wakes no other thread; CPU-bound
+    // handlers run on the blocking pool either way. Work stealing: one runtime of a thread
+    // per core, as before.
+    let mut runtime = match config.server.threading {
+        lather_config::Threading::PerCore => tokio::runtime::Builder::new_current_thread(),
+        lather_config::Threading::WorkStealing => tokio::runtime::Builder::new_multi_thread(),
+    };
+    let runtime = runtime
         .enable_all()
         .build()
         .context("starting the runtime")?;

@@ -55,6 +55,9 @@ pub struct CallSplit {
     /// C: everything else — encoding the request, decoding it and rebuilding the message on
     /// the worker, encoding and decoding the answer, turning it into a verdict.
     pub overhead: Duration,
+    /// The part of C spent on the worker: from reading the request to framing the answer,
+    /// less the handler's time.
+    pub at_worker: Duration,
 }
 
 impl CallSplit {
@@ -338,6 +341,7 @@ impl RemoteHandler {
             handler,
             transfer,
             overhead,
+            at_worker: worker.saturating_sub(handler),
         };
         let add = |counter: &AtomicU64, d: Duration| {
             counter.fetch_add(

@@ -117,36 +117,42 @@ fn synthetic_envelope(request: &CallRequest, headers: &[Bytes], body: Option<&By
         }
         return builder.build();
     };
-    let tag = |local: &str| {
-        if prefix.is_empty() {
-            local.to_owned()
-        } else {
-            format!("{prefix}:{local}")
-        }
-    };
     let size = headers.iter().map(Bytes::len).sum::<usize>() + body.map_or(0, Bytes::len);
     let mut out = BytesMut::with_capacity(size + 256);
-    out.extend_from_slice(format!("<{}", tag("Envelope")).as_bytes());
+    // `<{prefix}:{local}` (no colon for the default namespace), then `close`.
+    let tag = |out: &mut BytesMut, open: &[u8], local: &str, close: &[u8]| {
+        out.extend_from_slice(open);
+        if !prefix.is_empty() {
+            out.extend_from_slice(prefix.as_bytes());
+            out.extend_from_slice(b":");
+        }
+        out.extend_from_slice(local.as_bytes());
+        out.extend_from_slice(close);
+    };
+    tag(&mut out, b"<", "Envelope", b"");
     for (p, uri) in &request.namespaces {
-        let attr = if p.is_empty() {
-            format!(" xmlns=\"{uri}\"")
-        } else {
-            format!(" xmlns:{p}=\"{uri}\"")
-        };
-        out.extend_from_slice(attr.as_bytes());
+        out.extend_from_slice(b" xmlns");
+        if !p.is_empty() {
+            out.extend_from_slice(b":");
+            out.extend_from_slice(p.as_bytes());
+        }
+        out.extend_from_slice(b"=\"");
+        out.extend_from_slice(uri.as_bytes());
+        out.extend_from_slice(b"\"");
     }
     out.extend_from_slice(b">");
     if !headers.is_empty() {
-        out.extend_from_slice(format!("<{}>", tag("Header")).as_bytes());
+        tag(&mut out, b"<", "Header", b">");
         for block in headers {
             out.extend_from_slice(block);
         }
-        out.extend_from_slice(format!("</{}>", tag("Header")).as_bytes());
+        tag(&mut out, b"</", "Header", b">");
     }
-    out.extend_from_slice(format!("<{}>", tag("Body")).as_bytes());
+    tag(&mut out, b"<", "Body", b">");
     if let Some(body) = body {
         out.extend_from_slice(body);
     }
-    out.extend_from_slice(format!("</{}></{}>", tag("Body"), tag("Envelope")).as_bytes());
+    tag(&mut out, b"</", "Body", b">");
+    tag(&mut out, b"</", "Envelope", b">");
     out.freeze()
 }

@@ -42,9 +42,10 @@ pub async fn serve(
     serve_bounded(link, hosted, limits, DEFAULT_CONCURRENCY, shutdown).await
 }
 
-/// [`serve`], handling at most `concurrency` requests at once. A request is acknowledged
-/// as soon as it is read, then heartbeated at the interval it asks for until its answer
-/// is sent, also while it waits for one of the `concurrency` slots. At most
+/// [`serve`], handling at most `concurrency` requests at once. A request whose answer is
+/// not ready at the first try is acknowledged then, and heartbeated at the interval it
+/// asks for until its answer is sent, also while it waits for one of the `concurrency`
+/// slots; one answered at once needs neither. At most
 /// `concurrency ×` [`TAKEN_PER_SLOT`] requests are taken; further ones wait unread in the
 /// subscription, unacknowledged, so their callers count them lost and send them elsewhere —
 /// a worker's memory stays bounded and its capacity is what one process can do.
@@ -177,9 +178,12 @@ struct Taking<'a> {
 }
 
 impl Taking<'_> {
-    /// Takes the request frame `payload` whose caller listens on `reply`: acknowledges it
-    /// (when it asks for heartbeats and `ack`: not in a batch, acknowledged whole) and starts
-    /// it in `in_hand`, its answer sent to `reply`.
+    /// Takes the request frame `payload` whose caller listens on `reply` and starts it in
+    /// `in_hand`, its answer sent to `reply`. When it asks for heartbeats and `ack` (not in
+    /// a batch acknowledged whole), it is acknowledged unless its answer is ready at the
+    /// first try — a handler that completes without waiting answers with no progress
+    /// frame at all (the answer tells the caller as much), any other is acknowledged
+    /// before it waits for a slot or its work ([`with_heartbeats`]).
     async fn take(
         &self,
         reply: async_nats::Subject,
@@ -187,28 +191,16 @@ impl Taking<'_> {
         ack: bool,
         in_hand: &mut JoinSet<()>,
     ) {
-        let client = self.client;
         let decoded = CallRequest::decode(payload);
         let beats = decoded
             .as_ref()
             .ok()
             .filter(|r| r.heartbeat_ms > 0)
-            .map(|r| {
-                (
-                    r.id,
-                    Duration::from_millis(u64::from(r.heartbeat_ms)).max(MIN_HEARTBEAT),
-                )
+            .map(|r| Beats {
+                id: r.id,
+                every: Duration::from_millis(u64::from(r.heartbeat_ms)).max(MIN_HEARTBEAT),
+                ack,
             });
-        if let Some((id, _)) = beats.filter(|_| ack) {
-            let ack = Progress {
-                id,
-                kind: ProgressKind::Ack,
-            }
-            .encode();
-            if let Err(e) = client.publish(reply.clone(), ack).await {
-                tracing::warn!(handler = %self.hosted.name, error = %e, "acknowledgement not sent");
-            }
-        }
         let taken = Taken {
             hosted: self.hosted.clone(),
             decoded,
@@ -216,18 +208,35 @@ impl Taking<'_> {
             limits: self.limits.clone(),
             slots: self.slots.clone(),
         };
-        let client = client.clone();
-        in_hand.spawn(async move {
+        let client = self.client.clone();
+        let mut answering = Box::pin(async move {
             let name = taken.hosted.name.clone();
             let bytes = match beats {
                 None => taken.run().await,
-                Some((id, every)) => with_heartbeats(taken, &client, &reply, id, every).await,
+                Some(beats) => with_heartbeats(taken, &client, &reply, beats).await,
             };
             if let Err(e) = client.publish(reply, bytes).await {
                 tracing::warn!(handler = %name, error = %e, "answer not sent");
             }
         });
+        // Its first try here: a request answered at once costs no task of its own.
+        let pending = std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(answering.as_mut().poll(cx).is_pending())
+        })
+        .await;
+        if pending {
+            in_hand.spawn(answering);
+        }
     }
+}
+
+/// The progress frames a request asked for: its id, the heartbeat interval, and whether
+/// it is acknowledged alone (not as part of a batch acknowledged whole).
+#[derive(Debug, Clone, Copy)]
+struct Beats {
+    id: u128,
+    every: Duration,
+    ack: bool,
 }
 
 /// A request a worker took: it waits for a slot, then runs where its kind of work belongs.
@@ -240,57 +249,58 @@ struct Taken {
 }
 
 impl Taken {
-    /// The answer frame's bytes; empty if the task running it died (the caller refuses
-    /// that as an unreadable answer, a `HandlerFailed` fault).
+    /// The answer frame's bytes. A CPU-bound handler runs on the blocking pool, so it never
+    /// holds up acknowledgements and heartbeats; any other runs on the request's own task
+    /// (no hand-over to another task: a panicking handler is caught where it is called).
+    /// Empty if the blocking task died (the caller refuses that as an unreadable answer, a
+    /// `HandlerFailed` fault).
     async fn run(self) -> Bytes {
-        let handle = self.spawn();
-        handle.await.unwrap_or_else(|e| {
-            tracing::warn!(error = %e, "a worker task ended without an answer");
-            Bytes::new()
-        })
-    }
-
-    /// Starts the run on its own task: a CPU-bound handler on the blocking pool (so it
-    /// never holds up acknowledgements and heartbeats), any other on the runtime.
-    fn spawn(self) -> tokio::task::JoinHandle<Bytes> {
         let cpu = self.hosted.options.work == Work::Cpu;
         let work = async move {
             let _slot = self.slots.acquire_owned().await;
             answer_decoded(&self.hosted, self.decoded, &self.limits, self.arrived).await
         };
-        if cpu {
-            let runtime = tokio::runtime::Handle::current();
-            tokio::task::spawn_blocking(move || runtime.block_on(work))
-        } else {
-            tokio::spawn(work)
+        if !cpu {
+            return work.await;
         }
+        let runtime = tokio::runtime::Handle::current();
+        tokio::task::spawn_blocking(move || runtime.block_on(work))
+            .await
+            .unwrap_or_else(|e| {
+                tracing::warn!(error = %e, "a worker task ended without an answer");
+                Bytes::new()
+            })
     }
 }
 
-/// Runs `taken`, sending a heartbeat for `id` to `reply` every `every` until its answer.
+/// Runs `taken`: when it is not done at the first try, acknowledges it (if `beats.ack`)
+/// and sends a heartbeat to `reply` every `beats.every` until its answer.
 async fn with_heartbeats(
     taken: Taken,
     client: &async_nats::Client,
     reply: &async_nats::Subject,
-    id: u128,
-    every: Duration,
+    beats: Beats,
 ) -> Bytes {
-    let mut handle = taken.spawn();
-    let beat = Progress {
-        id,
-        kind: ProgressKind::Heartbeat,
+    let work = taken.run();
+    tokio::pin!(work);
+    if let Some(done) = futures_util::FutureExt::now_or_never(&mut work) {
+        return done;
     }
-    .encode();
-    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    let progress = |kind| Progress { id: beats.id, kind }.encode();
+    if beats.ack
+        && let Err(e) = client
+            .publish(reply.clone(), progress(ProgressKind::Ack))
+            .await
+    {
+        tracing::warn!(error = %e, "acknowledgement not sent");
+    }
+    let beat = progress(ProgressKind::Heartbeat);
+    let mut ticks =
+        tokio::time::interval_at(tokio::time::Instant::now() + beats.every, beats.every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            done = &mut handle => {
-                return done.unwrap_or_else(|e| {
-                    tracing::warn!(error = %e, "a worker task ended without an answer");
-                    Bytes::new()
-                });
-            }
+            done = &mut work => return done,
             _ = ticks.tick() => {
                 if let Err(e) = client.publish(reply.clone(), beat.clone()).await {
                     tracing::debug!(error = %e, "heartbeat not sent");

@@ -1,7 +1,10 @@
 //! The cost of one remote handler call, split as equation 1 (W = Tcomp + Tt + C): a
 //! handler run in this process and the same handler run on a `lather worker` process
 //! through NATS, called one at a time and interleaved on the same message, so both see the
-//! same machine state.
+//! same machine state. Beside them, in the same interleaving, a bare NATS request/reply of
+//! the same size to a responder in another process (`lather-bench nats-echo`): W less it is
+//! lather's own part of the call. The caller runs on a single-thread runtime, as a
+//! `lather serve` I/O thread does.
 
 use super::files::{Scratch, out_dir};
 use super::workers::Workers;
@@ -60,7 +63,7 @@ pub fn run(args: &RemoteCallArgs) -> Result<(), BenchError> {
     let path = scratch.write("remote-call.toml", toml.as_bytes())?;
     let config = Config::load(&path).map_err(|e| BenchError::Experiment(e.to_string()))?;
     let _workers = Workers::start(&path, "h", 1, args.worker_wrap.as_deref())?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| BenchError::Experiment(format!("cannot start a runtime: {e}")))?;
@@ -78,8 +81,11 @@ struct Samples {
     handler: Vec<f64>,
     transfer: Vec<f64>,
     overhead: Vec<f64>,
-    /// A bare NATS request/reply of the same frame size, answered at once in this process:
-    /// the floor under Tt.
+    /// The part of `overhead` on the worker.
+    at_worker: Vec<f64>,
+    /// A bare NATS request/reply of the same frame size, answered at once in this process.
+    floor_here: Vec<f64>,
+    /// The same, answered by another process: the floor under W.
     floor: Vec<f64>,
 }
 
@@ -130,20 +136,25 @@ async fn measure(
         handler: Vec::with_capacity(args.calls),
         transfer: Vec::with_capacity(args.calls),
         overhead: Vec::with_capacity(args.calls),
+        at_worker: Vec::with_capacity(args.calls),
+        floor_here: Vec::with_capacity(args.calls),
         floor: Vec::with_capacity(args.calls),
     };
-    let floor = Floor::start(nats).await?;
+    let floor_here = Floor::start(nats).await?;
+    let (_responder, floor) = Floor::in_process_of_its_own(nats).await?;
     let us = |d: Duration| d.as_secs_f64() * 1e6;
     for i in 0..args.warmup + args.calls {
         let started = Instant::now();
         let _ = local.call(&message).await;
         let local_time = started.elapsed();
         let (verdict, split) = remote.call_split(&message).await;
+        let floor_here_time = floor_here.round_trip(size).await?;
         let floor_time = floor.round_trip(size).await?;
         let Some(CallSplit {
             handler,
             transfer,
             overhead,
+            at_worker,
         }) = split
         else {
             return Err(BenchError::Experiment(format!(
@@ -156,36 +167,46 @@ async fn measure(
             samples.handler.push(us(handler));
             samples.transfer.push(us(transfer));
             samples.overhead.push(us(overhead));
+            samples.at_worker.push(us(at_worker));
+            samples.floor_here.push(us(floor_here_time));
             samples.floor.push(us(floor_time));
         }
     }
     Ok(samples)
 }
 
-/// A responder on its own NATS connection that answers every request at once with its
-/// payload: NATS's own round trip, nothing of lather's in it.
+/// A responder that answers every request at once with its payload, and a client of its
+/// own to call it: NATS's own round trip, nothing of lather's in it.
 struct Floor {
     client: async_nats::Client,
     subject: String,
-    _task: tokio::task::JoinHandle<()>,
+    _task: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// Connects to `nats` with the same TLS and authentication as the link's.
+async fn connect(nats: &lather_config::NatsConfig) -> Result<async_nats::Client, BenchError> {
+    let url = nats.url.get_ref().as_str();
+    lather_remote::connect_options(nats)
+        .map_err(|e| BenchError::Experiment(e.to_string()))?
+        .connect(url)
+        .await
+        .map_err(|e| BenchError::Experiment(format!("NATS at {url}: {e}")))
+}
+
+/// The `lather-bench nats-echo` process, killed and reaped when dropped.
+struct Responder(std::process::Child);
+
+impl Drop for Responder {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 impl Floor {
+    /// A responder task in this process, on a connection of its own.
     async fn start(nats: &lather_config::NatsConfig) -> Result<Floor, BenchError> {
-        let url = nats.url.get_ref().as_str();
-        let connect = |url: &str| {
-            let url = url.to_owned();
-            // The same TLS and authentication as the link's.
-            let options = lather_remote::connect_options(nats)
-                .map_err(|e| BenchError::Experiment(e.to_string()));
-            async move {
-                options?
-                    .connect(&url)
-                    .await
-                    .map_err(|e| BenchError::Experiment(format!("NATS at {url}: {e}")))
-            }
-        };
-        let responder = connect(url).await?;
+        let responder = connect(nats).await?;
         let subject = format!("{}.bench.floor", nats.subject_prefix);
         let mut sub = responder
             .subscribe(subject.clone())
@@ -204,10 +225,50 @@ impl Floor {
             }
         });
         Ok(Floor {
-            client: connect(url).await?,
+            client: connect(nats).await?,
             subject,
-            _task: task,
+            _task: Some(task),
         })
+    }
+
+    /// A responder in a process of its own (`lather-bench nats-echo`, on a single-thread
+    /// runtime), answering once it has subscribed. Plain connections only: the responder
+    /// takes just the URL.
+    async fn in_process_of_its_own(
+        nats: &lather_config::NatsConfig,
+    ) -> Result<(Responder, Floor), BenchError> {
+        let url = nats.url.get_ref().as_str();
+        let subject = format!("{}.bench.floor.{}", nats.subject_prefix, std::process::id());
+        let exe = std::env::current_exe()
+            .map_err(|e| BenchError::Experiment(format!("cannot find this program: {e}")))?;
+        let child = std::process::Command::new(exe)
+            .args([
+                "--log-level",
+                "warn",
+                "nats-echo",
+                "--nats",
+                url,
+                "--subject",
+            ])
+            .arg(&subject)
+            .stdin(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| BenchError::Experiment(format!("cannot start nats-echo: {e}")))?;
+        let responder = Responder(child);
+        let floor = Floor {
+            client: connect(nats).await?,
+            subject,
+            _task: None,
+        };
+        for _ in 0..100 {
+            if floor.round_trip(16).await.is_ok() {
+                return Ok((responder, floor));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Err(BenchError::Experiment(
+            "the nats-echo responder did not answer within 5 s".into(),
+        ))
     }
 
     async fn round_trip(&self, size: usize) -> Result<Duration, BenchError> {
@@ -255,9 +316,22 @@ fn table(args: &RemoteCallArgs, size: usize, s: &Samples) -> String {
     row("— Tcomp: the handler on the worker", &s.handler);
     row("— Tt: to the worker and back through NATS", &s.transfer);
     row("— C: framing, rebuilding, verdict", &s.overhead);
-    row("bare NATS request/reply, same size (floor of Tt)", &s.floor);
+    row(
+        "— — of C, on the worker (decoding, rebuilding, framing the answer)",
+        &s.at_worker,
+    );
+    row(
+        "bare NATS request/reply, same size, answered in this process",
+        &s.floor_here,
+    );
+    row(
+        "bare NATS request/reply, same size, answered by another process (floor of W)",
+        &s.floor,
+    );
     let extra: Vec<f64> = s.remote.iter().zip(&s.local).map(|(r, l)| r - l).collect();
     row("remote overhead, W − in process (per pair)", &extra);
+    let own: Vec<f64> = s.remote.iter().zip(&s.floor).map(|(w, f)| w - f).collect();
+    row("lather's own part, W − the floor of W (per pair)", &own);
     md
 }
 
