@@ -322,10 +322,7 @@ fn element_attributes(
         let raw = std::str::from_utf8(&bytes[attr.value.clone()]).unwrap_or_default();
         let value = unescape(raw).unwrap_or_default().into_owned();
         out.push((
-            QName::new(
-                ns.into_owned(),
-                String::from_utf8_lossy(&bytes[local]).into_owned(),
-            ),
+            QName::new(ns, String::from_utf8_lossy(&bytes[local])),
             value,
         ));
     }

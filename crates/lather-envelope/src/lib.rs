@@ -34,6 +34,7 @@ pub mod escape;
 mod fault;
 mod fragment;
 mod header;
+mod interned;
 mod limits;
 mod namespace;
 mod parse;

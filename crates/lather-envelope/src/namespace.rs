@@ -113,12 +113,20 @@ pub(crate) fn resolve_element(
     scope: &[NsDecl],
     name: Range<usize>,
 ) -> Result<QName, ScanError> {
+    let (ns, local) = resolve_parts(buf, scope, name)?;
+    Ok(QName::new(ns, local))
+}
+
+/// An element name's namespace and local part, resolved against `scope`, borrowed from
+/// the buffer where they can be (nothing allocated for a URI without references).
+pub(crate) fn resolve_parts<'a>(
+    buf: &'a [u8],
+    scope: &[NsDecl],
+    name: Range<usize>,
+) -> Result<(Cow<'a, str>, Cow<'a, str>), ScanError> {
     let (prefix, local) = split_name(buf, name);
     let ns = resolve_prefix(buf, scope, &buf[prefix], true)?;
-    Ok(QName::new(
-        ns.into_owned(),
-        String::from_utf8_lossy(&buf[local]).into_owned(),
-    ))
+    Ok((ns, String::from_utf8_lossy(&buf[local])))
 }
 
 /// The declarations of `outer` then `inner` with shadowed prefixes removed and prefixes in

@@ -2,7 +2,9 @@
 
 use crate::envelope::Section;
 use crate::escape::{trim_xml, unescape};
-use crate::namespace::{NsDecl, collect_decls, resolve_element, resolve_prefix, split_name};
+use crate::namespace::{
+    NsDecl, collect_decls, resolve_element, resolve_parts, resolve_prefix, split_name,
+};
 use crate::scan::{Event, Mode, ScanError, Scanner, attributes, check_characters, is_whitespace};
 use crate::{Envelope, Fault, FaultKind, HeaderBlock, Limits, SoapVersion};
 use bytes::Bytes;
@@ -79,9 +81,15 @@ struct Builder {
     payload: Option<Range<usize>>,
     body_children: usize,
     place: Place,
-    /// The distinct namespaces of the header blocks so far, shared by their names.
+    /// The first [`FEW_NAMESPACES`] distinct namespaces of the header blocks, shared by
+    /// their names.
+    few_block_namespaces: Vec<Arc<str>>,
+    /// The distinct namespaces of the header blocks past those.
     block_namespaces: HashSet<Arc<str>>,
 }
+
+/// Distinct header-block namespaces looked for in a list before a set is used.
+const FEW_NAMESPACES: usize = 8;
 
 fn invalid(message: impl Into<String>) -> ScanError {
     ScanError::new(FaultKind::InvalidEnvelope, message)
@@ -104,6 +112,7 @@ impl Builder {
             payload: None,
             body_children: 0,
             place: Place::Envelope,
+            few_block_namespaces: Vec::new(),
             block_namespaces: HashSet::new(),
         };
         let mut scanner = Scanner::new(&bytes, Mode::Document, limits);
@@ -171,20 +180,18 @@ impl Builder {
         let buf = &self.bytes[..];
         match depth {
             1 => {
-                let qname = resolve_element(buf, &self.scope, name.clone())?;
-                if qname.local() != "Envelope" {
+                let (ns, local) = resolve_parts(buf, &self.scope, name.clone())?;
+                if local != "Envelope" {
+                    let qname = crate::QName::new(ns, local);
                     return Err(ScanError::new(
                         FaultKind::NotAnEnvelope,
                         format!("the document element is {qname}, not a SOAP Envelope"),
                     ));
                 }
-                let version = SoapVersion::from_namespace(qname.namespace()).ok_or_else(|| {
+                let version = SoapVersion::from_namespace(&ns).ok_or_else(|| {
                     ScanError::new(
                         FaultKind::VersionMismatch,
-                        format!(
-                            "envelope namespace {:?} is neither SOAP 1.1 nor SOAP 1.2",
-                            qname.namespace()
-                        ),
+                        format!("envelope namespace {ns:?} is neither SOAP 1.1 nor SOAP 1.2"),
                     )
                 })?;
                 self.version = Some(version);
@@ -193,26 +200,28 @@ impl Builder {
             }
             2 => {
                 let version = self.version_now();
-                let qname = resolve_element(buf, &self.scope, name)?;
-                let section = Section {
+                let (ns, local) = resolve_parts(buf, &self.scope, name)?;
+                let section = || Section {
                     outer: start..end,
                     content: end..end,
                     decls: self.scope[self.frames[2]..].to_vec(),
                 };
                 let env_ns = version.namespace();
-                if qname.is(env_ns, "Header") && self.header.is_none() && self.body.is_none() {
-                    self.header = Some(section);
+                let in_env = ns == env_ns;
+                if in_env && local == "Header" && self.header.is_none() && self.body.is_none() {
+                    self.header = Some(section());
                     self.place = Place::Header;
-                } else if qname.is(env_ns, "Body") && self.body.is_none() {
-                    self.body = Some(section);
+                } else if in_env && local == "Body" && self.body.is_none() {
+                    self.body = Some(section());
                     self.place = Place::Body;
                 } else if self.body.is_some()
                     && version == SoapVersion::V11
-                    && qname.namespace() != env_ns
-                    && !qname.namespace().is_empty()
+                    && !in_env
+                    && !ns.is_empty()
                 {
                     self.place = Place::Trailer;
                 } else {
+                    let qname = crate::QName::new(ns, local);
                     return Err(invalid(format!(
                         "unexpected element {qname} in the Envelope"
                     )));
@@ -283,13 +292,27 @@ impl Builder {
         let mut block =
             read_header_block(&self.bytes, &self.scope, version, start, name, attrs, end)?;
         // Blocks in one namespace share one copy of it: a namespace declared once costs its
-        // length once, however many blocks use it.
-        match self.block_namespaces.get(block.name.namespace()) {
-            Some(shared) => block.name = block.name.share_namespace(shared),
-            None => {
-                self.block_namespaces
-                    .insert(block.name.namespace_shared().clone());
+        // length once, however many blocks use it. The first few distinct namespaces are
+        // looked for in a list; past them, in a set.
+        let ns = block.name.namespace_shared();
+        let seen = match self.few_block_namespaces.iter().find(|s| ***s == **ns) {
+            Some(shared) => Some(shared.clone()),
+            None if self.few_block_namespaces.len() < FEW_NAMESPACES => {
+                self.few_block_namespaces.push(ns.clone());
+                None
             }
+            None => match self.block_namespaces.get(ns) {
+                Some(shared) => Some(shared.clone()),
+                None => {
+                    self.block_namespaces.insert(ns.clone());
+                    None
+                }
+            },
+        };
+        if let Some(shared) = seen
+            && !Arc::ptr_eq(&shared, block.name.namespace_shared())
+        {
+            block.name = block.name.share_namespace(&shared);
         }
         Ok(block)
     }

@@ -9,20 +9,22 @@ use std::sync::Arc;
 /// namespace URIs and local names are. An empty namespace means "no namespace".
 /// `Display` writes Clark notation, `{urn:example}local`.
 ///
-/// The namespace is shared: the parser gives every header block in one namespace the same
-/// copy, so a long namespace declared once costs its length once, not once per block.
+/// Both parts are shared: the parser gives every header block in one namespace the same
+/// copy, so a long namespace declared once costs its length once, not once per block; and
+/// the names a thread sees again and again (SOAP, WS-Addressing, a service's operations)
+/// are allocated once per thread, not once per message.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct QName {
     namespace: Arc<str>,
-    local: String,
+    local: Arc<str>,
 }
 
 impl QName {
     /// A name in `namespace` (empty for none) with the given local part.
-    pub fn new(namespace: impl Into<String>, local: impl Into<String>) -> Self {
+    pub fn new(namespace: impl AsRef<str>, local: impl AsRef<str>) -> Self {
         QName {
-            namespace: Arc::from(namespace.into()),
-            local: local.into(),
+            namespace: crate::interned::shared(namespace.as_ref()).0,
+            local: crate::interned::shared(local.as_ref()).0,
         }
     }
 
@@ -53,7 +55,7 @@ impl QName {
 
     /// Whether this name has `namespace` and `local`.
     pub fn is(&self, namespace: &str, local: &str) -> bool {
-        &*self.namespace == namespace && self.local == local
+        &*self.namespace == namespace && &*self.local == local
     }
 }
 
