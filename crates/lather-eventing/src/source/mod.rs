@@ -321,22 +321,24 @@ impl Inner {
             .unwrap_or_else(|| self.settings.default_action.clone());
         let stamped = Stamped::new(event, action, Some(&self.gauges));
         let now = now_ms();
-        let mut direct = Vec::new();
+        let takes = |active: &Active| {
+            active.sub.expires_ms > now
+                && active.sub.wants(&stamped.topics)
+                && active.sub.wants_action(&stamped.action)
+        };
+        // Subscriptions with an XPath filter are offered the event after the lock is
+        // released; the others are queued under it (a queue never blocks), with nothing
+        // of theirs copied.
+        let active = self.lock();
+        let mut direct = 0;
         let mut filtered = Vec::new();
-        for active in self.lock().values() {
-            if active.sub.expires_ms <= now
-                || !active.sub.wants(&stamped.topics)
-                || !active.sub.wants_action(&stamped.action)
-            {
-                continue;
+        for a in active.values().filter(|a| takes(a)) {
+            match &a.xpath {
+                Some(xpath) => filtered.push((xpath.clone(), a.sub.id.clone(), a.queue.clone())),
+                None => direct += 1,
             }
-            if let Some(xpath) = &active.xpath {
-                filtered.push((xpath.clone(), active.sub.id.clone(), active.queue.clone()));
-                continue;
-            }
-            direct.push((active.sub.id.clone(), active.queue.clone()));
         }
-        if direct.is_empty() && filtered.is_empty() {
+        if direct == 0 && filtered.is_empty() {
             return Ok(0);
         }
         // Counted with this event: refused if it does not fit beside what is held.
@@ -361,9 +363,12 @@ impl Inner {
             ));
         }
         let mut queued = 0;
-        for (id, queue) in direct {
-            queued += usize::from(enqueue(&id, &queue, &stamped));
+        if direct > 0 {
+            for a in active.values().filter(|a| a.xpath.is_none() && takes(a)) {
+                queued += usize::from(enqueue(&a.sub.id, &a.queue, &stamped));
+            }
         }
+        drop(active);
         Ok(queued
             + offer::offer(
                 filtered,

@@ -96,9 +96,11 @@ pub struct EventingArgs {
     /// The key of the authentication header (shared with the sinks)
     #[arg(long, default_value = "lather-bench-shared-key")]
     pub auth_key: String,
-    /// Publisher runtime threads (default: one per core)
-    #[arg(long)]
-    pub threads: Option<usize>,
+    /// Publisher runtime threads: 1 (the default) runs the publisher and every sink's
+    /// delivery on one current-thread runtime, as a `lather serve` I/O thread does; more
+    /// use a work-stealing runtime of that many threads
+    #[arg(long, default_value_t = 1)]
+    pub threads: usize,
     /// Directory for the tables and charts
     #[arg(long, default_value = "docs/bench")]
     pub out: PathBuf,
@@ -122,8 +124,17 @@ pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
     } else {
         args.bindings.clone()
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(args.threads.unwrap_or_else(super::cores).max(1))
+    // One thread: the publisher and every sink's delivery on a current-thread runtime, as
+    // on one of `lather serve`'s per-core I/O threads; more: a work-stealing runtime.
+    let mut runtime = match args.threads {
+        1 => tokio::runtime::Builder::new_current_thread(),
+        n => {
+            let mut b = tokio::runtime::Builder::new_multi_thread();
+            b.worker_threads(n.max(1));
+            b
+        }
+    };
+    let runtime = runtime
         .thread_name("lather-eventing-bench")
         .enable_all()
         .build()

@@ -155,7 +155,7 @@ pub(crate) fn sweep(out: &Path, args: &EventingArgs, runs: &[RunResult]) -> Resu
     );
     let _ = writeln!(
         md,
-        "| binding | offered events/s | offered notif/s | received / expected | delivered notif/s | mean publisher (ms) | p50 (ms) | p99 (ms) | max (ms) | dropped+failed |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+        "| binding | offered events/s | offered notif/s | received / expected | delivered notif/s | mean publisher (ms) | publisher CPU per notification (µs) | p50 (ms) | p99 (ms) | max (ms) | dropped+failed |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     );
     let mut lines: Vec<Line> = Vec::new();
     for r in runs {
@@ -165,7 +165,7 @@ pub(crate) fn sweep(out: &Path, args: &EventingArgs, runs: &[RunResult]) -> Resu
         let p99 = percentile(&r.to_sink_sorted, 0.99);
         let _ = writeln!(
             md,
-            "| {} | {:.0} | {:.0} | {} / {} | {:.0} | {} | {} | {} | {} | {} |",
+            "| {} | {:.0} | {:.0} | {} / {} | {:.0} | {} | {:.2} | {} | {} | {} | {} |",
             r.spec.binding.name(),
             r.offered,
             per_s * r.spec.subscribers as f64,
@@ -173,6 +173,7 @@ pub(crate) fn sweep(out: &Path, args: &EventingArgs, runs: &[RunResult]) -> Resu
             r.expected,
             r.throughput,
             ms(r.publisher.mean),
+            r.publisher_cpu_us,
             ms(percentile(&r.to_sink_sorted, 0.50)),
             ms(p99),
             ms(percentile(&r.to_sink_sorted, 1.0)),
@@ -212,16 +213,17 @@ pub(crate) fn max(out: &Path, args: &EventingArgs, runs: &[RunResult]) -> Result
     );
     let _ = writeln!(
         md,
-        "| binding | events published | notifications received | notifications/s | p50 (ms) | p99 (ms) | dropped+failed |\n|---|---:|---:|---:|---:|---:|---:|"
+        "| binding | events published | notifications received | notifications/s | publisher CPU per notification (µs) | p50 (ms) | p99 (ms) | dropped+failed |\n|---|---:|---:|---:|---:|---:|---:|---:|"
     );
     for r in runs {
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {:.0} | {} | {} | {} |",
+            "| {} | {} | {} | {:.0} | {:.2} | {} | {} | {} |",
             r.spec.binding.name(),
             r.expected / r.spec.subscribers.max(1) as u64,
             r.received,
             r.throughput,
+            r.publisher_cpu_us,
             ms(percentile(&r.to_sink_sorted, 0.50)),
             ms(percentile(&r.to_sink_sorted, 0.99)),
             r.dropped + r.failures,

@@ -7,6 +7,7 @@ use super::sinks::Sinks;
 use super::stats::SampleSummary;
 use crate::BenchError;
 use crate::delay_proxy::DelayProxy;
+use crate::procfs::WatchedProcess;
 use bytes::Bytes;
 use lather_envelope::{Envelope, Limits};
 use lather_eventing::{DeliveryProbe, EventSource, SourceSettings, unix_ns};
@@ -72,6 +73,9 @@ pub(crate) struct RunResult {
     pub(crate) throughput: f64,
     /// Events offered per second, as achieved.
     pub(crate) offered: f64,
+    /// This process's CPU time (the publisher, its delivery and the bench's own publishing
+    /// loop and probe), user and system, per notification received, in microseconds.
+    pub(crate) publisher_cpu_us: f64,
 }
 
 /// Events per subscriber that may wait undelivered in a max-throughput run.
@@ -144,7 +148,9 @@ pub(crate) fn run(
     };
     let key = spec.auth.then(|| auth_key.as_bytes().to_vec());
     let reference = spec.refs.then(|| reference.to_owned());
-    let (source, start_ns, offered, queued, events) = runtime.block_on(async {
+    let myself = WatchedProcess::new(std::process::id())
+        .map_err(|e| BenchError::Experiment(format!("the publisher's CPU time: {e}")))?;
+    let (source, start_ns, offered, queued, events, cpu) = runtime.block_on(async {
         let source = EventSource::open(SourceSettings {
             queue_capacity: 200_000,
             delivered: Some(probe),
@@ -165,6 +171,7 @@ pub(crate) fn run(
                 .map_err(|f| BenchError::Experiment(format!("subscribe: {f}")))?;
         }
         let subs = spec.subscribers as u64;
+        let cpu_before = myself.cpu().ok();
         let start_ns = unix_ns();
         let t0 = Instant::now();
         let mut queued = 0u64;
@@ -211,7 +218,10 @@ pub(crate) fn run(
         while delivered.load(Ordering::Relaxed) < queued && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        Ok::<_, BenchError>((source, start_ns, offered, queued, n))
+        let cpu = cpu_before
+            .zip(myself.cpu().ok())
+            .map(|(before, after)| myself.used(before, after));
+        Ok::<_, BenchError>((source, start_ns, offered, queued, n, cpu))
     })?;
     let records = sinks.finish()?;
     {
@@ -261,5 +271,9 @@ pub(crate) fn run(
             0.0
         },
         offered,
+        publisher_cpu_us: match cpu {
+            Some(cpu) if received > 0 => cpu.as_secs_f64() * 1e6 / received as f64,
+            _ => f64::NAN,
+        },
     })
 }
