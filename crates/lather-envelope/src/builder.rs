@@ -64,50 +64,75 @@ impl EnvelopeBuilder {
     /// The envelope's bytes.
     pub fn build(self) -> Bytes {
         let p = self.envelope_prefix();
+        let p = p.as_bytes();
         let ns = self.version.namespace();
-        let extra: usize = self.headers.iter().map(Bytes::len).sum::<usize>() + self.body.len();
-        let mut out = BytesMut::with_capacity(160 + extra);
+        let decls: usize = self
+            .body_namespaces
+            .iter()
+            .map(|(prefix, uri)| prefix.len() + uri.len() + 10)
+            .sum();
+        let extra = self.headers.iter().map(Bytes::len).sum::<usize>() + self.body.len() + decls;
+        let mut out = BytesMut::with_capacity(160 + 6 * p.len() + extra);
+        // `<{p}:{local}` then `close`.
+        let tag = |out: &mut BytesMut, open: &[u8], local: &[u8], close: &[u8]| {
+            out.extend_from_slice(open);
+            out.extend_from_slice(p);
+            out.extend_from_slice(b":");
+            out.extend_from_slice(local);
+            out.extend_from_slice(close);
+        };
         out.extend_from_slice(br#"<?xml version="1.0" encoding="UTF-8"?>"#);
-        out.extend_from_slice(format!(r#"<{p}:Envelope xmlns:{p}="{ns}">"#).as_bytes());
+        tag(&mut out, b"<", b"Envelope", b" xmlns:");
+        out.extend_from_slice(p);
+        out.extend_from_slice(b"=\"");
+        out.extend_from_slice(ns.as_bytes());
+        out.extend_from_slice(b"\">");
         if !self.headers.is_empty() {
-            out.extend_from_slice(format!("<{p}:Header>").as_bytes());
+            tag(&mut out, b"<", b"Header", b">");
             for h in &self.headers {
                 out.extend_from_slice(h);
             }
-            out.extend_from_slice(format!("</{p}:Header>").as_bytes());
+            tag(&mut out, b"</", b"Header", b">");
         }
-        out.extend_from_slice(format!("<{p}:Body").as_bytes());
+        tag(&mut out, b"<", b"Body", b"");
         for (prefix, uri) in &self.body_namespaces {
-            if *prefix == p && uri == ns {
+            if prefix.as_bytes() == p && uri == ns {
                 continue;
             }
-            let attr = if prefix.is_empty() {
-                format!(r#" xmlns="{uri}""#)
-            } else {
-                format!(r#" xmlns:{prefix}="{uri}""#)
-            };
-            out.extend_from_slice(attr.as_bytes());
+            out.extend_from_slice(b" xmlns");
+            if !prefix.is_empty() {
+                out.extend_from_slice(b":");
+                out.extend_from_slice(prefix.as_bytes());
+            }
+            out.extend_from_slice(b"=\"");
+            out.extend_from_slice(uri.as_bytes());
+            out.extend_from_slice(b"\"");
         }
         out.extend_from_slice(b">");
         out.extend_from_slice(&self.body);
-        out.extend_from_slice(format!("</{p}:Body></{p}:Envelope>").as_bytes());
+        tag(&mut out, b"</", b"Body", b">");
+        tag(&mut out, b"</", b"Envelope", b">");
         out.freeze()
     }
 
     /// The envelope prefix: the version's default unless the body's namespaces bind it to
     /// another URI, in which case one they leave free.
-    fn envelope_prefix(&self) -> String {
+    fn envelope_prefix(&self) -> std::borrow::Cow<'static, str> {
         let ns = self.version.namespace();
         let free = |candidate: &str| {
             self.body_namespaces
                 .iter()
                 .all(|(prefix, uri)| prefix != candidate || uri == ns)
         };
-        [self.version.default_prefix(), "soapenv", "s"]
+        if let Some(known) = [self.version.default_prefix(), "soapenv", "s"]
             .into_iter()
-            .map(str::to_owned)
-            .chain((0..).map(|i| format!("s{i}")))
             .find(|c| free(c))
-            .unwrap_or_else(|| "soapenv".into())
+        {
+            return known.into();
+        }
+        (0..)
+            .map(|i| format!("s{i}"))
+            .find(|c| free(c))
+            .map_or("soapenv".into(), Into::into)
     }
 }
