@@ -81,15 +81,9 @@ struct Builder {
     payload: Option<Range<usize>>,
     body_children: usize,
     place: Place,
-    /// The first [`FEW_NAMESPACES`] distinct namespaces of the header blocks, shared by
-    /// their names.
-    few_block_namespaces: Vec<Arc<str>>,
-    /// The distinct namespaces of the header blocks past those.
+    /// The distinct namespaces of the header blocks so far, shared by their names.
     block_namespaces: HashSet<Arc<str>>,
 }
-
-/// Distinct header-block namespaces looked for in a list before a set is used.
-const FEW_NAMESPACES: usize = 8;
 
 fn invalid(message: impl Into<String>) -> ScanError {
     ScanError::new(FaultKind::InvalidEnvelope, message)
@@ -112,7 +106,6 @@ impl Builder {
             payload: None,
             body_children: 0,
             place: Place::Envelope,
-            few_block_namespaces: Vec::new(),
             block_namespaces: HashSet::new(),
         };
         let mut scanner = Scanner::new(&bytes, Mode::Document, limits);
@@ -292,27 +285,13 @@ impl Builder {
         let mut block =
             read_header_block(&self.bytes, &self.scope, version, start, name, attrs, end)?;
         // Blocks in one namespace share one copy of it: a namespace declared once costs its
-        // length once, however many blocks use it. The first few distinct namespaces are
-        // looked for in a list; past them, in a set.
-        let ns = block.name.namespace_shared();
-        let seen = match self.few_block_namespaces.iter().find(|s| ***s == **ns) {
-            Some(shared) => Some(shared.clone()),
-            None if self.few_block_namespaces.len() < FEW_NAMESPACES => {
-                self.few_block_namespaces.push(ns.clone());
-                None
+        // length once, however many blocks use it.
+        match self.block_namespaces.get(block.name.namespace()) {
+            Some(shared) => block.name = block.name.share_namespace(shared),
+            None => {
+                self.block_namespaces
+                    .insert(block.name.namespace_shared().clone());
             }
-            None => match self.block_namespaces.get(ns) {
-                Some(shared) => Some(shared.clone()),
-                None => {
-                    self.block_namespaces.insert(ns.clone());
-                    None
-                }
-            },
-        };
-        if let Some(shared) = seen
-            && !Arc::ptr_eq(&shared, block.name.namespace_shared())
-        {
-            block.name = block.name.share_namespace(&shared);
         }
         Ok(block)
     }

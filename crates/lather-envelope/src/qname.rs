@@ -23,8 +23,8 @@ impl QName {
     /// A name in `namespace` (empty for none) with the given local part.
     pub fn new(namespace: impl AsRef<str>, local: impl AsRef<str>) -> Self {
         QName {
-            namespace: crate::interned::shared(namespace.as_ref()).0,
-            local: crate::interned::shared(local.as_ref()).0,
+            namespace: crate::interned::shared(namespace.as_ref()),
+            local: crate::interned::shared(local.as_ref()),
         }
     }
 

@@ -208,21 +208,9 @@ impl Floor {
     async fn start(nats: &lather_config::NatsConfig) -> Result<Floor, BenchError> {
         let responder = connect(nats).await?;
         let subject = format!("{}.bench.floor", nats.subject_prefix);
-        let mut sub = responder
-            .subscribe(subject.clone())
-            .await
-            .map_err(|e| BenchError::Experiment(format!("cannot subscribe: {e}")))?;
-        responder
-            .flush()
-            .await
-            .map_err(|e| BenchError::Experiment(format!("cannot subscribe: {e}")))?;
+        let requests = crate::nats_echo::subscribe(&responder, &subject, None).await?;
         let task = tokio::spawn(async move {
-            use futures_util::StreamExt as _;
-            while let Some(m) = sub.next().await {
-                if let Some(reply) = m.reply {
-                    let _ = responder.publish(reply, m.payload).await;
-                }
-            }
+            let _ = crate::nats_echo::echo_each(&responder, requests).await;
         });
         Ok(Floor {
             client: connect(nats).await?,

@@ -326,24 +326,15 @@ impl Inner {
                 && active.sub.wants(&stamped.topics)
                 && active.sub.wants_action(&stamped.action)
         };
-        // Subscriptions with an XPath filter are offered the event after the lock is
-        // released; the others are queued under it (a queue never blocks), with nothing
-        // of theirs copied.
         let active = self.lock();
-        let mut direct = 0;
-        let mut filtered = Vec::new();
-        for a in active.values().filter(|a| takes(a)) {
-            match &a.xpath {
-                Some(xpath) => filtered.push((xpath.clone(), a.sub.id.clone(), a.queue.clone())),
-                None => direct += 1,
-            }
-        }
-        if direct == 0 && filtered.is_empty() {
-            return Ok(0);
-        }
-        // Counted with this event: refused if it does not fit beside what is held.
+        // Counted with this event: refused if it does not fit beside what is held and some
+        // subscription takes it.
         let held = self.gauges.queued_bytes();
         if held > self.settings.queue_bytes_total {
+            if !active.values().any(&takes) {
+                return Ok(0);
+            }
+            drop(active);
             self.gauges
                 .refused
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -362,10 +353,15 @@ impl Inner {
                 ),
             ));
         }
+        // One pass: subscriptions without an XPath filter are queued under the lock (a
+        // queue never blocks), with nothing of theirs copied; those with one are offered
+        // the event after the lock is released.
         let mut queued = 0;
-        if direct > 0 {
-            for a in active.values().filter(|a| a.xpath.is_none() && takes(a)) {
-                queued += usize::from(enqueue(&a.sub.id, &a.queue, &stamped));
+        let mut filtered = Vec::new();
+        for a in active.values().filter(|a| takes(a)) {
+            match &a.xpath {
+                Some(xpath) => filtered.push((xpath.clone(), a.sub.id.clone(), a.queue.clone())),
+                None => queued += usize::from(enqueue(&a.sub.id, &a.queue, &stamped)),
             }
         }
         drop(active);
