@@ -9,9 +9,11 @@
 //! `https://` backends are reached over TLS; a TLS failure is an `UpstreamFailed` fault
 //! (the certificate will not change on the next try), not a refusal tried elsewhere.
 
+mod answer_read;
 mod backend;
 mod backends;
 mod balance;
+mod direct_h1;
 mod forwarding;
 mod headers;
 mod health_check;
@@ -21,12 +23,15 @@ mod transfer_batch;
 mod upstream_client;
 mod wsdl;
 
+use answer_read::AnswerError;
 pub(crate) use backend::{Backend, FailureKind, Standing};
 pub(crate) use backends::Backends;
+use direct_h1::DirectError;
 pub(crate) use forwarding::RequestRules;
 pub(crate) use headers::ResponsePolicy;
 use resource::BackendPath;
 pub(crate) use resource::requested as requested_document;
+use upstream_client::Unanswered;
 pub(crate) use upstream_client::UpstreamTls;
 pub(crate) use wsdl::Imported;
 
@@ -36,7 +41,6 @@ use backend::Ejection;
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Response, StatusCode, Uri};
-use http_body_util::{BodyExt, Full, Limited};
 use lather_config::{Failover, UpstreamProtocol};
 use lather_context::stream::{SendOutcome, StreamMessage, StreamSender};
 use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
@@ -642,7 +646,7 @@ impl Gateway {
     async fn first_answer(
         &self,
         may_resend: bool,
-        make: impl Fn(&lather_config::Upstream) -> Request<Full<Bytes>>,
+        make: impl Fn(&lather_config::Upstream) -> Request<Bytes>,
     ) -> Result<(Arc<Backend>, (usize, usize), Passed), Fault> {
         let deadline = Instant::now() + self.timeout;
         let backends = self.backends.snapshot();
@@ -747,8 +751,8 @@ impl Gateway {
         uri: &Uri,
         headers: &HeaderMap,
         body: Bytes,
-    ) -> Request<Full<Bytes>> {
-        let mut request = Request::new(Full::new(body));
+    ) -> Request<Bytes> {
+        let mut request = Request::new(body);
         *request.method_mut() = method;
         *request.uri_mut() = uri.clone();
         *request.headers_mut() = headers.clone();
@@ -759,7 +763,7 @@ impl Gateway {
     async fn attempt(
         &self,
         backend: &Backend,
-        mut request: Request<Full<Bytes>>,
+        mut request: Request<Bytes>,
         deadline: Instant,
     ) -> Result<Passed, Failure> {
         let span = crate::request_span::upstream(&self.service, &backend.upstream.url);
@@ -781,7 +785,7 @@ impl Gateway {
     async fn attempt_untraced(
         &self,
         backend: &Backend,
-        request: Request<Full<Bytes>>,
+        request: Request<Bytes>,
         deadline: Instant,
     ) -> Result<Passed, Failure> {
         let upstream = &backend.upstream;
@@ -801,62 +805,17 @@ impl Gateway {
         else {
             return Err(timed_out());
         };
-        let sent = tokio::time::timeout_at(deadline.into(), self.client.send(request)).await;
-        let response = match sent {
+        let exchanged = tokio::time::timeout_at(
+            deadline.into(),
+            self.client.exchange(request, self.max_response_bytes),
+        )
+        .await;
+        let response = match exchanged {
             Err(_) => return Err(timed_out()),
-            Ok(Err(e)) if tls_failure::find(&e).is_some() => {
-                let why = tls_failure::find(&e).map(tls_failure::describe);
-                let detail = error_chain(&e);
-                tracing::warn!(service = %self.service, upstream = %upstream.url, error = %detail, "TLS with the backend failed");
-                return Err(Failure {
-                    kind: FailureKind::Tls,
-                    what: why.unwrap_or_default(),
-                    detail,
-                });
-            }
-            Ok(Err(e)) if e.is_connect() => {
-                let detail = error_chain(&e);
-                tracing::warn!(service = %self.service, upstream = %upstream.url, error = %detail, "backend refused the connection");
-                let what = io_kind(&e);
-                let kind = if what == std::io::ErrorKind::TimedOut.to_string() {
-                    FailureKind::ConnectTimeout
-                } else {
-                    FailureKind::Refused
-                };
-                return Err(Failure { kind, what, detail });
-            }
-            Ok(Err(e)) => {
-                let detail = error_chain(&e);
-                tracing::warn!(service = %self.service, upstream = %upstream.url, error = %detail, "backend failed");
-                return Err(Failure {
-                    kind: FailureKind::Failed,
-                    what: format!("failed: {}", io_kind(&e)),
-                    detail,
-                });
-            }
+            Ok(Err(unanswered)) => return Err(self.unanswered(upstream, unanswered)),
             Ok(Ok(response)) => response,
         };
         let (parts, body) = response.into_parts();
-        let collected = tokio::time::timeout_at(
-            deadline.into(),
-            Limited::new(body, self.max_response_bytes).collect(),
-        )
-        .await;
-        let body = match collected {
-            Err(_) => return Err(timed_out()),
-            Ok(Err(e)) => {
-                tracing::warn!(service = %self.service, upstream = %upstream.url, error = %e, "reading the backend's answer failed");
-                return Err(Failure {
-                    kind: FailureKind::Failed,
-                    what: format!(
-                        "answer could not be read: {e} (limit {} bytes)",
-                        self.max_response_bytes
-                    ),
-                    detail: e.to_string(),
-                });
-            }
-            Ok(Ok(c)) => c.to_bytes(),
-        };
         drop(held);
         backend.answered(started.elapsed());
         let mut response = Response::new(body);
@@ -867,6 +826,71 @@ impl Gateway {
             .extensions_mut()
             .insert(crate::access::UpstreamUsed(upstream.url.clone()));
         Ok(response)
+    }
+}
+
+impl Gateway {
+    /// The failure of a try at `upstream` that got no answer, logged at warn.
+    fn unanswered(&self, upstream: &lather_config::Upstream, unanswered: Unanswered) -> Failure {
+        let refused = |what: String, detail: String| {
+            tracing::warn!(service = %self.service, upstream = %upstream.url, error = %detail, "backend refused the connection");
+            let kind = if what == std::io::ErrorKind::TimedOut.to_string() {
+                FailureKind::ConnectTimeout
+            } else {
+                FailureKind::Refused
+            };
+            Failure { kind, what, detail }
+        };
+        let failed = |what: String, detail: String| {
+            tracing::warn!(service = %self.service, upstream = %upstream.url, error = %detail, "backend failed");
+            Failure {
+                kind: FailureKind::Failed,
+                what,
+                detail,
+            }
+        };
+        let unreadable = |why: String| {
+            tracing::warn!(service = %self.service, upstream = %upstream.url, error = %why, "reading the backend's answer failed");
+            Failure {
+                kind: FailureKind::Failed,
+                what: format!(
+                    "answer could not be read: {why} (limit {} bytes)",
+                    self.max_response_bytes
+                ),
+                detail: why,
+            }
+        };
+        match unanswered {
+            Unanswered::Sending(e) if tls_failure::find(&e).is_some() => {
+                let why = tls_failure::find(&e).map(tls_failure::describe);
+                let detail = error_chain(&e);
+                tracing::warn!(service = %self.service, upstream = %upstream.url, error = %detail, "TLS with the backend failed");
+                Failure {
+                    kind: FailureKind::Tls,
+                    what: why.unwrap_or_default(),
+                    detail,
+                }
+            }
+            Unanswered::Sending(e) if e.is_connect() => refused(io_kind(&e), error_chain(&e)),
+            Unanswered::Sending(e) => failed(format!("failed: {}", io_kind(&e)), error_chain(&e)),
+            Unanswered::Reading(why) => unreadable(why),
+            Unanswered::Direct(DirectError::Connect(e)) => {
+                refused(e.kind().to_string(), format!("tcp connect error: {e}"))
+            }
+            Unanswered::Direct(e @ DirectError::ConnectTimeout(_)) => {
+                refused(std::io::ErrorKind::TimedOut.to_string(), e.to_string())
+            }
+            Unanswered::Direct(DirectError::Write(e)) => failed(
+                format!("failed: {}", e.kind()),
+                format!("writing the request: {e}"),
+            ),
+            Unanswered::Direct(DirectError::Answer(e @ AnswerError::TooLarge { .. })) => {
+                unreadable(e.to_string())
+            }
+            Unanswered::Direct(DirectError::Answer(e)) => {
+                failed(format!("failed: {}", e.kind_text()), e.to_string())
+            }
+        }
     }
 }
 

@@ -3,10 +3,11 @@
 //! upstream that carry many requests at once — over plain TCP (`http://`, HTTP/2 with prior
 //! knowledge) or TLS (`https://`, HTTP/2 negotiated by ALPN).
 
+use super::direct_h1::{DirectClient, DirectError};
 use crate::tls::TlsError;
 use bytes::Bytes;
 use http::{Request, Response};
-use http_body_util::Full;
+use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -30,6 +31,9 @@ pub(crate) enum UpstreamClient {
     /// `budget` requests in flight at most, all threads together (one per connection in
     /// use); each thread's pool keeps up to `budget` idle connections of its own.
     Http1 {
+        /// `http://` upstreams: driven on the task serving the client.
+        direct: DirectClient,
+        /// `https://` upstreams: hyper's client over rustls.
         clients: Box<[OnceLock<HttpClient>]>,
         recipe: Box<Recipe>,
         budget: usize,
@@ -88,6 +92,17 @@ impl UpstreamTls {
             None => tls,
         }
     }
+}
+
+/// Why [`UpstreamClient::exchange`] got no answer.
+#[derive(Debug)]
+pub(crate) enum Unanswered {
+    /// hyper's client failed to send or to read the head.
+    Sending(ClientError),
+    /// hyper's client failed to read the body (or it was over the limit).
+    Reading(String),
+    /// The direct HTTP/1.1 exchange failed.
+    Direct(DirectError),
 }
 
 /// What a request holds while its answer is read: for HTTP/1.1 the connection's place in
@@ -163,6 +178,7 @@ impl UpstreamClient {
         };
         match protocol {
             UpstreamProtocol::Http1 => UpstreamClient::Http1 {
+                direct: DirectClient::new(POOLS, connections, timeout),
                 clients: (0..POOLS).map(|_| OnceLock::new()).collect(),
                 recipe: Box::new(recipe),
                 budget: connections,
@@ -204,7 +220,40 @@ impl UpstreamClient {
         }
     }
 
-    /// Sends `request` (its URI absolute).
+    /// Sends `request` (its URI absolute) and reads its whole answer, the body at most
+    /// `limit` bytes: over HTTP/1.1 to an `http://` upstream on this task
+    /// ([`DirectClient`]), else through hyper's client.
+    pub(crate) async fn exchange(
+        &self,
+        request: Request<Bytes>,
+        limit: usize,
+    ) -> Result<Response<Bytes>, Unanswered> {
+        if let UpstreamClient::Http1 { direct, .. } = self
+            && request.uri().scheme() == Some(&http::uri::Scheme::HTTP)
+        {
+            let answer = direct
+                .exchange(request, limit)
+                .await
+                .map_err(Unanswered::Direct)?;
+            let mut response = Response::new(answer.body);
+            *response.status_mut() = answer.status;
+            *response.headers_mut() = answer.headers;
+            return Ok(response);
+        }
+        let response = self
+            .send(request.map(Full::new))
+            .await
+            .map_err(Unanswered::Sending)?;
+        let (parts, body) = response.into_parts();
+        let body = Limited::new(body, limit)
+            .collect()
+            .await
+            .map_err(|e| Unanswered::Reading(e.to_string()))?
+            .to_bytes();
+        Ok(Response::from_parts(parts, body))
+    }
+
+    /// Sends `request` (its URI absolute) through hyper's client.
     pub(crate) async fn send(
         &self,
         request: Request<Full<Bytes>>,

@@ -1,0 +1,439 @@
+//! Reading one HTTP/1.1 answer off an upstream connection: the head (1xx interim answers
+//! skipped), then the body as its framing says — `Content-Length`, chunked, or up to the
+//! close — collected whole within a size bound.
+
+use bytes::{Buf, Bytes, BytesMut};
+use http::header::{
+    CONNECTION, CONTENT_LENGTH, HeaderMap, HeaderName, HeaderValue, TRANSFER_ENCODING,
+};
+use http::{Method, StatusCode};
+use std::io;
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// Largest answer head read (status line and headers), in bytes.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Most headers in an answer.
+const MAX_HEADERS: usize = 100;
+/// Longest chunk-size line (with extensions) or trailer line, in bytes.
+const MAX_LINE_BYTES: usize = 4096;
+/// What one read asks for at least.
+const READ_BYTES: usize = 8 * 1024;
+
+/// An answer as read: status, headers, the whole body; `reusable` when the connection
+/// may carry another request (HTTP/1.1 keep-alive, body delimited, nothing after it).
+#[derive(Debug)]
+pub(crate) struct ReadAnswer {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
+    pub(crate) reusable: bool,
+}
+
+/// Why an answer could not be read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum AnswerError {
+    /// The connection failed while reading.
+    #[error("reading the answer: {0}")]
+    Io(#[from] io::Error),
+    /// The connection closed before an answer began.
+    #[error("connection closed before an answer")]
+    ClosedBeforeAnswer,
+    /// The connection closed in the middle of the answer.
+    #[error("connection closed before the answer was complete")]
+    Incomplete,
+    /// The answer is not HTTP/1.x as RFC 9112 frames it.
+    #[error("malformed answer: {0}")]
+    Malformed(&'static str),
+    /// The answer's body is larger than allowed.
+    #[error("length limit exceeded (the answer is larger than {limit} bytes)")]
+    TooLarge {
+        /// The bound, in bytes.
+        limit: usize,
+    },
+}
+
+impl AnswerError {
+    /// The io::Error kind behind it, as the gateway's failure texts name it.
+    pub(crate) fn kind_text(&self) -> String {
+        match self {
+            AnswerError::Io(e) => e.kind().to_string(),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// How the body is delimited.
+enum Framing {
+    None,
+    Length(u64),
+    Chunked,
+    Close,
+}
+
+/// Reads the answer to a `method` request from `io`, its body at most `limit` bytes.
+pub(crate) async fn read_answer<R: AsyncRead + Unpin>(
+    io: &mut R,
+    method: &Method,
+    limit: usize,
+) -> Result<ReadAnswer, AnswerError> {
+    let mut buf = BytesMut::with_capacity(READ_BYTES);
+    let (status, headers, version_11) = loop {
+        let parsed = parse_head(&buf)?;
+        if let Some((len, status, headers, version_11)) = parsed {
+            buf.advance(len);
+            if status.is_informational() {
+                if status == StatusCode::SWITCHING_PROTOCOLS {
+                    return Err(AnswerError::Malformed("101 Switching Protocols to a POST"));
+                }
+                continue;
+            }
+            break (status, headers, version_11);
+        }
+        if buf.len() >= MAX_HEAD_BYTES {
+            return Err(AnswerError::Malformed("answer head larger than 64 KiB"));
+        }
+        if fill(io, &mut buf).await? == 0 {
+            return Err(if buf.is_empty() {
+                AnswerError::ClosedBeforeAnswer
+            } else {
+                AnswerError::Incomplete
+            });
+        }
+    };
+    let framing = framing(method, status, &headers)?;
+    let keep_alive = version_11 && !has_token(&headers, &CONNECTION, "close");
+    let (body, delimited) = match framing {
+        Framing::None => (Bytes::new(), true),
+        Framing::Length(n) => (fixed(io, &mut buf, n, limit).await?, true),
+        Framing::Chunked => (chunked(io, &mut buf, limit).await?, true),
+        Framing::Close => (to_close(io, &mut buf, limit).await?, false),
+    };
+    Ok(ReadAnswer {
+        status,
+        headers,
+        body,
+        reusable: keep_alive && delimited && buf.is_empty(),
+    })
+}
+
+/// The head at the start of `buf`, if complete: its length, status, headers and whether
+/// it is HTTP/1.1.
+fn parse_head(buf: &[u8]) -> Result<Option<(usize, StatusCode, HeaderMap, bool)>, AnswerError> {
+    let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut answer = httparse::Response::new(&mut slots);
+    let len = match answer.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(AnswerError::Malformed("more than 100 headers"));
+        }
+        Err(_) => {
+            return Err(AnswerError::Malformed(
+                "not an HTTP/1.x status line and headers",
+            ));
+        }
+    };
+    let status = answer
+        .code
+        .and_then(|c| StatusCode::from_u16(c).ok())
+        .ok_or(AnswerError::Malformed("status code out of range"))?;
+    let mut headers = HeaderMap::with_capacity(answer.headers.len());
+    for h in answer.headers.iter() {
+        let name = HeaderName::from_bytes(h.name.as_bytes())
+            .map_err(|_| AnswerError::Malformed("invalid header name"))?;
+        let value = HeaderValue::from_bytes(h.value)
+            .map_err(|_| AnswerError::Malformed("invalid header value"))?;
+        headers.append(name, value);
+    }
+    Ok(Some((len, status, headers, answer.version == Some(1))))
+}
+
+/// How the body of an answer with `status` and `headers` to `method` is delimited
+/// (RFC 9112 §6.3).
+fn framing(
+    method: &Method,
+    status: StatusCode,
+    headers: &HeaderMap,
+) -> Result<Framing, AnswerError> {
+    if method == Method::HEAD
+        || status == StatusCode::NO_CONTENT
+        || status == StatusCode::NOT_MODIFIED
+    {
+        return Ok(Framing::None);
+    }
+    if headers.contains_key(TRANSFER_ENCODING) {
+        return if last_coding_is_chunked(headers) {
+            Ok(Framing::Chunked)
+        } else {
+            Ok(Framing::Close)
+        };
+    }
+    let mut length = None;
+    for value in headers.get_all(CONTENT_LENGTH) {
+        let n = value
+            .to_str()
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+            .ok_or(AnswerError::Malformed("invalid Content-Length"))?;
+        if length.is_some_and(|seen| seen != n) {
+            return Err(AnswerError::Malformed("conflicting Content-Length values"));
+        }
+        length = Some(n);
+    }
+    Ok(length.map_or(Framing::Close, Framing::Length))
+}
+
+/// Whether the last transfer coding named is `chunked`.
+fn last_coding_is_chunked(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(TRANSFER_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .rfind(|c| !c.is_empty())
+        .is_some_and(|c| c.eq_ignore_ascii_case("chunked"))
+}
+
+/// Whether header `name` lists `token` (case-insensitive).
+fn has_token(headers: &HeaderMap, name: &HeaderName, token: &str) -> bool {
+    headers
+        .get_all(name)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|t| t.trim().eq_ignore_ascii_case(token))
+}
+
+/// Reads more into `buf`; the number of bytes read (0 at the end of the stream).
+async fn fill<R: AsyncRead + Unpin>(io: &mut R, buf: &mut BytesMut) -> io::Result<usize> {
+    if buf.capacity() - buf.len() < READ_BYTES / 2 {
+        buf.reserve(READ_BYTES);
+    }
+    io.read_buf(buf).await
+}
+
+/// A body of `n` bytes.
+async fn fixed<R: AsyncRead + Unpin>(
+    io: &mut R,
+    buf: &mut BytesMut,
+    n: u64,
+    limit: usize,
+) -> Result<Bytes, AnswerError> {
+    let n = usize::try_from(n)
+        .ok()
+        .filter(|n| *n <= limit)
+        .ok_or(AnswerError::TooLarge { limit })?;
+    if buf.len() < n {
+        buf.reserve(n - buf.len());
+    }
+    while buf.len() < n {
+        if io.read_buf(buf).await? == 0 {
+            return Err(AnswerError::Incomplete);
+        }
+    }
+    Ok(buf.split_to(n).freeze())
+}
+
+/// A body up to the end of the stream.
+async fn to_close<R: AsyncRead + Unpin>(
+    io: &mut R,
+    buf: &mut BytesMut,
+    limit: usize,
+) -> Result<Bytes, AnswerError> {
+    loop {
+        if buf.len() > limit {
+            return Err(AnswerError::TooLarge { limit });
+        }
+        if fill(io, buf).await? == 0 {
+            return Ok(buf.split().freeze());
+        }
+    }
+}
+
+/// A chunked body, its chunks joined; trailers are read and dropped.
+async fn chunked<R: AsyncRead + Unpin>(
+    io: &mut R,
+    buf: &mut BytesMut,
+    limit: usize,
+) -> Result<Bytes, AnswerError> {
+    let mut body = BytesMut::new();
+    loop {
+        let size_line = line(io, buf).await?;
+        let size = size_line.split(|b| *b == b';').next().unwrap_or_default();
+        let size = std::str::from_utf8(size)
+            .ok()
+            .map(str::trim)
+            .filter(|s| !s.is_empty() && s.len() <= 16)
+            .and_then(|s| u64::from_str_radix(s, 16).ok())
+            .ok_or(AnswerError::Malformed("invalid chunk size"))?;
+        if size == 0 {
+            // Trailer fields, up to the empty line.
+            while !line(io, buf).await?.is_empty() {}
+            return Ok(body.freeze());
+        }
+        let size = usize::try_from(size)
+            .ok()
+            .filter(|s| body.len().saturating_add(*s) <= limit)
+            .ok_or(AnswerError::TooLarge { limit })?;
+        while buf.len() < size + 2 {
+            if fill(io, buf).await? == 0 {
+                return Err(AnswerError::Incomplete);
+            }
+        }
+        body.extend_from_slice(&buf[..size]);
+        if &buf[size..size + 2] != b"\r\n" {
+            return Err(AnswerError::Malformed("chunk not ended by CRLF"));
+        }
+        buf.advance(size + 2);
+    }
+}
+
+/// The next line of `buf` (reading more as needed), without its CRLF.
+async fn line<R: AsyncRead + Unpin>(io: &mut R, buf: &mut BytesMut) -> Result<Bytes, AnswerError> {
+    loop {
+        if let Some(at) = memchr::memchr(b'\n', buf) {
+            let mut line = buf.split_to(at + 1);
+            line.truncate(at);
+            if line.last() == Some(&b'\r') {
+                line.truncate(at - 1);
+            }
+            return Ok(line.freeze());
+        }
+        if buf.len() > MAX_LINE_BYTES {
+            return Err(AnswerError::Malformed(
+                "chunk-size or trailer line too long",
+            ));
+        }
+        if fill(io, buf).await? == 0 {
+            return Err(AnswerError::Incomplete);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn read(wire: &[u8], limit: usize) -> Result<ReadAnswer, AnswerError> {
+        let mut io = wire;
+        read_answer(&mut io, &Method::POST, limit).await
+    }
+
+    #[tokio::test]
+    async fn a_content_length_answer_is_read_and_the_connection_kept() {
+        let a = read(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/xml\r\nContent-Length: 5\r\n\r\nhello",
+            100,
+        )
+        .await
+        .unwrap();
+        assert_eq!(a.status, StatusCode::OK);
+        assert_eq!(a.headers["content-type"], "text/xml");
+        assert_eq!(&a.body[..], b"hello");
+        assert!(a.reusable);
+    }
+
+    #[tokio::test]
+    async fn interim_answers_are_skipped() {
+        let a = read(
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 500 Internal\r\nContent-Length: 2\r\n\r\nno",
+            100,
+        )
+        .await
+        .unwrap();
+        assert_eq!(a.status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(&a.body[..], b"no");
+    }
+
+    #[tokio::test]
+    async fn chunks_are_joined_and_trailers_dropped() {
+        let a = read(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: 1\r\n\r\n",
+            100,
+        )
+        .await
+        .unwrap();
+        assert_eq!(&a.body[..], b"hello world");
+        assert!(a.reusable);
+    }
+
+    #[tokio::test]
+    async fn a_close_delimited_answer_ends_the_connection() {
+        let a = read(b"HTTP/1.1 200 OK\r\n\r\nuntil the end", 100)
+            .await
+            .unwrap();
+        assert_eq!(&a.body[..], b"until the end");
+        assert!(!a.reusable);
+        let a = read(
+            b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+            100,
+        )
+        .await
+        .unwrap();
+        assert!(!a.reusable);
+        let a = read(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n", 100)
+            .await
+            .unwrap();
+        assert!(!a.reusable);
+    }
+
+    #[tokio::test]
+    async fn bodies_over_the_limit_are_refused_in_every_framing() {
+        for wire in [
+            &b"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\nhello world"[..],
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n",
+            b"HTTP/1.1 200 OK\r\n\r\nhello world",
+        ] {
+            let e = read(wire, 10).await.unwrap_err();
+            assert!(matches!(e, AnswerError::TooLarge { limit: 10 }), "{e}");
+        }
+    }
+
+    #[tokio::test]
+    async fn broken_answers_are_named() {
+        assert!(matches!(
+            read(b"", 10).await,
+            Err(AnswerError::ClosedBeforeAnswer)
+        ));
+        assert!(matches!(
+            read(b"HTTP/1.1 200 OK\r\n", 10).await,
+            Err(AnswerError::Incomplete)
+        ));
+        assert!(matches!(
+            read(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nhalf", 10).await,
+            Err(AnswerError::Incomplete)
+        ));
+        assert!(matches!(
+            read(b"SMTP ready\r\n\r\n", 10).await,
+            Err(AnswerError::Malformed(_))
+        ));
+        assert!(matches!(
+            read(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab",
+                10
+            )
+            .await,
+            Err(AnswerError::Malformed(_))
+        ));
+        assert!(matches!(
+            read(
+                b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+                10
+            )
+            .await,
+            Err(AnswerError::Malformed(_))
+        ));
+    }
+
+    #[tokio::test]
+    async fn bytes_after_the_answer_make_the_connection_unusable() {
+        let a = read(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 200 OK\r\n",
+            10,
+        )
+        .await
+        .unwrap();
+        assert!(!a.reusable);
+    }
+}

@@ -1,0 +1,285 @@
+//! HTTP/1.1 to plain `http://` upstreams, driven by the task that serves the client: it
+//! writes the request and reads the answer itself, over a connection from its I/O
+//! thread's own idle list. Against hyper's pooled client this takes away the connection
+//! task, the channels between it and the request, and the pool lock that threads share
+//! (the profile of a gateway request put hyper's client at as much CPU as lather's whole
+//! echo path). `https://` upstreams and HTTP/2 keep hyper's client.
+//!
+//! A connection goes back to its thread's idle list only after a whole, delimited answer
+//! on HTTP/1.1 keep-alive; an exchange that is abandoned (timed out) drops it. An idle
+//! connection is checked before it is reused: one the upstream closed (or that has bytes
+//! nobody asked for) is dropped, as is one idle longer than [`IDLE_FOR`].
+
+use super::answer_read::{AnswerError, ReadAnswer, read_answer};
+use bytes::Bytes;
+use http::header::{CONTENT_LENGTH, HOST, HeaderMap, TRANSFER_ENCODING};
+use http::uri::Authority;
+use http::{Method, Request, Uri};
+use std::collections::HashMap;
+use std::io::{self, IoSlice};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+/// How long a connection may stay idle before it is dropped rather than reused (as
+/// hyper's pool did for the gateway).
+pub(crate) const IDLE_FOR: Duration = Duration::from_secs(90);
+
+/// Connections idle on one I/O thread, by upstream authority.
+type IdleList = HashMap<Authority, Vec<Idle>>;
+
+/// An idle connection and since when.
+#[derive(Debug)]
+struct Idle {
+    stream: TcpStream,
+    since: Instant,
+}
+
+/// Why an exchange with an upstream failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum DirectError {
+    /// No connection could be opened.
+    #[error("tcp connect error: {0}")]
+    Connect(io::Error),
+    /// No connection opened within the connect timeout.
+    #[error("tcp connect error: timed out after {0} ms")]
+    ConnectTimeout(u128),
+    /// Writing the request failed.
+    #[error("writing the request: {0}")]
+    Write(io::Error),
+    /// The answer could not be read.
+    #[error(transparent)]
+    Answer(#[from] AnswerError),
+}
+
+/// The HTTP/1.1 client of plain-HTTP upstreams: an idle list per I/O thread.
+#[derive(Debug)]
+pub(crate) struct DirectClient {
+    idle: Box<[Mutex<IdleList>]>,
+    keep: usize,
+    connect_timeout: Duration,
+}
+
+impl DirectClient {
+    /// A client with `threads` idle lists, keeping up to `keep` idle connections to each
+    /// upstream on each, connecting within `connect_timeout`.
+    pub(crate) fn new(threads: usize, keep: usize, connect_timeout: Duration) -> Self {
+        DirectClient {
+            idle: (0..threads.max(1)).map(|_| Mutex::default()).collect(),
+            keep,
+            connect_timeout,
+        }
+    }
+
+    /// Sends `request` (its URI absolute, `http://`) and reads its answer, the body at
+    /// most `limit` bytes.
+    pub(crate) async fn exchange(
+        &self,
+        request: Request<Bytes>,
+        limit: usize,
+    ) -> Result<ReadAnswer, DirectError> {
+        let (parts, body) = request.into_parts();
+        let Some(authority) = parts.uri.authority().cloned() else {
+            return Err(DirectError::Connect(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the upstream URI names no host",
+            )));
+        };
+        let head = head(
+            &parts.method,
+            &parts.uri,
+            &authority,
+            &parts.headers,
+            body.len(),
+        );
+        let slot = &self.idle[crate::io_thread::current() % self.idle.len()];
+        let mut stream = match take(slot, &authority) {
+            Some(stream) => stream,
+            None => self.connect(&authority).await?,
+        };
+        write_all(&mut stream, &head, &body)
+            .await
+            .map_err(DirectError::Write)?;
+        let answer = read_answer(&mut stream, &parts.method, limit).await?;
+        if answer.reusable {
+            let mut idle = slot
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let list = idle.entry(authority).or_default();
+            if list.len() < self.keep {
+                list.push(Idle {
+                    stream,
+                    since: Instant::now(),
+                });
+            }
+        }
+        Ok(answer)
+    }
+
+    /// A new connection to `authority` (port 80 when it names none), each of its
+    /// addresses tried in turn within the connect timeout.
+    async fn connect(&self, authority: &Authority) -> Result<TcpStream, DirectError> {
+        let port = authority.port_u16().unwrap_or(80);
+        let host = authority
+            .host()
+            .trim_start_matches('[')
+            .trim_end_matches(']');
+        let attempt = async {
+            let addresses: Vec<SocketAddr> = match host.parse::<IpAddr>() {
+                Ok(ip) => vec![SocketAddr::new(ip, port)],
+                Err(_) => tokio::net::lookup_host((host, port)).await?.collect(),
+            };
+            let mut last = io::Error::new(io::ErrorKind::NotFound, "the host has no address");
+            for address in addresses {
+                match TcpStream::connect(address).await {
+                    Ok(stream) => return Ok(stream),
+                    Err(e) => last = e,
+                }
+            }
+            Err(last)
+        };
+        let stream = tokio::time::timeout(self.connect_timeout, attempt)
+            .await
+            .map_err(|_| DirectError::ConnectTimeout(self.connect_timeout.as_millis()))?
+            .map_err(DirectError::Connect)?;
+        stream.set_nodelay(true).map_err(DirectError::Connect)?;
+        Ok(stream)
+    }
+}
+
+/// The most recently idled live connection to `authority` in `slot`; closed, talkative
+/// and stale ones met on the way are dropped.
+fn take(slot: &Mutex<IdleList>, authority: &Authority) -> Option<TcpStream> {
+    let mut idle = slot
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let list = idle.get_mut(authority)?;
+    while let Some(Idle { stream, since }) = list.pop() {
+        if since.elapsed() > IDLE_FOR {
+            continue;
+        }
+        // Without readiness recorded this makes no system call; an upstream that closed
+        // the connection (or sent what no request asked for) has made it readable.
+        match stream.try_read(&mut [0u8; 1]) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Some(stream),
+            _ => continue,
+        }
+    }
+    None
+}
+
+/// The request line and headers: `Host` unless the headers carry one, the headers
+/// (framing headers left out), `Content-Length` for a body or a POST.
+fn head(
+    method: &Method,
+    uri: &Uri,
+    authority: &Authority,
+    headers: &HeaderMap,
+    body_len: usize,
+) -> Vec<u8> {
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    let mut out = Vec::with_capacity(64 + path.len() + headers.len() * 40);
+    out.extend_from_slice(method.as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(path.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    if !headers.contains_key(HOST) {
+        out.extend_from_slice(b"host: ");
+        out.extend_from_slice(authority.as_str().as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    for (name, value) in headers {
+        if name == CONTENT_LENGTH || name == TRANSFER_ENCODING {
+            continue;
+        }
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if body_len > 0 || method == Method::POST {
+        out.extend_from_slice(b"content-length: ");
+        decimal(&mut out, body_len);
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+/// Appends `n` in decimal.
+fn decimal(out: &mut Vec<u8>, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// Writes `head` then `body`, together where the socket takes them.
+async fn write_all(stream: &mut TcpStream, head: &[u8], body: &[u8]) -> io::Result<()> {
+    let mut done = 0;
+    while done < head.len() {
+        let slices = [IoSlice::new(&head[done..]), IoSlice::new(body)];
+        let n = stream.write_vectored(&slices).await?;
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        done += n;
+    }
+    let sent = done - head.len();
+    stream.write_all(&body[sent..]).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    #[test]
+    fn the_head_carries_host_the_headers_and_the_length() {
+        let uri: Uri = "http://backend:8080/svc?x=1".parse().unwrap();
+        let mut headers = HeaderMap::new();
+        headers.insert("content-type", HeaderValue::from_static("text/xml"));
+        headers.insert("content-length", HeaderValue::from_static("999"));
+        headers.insert("transfer-encoding", HeaderValue::from_static("chunked"));
+        let text = head(
+            &Method::POST,
+            &uri,
+            uri.authority().unwrap(),
+            &headers,
+            1234,
+        );
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            "POST /svc?x=1 HTTP/1.1\r\nhost: backend:8080\r\ncontent-type: text/xml\r\ncontent-length: 1234\r\n\r\n"
+        );
+        let text = head(
+            &Method::GET,
+            &uri,
+            uri.authority().unwrap(),
+            &HeaderMap::new(),
+            0,
+        );
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            "GET /svc?x=1 HTTP/1.1\r\nhost: backend:8080\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn decimals_are_written_whole() {
+        for n in [0usize, 7, 10, 65_535, usize::MAX] {
+            let mut out = Vec::new();
+            decimal(&mut out, n);
+            assert_eq!(out, n.to_string().into_bytes());
+        }
+    }
+}
