@@ -68,6 +68,14 @@ impl std::fmt::Debug for Service {
     }
 }
 
+/// The lowest floor of a gateway's adaptive in-flight limit. A forwarded request holds no
+/// CPU while its backend works, and the backend has an admission gate of its own; the
+/// latency the gateway's limit learns from is mostly the backend's, so under load the pair
+/// kept up with it fell to the server's floor (4) and held 26 of 32 requests in its queue:
+/// saturated, a gateway with this floor answered 42 000–48 000 req/s against 27 000–32 000
+/// (docs/benchmarks.md, efficiency).
+pub(crate) const GATEWAY_MIN_IN_FLIGHT: usize = 32;
+
 /// How a service is admitted: the queue's capacity and the in-flight policy.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Admission {
@@ -79,6 +87,17 @@ pub(crate) struct Admission {
 impl Admission {
     /// The server's defaults with a service's overrides.
     pub(crate) fn of(server: &ServerConfig, config: Option<&ServiceConfig>) -> Self {
+        let forwards = config.is_some_and(|c| {
+            matches!(
+                c.kind(),
+                ServiceKind::Gateway(_) | ServiceKind::RegistryGateway(_)
+            )
+        });
+        let floor = if forwards {
+            server.min_in_flight.max(GATEWAY_MIN_IN_FLIGHT)
+        } else {
+            server.min_in_flight
+        };
         Admission {
             queue_capacity: config
                 .and_then(|c| c.queue_capacity)
@@ -90,9 +109,7 @@ impl Admission {
             // adaptive limit never goes below two batches' worth.
             min_in_flight: config
                 .and_then(ServiceConfig::upstream_batching)
-                .map_or(server.min_in_flight, |(items, _)| {
-                    server.min_in_flight.max(items.saturating_mul(2))
-                }),
+                .map_or(floor, |(items, _)| floor.max(items.saturating_mul(2))),
         }
     }
 
@@ -570,5 +587,20 @@ mod tests {
         let plain = Admission::of(&config.server, Some(&config.services[1]));
         assert_eq!(batching.min_in_flight, 100);
         assert_eq!(plain.min_in_flight, config.server.min_in_flight);
+    }
+
+    #[test]
+    fn a_gateway_keeps_its_own_floor_and_a_higher_server_floor_wins() {
+        let services = "[[service]]\nname = \"g\"\npath = \"/g\"\nupstream = [\"http://127.0.0.1:9/ws\"]\n\n\
+                        [[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\n";
+        let config = lather_config::Config::from_toml(services, "t").unwrap();
+        let gateway = Admission::of(&config.server, Some(&config.services[0]));
+        let echo = Admission::of(&config.server, Some(&config.services[1]));
+        assert_eq!(gateway.min_in_flight, GATEWAY_MIN_IN_FLIGHT);
+        assert_eq!(echo.min_in_flight, 4);
+        let text = format!("[server]\nmin_in_flight = 64\n\n{services}");
+        let config = lather_config::Config::from_toml(&text, "t").unwrap();
+        let gateway = Admission::of(&config.server, Some(&config.services[0]));
+        assert_eq!(gateway.min_in_flight, 64);
     }
 }
