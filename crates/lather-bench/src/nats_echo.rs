@@ -3,7 +3,7 @@
 //! payload, on a single-thread runtime, and nothing else. `lather-bench remote-call` starts
 //! it to measure the floor under a remote call — NATS's request/reply between two
 //! processes — with nothing of lather's in it — and answers the same way in its own
-//! process ([`echo_each`]).
+//! process (`echo_each`).
 
 use crate::BenchError;
 use futures_util::StreamExt as _;
