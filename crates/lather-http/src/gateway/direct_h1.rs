@@ -8,7 +8,9 @@
 //! A connection goes back to its thread's idle list only after a whole, delimited answer
 //! on HTTP/1.1 keep-alive; an exchange that is abandoned (timed out) drops it. An idle
 //! connection is checked before it is reused: one the upstream closed (or that has bytes
-//! nobody asked for) is dropped, as is one idle longer than [`IDLE_FOR`].
+//! nobody asked for) is dropped, as is one idle longer than [`IDLE_FOR`]. A sweeper task
+//! (started with the first connection kept, ended with the client) closes such
+//! connections every [`SWEEP_EVERY`] even when no request comes.
 
 use super::answer_read::{AnswerError, ReadAnswer, read_answer};
 use bytes::Bytes;
@@ -18,7 +20,8 @@ use http::{Method, Request, Uri};
 use std::collections::HashMap;
 use std::io::{self, IoSlice};
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
@@ -26,6 +29,9 @@ use tokio::net::TcpStream;
 /// How long a connection may stay idle before it is dropped rather than reused (as
 /// hyper's pool did for the gateway).
 pub(crate) const IDLE_FOR: Duration = Duration::from_secs(90);
+
+/// How often idle connections that are closed or too old are swept out.
+pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(10);
 
 /// Connections idle on one I/O thread, by upstream authority.
 type IdleList = HashMap<Authority, Vec<Idle>>;
@@ -57,8 +63,9 @@ pub(crate) enum DirectError {
 /// The HTTP/1.1 client of plain-HTTP upstreams: an idle list per I/O thread.
 #[derive(Debug)]
 pub(crate) struct DirectClient {
-    idle: Box<[Mutex<IdleList>]>,
+    idle: Arc<[Mutex<IdleList>]>,
     keep: usize,
+    sweeping: AtomicBool,
     connect_timeout: Duration,
 }
 
@@ -69,6 +76,7 @@ impl DirectClient {
         DirectClient {
             idle: (0..threads.max(1)).map(|_| Mutex::default()).collect(),
             keep,
+            sweeping: AtomicBool::new(false),
             connect_timeout,
         }
     }
@@ -114,6 +122,12 @@ impl DirectClient {
                     since: Instant::now(),
                 });
             }
+            drop(idle);
+            if !self.sweeping.load(Ordering::Relaxed)
+                && !self.sweeping.swap(true, Ordering::Relaxed)
+            {
+                tokio::spawn(sweeper(Arc::downgrade(&self.idle)));
+            }
         }
         Ok(answer)
     }
@@ -149,6 +163,42 @@ impl DirectClient {
     }
 }
 
+/// Every [`SWEEP_EVERY`], closes the idle connections of `lists` that are closed or
+/// too old; ends when the client is gone.
+async fn sweeper(lists: Weak<[Mutex<IdleList>]>) {
+    let mut every = tokio::time::interval(SWEEP_EVERY);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    every.tick().await;
+    loop {
+        every.tick().await;
+        let Some(lists) = lists.upgrade() else {
+            return;
+        };
+        for slot in lists.iter() {
+            sweep(slot);
+        }
+    }
+}
+
+/// Drops the connections of `slot` that the upstream closed, that hold bytes nobody asked
+/// for, or that were idle longer than [`IDLE_FOR`].
+fn sweep(slot: &Mutex<IdleList>) {
+    let mut idle = slot
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    for list in idle.values_mut() {
+        list.retain(|entry| entry.since.elapsed() <= IDLE_FOR && alive(&entry.stream));
+    }
+    idle.retain(|_, list| !list.is_empty());
+}
+
+/// Whether `stream` is open with nothing to read. Without readiness recorded this makes
+/// no system call; an upstream that closed the connection (or sent what no request asked
+/// for) has made it readable.
+fn alive(stream: &TcpStream) -> bool {
+    matches!(stream.try_read(&mut [0u8; 1]), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
+}
+
 /// The most recently idled live connection to `authority` in `slot`; closed, talkative
 /// and stale ones met on the way are dropped.
 fn take(slot: &Mutex<IdleList>, authority: &Authority) -> Option<TcpStream> {
@@ -160,11 +210,8 @@ fn take(slot: &Mutex<IdleList>, authority: &Authority) -> Option<TcpStream> {
         if since.elapsed() > IDLE_FOR {
             continue;
         }
-        // Without readiness recorded this makes no system call; an upstream that closed
-        // the connection (or sent what no request asked for) has made it readable.
-        match stream.try_read(&mut [0u8; 1]) {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Some(stream),
-            _ => continue,
+        if alive(&stream) {
+            return Some(stream);
         }
     }
     None
@@ -272,6 +319,42 @@ mod tests {
             String::from_utf8(text).unwrap(),
             "GET /svc?x=1 HTTP/1.1\r\nhost: backend:8080\r\n\r\n"
         );
+    }
+
+    #[tokio::test]
+    async fn a_sweep_closes_connections_the_upstream_closed_and_keeps_live_ones() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let at = listener.local_addr().unwrap();
+        let authority: Authority = at.to_string().parse().unwrap();
+        let kept = TcpStream::connect(at).await.unwrap();
+        let (_served_kept, _) = listener.accept().await.unwrap();
+        let closed = TcpStream::connect(at).await.unwrap();
+        let (served_closed, _) = listener.accept().await.unwrap();
+        drop(served_closed);
+        let slot = Mutex::new(IdleList::new());
+        let now = Instant::now();
+        let entries = vec![
+            Idle {
+                stream: kept,
+                since: now,
+            },
+            Idle {
+                stream: closed,
+                since: now,
+            },
+        ];
+        slot.lock().unwrap().insert(authority.clone(), entries);
+        // The closed one becomes readable (its end of stream) once the reactor has seen it.
+        let mut left = usize::MAX;
+        for _ in 0..100 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            sweep(&slot);
+            left = slot.lock().unwrap().get(&authority).map_or(0, Vec::len);
+            if left == 1 {
+                break;
+            }
+        }
+        assert_eq!(left, 1, "the closed connection is swept, the live one kept");
     }
 
     #[test]
