@@ -110,20 +110,9 @@ async fn request_end(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Option<usize>
     }
 }
 
+/// The gateway service forwarding to `backend`'s `/ws`.
 fn gateway(backend: SocketAddr, extra: &str) -> String {
-    format!(
-        "[[service]]\nname = \"gw\"\npath = \"/gw\"\nupstream = [\"http://{backend}/ws\"]\ntimeout_ms = 5000\n{extra}"
-    )
-}
-
-async fn call(addr: SocketAddr) -> Answer {
-    post(
-        addr,
-        "/gw",
-        SoapVersion::V12,
-        envelope(SoapVersion::V12, "", ECHO_PAYLOAD),
-    )
-    .await
+    gateway_service(&[format!("http://{backend}/ws")], extra)
 }
 
 #[tokio::test]
@@ -132,7 +121,7 @@ async fn answers_in_every_framing_are_passed_on() {
         let (backend, _) = backend(script).await;
         let gw = TestServer::start(&gateway(backend, "")).await;
         for _ in 0..3 {
-            let answer = call(gw.addr).await;
+            let answer = call_gateway(gw.addr).await;
             assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
             assert_eq!(answer.text(), ANSWER);
         }
@@ -149,7 +138,7 @@ async fn a_keep_alive_connection_carries_the_next_requests() {
     ))
     .await;
     for _ in 0..5 {
-        assert_eq!(call(gw.addr).await.status, StatusCode::OK);
+        assert_eq!(call_gateway(gw.addr).await.status, StatusCode::OK);
     }
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
 }
@@ -163,7 +152,7 @@ async fn a_connection_closed_while_idle_is_replaced() {
     ))
     .await;
     for _ in 0..3 {
-        let answer = call(gw.addr).await;
+        let answer = call_gateway(gw.addr).await;
         assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
         // Let the backend close the connection the gateway keeps.
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
@@ -186,7 +175,7 @@ async fn an_answer_over_the_limit_is_a_fault_in_every_framing() {
             gateway(backend, "")
         );
         let gw = TestServer::start(&config).await;
-        let answer = call(gw.addr).await;
+        let answer = call_gateway(gw.addr).await;
         answer.assert_fault(FaultKind::UpstreamFailed, SoapVersion::V12);
         assert!(
             answer.text().contains("answer could not be read")

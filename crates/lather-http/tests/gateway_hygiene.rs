@@ -51,29 +51,11 @@ async fn chatty_backend() -> SocketAddr {
     addr
 }
 
-fn gateway(upstreams: &[String], extra: &str) -> String {
-    let list: Vec<String> = upstreams.iter().map(|u| format!("\"{u}\"")).collect();
-    format!(
-        "[[service]]\nname = \"gw\"\npath = \"/gw\"\nupstream = [{}]\ntimeout_ms = 5000\n{extra}",
-        list.join(", ")
-    )
-}
-
-async fn call(addr: SocketAddr) -> Answer {
-    post(
-        addr,
-        "/gw",
-        SoapVersion::V12,
-        envelope(SoapVersion::V12, "", ECHO_PAYLOAD),
-    )
-    .await
-}
-
 #[tokio::test]
 async fn hop_by_hop_and_identifying_backend_headers_are_not_passed() {
     let backend = chatty_backend().await;
-    let gw = TestServer::start(&gateway(&[format!("http://{backend}/ws")], "")).await;
-    let answer = call(gw.addr).await;
+    let gw = TestServer::start(&gateway_service(&[format!("http://{backend}/ws")], "")).await;
+    let answer = call_gateway(gw.addr).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
     assert_eq!(answer.text(), ANSWER);
     let h = &answer.headers;
@@ -102,8 +84,8 @@ async fn hop_by_hop_and_identifying_backend_headers_are_not_passed() {
 async fn the_service_policy_removes_and_sets_headers() {
     let backend = chatty_backend().await;
     let policy = "response_headers_remove = [\"Set-Cookie\", \"X-Kept\"]\nresponse_headers_set = { \"X-Frame-Options\" = \"DENY\", \"X-Content-Type-Options\" = \"nosniff\" }\n";
-    let gw = TestServer::start(&gateway(&[format!("http://{backend}/ws")], policy)).await;
-    let answer = call(gw.addr).await;
+    let gw = TestServer::start(&gateway_service(&[format!("http://{backend}/ws")], policy)).await;
+    let answer = call_gateway(gw.addr).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
     let h = &answer.headers;
     assert!(!h.contains_key("set-cookie"), "{h:?}");
@@ -121,7 +103,7 @@ async fn faults_name_backends_by_place_not_by_url() {
     // All down: refused, counted by place.
     let d1 = closed_port().await;
     let d2 = closed_port().await;
-    let gw = TestServer::start(&gateway(
+    let gw = TestServer::start(&gateway_service(
         &[
             format!("http://{d1}/internal-a"),
             format!("http://{d2}/internal-b"),
@@ -129,7 +111,7 @@ async fn faults_name_backends_by_place_not_by_url() {
         "",
     ))
     .await;
-    let answer = call(gw.addr).await;
+    let answer = call_gateway(gw.addr).await;
     answer.assert_fault(FaultKind::UpstreamUnavailable, SoapVersion::V12);
     let text = answer.text();
     assert!(
@@ -148,11 +130,11 @@ async fn faults_name_backends_by_place_not_by_url() {
     // Too slow: the timeout fault names the place and the limit only.
     let slow = fixed_backend(200, "text/xml", "<late/>", 10_000).await;
     let gw = TestServer::start(
-        &gateway(&[format!("http://{slow}/internal-slow")], "")
+        &gateway_service(&[format!("http://{slow}/internal-slow")], "")
             .replace("timeout_ms = 5000", "timeout_ms = 200"),
     )
     .await;
-    let answer = call(gw.addr).await;
+    let answer = call_gateway(gw.addr).await;
     answer.assert_fault(FaultKind::UpstreamTimeout, SoapVersion::V12);
     let text = answer.text();
     assert!(
@@ -165,7 +147,7 @@ async fn faults_name_backends_by_place_not_by_url() {
     );
     // The WSDL of a backend that has none.
     let none = fixed_backend(404, "text/plain", "no", 0).await;
-    let gw = TestServer::start(&gateway(&[format!("http://{none}/internal-w")], "")).await;
+    let gw = TestServer::start(&gateway_service(&[format!("http://{none}/internal-w")], "")).await;
     let answer = get(gw.addr, "/gw?wsdl").await;
     answer.assert_fault(FaultKind::UpstreamFailed, SoapVersion::V11);
     let text = answer.text();
@@ -245,7 +227,7 @@ async fn a_configured_public_url_wins_over_the_host() {
     }
     // Through a gateway the backend's addresses are rewritten to the public URL too.
     let backend = TestServer::echo().await;
-    let gw = TestServer::start(&gateway(
+    let gw = TestServer::start(&gateway_service(
         &[backend.url("/echo")],
         "public_url = \"https://gw.example/gw\"\n",
     ))
@@ -267,7 +249,7 @@ async fn a_configured_public_url_wins_over_the_host() {
 async fn utf16_requests_are_answered_and_forwarded_as_utf8() {
     let s = TestServer::echo().await;
     let backend = TestServer::echo().await;
-    let gw = TestServer::start(&gateway(&[backend.url("/echo")], "")).await;
+    let gw = TestServer::start(&gateway_service(&[backend.url("/echo")], "")).await;
     for version in [SoapVersion::V11, SoapVersion::V12] {
         let text = envelope(version, "", ECHO_PAYLOAD).replacen("UTF-8", "UTF-16", 1);
         let le: Vec<u8> = [0xFF, 0xFE]

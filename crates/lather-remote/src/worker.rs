@@ -220,20 +220,13 @@ impl Taking<'_> {
             }
         });
         // Its first try here: a request answered at once costs no task of its own.
-        if first_try(answering.as_mut()).await.is_none() {
+        if futures_util::future::poll_immediate(answering.as_mut())
+            .await
+            .is_none()
+        {
             in_hand.spawn(answering);
         }
     }
-}
-
-/// Polls `future` once, with the calling task's waker: its output if it is done at that
-/// first try, else `None` (it goes on where it is polled next).
-async fn first_try<F: Future + ?Sized>(mut future: std::pin::Pin<&mut F>) -> Option<F::Output> {
-    std::future::poll_fn(|cx| match future.as_mut().poll(cx) {
-        std::task::Poll::Ready(output) => std::task::Poll::Ready(Some(output)),
-        std::task::Poll::Pending => std::task::Poll::Ready(None),
-    })
-    .await
 }
 
 /// The progress frames a request asked for: its id, the heartbeat interval, and whether
@@ -289,7 +282,7 @@ async fn with_heartbeats(
 ) -> Bytes {
     let work = taken.run();
     tokio::pin!(work);
-    if let Some(done) = first_try(work.as_mut()).await {
+    if let Some(done) = futures_util::future::poll_immediate(work.as_mut()).await {
         return done;
     }
     let progress = |kind| Progress { id: beats.id, kind }.encode();

@@ -43,6 +43,19 @@ struct Idle {
     since: Instant,
 }
 
+impl Idle {
+    /// Whether it may carry a request: idle no longer than [`IDLE_FOR`], open, and with
+    /// nothing to read. Without readiness recorded this makes no system call; an upstream
+    /// that closed the connection (or sent what no request asked for) has made it readable.
+    fn usable(&self) -> bool {
+        self.since.elapsed() <= IDLE_FOR
+            && matches!(
+                self.stream.try_read(&mut [0u8; 1]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock
+            )
+    }
+}
+
 /// Why an exchange with an upstream failed.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum DirectError {
@@ -187,16 +200,9 @@ fn sweep(slot: &Mutex<IdleList>) {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     for list in idle.values_mut() {
-        list.retain(|entry| entry.since.elapsed() <= IDLE_FOR && alive(&entry.stream));
+        list.retain(Idle::usable);
     }
     idle.retain(|_, list| !list.is_empty());
-}
-
-/// Whether `stream` is open with nothing to read. Without readiness recorded this makes
-/// no system call; an upstream that closed the connection (or sent what no request asked
-/// for) has made it readable.
-fn alive(stream: &TcpStream) -> bool {
-    matches!(stream.try_read(&mut [0u8; 1]), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
 }
 
 /// The most recently idled live connection to `authority` in `slot`; closed, talkative
@@ -206,12 +212,9 @@ fn take(slot: &Mutex<IdleList>, authority: &Authority) -> Option<TcpStream> {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let list = idle.get_mut(authority)?;
-    while let Some(Idle { stream, since }) = list.pop() {
-        if since.elapsed() > IDLE_FOR {
-            continue;
-        }
-        if alive(&stream) {
-            return Some(stream);
+    while let Some(idle) = list.pop() {
+        if idle.usable() {
+            return Some(idle.stream);
         }
     }
     None

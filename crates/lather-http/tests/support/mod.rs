@@ -201,6 +201,27 @@ pub async fn post_with_action(
     .await
 }
 
+/// A gateway service `gw` at `/gw` forwarding to `upstreams` (5 s timeout), with `extra`
+/// keys for it.
+pub fn gateway_service(upstreams: &[String], extra: &str) -> String {
+    let list: Vec<String> = upstreams.iter().map(|u| format!("\"{u}\"")).collect();
+    format!(
+        "[[service]]\nname = \"gw\"\npath = \"/gw\"\nupstream = [{}]\ntimeout_ms = 5000\n{extra}",
+        list.join(", ")
+    )
+}
+
+/// The SOAP 1.2 echo request, posted to the gateway service of [`gateway_service`].
+pub async fn call_gateway(addr: SocketAddr) -> Answer {
+    post(
+        addr,
+        "/gw",
+        SoapVersion::V12,
+        envelope(SoapVersion::V12, "", ECHO_PAYLOAD),
+    )
+    .await
+}
+
 /// A server with one event source, `events` at `/events`, and `extra` keys for it.
 pub async fn event_source(extra: &str) -> TestServer {
     TestServer::start(&format!(
