@@ -132,7 +132,13 @@ pub(crate) fn run(
         spec.refs,
         90,
     )?;
-    let publisher_us: Arc<Mutex<Vec<u32>>> = Arc::new(Mutex::new(Vec::new()));
+    // Room for every expected notification up front: growing the vector while the probe
+    // runs would copy it inside the measured publisher.
+    let expected = usize::try_from(expect)
+        .unwrap_or(usize::MAX)
+        .saturating_mul(spec.subscribers)
+        .min(1 << 24);
+    let publisher_us: Arc<Mutex<Vec<u32>>> = Arc::new(Mutex::new(Vec::with_capacity(expected)));
     let delivered = Arc::new(AtomicU64::new(0));
     let probe = {
         let publisher_us = publisher_us.clone();

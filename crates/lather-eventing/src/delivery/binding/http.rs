@@ -19,9 +19,10 @@ use http::Uri;
 use http::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderValue};
 use lather_envelope::SoapVersion;
 use std::collections::VecDeque;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
 /// Most notifications written and not yet answered on a sink's connection (less when
 /// the sink's queue is smaller: the window is at most the queue's capacity).
@@ -47,6 +48,11 @@ pub(crate) struct HttpSink {
     announced: usize,
     /// When the oldest unanswered notification's answer is overdue.
     deadline: Option<Instant>,
+    /// Wakes [`HttpSink::answer`] at or before `deadline`. Deadlines only move later
+    /// (each is now plus the timeout), so an answer that moves it does not touch the
+    /// timer: when the timer fires early it is set again to the deadline then current.
+    /// (Made on the first wait, within the runtime.)
+    timer: Option<Pin<Box<Sleep>>>,
     /// Failed connections in a row without an answer in between, and the next backoff.
     failures: u32,
     backoff: Duration,
@@ -110,6 +116,7 @@ impl HttpSink {
             written: 0,
             announced: 0,
             deadline: None,
+            timer: None,
             failures: 0,
             backoff: policy.first_backoff,
             progress: false,
@@ -157,14 +164,24 @@ impl HttpSink {
     /// has passed. Cancel-safe.
     pub(crate) async fn answer(&mut self) -> Result<bool, DeliveryError> {
         let timeout = self.policy.timeout;
-        let deadline = self.deadline.unwrap_or_else(|| Instant::now() + timeout);
-        tokio::time::timeout_at(deadline, self.pipeline.next())
-            .await
-            .unwrap_or_else(|_| {
-                Err(DeliveryError::Timeout(format!(
-                    "no answer within {timeout:?}"
-                )))
-            })
+        loop {
+            let deadline = self.deadline.unwrap_or_else(|| Instant::now() + timeout);
+            let timer = self
+                .timer
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
+            tokio::select! {
+                biased;
+                answer = self.pipeline.next() => return answer,
+                () = timer.as_mut() => {
+                    if Instant::now() >= deadline {
+                        return Err(DeliveryError::Timeout(format!(
+                            "no answer within {timeout:?}"
+                        )));
+                    }
+                    timer.as_mut().reset(deadline);
+                }
+            }
+        }
     }
 
     /// Takes an answer (or a failure: an error answer, a lost connection, a missed
@@ -324,7 +341,8 @@ impl HttpSink {
         self.wire.own(LENGTH_FIELD);
         let body_start = self.wire.len();
         self.template.render(event, &mut self.wire);
-        let digits = (self.wire.len() - body_start).to_string();
+        let mut length = itoa::Buffer::new();
+        let digits = length.format(self.wire.len() - body_start);
         if digits.len() > LENGTH_DIGITS {
             return Err(DeliveryError::Encode("notification too long".into()));
         }

@@ -11,6 +11,7 @@
 use super::wire::Wire;
 use crate::delivery::DeliveryError;
 use crate::delivery::address_policy::DeliveryPolicy;
+use bytes::{Buf, BytesMut};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::mpsc;
@@ -126,7 +127,7 @@ impl Pipeline {
         let reader = Reader {
             authority: self.authority.clone(),
             half: read,
-            read: Vec::new(),
+            read: BytesMut::new(),
         };
         self.reader = Some(tokio::spawn(reader.run(tx)));
         self.answers = Some(rx);
@@ -185,7 +186,8 @@ const READ_CHUNK: usize = 1024;
 struct Reader<R> {
     authority: String,
     half: R,
-    read: Vec<u8>,
+    /// Bytes read and not yet taken; taking from the front is O(1) ([`Buf::advance`]).
+    read: BytesMut,
 }
 
 impl<R: AsyncRead + Unpin> Reader<R> {
@@ -245,7 +247,7 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                     Err(e) => return Err(DeliveryError::Answer(format!("unreadable answer: {e}"))),
                 }
             };
-            self.read.drain(..head_len);
+            self.read.advance(head_len);
             match body {
                 Body::Length(n) => self.skip(n).await?,
                 Body::Chunked => self.skip_chunked().await?,
@@ -265,7 +267,7 @@ impl<R: AsyncRead + Unpin> Reader<R> {
     async fn skip(&mut self, mut n: u64) -> Result<(), DeliveryError> {
         loop {
             let here = (self.read.len() as u64).min(n);
-            self.read.drain(..here as usize);
+            self.read.advance(here as usize);
             n -= here;
             if n == 0 {
                 return Ok(());
@@ -289,7 +291,7 @@ impl<R: AsyncRead + Unpin> Reader<R> {
             let line = String::from_utf8_lossy(&self.read[..line_end]).into_owned();
             let size = u64::from_str_radix(line.split(';').next().unwrap_or("").trim(), 16)
                 .map_err(|_| DeliveryError::Answer(format!("bad chunk size {line:?}")))?;
-            self.read.drain(..line_end + 2);
+            self.read.advance(line_end + 2);
             total = total.saturating_add(size);
             if total > MAX_BODY {
                 return Err(DeliveryError::Answer("answer body too long".into()));
@@ -298,7 +300,7 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                 // Trailers (normally none) end with an empty line.
                 loop {
                     if let Some(i) = self.read.windows(2).position(|w| w == b"\r\n") {
-                        self.read.drain(..i + 2);
+                        self.read.advance(i + 2);
                         if i == 0 {
                             return Ok(());
                         }
@@ -336,12 +338,15 @@ fn framing(
                     .map_err(|_| DeliveryError::Answer("bad Content-Length".into()))?,
             );
         } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-            chunked = value.to_ascii_lowercase().ends_with("chunked");
+            chunked = value
+                .len()
+                .checked_sub("chunked".len())
+                .and_then(|at| value.get(at..))
+                .is_some_and(|last| last.eq_ignore_ascii_case("chunked"));
         } else if h.name.eq_ignore_ascii_case("connection") {
-            let v = value.to_ascii_lowercase();
-            if v.contains("close") {
+            if contains_ignoring_case(value, "close") {
                 keep = false;
-            } else if v.contains("keep-alive") {
+            } else if contains_ignoring_case(value, "keep-alive") {
                 keep = true;
             }
         }
@@ -359,6 +364,13 @@ fn framing(
         Body::UntilClose
     };
     Ok((body, keep))
+}
+
+/// Whether `text` contains `word`, ASCII case ignored (no copy made).
+fn contains_ignoring_case(text: &str, word: &str) -> bool {
+    text.as_bytes()
+        .windows(word.len())
+        .any(|w| w.eq_ignore_ascii_case(word.as_bytes()))
 }
 
 #[cfg(test)]
@@ -469,5 +481,39 @@ mod tests {
         .await
         .expect("both answered");
         assert_eq!(answered, (Ok(true), Ok(true)));
+    }
+
+    /// The framing of `head` (a complete answer head).
+    fn framing_of(head: &[u8]) -> (bool, bool, bool) {
+        let mut headers = [httparse::EMPTY_HEADER; 8];
+        let mut response = httparse::Response::new(&mut headers);
+        assert!(response.parse(head).unwrap().is_complete());
+        let (body, keep) = framing(&response, 200).unwrap();
+        (
+            matches!(body, Body::Chunked),
+            matches!(body, Body::UntilClose),
+            keep,
+        )
+    }
+
+    #[test]
+    fn framing_headers_are_read_in_any_case() {
+        // (chunked, until close, keep-alive)
+        assert_eq!(
+            framing_of(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, CHUNKED\r\n\r\n"),
+            (true, false, true)
+        );
+        assert_eq!(
+            framing_of(b"HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n"),
+            (false, false, false)
+        );
+        assert_eq!(
+            framing_of(b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 0\r\n\r\n"),
+            (false, false, true)
+        );
+        assert_eq!(
+            framing_of(b"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunkedish\r\n\r\n"),
+            (false, true, false)
+        );
     }
 }

@@ -9,7 +9,6 @@ use crate::protocol::reply::{mark_reference_parameter, soap_of};
 use crate::{LATHER_EVENTING_NS, Subscription, WsnTerms};
 use lather_envelope::WSA10_NS;
 use lather_envelope::escape::escape_text;
-use std::io::Write as _;
 
 /// The fixed parts of one subscription's notifications.
 #[derive(Debug, Clone)]
@@ -113,45 +112,33 @@ impl Template {
             out.own(&built.envelope);
             return;
         }
+        // Written piece by piece into `out`: no buffer of the notification's own.
+        out.own(self.head.as_bytes());
         let action_uri = self
             .wrapped
             .then(|| lather_envelope::escape::escape_attribute(&event.action));
-        let mut head = Vec::with_capacity(
-            self.head.len()
-                + event.action_xml.len()
-                + action_uri.as_ref().map_or(0, |a| a.len() + 80)
-                + self.before_id.len()
-                + 36
-                + self.before_stamp.len()
-                + 64
-                + event.headers_xml.len()
-                + 18,
-        );
-        head.extend_from_slice(self.head.as_bytes());
         if action_uri.is_some() {
-            head.extend_from_slice(crate::NOTIFY_EVENT_ACTION.as_bytes());
+            out.own(crate::NOTIFY_EVENT_ACTION.as_bytes());
         } else {
-            head.extend_from_slice(event.action_xml.as_bytes());
+            out.own(event.action_xml.as_bytes());
         }
-        head.extend_from_slice(self.before_id.as_bytes());
-        write_uuid(&self.id_base, event.seq, &mut head);
-        head.extend_from_slice(self.before_stamp.as_bytes());
-        let _ = write!(
-            head,
-            r#"{}" published="{}"/>"#,
-            event.seq, event.published_ns
-        );
-        head.extend_from_slice(event.headers_xml.as_bytes());
-        head.extend_from_slice(b"</s:Header><s:Body>");
+        out.own(self.before_id.as_bytes());
+        out.own(&uuid(&self.id_base, event.seq));
+        out.own(self.before_stamp.as_bytes());
+        let mut digits = itoa::Buffer::new();
+        out.own(digits.format(event.seq).as_bytes());
+        out.own(br#"" published=""#);
+        out.own(digits.format(event.published_ns).as_bytes());
+        out.own(br#""/>"#);
+        out.own(event.headers_xml.as_bytes());
+        out.own(b"</s:Header><s:Body>");
         if let Some(uri) = &action_uri {
-            head.extend_from_slice(NOTIFY_OPEN.as_bytes());
-            head.extend_from_slice(uri.as_bytes());
-            head.extend_from_slice(b"\">");
-            out.own(&head);
+            out.own(NOTIFY_OPEN.as_bytes());
+            out.own(uri.as_bytes());
+            out.own(b"\">");
             out.payload(&event.payload);
             out.own(NOTIFY_CLOSE.as_bytes());
         } else {
-            out.own(&head);
             out.payload(&event.payload);
         }
         out.own(TAIL.as_bytes());
@@ -160,7 +147,7 @@ impl Template {
 
 /// A version-4 UUID: `base` with its last eight bytes XORed with `seq`, so each
 /// notification of a subscription has its own id without asking the system for randomness.
-fn write_uuid(base: &[u8; 16], seq: u64, out: &mut Vec<u8>) {
+fn uuid(base: &[u8; 16], seq: u64) -> [u8; 36] {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut b = *base;
     for (byte, s) in b[8..].iter_mut().zip(seq.to_be_bytes()) {
@@ -168,13 +155,17 @@ fn write_uuid(base: &[u8; 16], seq: u64, out: &mut Vec<u8>) {
     }
     b[6] = (b[6] & 0x0f) | 0x40;
     b[8] = (b[8] & 0x3f) | 0x80;
+    let mut text = [b'-'; 36];
+    let mut at = 0;
     for (i, x) in b.iter().enumerate() {
         if matches!(i, 4 | 6 | 8 | 10) {
-            out.push(b'-');
+            at += 1;
         }
-        out.push(HEX[usize::from(x >> 4)]);
-        out.push(HEX[usize::from(x & 15)]);
+        text[at] = HEX[usize::from(x >> 4)];
+        text[at + 1] = HEX[usize::from(x & 15)];
+        at += 2;
     }
+    text
 }
 
 #[cfg(test)]
@@ -184,11 +175,12 @@ mod tests {
     #[test]
     fn message_ids_are_uuids_that_differ_per_notification() {
         let base = [0u8; 16];
-        let mut a = Vec::new();
-        write_uuid(&base, 1, &mut a);
-        assert_eq!(a, b"00000000-0000-4000-8000-000000000001");
-        let mut b = Vec::new();
-        write_uuid(&base, 0x0102, &mut b);
-        assert_eq!(b, b"00000000-0000-4000-8000-000000000102");
+        assert_eq!(&uuid(&base, 1), b"00000000-0000-4000-8000-000000000001");
+        assert_eq!(
+            &uuid(&base, 0x0102),
+            b"00000000-0000-4000-8000-000000000102"
+        );
+        let random = [0xabu8; 16];
+        assert_eq!(&uuid(&random, 0), b"abababab-abab-4bab-abab-abababababab");
     }
 }

@@ -2,7 +2,8 @@
 //! bytes (request lines, per-subscription headers, frame heads) in one buffer, and each
 //! event's payload as a shared reference to the published event's bytes. Written with
 //! vectored writes, so a big event sent to many sinks is in memory once, not once per
-//! sink (a gzip-compressed notification is the exception: its bytes are the sink's own).
+//! sink (a gzip-compressed notification is the exception: its bytes are the sink's own;
+//! so are payloads under [`SHARE_FROM`] bytes, cheaper to copy than to share).
 
 use bytes::Bytes;
 use std::io::IoSlice;
@@ -46,6 +47,11 @@ pub(crate) struct Wire {
     shared_len: usize,
 }
 
+/// Payloads of at least this many bytes are shared; smaller ones are copied into the own
+/// bytes, which costs less than a shared reference (two atomic counts) and a slice of the
+/// vectored write of their own.
+const SHARE_FROM: usize = 1024;
+
 /// Most slices handed to one vectored write.
 const MAX_SLICES: usize = 64;
 
@@ -55,6 +61,10 @@ impl Out for Wire {
     }
 
     fn payload(&mut self, payload: &Bytes) {
+        if payload.len() < SHARE_FROM {
+            self.own(payload);
+            return;
+        }
         self.close_own();
         self.shared_len += payload.len();
         self.parts.push(Part::Shared(payload.clone()));
@@ -163,15 +173,20 @@ mod tests {
     #[tokio::test]
     async fn parts_go_out_in_order_and_payloads_are_not_copied() {
         let payload = Bytes::from(vec![b'p'; 300_000]);
+        let small = Bytes::from_static(b"<small/>");
         let mut wire = Wire::default();
         for i in 0..100u8 {
             wire.own(&[b'<', i, b'>']);
             wire.payload(&payload);
         }
+        wire.payload(&small);
         wire.own(b"end");
-        assert_eq!(wire.len(), 100 * 300_003 + 3);
-        // Only the own bytes are the wire's: the payload is shared.
+        assert_eq!(wire.len(), 100 * 300_003 + 8 + 3);
+        // Only the own bytes are the wire's: the big payload is shared, the small one
+        // copied next to the own bytes around it (one slice for `<small/>end`).
         assert!(wire.own.capacity() < 4096);
+        wire.close_own();
+        assert!(matches!(wire.parts.last(), Some(Part::Own(s, e)) if e - s == 11));
         let expected = wire.gathered();
         let (mut a, mut b) = tokio::io::duplex(64 * 1024);
         let reader = tokio::spawn(async move {
