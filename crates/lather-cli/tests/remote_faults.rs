@@ -108,7 +108,7 @@ fn message(id: u128) -> Message {
             id,
             service: "s".into(),
             action: None,
-            client: Some("127.0.0.1".into()),
+            client: Some(std::net::Ipv4Addr::LOCALHOST.into()),
             direction: Direction::Request,
             request: None,
             properties: Default::default(),

@@ -103,7 +103,7 @@ fn message_of(bytes: Bytes, id: u128) -> Message {
             id,
             service: "svc".into(),
             action: Some("urn:get".into()),
-            client: Some("127.0.0.1".into()),
+            client: Some(std::net::Ipv4Addr::LOCALHOST.into()),
             direction: Direction::Request,
             request: None,
             properties: Default::default(),

@@ -6,6 +6,7 @@ use lather_pipeline::{
 };
 use serde::Deserialize;
 use std::collections::HashMap;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::Mutex;
 
@@ -29,7 +30,8 @@ pub struct Monitor {
 struct OperationStats {
     messages: u64,
     bytes: u64,
-    clients: HashMap<String, u64>,
+    /// Messages per client address (`None`: the address is not known).
+    clients: HashMap<Option<IpAddr>, u64>,
     other_clients: u64,
 }
 
@@ -62,11 +64,7 @@ impl Handler for Monitor {
             let operation = envelope
                 .operation()
                 .map_or_else(|| OTHER.to_owned(), ToString::to_string);
-            let client = message
-                .context()
-                .client
-                .clone()
-                .unwrap_or_else(|| OTHER.to_owned());
+            let client = message.context().client;
             let mut ops = self.lock();
             let stats = ops.entry(operation).or_default();
             stats.messages += 1;
@@ -109,10 +107,11 @@ impl Handler for Monitor {
                 labels: op(),
                 value: distinct,
             });
-            let per_client =
-                stats.clients.iter().map(|(c, n)| (c.clone(), *n)).chain(
-                    (stats.other_clients > 0).then(|| (OTHER.to_owned(), stats.other_clients)),
-                );
+            let per_client = stats
+                .clients
+                .iter()
+                .map(|(c, n)| (c.map_or_else(|| OTHER.to_owned(), |ip| ip.to_string()), *n))
+                .chain((stats.other_clients > 0).then(|| (OTHER.to_owned(), stats.other_clients)));
             for (client, n) in per_client {
                 out.push(Observation {
                     name: "monitor_client_messages",

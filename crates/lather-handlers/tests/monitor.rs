@@ -12,7 +12,7 @@ fn message(client: &str) -> Message {
         id: 1,
         service: "s".into(),
         action: None,
-        client: Some(client.into()),
+        client: Some(client.parse().unwrap()),
         ..Default::default()
     };
     Message::new(Envelope::parse(bytes, &Limits::default()).unwrap(), context)

@@ -451,7 +451,7 @@ async fn process(
         id: flows::next_message_id(),
         service: service.name.clone(),
         action: soap.action,
-        client: parts.extensions.get::<Peer>().map(|p| p.0.ip().to_string()),
+        client: parts.extensions.get::<Peer>().map(|p| p.0.ip()),
         ..Context::default()
     };
     if let Some(asked) = RequestCacheControl::from_headers(&parts.headers) {
@@ -568,7 +568,7 @@ async fn exchange(
         .properties
         .get::<lather_pipeline::Identity>()
         .map(lather_pipeline::Identity::name);
-    let chosen = crate::qos::apply(state, parts, &stated, context.client.as_deref(), identity);
+    let chosen = crate::qos::apply(state, parts, &stated, context.client, identity);
     Ok(crate::compress::with_preference(answer, chosen))
 }
 

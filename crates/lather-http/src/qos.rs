@@ -91,12 +91,12 @@ pub(crate) fn apply(
     state: &State,
     parts: &Parts,
     stated: &Requirements,
-    client: Option<&str>,
+    client: Option<std::net::IpAddr>,
     identity: Option<&str>,
 ) -> Option<CompressionPreference> {
     let who = Requester {
         path: parts.uri.path(),
-        address: client.and_then(|c| c.parse().ok()),
+        address: client,
         identity,
     };
     let policy = &state.compression.policy;

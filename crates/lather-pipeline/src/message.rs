@@ -25,7 +25,7 @@ pub struct Context {
     /// The SOAP action (`SOAPAction` or the `action` parameter), if any.
     pub action: Option<String>,
     /// The client's address (the connection's peer IP), when known.
-    pub client: Option<String>,
+    pub client: Option<std::net::IpAddr>,
     /// Which flow the message is in.
     pub direction: Direction,
     /// In the response and fault flows: the request as the service received it (after the

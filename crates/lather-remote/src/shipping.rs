@@ -56,7 +56,7 @@ pub fn request_for(
         trace: Some(crate::traceparent(context.id, name, attempt)),
         service: context.service.clone(),
         action: context.action.clone(),
-        client: context.client.clone(),
+        client: context.client.map(|ip| ip.to_string()),
         direction: context.direction,
         soap: envelope.version(),
         namespaces,
@@ -87,7 +87,8 @@ pub fn rebuild_message(request: &CallRequest, limits: &Limits) -> Result<Message
         id: request.id,
         service: request.service.clone(),
         action: request.action.clone(),
-        client: request.client.clone(),
+        // Sent as text; one that is not an IP address (another sender's) is dropped.
+        client: request.client.as_deref().and_then(|c| c.parse().ok()),
         direction: request.direction,
         request: None,
         properties: Default::default(),

@@ -23,7 +23,7 @@ fn big_message() -> Message {
         id: 99,
         service: "quotes".into(),
         action: Some("urn:get".into()),
-        client: Some("10.1.2.3".into()),
+        client: Some(std::net::Ipv4Addr::new(10, 1, 2, 3).into()),
         direction: Direction::Request,
         request: None,
         properties: Default::default(),
@@ -66,7 +66,10 @@ fn a_handler_reading_one_header_ships_at_most_a_tenth_of_a_16_kb_message() {
     let ctx = rebuilt.context();
     assert_eq!((ctx.id, ctx.service.as_str()), (99, "quotes"));
     assert_eq!(ctx.action.as_deref(), Some("urn:get"));
-    assert_eq!(ctx.client.as_deref(), Some("10.1.2.3"));
+    assert_eq!(
+        ctx.client,
+        Some(std::net::Ipv4Addr::new(10, 1, 2, 3).into())
+    );
 }
 
 #[test]

@@ -123,7 +123,7 @@ async fn measure(
         id: 1,
         service: "bench".into(),
         action: None,
-        client: Some("127.0.0.1".into()),
+        client: Some(std::net::Ipv4Addr::LOCALHOST.into()),
         direction: Direction::Request,
         request: None,
         properties: Default::default(),

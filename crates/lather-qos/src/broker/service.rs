@@ -32,17 +32,14 @@ impl BrokerService {
     }
 
     /// Refuses a registration or removal from a client `register_allow` does not list.
-    fn may_register(&self, client: Option<&str>) -> Result<(), Fault> {
-        let ip: Option<std::net::IpAddr> = client.and_then(|c| c.parse().ok());
-        if ip.is_some_and(|ip| self.register_allow.iter().any(|n| n.contains(ip))) {
+    fn may_register(&self, client: Option<std::net::IpAddr>) -> Result<(), Fault> {
+        if client.is_some_and(|ip| self.register_allow.iter().any(|n| n.contains(ip))) {
             return Ok(());
         }
+        let who = client.map_or_else(|| "this client".to_owned(), |ip| ip.to_string());
         Err(Fault::with_reason(
             FaultKind::InvalidOffer,
-            format!(
-                "{} may not register or remove offers here (the broker's register_allow)",
-                client.unwrap_or("this client")
-            ),
+            format!("{who} may not register or remove offers here (the broker's register_allow)"),
         ))
     }
 }
@@ -81,10 +78,14 @@ impl SoapService for BrokerService {
     fn call<'a>(&'a self, request: ServiceRequest<'a>) -> ServiceFuture<'a> {
         Box::pin(async move {
             let version = request.envelope.version();
-            let owner = request.context.client.clone().unwrap_or_default();
+            let owner = request
+                .context
+                .client
+                .map(|ip| ip.to_string())
+                .unwrap_or_default();
             let body = match protocol::parse(&request.envelope, &self.limits)? {
                 Request::Register { offers, lease } => {
-                    self.may_register(request.context.client.as_deref())?;
+                    self.may_register(request.context.client)?;
                     let count = offers.len();
                     let book = self.book.clone();
                     let lease =
@@ -92,7 +93,7 @@ impl SoapService for BrokerService {
                     protocol::registered(count, lease)
                 }
                 Request::Deregister { endpoint } => {
-                    self.may_register(request.context.client.as_deref())?;
+                    self.may_register(request.context.client)?;
                     let book = self.book.clone();
                     let removed =
                         blocking(move || book.deregister(&endpoint, &owner, now())).await?;
