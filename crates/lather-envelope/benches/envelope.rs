@@ -1,11 +1,12 @@
 //! Throughput of the lazy envelope: parse, and parse + write with and without a header edit,
 //! for SOAP 1.2 envelopes of about 1 KB, 16 KB and 1 MB (WS-Addressing headers, a Body of
-//! repeated items with attributes, text and entity references).
+//! repeated items with attributes, text and entity references); and what a subscriber does
+//! with each small notification (parse, three header lookups, the event's fields).
 //!
 //! Run with `cargo bench -p lather-envelope --bench envelope`.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use lather_envelope::{Bytes, Edit, Envelope, Limits};
+use lather_envelope::{Bytes, Edit, Element, Envelope, Limits, QName};
 use std::hint::black_box;
 
 /// A SOAP 1.2 request of at least `size` bytes.
@@ -55,6 +56,21 @@ fn sizes() -> [(&'static str, Bytes); 3] {
     ]
 }
 
+/// A WS-Eventing notification as lather's event source sends it (about 800 bytes).
+fn notification() -> Bytes {
+    Bytes::from_static(concat!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope" "#,
+        r#"xmlns:wsa="http://www.w3.org/2005/08/addressing" xmlns:lev="urn:lather:eventing"><s:Header>"#,
+        r#"<wsa:Action>urn:example:quotes/Changed</wsa:Action><wsa:To>http://127.0.0.1:40000/sink</wsa:To>"#,
+        r#"<wsa:MessageID>urn:uuid:8c0e4f1a-93b2-4d51-a0c7-5e2f1d3b9a77</wsa:MessageID>"#,
+        r#"<ev:Identifier xmlns:ev="http://schemas.xmlsoap.org/ws/2004/08/eventing" wsa:IsReferenceParameter="true">urn:uuid:0b6f2d1e-7c44-4e0a-9d2b-1f3a5c7e9b11</ev:Identifier>"#,
+        r#"<lev:EventStamp seq="123456" published="1795000000123456789"/></s:Header><s:Body>"#,
+        r#"<q:Quote xmlns:q="urn:example:quotes" sym="LTHR"><q:Bid>512.37</q:Bid><q:Ask>613.44</q:Ask>"#,
+        r#"<q:Last>714.51</q:Last></q:Quote></s:Body></s:Envelope>"#
+    )
+    .as_bytes())
+}
+
 fn bench(c: &mut Criterion) {
     let limits = Limits::default();
     let fault_to = Edit::add_header(Bytes::from_static(
@@ -87,6 +103,32 @@ fn bench(c: &mut Criterion) {
             },
         );
     }
+    group.finish();
+
+    let msg = notification();
+    let stamp = QName::new("urn:lather:eventing", "EventStamp");
+    let published = QName::new("", "published");
+    let action = QName::new("http://www.w3.org/2005/08/addressing", "Action");
+    let missing = QName::new("urn:example:epe", "Auth");
+    let mut group = c.benchmark_group("notification");
+    group.throughput(Throughput::Bytes(msg.len() as u64));
+    group.bench_function("consume", |b| {
+        b.iter(|| {
+            let env = Envelope::parse(black_box(msg.clone()), &limits).unwrap();
+            let when = env
+                .header(&stamp)
+                .and_then(|h| env.header_attribute(h, &published));
+            let what = env.header(&action).and_then(|h| env.header_text(h));
+            let auth = env.header(&missing).and_then(|h| env.header_text(h));
+            let body = env.body();
+            let fields = Element::parse(&body, &limits)
+                .unwrap()
+                .elements()
+                .map(|f| f.text().len())
+                .sum::<usize>();
+            (when, what, auth, fields)
+        });
+    });
     group.finish();
 }
 
