@@ -10,8 +10,8 @@ pub(crate) struct ByteCounts {
 }
 
 impl crate::watched::Traffic for ByteCounts {
-    fn read(&self, n: usize) {
-        self.read.fetch_add(n as u64, Ordering::Relaxed);
+    fn read(&self, bytes: &[u8]) {
+        self.read.fetch_add(bytes.len() as u64, Ordering::Relaxed);
     }
 
     fn written(&self, n: usize) {

@@ -1,55 +1,107 @@
-//! Idle connections: a connection that moves no byte for `idle_timeout_ms` while none of
-//! its requests is being handled is closed — from accept on, not from its first byte.
+//! Stalled connections: a connection that moves no byte for `idle_timeout_ms` while none of
+//! its requests is being handled is closed — from accept on, not from its first byte; and
+//! on plain HTTP/1.1, a request head begun and not complete within `header_timeout_ms`
+//! (slowloris) is cut. One watch per connection does both, from what the connection's
+//! reads and writes report: no timer is set per request.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-/// What one connection did lately: when a byte last moved, and how many of its requests
-/// are being handled.
+/// `head_since_ms` when no request head is arriving.
+const NO_HEAD: u64 = u64::MAX;
+
+/// The first bytes of an HTTP/2 connection (RFC 9113 §3.4): a connection that starts with
+/// them has no HTTP/1.1 heads to time.
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n";
+
+/// What one connection did lately: when a byte last moved, how many of its requests are
+/// being handled, and since when a request head has been arriving.
 #[derive(Debug)]
 pub(crate) struct Activity {
     start: Instant,
     /// Milliseconds from `start` to the last byte read or written.
     last_ms: AtomicU64,
     busy: AtomicUsize,
+    /// Milliseconds from `start` to the first byte of the request head now arriving
+    /// ([`NO_HEAD`] when none is: a head is complete once its request is being handled).
+    head_since_ms: AtomicU64,
+    /// Whether heads are timed here: plain connections, until one turns out HTTP/2.
+    heads: AtomicBool,
+    /// Whether a byte was read yet (the first read tells HTTP/2 from HTTP/1).
+    read_any: AtomicBool,
+}
+
+/// Why a connection's watch ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stall {
+    /// No byte moved for the idle timeout, no request being handled.
+    Idle,
+    /// A request head begun was not complete within the header timeout.
+    SlowHead,
 }
 
 impl Activity {
-    pub(crate) fn new() -> Arc<Self> {
+    /// The activity of a new connection; `heads`: whether its request heads are timed
+    /// here (plain connections; over TLS hyper times them, the bytes seen here being TLS
+    /// records).
+    pub(crate) fn new(heads: bool) -> Arc<Self> {
         Arc::new(Activity {
             start: Instant::now(),
             last_ms: AtomicU64::new(0),
             busy: AtomicUsize::new(0),
+            head_since_ms: AtomicU64::new(NO_HEAD),
+            heads: AtomicBool::new(heads),
+            read_any: AtomicBool::new(false),
         })
     }
 
-    fn touch(&self) {
-        let ms = u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX - 1)
+    }
+
+    fn touch(&self) -> u64 {
+        let ms = self.now_ms();
         self.last_ms.store(ms, Ordering::Relaxed);
+        ms
     }
 
-    fn quiet_for(&self) -> Duration {
-        let last = Duration::from_millis(self.last_ms.load(Ordering::Relaxed));
-        self.start.elapsed().saturating_sub(last)
-    }
-
-    /// Marks one request as being handled until the guard drops.
+    /// Marks one request as being handled until the guard drops: its head is complete.
     pub(crate) fn busy(self: &Arc<Self>) -> Busy {
         self.busy.fetch_add(1, Ordering::Relaxed);
+        self.head_since_ms.store(NO_HEAD, Ordering::Relaxed);
         Busy(self.clone())
     }
 
-    /// Completes once the connection has been idle for `limit`: no byte moved and no
-    /// request handled for that long.
-    pub(crate) async fn idle_for(&self, limit: Duration) {
+    /// Completes once the connection has stalled: idle for `idle` (no byte moved and no
+    /// request handled for that long), or a request head begun `head` ago and not complete
+    /// (`None`: heads are not timed here).
+    pub(crate) async fn stalled(&self, idle: Duration, head: Option<Duration>) -> Stall {
+        let idle_ms = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);
+        let head_ms = head.map(|h| u64::try_from(h.as_millis()).unwrap_or(u64::MAX));
         loop {
-            let quiet = self.quiet_for();
-            if quiet >= limit && self.busy.load(Ordering::Relaxed) == 0 {
-                return;
+            let now = self.now_ms();
+            let handling = self.busy.load(Ordering::Relaxed) > 0;
+            let quiet = now.saturating_sub(self.last_ms.load(Ordering::Relaxed));
+            if !handling && quiet >= idle_ms {
+                return Stall::Idle;
             }
-            let wait = limit.checked_sub(quiet).unwrap_or(limit);
-            tokio::time::sleep(wait.max(Duration::from_millis(1))).await;
+            // Until the idle timeout could be reached; a head is checked at its deadline,
+            // or at least every half header timeout, so one begun meanwhile is seen in time.
+            let mut wait = if handling { idle_ms } else { idle_ms - quiet };
+            if let Some(head_ms) = head_ms.filter(|_| self.heads.load(Ordering::Relaxed)) {
+                let since = self.head_since_ms.load(Ordering::Relaxed);
+                if since == NO_HEAD || handling {
+                    wait = wait.min(head_ms / 2);
+                } else {
+                    let arriving = now.saturating_sub(since);
+                    if arriving >= head_ms {
+                        return Stall::SlowHead;
+                    }
+                    wait = wait.min(head_ms - arriving);
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(wait.max(1))).await;
         }
     }
 }
@@ -65,13 +117,89 @@ impl Drop for Busy {
     }
 }
 
-/// Any byte moved is activity.
+/// Any byte moved is activity; a byte read while no request is being handled begins a
+/// request head (unless one is arriving already).
 impl crate::watched::Traffic for Activity {
-    fn read(&self, _: usize) {
-        self.touch();
+    fn read(&self, bytes: &[u8]) {
+        let ms = self.touch();
+        if !self.heads.load(Ordering::Relaxed) {
+            return;
+        }
+        if !self.read_any.swap(true, Ordering::Relaxed)
+            && bytes.len() >= 3
+            && H2_PREFACE.starts_with(&bytes[..bytes.len().min(H2_PREFACE.len())])
+        {
+            // HTTP/2 (prior knowledge): its frames between requests are not heads.
+            self.heads.store(false, Ordering::Relaxed);
+            return;
+        }
+        if self.busy.load(Ordering::Relaxed) == 0 {
+            let _ = self.head_since_ms.compare_exchange(
+                NO_HEAD,
+                ms,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
     }
 
     fn written(&self, _: usize) {
         self.touch();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::watched::Traffic as _;
+
+    const LONG: Duration = Duration::from_secs(60);
+    const SHORT: Duration = Duration::from_millis(40);
+
+    #[tokio::test]
+    async fn a_head_begun_and_not_finished_is_a_slow_head() {
+        let activity = Activity::new(true);
+        activity.read(b"POST /echo HTTP/1.1\r\n");
+        assert_eq!(activity.stalled(LONG, Some(SHORT)).await, Stall::SlowHead);
+    }
+
+    #[tokio::test]
+    async fn a_head_that_completes_is_not_timed_and_the_next_one_is() {
+        let activity = Activity::new(true);
+        activity.read(b"POST /echo HTTP/1.1\r\n");
+        let busy = activity.busy();
+        // Being handled (body bytes arriving, however slowly): neither stall applies.
+        activity.read(b"<s:Envelope");
+        let watch = activity.stalled(SHORT, Some(SHORT));
+        assert!(
+            tokio::time::timeout(SHORT * 4, watch).await.is_err(),
+            "a request being handled was cut"
+        );
+        drop(busy);
+        activity.read(b"POST /echo HTTP/1.1\r\n");
+        assert_eq!(activity.stalled(LONG, Some(SHORT)).await, Stall::SlowHead);
+    }
+
+    #[tokio::test]
+    async fn silence_is_idle_not_a_slow_head() {
+        let activity = Activity::new(true);
+        assert_eq!(activity.stalled(SHORT, Some(SHORT / 2)).await, Stall::Idle);
+    }
+
+    #[tokio::test]
+    async fn http2_and_untimed_connections_have_no_slow_heads() {
+        for (heads, first) in [
+            (true, &b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"[..]),
+            (false, &b"POST /echo HTTP/1.1\r\n"[..]),
+        ] {
+            let activity = Activity::new(heads);
+            activity.read(first);
+            activity.read(b"more bytes, no request");
+            let watch = activity.stalled(LONG, Some(SHORT));
+            assert!(
+                tokio::time::timeout(SHORT * 4, watch).await.is_err(),
+                "cut as a slow head: {heads} {first:?}"
+            );
+        }
     }
 }

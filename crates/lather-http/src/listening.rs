@@ -9,7 +9,7 @@
 use crate::accept::AcceptErrors;
 use crate::conn_cap::ConnectionCaps;
 use crate::dispatch;
-use crate::idle::{Activity, Busy};
+use crate::idle::{Activity, Busy, Stall};
 use crate::peer::Peer;
 use crate::state::State;
 use crate::tls::listener::SharedServerConfig;
@@ -222,11 +222,15 @@ impl Accepting {
     /// The HTTP/1.1 and HTTP/2 settings of every connection.
     fn http(&self) -> auto::Builder<TokioExecutor> {
         let mut builder = auto::Builder::new(TokioExecutor::new());
-        builder
-            .http1()
-            .timer(TokioTimer::new())
-            .header_read_timeout(self.header_timeout)
-            .keep_alive(true);
+        builder.http1().keep_alive(true);
+        if self.tls.is_some() {
+            // Over TLS hyper times request heads (the connection's watch sees TLS
+            // records); on plain connections the watch does, without a timer per request.
+            builder
+                .http1()
+                .timer(TokioTimer::new())
+                .header_read_timeout(self.header_timeout);
+        }
         builder.http2().timer(TokioTimer::new());
         builder
     }
@@ -244,7 +248,7 @@ impl Accepting {
             state: self.state.clone(),
             current: self.current.clone(),
             peer,
-            activity: Activity::new(),
+            activity: Activity::new(self.tls.is_none()),
             builder: builder.clone(),
             watcher: graceful.watcher(),
             tls: self.tls.as_ref().map(SharedServerConfig::acceptor),
@@ -282,11 +286,17 @@ impl Connection {
         let peer = self.peer;
         let activity = self.activity.clone();
         let idle = self.idle;
+        let head = self.header_timeout;
         tokio::select! {
             () = self.serve(stream) => {}
-            () = activity.idle_for(idle) => {
-                metrics.idle_closed();
-                tracing::debug!(%peer, "idle connection closed");
+            stall = activity.stalled(idle, Some(head)) => match stall {
+                Stall::Idle => {
+                    metrics.idle_closed();
+                    tracing::debug!(%peer, "idle connection closed");
+                }
+                Stall::SlowHead => {
+                    tracing::debug!(%peer, "request head not complete within header_timeout_ms: connection closed");
+                }
             }
         }
     }

@@ -9,8 +9,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// What a [`Watched`] connection reports to.
 pub(crate) trait Traffic: Send + Sync {
-    /// `n` bytes were read (at least 1).
-    fn read(&self, n: usize);
+    /// `bytes` were read (at least 1).
+    fn read(&self, bytes: &[u8]);
     /// `n` bytes were written (at least 1).
     fn written(&self, n: usize);
 }
@@ -37,9 +37,9 @@ impl<S: AsyncRead + Unpin, T: Traffic> AsyncRead for Watched<S, T> {
         let before = buf.filled().len();
         let this = &mut *self;
         let poll = Pin::new(&mut this.inner).poll_read(cx, buf);
-        let n = buf.filled().len() - before;
-        if n > 0 {
-            this.traffic.read(n);
+        let read = &buf.filled()[before..];
+        if !read.is_empty() {
+            this.traffic.read(read);
         }
         poll
     }

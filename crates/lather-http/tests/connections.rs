@@ -223,3 +223,56 @@ async fn a_head_that_stops_midway_is_cut_by_the_header_timeout() {
         "half a head kept open"
     );
 }
+
+#[tokio::test]
+async fn a_head_trickled_byte_by_byte_is_cut_by_the_header_timeout() {
+    let server = TestServer::start(&server_config(
+        "header_timeout_ms = 400\nidle_timeout_ms = 60000",
+    ))
+    .await;
+    let mut stream = TcpStream::connect(server.addr).await.unwrap();
+    let head = b"POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: text/xml\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    let started = tokio::time::Instant::now();
+    let mut cut = false;
+    // A byte every 50 ms keeps the connection from being idle; the head never ends.
+    for byte in head {
+        if stream.write_all(&[*byte]).await.is_err() {
+            cut = true;
+            break;
+        }
+        let mut buf = [0u8; 64];
+        if let Ok(Ok(0) | Err(_)) =
+            tokio::time::timeout(Duration::from_millis(50), stream.read(&mut buf)).await
+        {
+            cut = true;
+            break;
+        }
+    }
+    assert!(cut, "a head trickled for {:?} was kept", started.elapsed());
+}
+
+#[tokio::test]
+async fn an_idle_keep_alive_connection_lasts_until_the_idle_timeout_not_the_header_timeout() {
+    let server = TestServer::start(&server_config(
+        "header_timeout_ms = 200\nidle_timeout_ms = 1500",
+    ))
+    .await;
+    let mut kept = TcpStream::connect(server.addr).await.unwrap();
+    let request = format!("GET /health HTTP/1.1\r\nHost: {}\r\n\r\n", server.addr);
+    assert!(
+        exchange(&mut kept, &request)
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+    // No head begun: the header timeout does not apply, however long it has passed.
+    assert!(
+        !closed_within(&mut kept, Duration::from_millis(600)).await,
+        "closed as a slow head"
+    );
+    assert!(
+        exchange(&mut kept, &request)
+            .await
+            .starts_with("HTTP/1.1 200")
+    );
+    assert!(closed_within(&mut kept, SOON).await, "idle keep-alive kept");
+}
