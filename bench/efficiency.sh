@@ -13,7 +13,8 @@
 # Environment: RATES="5000 20000", DURATION=10, WARMUP=2, CONNECTIONS=32, ROUNDS=3,
 # WRK_THREADS=2, PAYLOAD_BYTES=100, SERVERS (default: every server above that can run:
 # "lather lather-gw lather-5h gsoap cxf cxf-5i"; also lather-pc and lather-ws, lather's echo
-# with `threading = "per-core"` / `"work-stealing"`), WARMUP_CXF=120 (seconds of load on each
+# with `threading = "per-core"` / `"work-stealing"`, and bare, a bare hyper HTTP/1.1 server
+# answering with the request's body: the floor under lather's echo), WARMUP_CXF=120 (seconds of load on each
 # CXF server before the first round, for its JIT), LATHER, OLD_LATHER (optional: another
 # lather binary measured as lather-old, e.g. a build of an earlier commit), SKIP_BUILD=1,
 # CXF_JAR, JAVA.
@@ -103,6 +104,14 @@ $(for i in 1 2 3 4 5; do printf '\n[handlers.d%s]\nkind = "digest"\nrounds = 10\
             url[gsoap]="http://127.0.0.1:$port/"
             return
             ;;
+        bare)
+            # A bare hyper HTTP/1.1 server answering with the request's body, no SOAP: the
+            # floor under any hyper-based server here (lather-bench bare-echo).
+            port="$(free_port)"
+            start_bg "$out_dir/bare.log" "$LATHER_BENCH" bare-echo --listen "127.0.0.1:$port"
+            pid[bare]=$bg_pid
+            wait_for bare "${pid[bare]}" "$out_dir/bare.log" 10 port_open "$port"
+            ;;
         cxf | cxf-5i)
             jar="${CXF_JAR:-$here/cxf/target/cxf-digest-echo.jar}"
             if [ ! -f "$jar" ] && [ "${SKIP_BUILD:-0}" != "1" ]; then
@@ -116,7 +125,7 @@ $(for i in 1 2 3 4 5; do printf '\n[handlers.d%s]\nkind = "digest"\nrounds = 10\
             pid[$1]=$bg_pid
             wait_for "$1" "${pid[$1]}" "$out_dir/$1.log" 60 port_open "$port"
             ;;
-        *) die "unknown server $1 (SERVERS takes lather lather-old lather-gw lather-5h gsoap cxf cxf-5i)" ;;
+        *) die "unknown server $1 (SERVERS takes lather lather-gw lather-5h lather-pc lather-ws bare gsoap cxf cxf-5i)" ;;
     esac
     url[$1]="http://127.0.0.1:$port/echo"
 }

@@ -19,6 +19,7 @@
 //! result with [`print_report`].
 
 pub mod abuse;
+pub mod bare_echo;
 pub mod delay_proxy;
 mod error;
 pub mod experiments;

@@ -61,6 +61,9 @@ enum Command {
     /// remote-call, in a process of its own).
     #[command(hide = true)]
     NatsEcho(lather_bench::nats_echo::NatsEchoArgs),
+    /// A bare hyper HTTP/1.1 server answering each request with its body (no SOAP): the
+    /// floor under lather's echo.
+    BareEcho(lather_bench::bare_echo::BareEchoArgs),
 }
 
 fn run(command: Command) -> Result<(), BenchError> {
@@ -81,6 +84,7 @@ fn run(command: Command) -> Result<(), BenchError> {
         Command::DelayProxy(args) => lather_bench::delay_proxy::run(&args),
         Command::NatsRtt(args) => lather_bench::nats_rtt::run(&args),
         Command::NatsEcho(args) => lather_bench::nats_echo::run(&args),
+        Command::BareEcho(args) => lather_bench::bare_echo::run(&args),
     }
 }
 

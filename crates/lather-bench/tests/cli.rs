@@ -1,5 +1,5 @@
 //! The `lather-bench` binary as a user runs it: its help names each experiment by what it
-//! measures, and a bad argument is refused with exit code 2.
+//! measures, a bad argument is refused with exit code 2, and the bare echo server answers.
 
 use std::process::{Command, Output};
 
@@ -62,4 +62,63 @@ fn a_bad_rate_is_refused() {
         "/nonexistent-lather-dir",
     ]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// Kills the child when dropped (a test that fails midway leaves no server behind).
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn bare_echo_answers_each_request_with_its_body() {
+    use std::io::{Read, Write};
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let _server = Child(
+        Command::new(env!("CARGO_BIN_EXE_lather-bench"))
+            .args(["bare-echo", "--listen", &listen])
+            .spawn()
+            .expect("start bare-echo"),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let mut stream = loop {
+        match std::net::TcpStream::connect(&listen) {
+            Ok(stream) => break stream,
+            Err(_) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(e) => panic!("bare-echo never listened: {e}"),
+        }
+    };
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let body = "<m:Ping xmlns:m=\"urn:m\"/>";
+    write!(
+        stream,
+        "POST /any HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    assert!(answer.ends_with(body), "{answer}");
+}
+
+#[test]
+fn bare_echo_names_an_address_it_cannot_listen_on() {
+    let out = run(&["bare-echo", "--listen", "not-an-address"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("not-an-address"), "{err}");
 }
