@@ -125,11 +125,10 @@ impl crate::watched::Traffic for Activity {
         if !self.heads.load(Ordering::Relaxed) {
             return;
         }
-        if !self.read_any.swap(true, Ordering::Relaxed)
-            && bytes.len() >= 3
-            && H2_PREFACE.starts_with(&bytes[..bytes.len().min(H2_PREFACE.len())])
-        {
-            // HTTP/2 (prior knowledge): its frames between requests are not heads.
+        if !self.read_any.swap(true, Ordering::Relaxed) && bytes.starts_with(H2_PREFACE) {
+            // HTTP/2 (prior knowledge): its frames between requests are not heads. Only a
+            // first read holding the whole preface line counts, so an HTTP/1.1 head that
+            // merely starts like it ("PRI /…") is still timed.
             self.heads.store(false, Ordering::Relaxed);
             return;
         }
@@ -184,6 +183,14 @@ mod tests {
     async fn silence_is_idle_not_a_slow_head() {
         let activity = Activity::new(true);
         assert_eq!(activity.stalled(SHORT, Some(SHORT / 2)).await, Stall::Idle);
+    }
+
+    #[tokio::test]
+    async fn a_head_that_only_starts_like_the_http2_preface_is_timed() {
+        let activity = Activity::new(true);
+        activity.read(b"PRI");
+        activity.read(b" /x HTTP/1.1\r\n");
+        assert_eq!(activity.stalled(LONG, Some(SHORT)).await, Stall::SlowHead);
     }
 
     #[tokio::test]
