@@ -3,6 +3,12 @@
 //! on plain HTTP/1.1, a request head begun and not complete within `header_timeout_ms`
 //! (slowloris) is cut. One watch per connection does both, from what the connection's
 //! reads and writes report: no timer is set per request.
+//!
+//! A head's time runs from its first byte read while no request is handled, or from the
+//! last byte written of an answer still going out when it was read. Bytes of a next head
+//! that arrive with a request (or while one is handled) are not timed until the client
+//! sends more: such a partial head is held at most until the idle timeout and then the
+//! header timeout.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -10,6 +16,10 @@ use std::time::{Duration, Instant};
 
 /// `head_since_ms` when no request head is arriving.
 const NO_HEAD: u64 = u64::MAX;
+
+/// The shortest wait between two looks for a head begun (a tiny `header_timeout_ms` does
+/// not make every connection's watch wake each millisecond).
+const MIN_CHECK_MS: u64 = 10;
 
 /// The first bytes of an HTTP/2 connection (RFC 9113 §3.4): a connection that starts with
 /// them has no HTTP/1.1 heads to time.
@@ -92,7 +102,7 @@ impl Activity {
             if let Some(head_ms) = head_ms.filter(|_| self.heads.load(Ordering::Relaxed)) {
                 let since = self.head_since_ms.load(Ordering::Relaxed);
                 if since == NO_HEAD || handling {
-                    wait = wait.min(head_ms / 2);
+                    wait = wait.min((head_ms / 2).max(MIN_CHECK_MS));
                 } else {
                     let arriving = now.saturating_sub(since);
                     if arriving >= head_ms {
@@ -143,7 +153,19 @@ impl crate::watched::Traffic for Activity {
     }
 
     fn written(&self, _: usize) {
-        self.touch();
+        let ms = self.touch();
+        // Still writing the answer to an earlier request: a next request read meanwhile (a
+        // pipelining client) waits for it, so its head's time starts over with each write —
+        // it counts from the answer's last byte, as hyper's own timer did.
+        let since = self.head_since_ms.load(Ordering::Relaxed);
+        if since != NO_HEAD && self.busy.load(Ordering::Relaxed) == 0 {
+            let _ = self.head_since_ms.compare_exchange(
+                since,
+                ms,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
     }
 }
 
@@ -176,6 +198,29 @@ mod tests {
         );
         drop(busy);
         activity.read(b"POST /echo HTTP/1.1\r\n");
+        assert_eq!(activity.stalled(LONG, Some(SHORT)).await, Stall::SlowHead);
+    }
+
+    #[tokio::test]
+    async fn a_next_head_read_while_an_answer_is_written_is_timed_from_its_last_byte() {
+        let activity = Activity::new(true);
+        activity.read(b"POST /echo HTTP/1.1\r\n\r\n");
+        drop(activity.busy());
+        // The client pipelines its next request while the answer is still being written,
+        // slowly, for longer than the header timeout.
+        activity.read(b"POST /echo HTTP/1.1\r\n");
+        let watch = activity.stalled(LONG, Some(SHORT));
+        let writer = async {
+            for _ in 0..8 {
+                activity.written(4096);
+                tokio::time::sleep(SHORT / 2).await;
+            }
+        };
+        tokio::select! {
+            stall = watch => panic!("cut while the answer was written: {stall:?}"),
+            () = writer => {}
+        }
+        // The answer written, the head's time runs.
         assert_eq!(activity.stalled(LONG, Some(SHORT)).await, Stall::SlowHead);
     }
 
