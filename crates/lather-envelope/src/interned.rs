@@ -10,7 +10,7 @@ use std::sync::Arc;
 /// Strings kept per thread.
 const SLOTS: usize = 64;
 /// Longest string kept (bytes); longer ones are allocated each time.
-const LONGEST: usize = 256;
+pub(crate) const LONGEST: usize = 256;
 
 #[derive(Default)]
 struct Recent {

@@ -81,7 +81,8 @@ struct Builder {
     payload: Option<Range<usize>>,
     body_children: usize,
     place: Place,
-    /// The distinct namespaces of the header blocks so far, shared by their names.
+    /// The distinct namespaces of the header blocks so far that are too long to be kept per
+    /// thread (`crate::interned`), shared by their names.
     block_namespaces: HashSet<Arc<str>>,
 }
 
@@ -285,7 +286,11 @@ impl Builder {
         let mut block =
             read_header_block(&self.bytes, &self.scope, version, start, name, attrs, end)?;
         // Blocks in one namespace share one copy of it: a namespace declared once costs its
-        // length once, however many blocks use it.
+        // length once, however many blocks use it. Names short enough to be kept per thread
+        // share their copy already (`crate::interned`); only longer ones are looked up.
+        if block.name.namespace().len() <= crate::interned::LONGEST {
+            return Ok(block);
+        }
         match self.block_namespaces.get(block.name.namespace()) {
             Some(shared) => block.name = block.name.share_namespace(shared),
             None => {
@@ -396,6 +401,25 @@ fn parse_bool(version: SoapVersion, value: &str) -> Option<bool> {
 mod shared_namespace_tests {
     use crate::{Envelope, Limits, SOAP12_NS};
     use std::sync::Arc;
+
+    /// Blocks in one namespace short enough to be kept per thread share the thread's copy.
+    #[test]
+    fn header_blocks_in_one_short_namespace_share_it() {
+        let ns = format!("urn:{}", "s".repeat(200));
+        let blocks: String = (0..50).map(|_| r#"<h:b e:mustUnderstand="1"/>"#).collect();
+        let xml = format!(
+            r#"<e:Envelope xmlns:e="{SOAP12_NS}" xmlns:h="{ns}"><e:Header>{blocks}</e:Header><e:Body/></e:Envelope>"#
+        );
+        let env = Envelope::parse(xml.into(), &Limits::default()).unwrap();
+        let headers = env.headers();
+        assert_eq!(headers.len(), 50);
+        let first = headers[0].name().namespace_shared();
+        assert!(
+            headers
+                .iter()
+                .all(|h| Arc::ptr_eq(h.name().namespace_shared(), first))
+        );
+    }
 
     /// Thousands of blocks in one long namespace declared once hold one copy of it.
     #[test]
