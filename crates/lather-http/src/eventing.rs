@@ -85,13 +85,14 @@ async fn respond(source: &EventSource, request: ServiceRequest<'_>) -> Result<Re
     }
     // The subscriber identity for the per-identity quota: the authenticated identity a
     // handler set (e.g. wsse-username), else the client's address.
-    let address = request.context.client.map(|ip| ip.to_string());
-    let identity = request
-        .context
-        .properties
-        .get::<Identity>()
-        .map(Identity::name)
-        .or(address.as_deref());
+    let address;
+    let identity = match request.context.properties.get::<Identity>() {
+        Some(identity) => Some(identity.name()),
+        None => {
+            address = request.context.client.map(|ip| ip.to_string());
+            address.as_deref()
+        }
+    };
     let manager = request.location.get();
     let answer = source.handle_for(envelope, &manager, identity).await?;
     if answer.is_empty() {

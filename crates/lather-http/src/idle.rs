@@ -84,11 +84,11 @@ impl Activity {
     }
 
     /// Completes once the connection has stalled: idle for `idle` (no byte moved and no
-    /// request handled for that long), or a request head begun `head` ago and not complete
-    /// (`None`: heads are not timed here).
-    pub(crate) async fn stalled(&self, idle: Duration, head: Option<Duration>) -> Stall {
+    /// request handled for that long), or — where heads are timed here — a request head
+    /// begun `head` ago and not complete.
+    pub(crate) async fn stalled(&self, idle: Duration, head: Duration) -> Stall {
         let idle_ms = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);
-        let head_ms = head.map(|h| u64::try_from(h.as_millis()).unwrap_or(u64::MAX));
+        let head_ms = u64::try_from(head.as_millis()).unwrap_or(u64::MAX);
         loop {
             let now = self.now_ms();
             let handling = self.busy.load(Ordering::Relaxed) > 0;
@@ -99,7 +99,7 @@ impl Activity {
             // Until the idle timeout could be reached; a head is checked at its deadline,
             // or at least every half header timeout, so one begun meanwhile is seen in time.
             let mut wait = if handling { idle_ms } else { idle_ms - quiet };
-            if let Some(head_ms) = head_ms.filter(|_| self.heads.load(Ordering::Relaxed)) {
+            if self.heads.load(Ordering::Relaxed) {
                 let since = self.head_since_ms.load(Ordering::Relaxed);
                 if since == NO_HEAD || handling {
                     wait = wait.min((head_ms / 2).max(MIN_CHECK_MS));
@@ -181,7 +181,7 @@ mod tests {
     async fn a_head_begun_and_not_finished_is_a_slow_head() {
         let activity = Activity::new(true);
         activity.read(b"POST /echo HTTP/1.1\r\n");
-        assert_eq!(activity.stalled(LONG, Some(SHORT)).await, Stall::SlowHead);
+        assert_eq!(activity.stalled(LONG, SHORT).await, Stall::SlowHead);
     }
 
     #[tokio::test]
@@ -191,14 +191,14 @@ mod tests {
         let busy = activity.busy();
         // Being handled (body bytes arriving, however slowly): neither stall applies.
         activity.read(b"<s:Envelope");
-        let watch = activity.stalled(SHORT, Some(SHORT));
+        let watch = activity.stalled(SHORT, SHORT);
         assert!(
             tokio::time::timeout(SHORT * 4, watch).await.is_err(),
             "a request being handled was cut"
         );
         drop(busy);
         activity.read(b"POST /echo HTTP/1.1\r\n");
-        assert_eq!(activity.stalled(LONG, Some(SHORT)).await, Stall::SlowHead);
+        assert_eq!(activity.stalled(LONG, SHORT).await, Stall::SlowHead);
     }
 
     #[tokio::test]
@@ -209,7 +209,7 @@ mod tests {
         // The client pipelines its next request while the answer is still being written,
         // slowly, for longer than the header timeout.
         activity.read(b"POST /echo HTTP/1.1\r\n");
-        let watch = activity.stalled(LONG, Some(SHORT));
+        let watch = activity.stalled(LONG, SHORT);
         let writer = async {
             for _ in 0..8 {
                 activity.written(4096);
@@ -221,13 +221,13 @@ mod tests {
             () = writer => {}
         }
         // The answer written, the head's time runs.
-        assert_eq!(activity.stalled(LONG, Some(SHORT)).await, Stall::SlowHead);
+        assert_eq!(activity.stalled(LONG, SHORT).await, Stall::SlowHead);
     }
 
     #[tokio::test]
     async fn silence_is_idle_not_a_slow_head() {
         let activity = Activity::new(true);
-        assert_eq!(activity.stalled(SHORT, Some(SHORT / 2)).await, Stall::Idle);
+        assert_eq!(activity.stalled(SHORT, SHORT / 2).await, Stall::Idle);
     }
 
     #[tokio::test]
@@ -235,7 +235,7 @@ mod tests {
         let activity = Activity::new(true);
         activity.read(b"PRI");
         activity.read(b" /x HTTP/1.1\r\n");
-        assert_eq!(activity.stalled(LONG, Some(SHORT)).await, Stall::SlowHead);
+        assert_eq!(activity.stalled(LONG, SHORT).await, Stall::SlowHead);
     }
 
     #[tokio::test]
@@ -247,7 +247,7 @@ mod tests {
             let activity = Activity::new(heads);
             activity.read(first);
             activity.read(b"more bytes, no request");
-            let watch = activity.stalled(LONG, Some(SHORT));
+            let watch = activity.stalled(LONG, SHORT);
             assert!(
                 tokio::time::timeout(SHORT * 4, watch).await.is_err(),
                 "cut as a slow head: {heads} {first:?}"

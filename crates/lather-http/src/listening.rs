@@ -289,7 +289,7 @@ impl Connection {
         let head = self.header_timeout;
         tokio::select! {
             () = self.serve(stream) => {}
-            stall = activity.stalled(idle, Some(head)) => match stall {
+            stall = activity.stalled(idle, head) => match stall {
                 Stall::Idle => {
                     metrics.idle_closed();
                     tracing::debug!(%peer, "idle connection closed");
