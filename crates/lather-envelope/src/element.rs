@@ -6,6 +6,7 @@ use crate::namespace::{
     NsDecl, XML_NS, collect_decls, resolve_element, resolve_prefix, split_name, uri_of,
 };
 use crate::scan::{Event, Mode, Scanner, attributes, check_characters};
+use crate::source::Source;
 use crate::{Fault, FaultKind, Limits, QName};
 use bytes::{Bytes, BytesMut};
 use std::ops::Range;
@@ -42,7 +43,7 @@ impl Element {
     /// returns. The same checks as for envelopes apply (no DOCTYPE, `limits`).
     pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Element, Fault> {
         let fault = |e: crate::scan::ScanError| Fault::with_reason(e.kind, e.message);
-        check_characters(bytes).map_err(fault)?;
+        let source = Source::checked(check_characters(bytes).map_err(fault)?);
         let mut scanner = Scanner::new(bytes, Mode::Fragment, *limits);
         let mut scope: Vec<NsDecl> = Vec::new();
         let mut frames: Vec<usize> = Vec::new();
@@ -72,11 +73,11 @@ impl Element {
                     let (in_scope, declared) = if own.is_empty() {
                         (inherited.clone(), Vec::new())
                     } else {
-                        element_scope(bytes, inherited, own).map_err(fault)?
+                        element_scope(source, inherited, own).map_err(fault)?
                     };
                     let element = Element {
-                        name: resolve_element(bytes, &scope, name).map_err(fault)?,
-                        attributes: element_attributes(bytes, &scope, attrs.clone())
+                        name: resolve_element(source, &scope, name).map_err(fault)?,
+                        attributes: element_attributes(source, &scope, attrs.clone())
                             .map_err(fault)?,
                         children: Vec::new(),
                         range: start..end,
@@ -99,7 +100,7 @@ impl Element {
                     }
                 }
                 Event::Text { range, cdata } => {
-                    let raw = std::str::from_utf8(&bytes[range]).unwrap_or_default();
+                    let raw = source.text(range).unwrap_or_default();
                     let text = if cdata {
                         raw.to_owned()
                     } else {
@@ -284,15 +285,15 @@ impl Element {
 type Scope = (Arc<[(String, String)]>, Vec<String>);
 
 fn element_scope(
-    bytes: &[u8],
+    source: Source<'_>,
     inherited: &[(String, String)],
     own: &[NsDecl],
 ) -> Result<Scope, crate::scan::ScanError> {
     let mut declared = Vec::with_capacity(own.len());
     let mut scope: Vec<(String, String)> = inherited.to_vec();
     for decl in own {
-        let prefix = String::from_utf8_lossy(&bytes[decl.prefix.clone()]).into_owned();
-        let uri = uri_of(bytes, decl)?.into_owned();
+        let prefix = source.lossy(decl.prefix.clone()).into_owned();
+        let uri = uri_of(source, decl)?.into_owned();
         scope.retain(|(p, _)| *p != prefix);
         scope.push((prefix.clone(), uri));
         declared.push(prefix);
@@ -308,23 +309,21 @@ fn close(stack: &mut [Element], root: &mut Option<Element>, element: Element) {
 }
 
 fn element_attributes(
-    bytes: &[u8],
+    source: Source<'_>,
     scope: &[NsDecl],
     attrs: std::ops::Range<usize>,
 ) -> Result<Vec<(QName, String)>, crate::scan::ScanError> {
     let mut out = Vec::new();
+    let bytes = source.bytes();
     for attr in attributes(bytes, attrs) {
         if NsDecl::from_attribute(bytes, &attr).is_some() {
             continue;
         }
         let (prefix, local) = split_name(bytes, attr.name.clone());
-        let ns = resolve_prefix(bytes, scope, &bytes[prefix], false)?;
-        let raw = std::str::from_utf8(&bytes[attr.value.clone()]).unwrap_or_default();
+        let ns = resolve_prefix(source, scope, &bytes[prefix], false)?;
+        let raw = source.text(attr.value.clone()).unwrap_or_default();
         let value = unescape(raw).unwrap_or_default().into_owned();
-        out.push((
-            QName::new(ns, String::from_utf8_lossy(&bytes[local])),
-            value,
-        ));
+        out.push((QName::new(ns, source.lossy(local)), value));
     }
     Ok(out)
 }

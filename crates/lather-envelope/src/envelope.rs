@@ -130,7 +130,8 @@ impl Envelope {
                     decls
                 })
             };
-            let ns = crate::namespace::resolve_prefix(buf, scope, &buf[prefix], false).ok()?;
+            let source = crate::source::Source::raw(buf);
+            let ns = crate::namespace::resolve_prefix(source, scope, &buf[prefix], false).ok()?;
             if ns == name.namespace() {
                 let raw = std::str::from_utf8(&buf[attr.value.clone()]).ok()?;
                 return Some(unescape(raw)?.into_owned());
@@ -225,9 +226,8 @@ impl Envelope {
         in_scope(&self.bytes, &self.envelope_decls, &self.body.decls, &[])
             .into_iter()
             .map(|d| {
-                let prefix = String::from_utf8_lossy(&self.bytes[d.prefix.clone()]).into_owned();
-                let uri =
-                    String::from_utf8_lossy(&self.bytes[d.uri.clone()]).replace('"', "&quot;");
+                let prefix = crate::text::text(&self.bytes[d.prefix.clone()]).into_owned();
+                let uri = crate::text::text(&self.bytes[d.uri.clone()]).replace('"', "&quot;");
                 (prefix, uri)
             })
             .collect()

@@ -36,7 +36,7 @@ fn escape(s: &str, quotes: bool) -> Cow<'_, str> {
 /// Returns `None` when `s` holds a reference that is not one of those (no other entity can
 /// exist: lather refuses document type declarations) or names an invalid character.
 pub fn unescape(s: &str) -> Option<Cow<'_, str>> {
-    if !s.contains('&') {
+    if memchr::memchr(b'&', s.as_bytes()).is_none() {
         return Some(Cow::Borrowed(s));
     }
     let mut out = String::with_capacity(s.len());

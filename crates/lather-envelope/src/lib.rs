@@ -42,6 +42,8 @@ mod qname;
 mod rebuild;
 mod received;
 mod scan;
+mod source;
+mod text;
 mod utf16;
 pub mod uuid;
 mod version;

@@ -2,6 +2,7 @@
 
 use crate::escape::unescape;
 use crate::scan::{Attribute, ScanError, attributes};
+use crate::source::Source;
 use crate::{FaultKind, QName};
 use std::borrow::Cow;
 use std::ops::Range;
@@ -64,11 +65,12 @@ pub(crate) fn split_name(buf: &[u8], name: Range<usize>) -> (Range<usize>, Range
 /// An element's unprefixed name takes the default namespace; an unprefixed attribute has
 /// none, so callers pass `element = false` for attributes.
 pub(crate) fn resolve_prefix<'a>(
-    buf: &'a [u8],
+    source: Source<'a>,
     scope: &[NsDecl],
     prefix: &[u8],
     element: bool,
 ) -> Result<Cow<'a, str>, ScanError> {
+    let buf = source.bytes();
     if prefix == b"xml" {
         return Ok(Cow::Borrowed(XML_NS));
     }
@@ -83,7 +85,7 @@ pub(crate) fn resolve_prefix<'a>(
         .rev()
         .find(|d| &buf[d.prefix.clone()] == prefix)
     {
-        Some(decl) => uri_of(buf, decl),
+        Some(decl) => uri_of(source, decl),
         None if prefix.is_empty() => Ok(Cow::Borrowed("")),
         None => Err(ScanError::new(
             FaultKind::MalformedXml,
@@ -96,9 +98,10 @@ pub(crate) fn resolve_prefix<'a>(
 }
 
 /// The unescaped URI of `decl`.
-pub(crate) fn uri_of<'a>(buf: &'a [u8], decl: &NsDecl) -> Result<Cow<'a, str>, ScanError> {
-    let raw = std::str::from_utf8(&buf[decl.uri.clone()])
-        .map_err(|_| ScanError::new(FaultKind::NotUtf8, "namespace URI"))?;
+pub(crate) fn uri_of<'a>(source: Source<'a>, decl: &NsDecl) -> Result<Cow<'a, str>, ScanError> {
+    let raw = source
+        .text(decl.uri.clone())
+        .ok_or_else(|| ScanError::new(FaultKind::NotUtf8, "namespace URI"))?;
     unescape(raw).ok_or_else(|| {
         ScanError::new(
             FaultKind::MalformedXml,
@@ -109,24 +112,25 @@ pub(crate) fn uri_of<'a>(buf: &'a [u8], decl: &NsDecl) -> Result<Cow<'a, str>, S
 
 /// Resolves an element name against `scope`.
 pub(crate) fn resolve_element(
-    buf: &[u8],
+    source: Source<'_>,
     scope: &[NsDecl],
     name: Range<usize>,
 ) -> Result<QName, ScanError> {
-    let (ns, local) = resolve_parts(buf, scope, name)?;
+    let (ns, local) = resolve_parts(source, scope, name)?;
     Ok(QName::new(ns, local))
 }
 
 /// An element name's namespace and local part, resolved against `scope`, borrowed from
 /// the buffer where they can be (nothing allocated for a URI without references).
 pub(crate) fn resolve_parts<'a>(
-    buf: &'a [u8],
+    source: Source<'a>,
     scope: &[NsDecl],
     name: Range<usize>,
 ) -> Result<(Cow<'a, str>, Cow<'a, str>), ScanError> {
+    let buf = source.bytes();
     let (prefix, local) = split_name(buf, name);
-    let ns = resolve_prefix(buf, scope, &buf[prefix], true)?;
-    Ok((ns, String::from_utf8_lossy(&buf[local])))
+    let ns = resolve_prefix(source, scope, &buf[prefix], true)?;
+    Ok((ns, source.lossy(local)))
 }
 
 /// The declarations of `outer` then `inner` with shadowed prefixes removed and prefixes in

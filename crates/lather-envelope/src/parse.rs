@@ -6,6 +6,7 @@ use crate::namespace::{
     NsDecl, collect_decls, resolve_element, resolve_parts, resolve_prefix, split_name,
 };
 use crate::scan::{Event, Mode, ScanError, Scanner, attributes, check_characters, is_whitespace};
+use crate::source::Source;
 use crate::{Envelope, Fault, FaultKind, HeaderBlock, Limits, SoapVersion};
 use bytes::Bytes;
 use std::collections::HashSet;
@@ -92,7 +93,7 @@ fn invalid(message: impl Into<String>) -> ScanError {
 
 impl Builder {
     fn run(bytes: Bytes, limits: Limits) -> Result<Envelope, ScanError> {
-        check_characters(&bytes)?;
+        let source = Source::checked(check_characters(&bytes)?);
         let mut b = Builder {
             bytes: bytes.clone(),
             version: None,
@@ -126,7 +127,7 @@ impl Builder {
                     if d <= 3 {
                         b.frames[d] = b.scope.len();
                         collect_decls(&bytes, attrs.clone(), &mut b.scope);
-                        b.start(d, start, name.clone(), attrs.clone(), end, empty)?;
+                        b.start(source, d, start, name.clone(), attrs.clone(), end)?;
                         open_starts[d] = (start, end, attrs);
                         if empty {
                             b.finish(d, start..end, end..end);
@@ -164,17 +165,17 @@ impl Builder {
 
     fn start(
         &mut self,
+        source: Source<'_>,
         depth: usize,
         start: usize,
         name: Range<usize>,
         attrs: Range<usize>,
         end: usize,
-        _empty: bool,
     ) -> Result<(), ScanError> {
-        let buf = &self.bytes[..];
+        let buf = source.bytes();
         match depth {
             1 => {
-                let (ns, local) = resolve_parts(buf, &self.scope, name.clone())?;
+                let (ns, local) = resolve_parts(source, &self.scope, name.clone())?;
                 if local != "Envelope" {
                     let qname = crate::QName::new(ns, local);
                     return Err(ScanError::new(
@@ -194,7 +195,7 @@ impl Builder {
             }
             2 => {
                 let version = self.version_now();
-                let (ns, local) = resolve_parts(buf, &self.scope, name)?;
+                let (ns, local) = resolve_parts(source, &self.scope, name)?;
                 let section = || Section {
                     outer: start..end,
                     content: end..end,
@@ -223,13 +224,13 @@ impl Builder {
             }
             3 => match self.place {
                 Place::Header => {
-                    let block = self.header_block(start, name, attrs, end)?;
+                    let block = self.header_block(source, start, name, attrs, end)?;
                     self.blocks.push(block);
                 }
                 Place::Body => {
                     self.body_children += 1;
                     if self.operation.is_none() {
-                        self.operation = Some(resolve_element(buf, &self.scope, name)?);
+                        self.operation = Some(resolve_element(source, &self.scope, name)?);
                         self.payload = Some(start..end);
                     }
                 }
@@ -277,14 +278,14 @@ impl Builder {
 
     fn header_block(
         &mut self,
+        source: Source<'_>,
         start: usize,
         name: Range<usize>,
         attrs: Range<usize>,
         end: usize,
     ) -> Result<HeaderBlock, ScanError> {
         let version = self.version_now();
-        let mut block =
-            read_header_block(&self.bytes, &self.scope, version, start, name, attrs, end)?;
+        let mut block = read_header_block(source, &self.scope, version, start, name, attrs, end)?;
         // Blocks in one namespace share one copy of it: a namespace declared once costs its
         // length once, however many blocks use it. Names short enough to be kept per thread
         // share their copy already (`crate::interned`); only longer ones are looked up.
@@ -337,7 +338,7 @@ impl Builder {
 /// names resolved in `scope` (the declarations in scope, the block's own included). Its
 /// range and content are set to the start tag; the caller extends them to the end tag.
 pub(crate) fn read_header_block(
-    buf: &[u8],
+    source: Source<'_>,
     scope: &[NsDecl],
     version: SoapVersion,
     start: usize,
@@ -345,7 +346,8 @@ pub(crate) fn read_header_block(
     attrs: Range<usize>,
     end: usize,
 ) -> Result<HeaderBlock, ScanError> {
-    let qname = resolve_element(buf, scope, name.clone())?;
+    let buf = source.bytes();
+    let qname = resolve_element(source, scope, name.clone())?;
     if qname.namespace().is_empty() {
         return Err(invalid(format!(
             "header block {qname} is not namespace-qualified"
@@ -366,11 +368,11 @@ pub(crate) fn read_header_block(
         if prefix.is_empty() {
             continue;
         }
-        let ns = resolve_prefix(buf, scope, &buf[prefix], false)?;
+        let ns = resolve_prefix(source, scope, &buf[prefix], false)?;
         if ns != version.namespace() {
             continue;
         }
-        let raw = std::str::from_utf8(&buf[attr.value.clone()]).unwrap_or_default();
+        let raw = source.text(attr.value.clone()).unwrap_or_default();
         let value = unescape(raw).ok_or_else(|| invalid("bad reference in attribute"))?;
         let local = &buf[local];
         if local == b"mustUnderstand" {

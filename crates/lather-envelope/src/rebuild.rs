@@ -7,6 +7,7 @@ use crate::fragment::Fragment;
 use crate::namespace::{NsDecl, collect_decls, resolve_element};
 use crate::parse::read_header_block;
 use crate::scan::ScanError;
+use crate::source::Source;
 use crate::{Edit, EditError, Envelope, Fault, FaultKind, HeaderBlock, Limits};
 use std::ops::Range;
 
@@ -157,7 +158,7 @@ impl Envelope {
         collect_decls(&next.bytes, attrs.clone(), &mut scope);
         let start = at + top.outer.start;
         let mut block = read_header_block(
-            &next.bytes,
+            Source::raw(&next.bytes),
             &scope,
             next.version,
             start,
@@ -226,7 +227,11 @@ impl Envelope {
             let mut scope = next.envelope_decls.clone();
             scope.extend_from_slice(&next.body.decls);
             collect_decls(&next.bytes, attrs, &mut scope);
-            next.operation = Some(resolve_element(&next.bytes, &scope, moved(&top.name, at))?);
+            next.operation = Some(resolve_element(
+                Source::raw(&next.bytes),
+                &scope,
+                moved(&top.name, at),
+            )?);
             next.payload = Some(moved(&top.outer, at));
         }
         Ok(())

@@ -76,14 +76,18 @@ impl ScanError {
 
 type Scan<T> = Result<T, ScanError>;
 
-/// Checks the bytes as a whole before scanning: UTF-8, and no control characters XML forbids.
-pub(crate) fn check_characters(buf: &[u8]) -> Scan<()> {
-    if let Err(e) = std::str::from_utf8(buf) {
-        return Err(ScanError::new(
-            FaultKind::NotUtf8,
-            format!("invalid UTF-8 at byte {}", e.valid_up_to()),
-        ));
-    }
+/// Checks the bytes as a whole before scanning: UTF-8, and no control characters XML
+/// forbids. Returns them as text, for pieces to be sliced from without checking again.
+pub(crate) fn check_characters(buf: &[u8]) -> Scan<&str> {
+    let text = match std::str::from_utf8(buf) {
+        Ok(text) => text,
+        Err(e) => {
+            return Err(ScanError::new(
+                FaultKind::NotUtf8,
+                format!("invalid UTF-8 at byte {}", e.valid_up_to()),
+            ));
+        }
+    };
     let forbidden = |b: &u8| *b < 0x20 && !matches!(*b, b'\t' | b'\n' | b'\r');
     // Whole 64-byte chunks without an early exit, so the check vectorizes; the position is
     // only searched for once a chunk is known to hold a forbidden byte.
@@ -101,7 +105,7 @@ pub(crate) fn check_characters(buf: &[u8]) -> Scan<()> {
             "control character not allowed in XML",
         ));
     }
-    Ok(())
+    Ok(text)
 }
 
 /// The scanner over one buffer. Call [`Scanner::next`] until it yields [`Event::Eof`].
@@ -420,7 +424,7 @@ impl<'a> Scanner<'a> {
     fn processing_instruction(&mut self) -> Scan<()> {
         let start = self.pos;
         let target = self.name(start + 2)?;
-        let Some(len) = memmem::find(&self.buf[target.end..], b"?>") else {
+        let Some(len) = find_pair(&self.buf[target.end..], b'?', b'>') else {
             return Err(ScanError::malformed(
                 start,
                 "unterminated processing instruction",
@@ -457,8 +461,23 @@ impl<'a> Scanner<'a> {
 }
 
 /// Refuses an XML declaration that names an encoding other than UTF-8.
+/// Where the two bytes `first`, `second` first occur together in `hay`.
+fn find_pair(hay: &[u8], first: u8, second: u8) -> Option<usize> {
+    let mut from = 0;
+    while let Some(at) = memchr(first, &hay[from..]) {
+        let at = from + at;
+        if hay.get(at + 1) == Some(&second) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
+}
+
 fn check_declared_encoding(decl: &[u8]) -> Scan<()> {
-    let Some(at) = memmem::find(decl, b"encoding") else {
+    // A declaration is a few dozen bytes: a look at each `e` beats building a searcher.
+    let Some(at) = memchr::memchr_iter(b'e', decl).find(|&at| decl[at..].starts_with(b"encoding"))
+    else {
         return Ok(());
     };
     let rest = &decl[at + 8..];
@@ -627,6 +646,21 @@ mod tests {
         let bomb = r#"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;">]><a>&lol2;</a>"#;
         assert_eq!(kind_of(bomb), FaultKind::DoctypeForbidden);
         assert_eq!(kind_of("<a><!doctype x></a>"), FaultKind::DoctypeForbidden);
+    }
+
+    #[test]
+    fn processing_instructions_end_at_the_first_question_mark_before_gt() {
+        assert_eq!(find_pair(b"a?b??>c?>", b'?', b'>'), Some(4));
+        assert_eq!(find_pair(b"a?b?", b'?', b'>'), None);
+        assert_eq!(find_pair(b"", b'?', b'>'), None);
+        scan_all("<a><?pi what? where? ?></a>").unwrap();
+        assert_eq!(kind_of("<a><?pi what? </a>"), FaultKind::MalformedXml);
+        // The declaration's encoding is found past other words holding an `e`.
+        scan_all("<?xml version='1.0' encoding='utf8' standalone='yes'?><a/>").unwrap();
+        assert_eq!(
+            kind_of("<?xml version='1.0' standalone='yes' encoding = 'latin1'?><a/>"),
+            FaultKind::NotUtf8
+        );
     }
 
     #[test]
