@@ -52,7 +52,7 @@ impl AccessEntry {
         AccessEntry {
             method: req.method().clone(),
             uri: req.uri().clone(),
-            client: req.extensions().get::<Peer>().map(|p| p.0),
+            client: req.extensions().get::<Peer>().map(|p| p.addr),
             trace_id: req
                 .headers()
                 .get("traceparent")

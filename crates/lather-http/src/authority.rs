@@ -36,10 +36,7 @@ pub(crate) fn split(text: &str) -> Option<Parts<'_>> {
             port,
         });
     }
-    let (host, port) = match text.split_once(':') {
-        Some((host, port)) => (host, Some(port)),
-        None => (text, None),
-    };
+    let (host, port) = crate::ascii::split_at_byte(text, b':');
     Some(Parts {
         host,
         literal: false,

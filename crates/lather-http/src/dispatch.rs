@@ -192,7 +192,7 @@ fn wants_timing<B>(state: &State, req: &Request<B>) -> bool {
         ServerTiming::Off => false,
         ServerTiming::Always => true,
         ServerTiming::OnRequest => {
-            req.headers().contains_key(crate::timing::ASK_HEADER) && admin_allowed(state, req)
+            req.headers().contains_key(&crate::timing::ASK_HEADER) && admin_allowed(state, req)
         }
     }
 }
@@ -204,7 +204,7 @@ fn admin_allowed<B>(state: &State, req: &Request<B>) -> bool {
             state
                 .admin_allow
                 .iter()
-                .any(|net| net.contains(peer.0.ip()))
+                .any(|net| net.contains(peer.addr.ip()))
         })
 }
 
@@ -299,7 +299,7 @@ where
         && let Some(replies) = &service.async_replies
         && let Some(id) = reply_query(parts.uri.query())
     {
-        return Ok(replies.poll(&id).await);
+        return Ok(Box::pin(replies.poll(&id)).await);
     }
     if parts.method == Method::GET && crate::offers_doc::is_qos_query(parts.uri.query()) {
         return Ok(crate::offers_doc::document(service));
@@ -307,7 +307,9 @@ where
     let asks_document = service.gateway.is_some()
         && crate::gateway::requested_document(parts.uri.query()).is_some();
     if parts.method == Method::GET && (is_wsdl_query(parts.uri.query()) || asks_document) {
-        return wsdl(state, service, &parts).await.map_err(|f| (f, guess));
+        return Box::pin(wsdl(state, service, &parts))
+            .await
+            .map_err(|f| (f, guess));
     }
     if parts.method != Method::POST {
         let fault = Fault::with_reason(
@@ -395,13 +397,13 @@ fn admission_class(
         .plans
         .priority_for_action(soap.action.as_deref())
         .or_else(|| {
-            let client = parts.extensions.get::<Peer>().map(|p| p.0.ip());
+            let client = parts.extensions.get::<Peer>().map(|p| p.addr.ip());
             crate::qos::priority(state, parts, stated, client)
         })
         .or_else(|| {
             let asked = parts
                 .headers
-                .get(PRIORITY_HEADER)
+                .get(&PRIORITY_HEADER)
                 .and_then(|v| v.to_str().ok())
                 .and_then(Priority::parse)?;
             // Where classes rank requests, only a class (and its `allow`) raises one: the
@@ -451,7 +453,7 @@ async fn process(
         id: flows::next_message_id(),
         service: service.name.clone(),
         action: soap.action,
-        client: parts.extensions.get::<Peer>().map(|p| p.0.ip()),
+        client: parts.extensions.get::<Peer>().map(|p| p.addr.ip()),
         ..Context::default()
     };
     if let Some(asked) = RequestCacheControl::from_headers(&parts.headers) {
@@ -583,8 +585,11 @@ async fn route(
     timeline: &mut Timeline,
 ) -> Result<HttpResponse, Fault> {
     let version = envelope.version();
+    // Boxed, as every rare way below: inline, its future would be copied with the whole
+    // request's future on every request.
     if let Some(replies) = &service.async_replies
-        && let Some(accepted) = replies.intake(&envelope, context.action.as_deref()).await?
+        && let Some(accepted) =
+            Box::pin(replies.intake(&envelope, context.action.as_deref())).await?
     {
         return Ok(accepted);
     }
@@ -627,7 +632,7 @@ async fn route(
             }
         };
         let max = state.max_batch_items;
-        return crate::batch::run(&envelope, &state.limits, max, each).await;
+        return Box::pin(crate::batch::run(&envelope, &state.limits, max, each)).await;
     }
     handle_envelope(state, service, parts, envelope, context, timeline).await
 }
@@ -732,7 +737,7 @@ pub(crate) async fn handle_envelope(
 /// How a request to a gateway arrived: its peer (and whether that is a trusted proxy),
 /// scheme and host, and its path below the service's prefix.
 fn arrival(state: &State, service: &Service, parts: &Parts) -> crate::arrival::Arrival {
-    let peer = parts.extensions.get::<Peer>().map(|p| p.0);
+    let peer = parts.extensions.get::<Peer>().map(|p| p.addr);
     crate::arrival::Arrival {
         peer,
         peer_trusted: peer

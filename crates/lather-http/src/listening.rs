@@ -326,8 +326,11 @@ impl Connection {
         };
         let current = self.current.clone();
         let activity = self.activity.clone();
-        let service = service_fn(move |mut req: hyper::Request<Incoming>| {
-            req.extensions_mut().insert(marking.clone());
+        let service = service_fn(move |req: hyper::Request<Incoming>| {
+            let peer = Peer {
+                addr: peer,
+                marking: Some(marking.clone()),
+            };
             answer(current.load(), req, peer, client.clone(), activity.busy())
         });
         let connection = self
@@ -345,16 +348,16 @@ impl Connection {
 async fn answer(
     state: Arc<State>,
     mut req: hyper::Request<Incoming>,
-    peer: SocketAddr,
+    peer: Peer,
     client: Option<crate::tls::ClientCertificate>,
     busy: Busy,
 ) -> Result<hyper::Response<crate::stream_accept::ServerBody>, Infallible> {
     if crate::stream_accept::is_h2_stream(&req) {
         return Ok(crate::stream_accept::h2_stream(
-            state, req, peer, client, busy,
+            state, req, peer.addr, client, busy,
         ));
     }
-    req.extensions_mut().insert(Peer(peer));
+    req.extensions_mut().insert(peer);
     if let Some(client) = client {
         req.extensions_mut().insert(client);
     }

@@ -1,8 +1,12 @@
 //! Which SOAP version a request speaks, from its `Content-Type` and action headers.
 
+use crate::ascii::split_at_byte;
 use http::header::CONTENT_TYPE;
-use http::{HeaderMap, HeaderValue};
+use http::{HeaderMap, HeaderName, HeaderValue};
 use lather_envelope::{Fault, FaultKind, SoapVersion};
+
+/// SOAP 1.1's `SOAPAction` header.
+pub(crate) const SOAP_ACTION: HeaderName = HeaderName::from_static("soapaction");
 
 /// What the HTTP headers say about a SOAP request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,15 +44,18 @@ pub(crate) fn negotiate(headers: &HeaderMap) -> Result<SoapHeaders, Fault> {
     let raw = raw.to_str().map_err(|_| {
         Fault::with_reason(FaultKind::UnsupportedMediaType, "Content-Type is not ASCII")
     })?;
-    let mut parts = raw.split(';');
-    let media = parts.next().unwrap_or_default().trim();
+    // Split by hand: the value is ASCII, and this runs on every request.
+    let (media, mut params) = split_at_byte(raw, b';');
+    let media = media.trim_ascii();
     let mut action = None;
-    for param in parts {
-        let Some((key, value)) = param.split_once('=') else {
+    while let Some(rest) = params {
+        let (param, next) = split_at_byte(rest, b';');
+        params = next;
+        let (key, Some(value)) = split_at_byte(param, b'=') else {
             continue;
         };
-        let value = unquote(value.trim());
-        let key = key.trim();
+        let value = unquote(value.trim_ascii());
+        let key = key.trim_ascii();
         if key.eq_ignore_ascii_case("charset") && !is_supported_charset(value) {
             return Err(Fault::with_reason(
                 FaultKind::UnsupportedMediaType,
@@ -61,14 +68,14 @@ pub(crate) fn negotiate(headers: &HeaderMap) -> Result<SoapHeaders, Fault> {
     }
     if media.eq_ignore_ascii_case("text/xml") {
         let soap_action = headers
-            .get("soapaction")
+            .get(&SOAP_ACTION)
             .ok_or_else(|| Fault::new(FaultKind::MissingSoapAction))?;
         let soap_action = soap_action.to_str().map_err(|_| {
             Fault::with_reason(FaultKind::MissingSoapAction, "SOAPAction is not ASCII")
         })?;
         return Ok(SoapHeaders {
             version: SoapVersion::V11,
-            action: Some(unquote(soap_action.trim()).to_owned()).filter(|a| !a.is_empty()),
+            action: Some(unquote(soap_action.trim_ascii()).to_owned()).filter(|a| !a.is_empty()),
         });
     }
     if media.eq_ignore_ascii_case("application/soap+xml") {
@@ -180,6 +187,15 @@ mod tests {
                 action: Some("urn:b".into())
             }
         );
+        // Parameters without a value and empty ones are passed over; spaces around `=`
+        // and the media type do not matter.
+        let ok = negotiate(&headers(&[(
+            "content-type",
+            " Application/SOAP+xml ;; flag; Action = \"urn:c\" ;",
+        )]))
+        .unwrap();
+        assert_eq!(ok.version, SoapVersion::V12);
+        assert_eq!(ok.action.as_deref(), Some("urn:c"));
     }
 
     #[test]

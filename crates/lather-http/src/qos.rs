@@ -9,7 +9,12 @@ use lather_envelope::{Envelope, Fault};
 use lather_pipeline::Priority;
 use lather_qos::{CompressionPreference, QOS_NS, Requester, Requirements};
 use std::net::IpAddr;
-use std::sync::Arc;
+use std::sync::LazyLock;
+
+/// The searcher for the QoS namespace, built once: building one costs more than a scan
+/// of a small message.
+static QOS_NS_FINDER: LazyLock<memchr::memmem::Finder<'static>> =
+    LazyLock::new(|| memchr::memmem::Finder::new(QOS_NS.as_bytes()));
 
 /// A request's QoS header as far as it has been read.
 #[derive(Debug)]
@@ -35,7 +40,7 @@ pub(crate) fn early(state: &State, parts: &Parts, raw: &Bytes) -> Result<Stated,
         .headers
         .get(http::header::CONTENT_ENCODING)
         .is_some_and(|v| !v.as_bytes().eq_ignore_ascii_case(b"identity"));
-    if encoded || memchr::memmem::find(raw, QOS_NS.as_bytes()).is_none() {
+    if encoded || QOS_NS_FINDER.find(raw).is_none() {
         return Ok(Stated::Unread);
     }
     let Ok(envelope) = Envelope::parse(raw.clone(), &state.limits) else {
@@ -102,7 +107,10 @@ pub(crate) fn apply(
     let policy = &state.compression.policy;
     if policy.marks()
         && let Some(dscp) = policy.dscp(stated.traffic_class.as_deref(), &who)
-        && let Some(marking) = parts.extensions.get::<Arc<crate::marking::Marking>>()
+        && let Some(marking) = parts
+            .extensions
+            .get::<crate::peer::Peer>()
+            .and_then(|peer| peer.marking.as_ref())
     {
         marking.want(dscp);
     }

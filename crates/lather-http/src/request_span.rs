@@ -19,7 +19,7 @@ pub(crate) fn start<B>(req: &Request<B>) -> Span {
     let Some(propagation) = active() else {
         return Span::none();
     };
-    let peer = req.extensions().get::<Peer>().map(|p| p.0);
+    let peer = req.extensions().get::<Peer>().map(|p| p.addr);
     let span = tracing::info_span!(
         target: TARGET,
         "soap.request",

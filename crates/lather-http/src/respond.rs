@@ -26,7 +26,14 @@ pub(crate) fn into_parts(response: HttpResponse) -> (http::response::Parts, Byte
 
 /// A SOAP message with the content type of `version`.
 pub(crate) fn soap(status: StatusCode, version: SoapVersion, body: Bytes) -> HttpResponse {
-    with_type(status, version.content_type(), body)
+    // Made once: a value from a `&str` is checked byte by byte each time.
+    const SOAP_11: HeaderValue = HeaderValue::from_static("text/xml; charset=utf-8");
+    const SOAP_12: HeaderValue = HeaderValue::from_static("application/soap+xml; charset=utf-8");
+    let content_type = match version {
+        SoapVersion::V11 => SOAP_11,
+        SoapVersion::V12 => SOAP_12,
+    };
+    with_value(status, content_type, body)
 }
 
 /// Marks a response that carries a fault lather raised, with its kind (for the access log).
@@ -64,10 +71,26 @@ pub(crate) fn with_type(
     content_type: &'static str,
     body: Bytes,
 ) -> HttpResponse {
+    with_value(status, HeaderValue::from_static(content_type), body)
+}
+
+/// A body with the content type `content_type`.
+fn with_value(status: StatusCode, content_type: HeaderValue, body: Bytes) -> HttpResponse {
     let mut response = Response::new(Full::new(body));
     *response.status_mut() = status;
+    response.headers_mut().insert(CONTENT_TYPE, content_type);
     response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn soap_answers_carry_their_versions_content_type() {
+        for version in [SoapVersion::V11, SoapVersion::V12] {
+            let response = soap(StatusCode::OK, version, Bytes::from_static(b"<x/>"));
+            assert_eq!(response.headers()[CONTENT_TYPE], version.content_type());
+        }
+    }
 }

@@ -205,7 +205,7 @@ impl Handoff for DispatchHandoff {
                 }
             }
             headers.insert(http::header::HOST, host);
-            request.extensions_mut().insert(Peer(peer));
+            request.extensions_mut().insert(Peer::unmarked(peer));
             if let Some(client) = client {
                 request.extensions_mut().insert(client);
             }

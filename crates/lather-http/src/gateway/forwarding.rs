@@ -100,7 +100,7 @@ pub(crate) fn outgoing(
     for (name, value) in incoming {
         let n = name.as_str();
         if NOT_FORWARDED.contains(&n)
-            || crate::own_headers::OWN_HEADERS.contains(&n)
+            || crate::own_headers::OWN_HEADERS.contains(name)
             || FORWARDING.contains(&n)
             || named.iter().any(|c| c == n)
             || identity_header == Some(name)

@@ -11,7 +11,7 @@ pub(crate) use histograms::PhaseHistograms;
 pub(crate) use timeline::Timeline;
 
 /// The request header a client sends (any value) to get a `Server-Timing` answer header.
-pub(crate) const ASK_HEADER: &str = "lather-timing";
+pub(crate) const ASK_HEADER: http::HeaderName = http::HeaderName::from_static("lather-timing");
 
 /// One span of a request's time on the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
