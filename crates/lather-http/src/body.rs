@@ -2,6 +2,7 @@
 
 use bytes::{Bytes, BytesMut};
 use flate2::read::{DeflateDecoder, MultiGzDecoder, ZlibDecoder};
+use futures_util::FutureExt;
 use http::HeaderMap;
 use http::header::{CONTENT_ENCODING, CONTENT_LENGTH};
 use http_body_util::{BodyExt, Limited};
@@ -12,8 +13,10 @@ use tokio::time::Instant;
 
 /// How fast a request body must arrive.
 ///
-/// Two rules, both measured from the end of the request's headers: the whole body within
-/// `total`, and — after `grace` — on average at least `min_rate` bytes per second. Each byte
+/// Two rules, both measured from the end of the request's headers (in effect from the
+/// first moment the body is waited for: what came with the headers is read untimed): the
+/// whole body within `total`, and — after `grace` — on average at least `min_rate` bytes
+/// per second. Each byte
 /// received buys `1 / min_rate` s more, so a client that keeps up the rate on average may
 /// pause (a TCP stall, a slow start), while one that trickles a byte now and then is cut
 /// within about `grace` plus a moment. A steady client of a 4 MiB body needs about
@@ -91,17 +94,28 @@ where
     {
         return Err(too_large(FaultKind::MessageTooLarge, len, limit));
     }
-    let started = Instant::now();
     let mut body = std::pin::pin!(Limited::new(body, limit));
     let mut first: Option<Bytes> = None;
     let mut rest = BytesMut::new();
     let mut received = 0usize;
+    // The pace is timed from the first wait: a body that has arrived with its head (most
+    // do) is read without a clock or a timer.
+    let mut started: Option<Instant> = None;
     loop {
-        let deadline = pace.deadline(started, received);
-        let frame = match tokio::time::timeout_at(deadline, body.frame()).await {
-            Err(_) => return Err(pace.too_slow(started, received)),
-            Ok(None) => break,
-            Ok(Some(frame)) => frame.map_err(|e| read_failed(e, limit))?,
+        let ready = match body.frame().now_or_never() {
+            Some(ready) => ready,
+            None => {
+                let since = *started.get_or_insert_with(Instant::now);
+                let deadline = pace.deadline(since, received);
+                match tokio::time::timeout_at(deadline, body.frame()).await {
+                    Err(_) => return Err(pace.too_slow(since, received)),
+                    Ok(ready) => ready,
+                }
+            }
+        };
+        let frame = match ready {
+            None => break,
+            Some(frame) => frame.map_err(|e| read_failed(e, limit))?,
         };
         // Trailers carry nothing a SOAP message needs.
         let Ok(data) = frame.into_data() else {

@@ -1,6 +1,7 @@
 //! Prometheus metrics: requests and faults by service, operation and code, latency,
 //! in-flight, bytes, connections and the build.
 
+use crate::fnv::FnvMap;
 use crate::op_metrics::{CodeLabels, FaultLabels, Operation, RequestFamilies, ServiceOps};
 use lather_envelope::QName;
 use prometheus_client::encoding::EncodeLabelSet;
@@ -8,7 +9,6 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
-use std::collections::HashMap;
 use std::time::Duration;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -28,7 +28,7 @@ pub(crate) struct Metrics {
     /// Connection figures of the listener.
     pub(crate) connections: ConnectionMetrics,
     /// Per-operation handles of the configured services (and of [`NO_SERVICE`]).
-    per_service: HashMap<String, ServiceOps>,
+    per_service: FnvMap<String, ServiceOps>,
 }
 
 impl Metrics {

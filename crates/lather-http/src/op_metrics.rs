@@ -2,12 +2,12 @@
 //! (`[server] metrics_max_operations`): the first N operation names a service sees get
 //! label values of their own, every later one is counted as `operation="other"`.
 
+use crate::fnv::FnvMap;
 use lather_envelope::QName;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
-use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
 
 /// The `operation` of a request whose operation is not known: not parsed (a `GET`, a
@@ -112,7 +112,7 @@ pub(crate) struct Operation(pub(crate) Arc<OpHandles>);
 /// that took a label of their own (the fixed labels aside).
 #[derive(Debug, Default)]
 struct Seen {
-    by_label: HashMap<String, Arc<OpHandles>>,
+    by_label: FnvMap<String, Arc<OpHandles>>,
     distinct: usize,
 }
 
