@@ -67,9 +67,9 @@ where
     }
     let span = crate::request_span::start(&req);
     if span.is_none() {
-        return answer_soap(state, req, started, span).await;
+        return answer_soap(&state, req, started, span).await;
     }
-    answer_soap(state, req, started, span.clone())
+    answer_soap(&state, req, started, span.clone())
         .instrument(span)
         .await
 }
@@ -77,7 +77,7 @@ where
 /// Answers one SOAP request (not an admin endpoint) in `span`, its exported span
 /// ([`tracing::Span::none`] when traces are not exported).
 async fn answer_soap<B>(
-    state: Arc<State>,
+    state: &State,
     req: Request<B>,
     started: Instant,
     span: tracing::Span,
@@ -89,7 +89,7 @@ where
     let access = state
         .access_log
         .then(|| crate::access::AccessEntry::of(&req));
-    let timed = wants_timing(&state, &req);
+    let timed = wants_timing(state, &req);
     let timeline = if timed || state.phases.is_some() {
         Timeline::new(started)
     } else {
@@ -110,14 +110,14 @@ where
             format!("no service at {}", req.uri().path()),
         );
         let version = guess_version(req.headers());
-        return finish(&state, NO_SERVICE, Err((fault, version)), answer);
+        return finish(state, NO_SERVICE, Err((fault, version)), answer);
     };
     let mut answer = answer;
-    let outcome = serve(&state, &service, req, &mut answer).await;
+    let outcome = serve(state, &service, req, &mut answer).await;
     if let Some(latency) = service.offers.as_ref().and_then(|o| o.latency()) {
         latency.record(started.elapsed());
     }
-    finish(&state, &service.name, outcome, answer)
+    finish(state, &service.name, outcome, answer)
 }
 
 /// What the answer to a request needs besides the outcome: how its time went, whether

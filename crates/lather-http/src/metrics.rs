@@ -126,10 +126,11 @@ impl Metrics {
         self.registry.register_collector(Box::new(collector));
     }
 
-    /// Counts one request in flight until the guard drops.
-    pub(crate) fn in_flight(&self) -> InFlight {
+    /// Counts one request in flight until the guard drops (a borrow: no reference count
+    /// is taken per request).
+    pub(crate) fn in_flight(&self) -> Counting<'_> {
         self.in_flight.inc();
-        InFlight(self.in_flight.clone())
+        Counting(&self.in_flight)
     }
 
     /// How `service` (serving `declared`; empty: any operation) labels a request for
@@ -289,11 +290,21 @@ impl ConnectionMetrics {
     }
 }
 
-/// Decrements a gauge (requests in flight, connections open) when dropped.
+/// Decrements a gauge it holds (connections open) when dropped.
 #[derive(Debug)]
 pub(crate) struct InFlight(Gauge);
 
 impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+/// Decrements a gauge it borrows (requests in flight) when dropped.
+#[derive(Debug)]
+pub(crate) struct Counting<'a>(&'a Gauge);
+
+impl Drop for Counting<'_> {
     fn drop(&mut self) {
         self.0.dec();
     }
