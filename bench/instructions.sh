@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Instructions per request of a lather echo server, counted by valgrind's callgrind: a
+# figure that does not move with the host's load, for telling small changes apart (server
+# CPU time on these shared VMs moves by ±3% from run to run). The server runs under
+# callgrind (about 50× slower); a closed-loop generator sends WARM requests, the counts are
+# zeroed, N more are sent and the counts dumped. Prints the instructions per request and
+# the functions that execute most of them (their own instructions, callees excluded).
+#
+# Environment: N=5000, WARM=1000, CONNECTIONS=4, TOP=40, LATHER (binary; e.g. a build of
+# an earlier commit), LATHER_BENCH, SKIP_BUILD=1. Needs valgrind and python3.
+# Also: BARE=1 counts the bare hyper server (`lather-bench bare-echo`) instead.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/.." && pwd)"
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$here/lib.sh"
+
+bench_defaults
+N="${N:-5000}"
+WARM="${WARM:-1000}"
+CONNECTIONS="${CONNECTIONS:-4}"
+TOP="${TOP:-40}"
+command -v valgrind >/dev/null 2>&1 || die "valgrind not found (apt-get install -y valgrind)"
+command -v callgrind_control >/dev/null 2>&1 || die "callgrind_control not found"
+build_lather
+out_dir="$(results_dir instructions)"
+port="$(free_port)"
+counts="$out_dir/callgrind.out"
+
+if [ "${BARE:-0}" = "1" ]; then
+    server=("$LATHER_BENCH" bare-echo --listen "127.0.0.1:$port")
+    ready() { port_open "$port"; }
+else
+    cat >"$out_dir/echo.toml" <<TOML
+[server]
+listen = "127.0.0.1:$port"
+$(access_log_off "$LATHER")
+
+[[service]]
+name = "echo"
+path = "/echo"
+builtin = "echo"
+TOML
+    server=("$LATHER" serve --config "$out_dir/echo.toml")
+    ready() { health_ok "$port"; }
+fi
+
+log "starting ${server[0]##*/} under callgrind on port $port"
+start_bg "$out_dir/server.log" valgrind --tool=callgrind --callgrind-out-file="$counts" \
+    --dump-instr=no --compress-strings=no --compress-pos=no "${server[@]}"
+vg=$bg_pid
+wait_for server "$vg" "$out_dir/server.log" 120 ready
+
+send() {
+    "$LATHER_BENCH" http "http://127.0.0.1:$port/echo" --connections "$CONNECTIONS" \
+        --requests "$1" --duration 600 --quiet
+}
+send "$WARM" >/dev/null
+callgrind_control -z "$vg" >/dev/null
+send "$N" >"$out_dir/generator.txt"
+callgrind_control -d "$vg" >/dev/null
+grep -q "status     200: $N" "$out_dir/generator.txt" ||
+    die "not every request was answered 200: $(cat "$out_dir/generator.txt")"
+stop_all
+
+python3 "$here/instructions.py" "$counts.1" "$N" "$TOP" | tee "$out_dir/summary.txt"
+log "written to $out_dir"
