@@ -52,6 +52,19 @@ impl EnvelopeBuilder {
         self
     }
 
+    /// Moves `envelope`'s Body content here: the content, and the namespace declarations in
+    /// scope for it — as [`body`](Self::body) with [`Envelope::body`](crate::Envelope::body)
+    /// and [`body_namespaces`](Self::body_namespaces) with
+    /// [`Envelope::body_namespaces`](crate::Envelope::body_namespaces) — without copying a
+    /// declaration of this envelope's own default prefix and namespace, which it makes
+    /// itself.
+    pub fn body_from(mut self, envelope: &crate::Envelope) -> Self {
+        let own = (self.version.default_prefix(), self.version.namespace());
+        self.body_namespaces = envelope.body_namespaces_except(Some(own));
+        self.body = envelope.body();
+        self
+    }
+
     /// A simple text element `<p:local xmlns:p="ns">text</p:local>`, e.g. a `wsa:RelatesTo`.
     pub fn text_element(ns: &str, prefix: &str, local: &str, text: &str) -> Bytes {
         Bytes::from(format!(

@@ -223,8 +223,24 @@ impl Envelope {
     /// the content there intact. The URI is escaped for a double-quoted value: a `"` that a
     /// single-quoted declaration held literally comes out as `&quot;`.
     pub fn body_namespaces(&self) -> Vec<(String, String)> {
-        in_scope(&self.bytes, &self.envelope_decls, &self.body.decls, &[])
+        self.body_namespaces_except(None)
+    }
+
+    /// [`body_namespaces`](Self::body_namespaces) without the declaration of `except`'s
+    /// (prefix, raw URI), if it is among them: nothing is copied for it.
+    pub(crate) fn body_namespaces_except(
+        &self,
+        except: Option<(&str, &str)>,
+    ) -> Vec<(String, String)> {
+        let buf = &self.bytes[..];
+        in_scope(buf, &self.envelope_decls, &self.body.decls, &[])
             .into_iter()
+            .filter(|d| {
+                except.is_none_or(|(prefix, uri)| {
+                    buf[d.prefix.clone()] != *prefix.as_bytes()
+                        || buf[d.uri.clone()] != *uri.as_bytes()
+                })
+            })
             .map(|d| {
                 let prefix = crate::text::text(&self.bytes[d.prefix.clone()]).into_owned();
                 let uri = crate::text::text(&self.bytes[d.uri.clone()]).replace('"', "&quot;");

@@ -644,6 +644,34 @@ fn body_namespaces_move_content_to_a_new_envelope() {
 }
 
 #[test]
+fn body_from_moves_content_and_leaves_out_only_the_envelope_s_own_declaration() {
+    // `soap` bound to the 1.1 namespace is the new 1.1 envelope's own; `m` and `n` travel.
+    let xml = format!(
+        r#"<soap:Envelope xmlns:soap="{NS11}" xmlns:m="urn:m"><soap:Body xmlns:n="urn:n"><m:Op><n:Arg/></m:Op></soap:Body></soap:Envelope>"#
+    );
+    let env = parse(xml);
+    let moved = lather_envelope::EnvelopeBuilder::new(SoapVersion::V11)
+        .body_from(&env)
+        .build();
+    let long = lather_envelope::EnvelopeBuilder::new(SoapVersion::V11)
+        .body_namespaces(env.body_namespaces())
+        .body(env.body())
+        .build();
+    assert_eq!(moved, long);
+    assert_eq!(env.body_namespaces().len(), 3);
+    // Into a 1.2 envelope the 1.1 `soap` declaration is not its own: it travels too.
+    let to_12 = lather_envelope::EnvelopeBuilder::new(SoapVersion::V12)
+        .body_from(&env)
+        .build();
+    let text = std::str::from_utf8(&to_12).unwrap();
+    assert!(text.contains(&format!(r#"xmlns:soap="{NS11}""#)), "{text}");
+    assert_eq!(
+        parse(to_12.clone()).operation(),
+        Some(&QName::new("urn:m", "Op"))
+    );
+}
+
+#[test]
 fn builder_output_parses() {
     for version in [SoapVersion::V11, SoapVersion::V12] {
         let msg = lather_envelope::EnvelopeBuilder::new(version)

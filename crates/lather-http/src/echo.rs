@@ -44,9 +44,7 @@ pub(crate) const UNDERSTOOD: [(&str, &str); 2] = [(WSA10_NS, "MessageID"), (WSA0
 /// scope moved onto the new Body) and, when the request has a `wsa:MessageID`, a
 /// `wsa:RelatesTo` naming it in the same WS-Addressing version.
 pub(crate) fn respond(request: &Envelope) -> Bytes {
-    let mut builder = EnvelopeBuilder::new(request.version())
-        .body_namespaces(request.body_namespaces())
-        .body(request.body());
+    let mut builder = EnvelopeBuilder::new(request.version()).body_from(request);
     let message_id = request.headers().iter().find_map(|block| {
         let ns = [WSA10_NS, WSA04_NS]
             .into_iter()
