@@ -460,7 +460,6 @@ impl<'a> Scanner<'a> {
     }
 }
 
-/// Refuses an XML declaration that names an encoding other than UTF-8.
 /// Where the two bytes `first`, `second` first occur together in `hay`.
 fn find_pair(hay: &[u8], first: u8, second: u8) -> Option<usize> {
     let mut from = 0;
@@ -474,6 +473,7 @@ fn find_pair(hay: &[u8], first: u8, second: u8) -> Option<usize> {
     None
 }
 
+/// Refuses an XML declaration that names an encoding other than UTF-8.
 fn check_declared_encoding(decl: &[u8]) -> Scan<()> {
     // A declaration is a few dozen bytes: a look at each `e` beats building a searcher.
     let Some(at) = memchr::memchr_iter(b'e', decl).find(|&at| decl[at..].starts_with(b"encoding"))

@@ -16,7 +16,7 @@ use tokio::net::TcpStream;
 /// No code point asked for yet.
 const NONE: u16 = u16::MAX;
 
-/// The code point a connection's next answers are to carry (in each request's extensions).
+/// The code point a connection's next answers are to carry (in each request's `Peer`).
 #[derive(Debug)]
 pub(crate) struct Marking {
     wanted: AtomicU16,

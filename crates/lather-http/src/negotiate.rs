@@ -19,9 +19,11 @@ pub(crate) struct SoapHeaders {
 
 /// The version to answer a fault in when the request could not be negotiated.
 pub(crate) fn guess_version(headers: &HeaderMap) -> SoapVersion {
-    // On bytes: only an ASCII prefix is compared, and this runs on every request.
+    // On bytes: only an ASCII prefix is compared, and this runs on every request. A value
+    // `to_str` refuses (not visible ASCII) is guessed SOAP 1.1, as `negotiate` refuses it.
     let is_12 = headers.get(CONTENT_TYPE).is_some_and(|v| {
-        starts_with_ignore_case(v.as_bytes().trim_ascii_start(), b"application/soap+xml")
+        v.to_str().is_ok()
+            && starts_with_ignore_case(v.as_bytes().trim_ascii_start(), b"application/soap+xml")
     });
     if is_12 {
         SoapVersion::V12
