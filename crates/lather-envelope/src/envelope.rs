@@ -233,6 +233,7 @@ impl Envelope {
         except: Option<(&str, &str)>,
     ) -> Vec<(String, String)> {
         let buf = &self.bytes[..];
+        let source = crate::source::Source::raw(buf);
         in_scope(buf, &self.envelope_decls, &self.body.decls, &[])
             .into_iter()
             .filter(|d| {
@@ -242,8 +243,8 @@ impl Envelope {
                 })
             })
             .map(|d| {
-                let prefix = crate::text::text(&self.bytes[d.prefix.clone()]).into_owned();
-                let uri = crate::text::text(&self.bytes[d.uri.clone()]).replace('"', "&quot;");
+                let prefix = source.lossy(d.prefix.clone()).into_owned();
+                let uri = source.lossy(d.uri.clone()).replace('"', "&quot;");
                 (prefix, uri)
             })
             .collect()

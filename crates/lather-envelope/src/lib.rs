@@ -43,7 +43,6 @@ mod rebuild;
 mod received;
 mod scan;
 mod source;
-mod text;
 mod utf16;
 pub mod uuid;
 mod version;

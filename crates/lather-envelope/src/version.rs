@@ -43,7 +43,7 @@ impl SoapVersion {
     }
 
     /// The full `Content-Type` of a message of this version, UTF-8.
-    pub fn content_type(self) -> &'static str {
+    pub const fn content_type(self) -> &'static str {
         match self {
             SoapVersion::V11 => "text/xml; charset=utf-8",
             SoapVersion::V12 => "application/soap+xml; charset=utf-8",

@@ -13,10 +13,9 @@ use tokio::time::Instant;
 
 /// How fast a request body must arrive.
 ///
-/// Two rules, both measured from the end of the request's headers (in effect from the
-/// first moment the body is waited for: what came with the headers is read untimed): the
-/// whole body within `total`, and — after `grace` — on average at least `min_rate` bytes
-/// per second. Each byte
+/// Two rules, both measured from the first moment the body is waited for (what came with
+/// the request's head is read untimed): the whole body within `total`, and — after
+/// `grace` — on average at least `min_rate` bytes per second. Each byte
 /// received buys `1 / min_rate` s more, so a client that keeps up the rate on average may
 /// pause (a TCP stall, a slow start), while one that trickles a byte now and then is cut
 /// within about `grace` plus a moment. A steady client of a 4 MiB body needs about
@@ -44,7 +43,8 @@ impl BodyPace {
         }
     }
 
-    /// When the next bytes must have arrived, having received `received` since `started`.
+    /// When the next bytes must have arrived, timing from `started` and having received
+    /// `received` bytes in all (any that came before `started` included).
     fn deadline(&self, started: Instant, received: usize) -> Instant {
         let hard = started + self.total;
         if self.min_rate == 0 {

@@ -19,12 +19,10 @@ pub(crate) struct SoapHeaders {
 
 /// The version to answer a fault in when the request could not be negotiated.
 pub(crate) fn guess_version(headers: &HeaderMap) -> SoapVersion {
-    // On bytes: only an ASCII prefix is compared, and this runs on every request. A value
-    // `to_str` refuses (not visible ASCII) is guessed SOAP 1.1, as `negotiate` refuses it.
-    let is_12 = headers.get(CONTENT_TYPE).is_some_and(|v| {
-        v.to_str().is_ok()
-            && starts_with_ignore_case(v.as_bytes().trim_ascii_start(), b"application/soap+xml")
-    });
+    let is_12 = headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| starts_with_ignore_case(v.trim_ascii_start(), "application/soap+xml"));
     if is_12 {
         SoapVersion::V12
     } else {
@@ -128,7 +126,7 @@ pub(crate) fn utf8_content_type(content_type: &HeaderValue) -> HeaderValue {
 }
 
 /// Whether `text` starts with `prefix`, ignoring ASCII case, without allocating.
-fn starts_with_ignore_case(text: &[u8], prefix: &[u8]) -> bool {
+fn starts_with_ignore_case(text: &str, prefix: &str) -> bool {
     text.get(..prefix.len())
         .is_some_and(|head| head.eq_ignore_ascii_case(prefix))
 }

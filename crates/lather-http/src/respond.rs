@@ -26,9 +26,9 @@ pub(crate) fn into_parts(response: HttpResponse) -> (http::response::Parts, Byte
 
 /// A SOAP message with the content type of `version`.
 pub(crate) fn soap(status: StatusCode, version: SoapVersion, body: Bytes) -> HttpResponse {
-    // Made once: a value from a `&str` is checked byte by byte each time.
-    const SOAP_11: HeaderValue = HeaderValue::from_static("text/xml; charset=utf-8");
-    const SOAP_12: HeaderValue = HeaderValue::from_static("application/soap+xml; charset=utf-8");
+    // Made at compile time: a value from a `&str` is checked byte by byte each time.
+    const SOAP_11: HeaderValue = HeaderValue::from_static(SoapVersion::V11.content_type());
+    const SOAP_12: HeaderValue = HeaderValue::from_static(SoapVersion::V12.content_type());
     let content_type = match version {
         SoapVersion::V11 => SOAP_11,
         SoapVersion::V12 => SOAP_12,
