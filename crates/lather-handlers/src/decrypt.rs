@@ -133,8 +133,8 @@ impl Decrypt {
         let mut patch = Patch::new();
         let mut any = false;
         for block in envelope.headers().iter().filter(|b| b.name() == &wrapper) {
-            let data = xmlenc::encrypted_data_of(&envelope.extract_header(block))?;
-            let plaintext = self.open(data)?;
+            let cipher_text = xmlenc::cipher_text_of(envelope.extract_header(block))?;
+            let plaintext = self.open(cipher_text)?;
             let restored = Element::parse(&plaintext, &Limits::default())
                 .map_err(|_| Fault::with_reason(FaultKind::FailedCheck, UNDECRYPTABLE))?;
             if restored.name() != name {
@@ -169,7 +169,8 @@ impl Decrypt {
                 "the xenc:EncryptedData must be the only element in the Body",
             ));
         }
-        let plaintext = self.open(envelope.extract_payload().unwrap_or_default())?;
+        let cipher_text = xmlenc::read(envelope.extract_payload().unwrap_or_default())?;
+        let plaintext = self.open(cipher_text)?;
         let plaintext = Bytes::from(plaintext);
         // Checked here rather than left to the engine's check of the patch, so that a
         // plaintext that is not XML gets the same answer as a tag that does not verify.
@@ -178,9 +179,8 @@ impl Decrypt {
         Ok(Some(plaintext))
     }
 
-    /// The plaintext of one `xenc:EncryptedData` standing alone.
-    fn open(&self, encrypted_data: Bytes) -> Result<Vec<u8>, Fault> {
-        let cipher_text = xmlenc::read(encrypted_data)?;
+    /// The plaintext of one `xenc:EncryptedData`.
+    fn open(&self, cipher_text: xmlenc::CipherText) -> Result<Vec<u8>, Fault> {
         let uri = &cipher_text.algorithm;
         let algorithm = EncryptionAlgorithm::from_uri(uri).ok_or_else(|| {
             let known: Vec<&str> = EncryptionAlgorithm::ALL.iter().map(|a| a.uri()).collect();

@@ -8,7 +8,7 @@
 //! ```
 
 use super::algorithm::{EncryptionAlgorithm, XENC_NS};
-use super::encrypted_data::{ENCRYPTED_DATA, write_element};
+use super::encrypted_data::{CipherText, ENCRYPTED_DATA, read_element, write_element};
 use bytes::{Bytes, BytesMut};
 use lather_envelope::{Element, Fault, FaultKind, Limits, QName};
 
@@ -35,16 +35,18 @@ pub(crate) fn wrap_header(algorithm: EncryptionAlgorithm, cipher_value: &[u8]) -
     out.freeze()
 }
 
-/// The `xenc:EncryptedData` inside an `EncryptedHeader` block (`block` standing alone, as
-/// `extract_header` gives it), standing alone in turn.
-pub(crate) fn encrypted_data_of(block: &[u8]) -> Result<Bytes, Fault> {
+/// What the `xenc:EncryptedData` inside an `EncryptedHeader` block says (`block` standing
+/// alone, as `extract_header` gives it). The block is parsed once and dropped once parsed.
+pub(crate) fn cipher_text_of(block: Bytes) -> Result<CipherText, Fault> {
     let invalid = |why: String| Fault::with_reason(FaultKind::InvalidSecurity, why);
-    let element = Element::parse(block, &Limits::default())
-        .map_err(|f| invalid(format!("wsse11:EncryptedHeader: {}", f.reason())))?;
-    element
+    let element = Element::parse(&block, &Limits::default())
+        .map_err(|f| invalid(format!("wsse11:EncryptedHeader: {}", f.reason())));
+    drop(block);
+    let element = element?;
+    let data = element
         .child(&QName::new(XENC_NS, ENCRYPTED_DATA))
-        .and_then(|data| data.standalone(block))
-        .ok_or_else(|| invalid("wsse11:EncryptedHeader holds no xenc:EncryptedData".into()))
+        .ok_or_else(|| invalid("wsse11:EncryptedHeader holds no xenc:EncryptedData".into()))?;
+    read_element(data)
 }
 
 #[cfg(test)]
@@ -54,11 +56,10 @@ mod tests {
     #[test]
     fn the_wrapped_data_can_be_found_again() {
         let block = wrap_header(EncryptionAlgorithm::Aes128Gcm, &[1, 2, 3]);
-        let data = encrypted_data_of(&block).unwrap();
-        let read = super::super::read(data).unwrap();
+        let read = cipher_text_of(block).unwrap();
         assert_eq!(read.decode().unwrap(), [1, 2, 3]);
         let empty = format!(r#"<w:EncryptedHeader xmlns:w="{WSSE11_NS}"/>"#);
-        let f = encrypted_data_of(empty.as_bytes()).unwrap_err();
+        let f = cipher_text_of(empty.into()).unwrap_err();
         assert_eq!(f.kind(), FaultKind::InvalidSecurity);
     }
 }
