@@ -1,5 +1,6 @@
 //! `audit-file`: appends every message to a file.
 
+use bytes::Bytes;
 use lather_envelope::{Fault, FaultKind};
 use lather_pipeline::{
     Access, BuildEnv, Handler, HandlerFuture, HandlerKind, Message, Parts, SettingsError, Verdict,
@@ -56,9 +57,25 @@ pub struct AuditFile {
     path: PathBuf,
 }
 
+/// One message's record: its head line and the envelope's bytes, shared with the message
+/// rather than copied (a large envelope goes from them straight to the file).
 struct Record {
-    bytes: Vec<u8>,
+    head: String,
+    envelope: Bytes,
     done: oneshot::Sender<std::io::Result<()>>,
+}
+
+impl Record {
+    /// Its length in the file.
+    fn len(&self) -> usize {
+        self.head.len() + self.envelope.len() + 1
+    }
+
+    fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
+        out.write_all(self.head.as_bytes())?;
+        out.write_all(&self.envelope)?;
+        out.write_all(b"\n")
+    }
 }
 
 impl AuditFile {
@@ -80,6 +97,7 @@ impl AuditFile {
 const GROUP: usize = 256;
 
 fn write_loop(file: File, fsync: Fsync, incoming: mpsc::Receiver<Record>) {
+    let mut synced = SyncedRange::new(&file);
     let mut out = BufWriter::new(file);
     let mut last_sync = Instant::now();
     let mut group: Vec<Record> = Vec::with_capacity(GROUP);
@@ -95,8 +113,9 @@ fn write_loop(file: File, fsync: Fsync, incoming: mpsc::Receiver<Record>) {
         }
         let mut result = group
             .iter()
-            .try_for_each(|r| out.write_all(&r.bytes))
+            .try_for_each(|r| r.write_to(&mut out))
             .and_then(|()| out.flush());
+        synced.wrote(group.iter().map(Record::len).sum());
         let due = match fsync {
             Fsync::Always => true,
             Fsync::Every(every) => last_sync.elapsed() >= every,
@@ -105,6 +124,9 @@ fn write_loop(file: File, fsync: Fsync, incoming: mpsc::Receiver<Record>) {
         if result.is_ok() && due {
             result = out.get_ref().sync_data();
             last_sync = Instant::now();
+            if result.is_ok() {
+                synced.release(out.get_ref());
+            }
         }
         for record in group.drain(..) {
             let answer = match &result {
@@ -119,6 +141,40 @@ fn write_loop(file: File, fsync: Fsync, incoming: mpsc::Receiver<Record>) {
     let _ = out.get_ref().sync_data();
 }
 
+/// The part of the file written since its pages last left the page cache. An audit log is
+/// written and not read back, so once a sync has put records on disk their pages are
+/// handed back (`POSIX_FADV_DONTNEED`): the log does not push other files out of the cache,
+/// and the next records are copied into pages the system already has in hand rather than
+/// into fresh memory (on a VM the first touch of a page costs the host a fault too).
+struct SyncedRange {
+    /// Where the records not yet handed back begin.
+    from: u64,
+    /// The file's length as far as this writer knows.
+    end: u64,
+}
+
+impl SyncedRange {
+    fn new(file: &File) -> SyncedRange {
+        let end = file.metadata().map_or(0, |m| m.len());
+        SyncedRange { from: end, end }
+    }
+
+    fn wrote(&mut self, bytes: usize) {
+        self.end += bytes as u64;
+    }
+
+    /// Hands back the pages of what has been synced (an advice: a failure changes nothing).
+    fn release(&mut self, file: &File) {
+        #[cfg(target_os = "linux")]
+        if let Some(len) = std::num::NonZeroU64::new(self.end - self.from) {
+            let _ = rustix::fs::fadvise(file, self.from, Some(len), rustix::fs::Advice::DontNeed);
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = file;
+        self.from = self.end;
+    }
+}
+
 impl Handler for AuditFile {
     fn access(&self) -> Access {
         Access::read_only(Parts::everything())
@@ -127,7 +183,7 @@ impl Handler for AuditFile {
     fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
         Box::pin(async move {
             let ctx = message.context();
-            let envelope = message.envelope().as_bytes();
+            let envelope = message.envelope().as_bytes().clone();
             let millis = SystemTime::now()
                 .duration_since(UNIX_EPOCH)
                 .map_or(0, |d| d.as_millis());
@@ -137,10 +193,6 @@ impl Handler for AuditFile {
                 ctx.service,
                 envelope.len()
             );
-            let mut bytes = Vec::with_capacity(head.len() + envelope.len() + 1);
-            bytes.extend_from_slice(head.as_bytes());
-            bytes.extend_from_slice(envelope);
-            bytes.push(b'\n');
             let (done, written) = oneshot::channel();
             let failed = |why: String| {
                 Verdict::Fault(Fault::with_reason(
@@ -148,7 +200,12 @@ impl Handler for AuditFile {
                     format!("audit file {}: {why}", self.path.display()),
                 ))
             };
-            if self.records.send(Record { bytes, done }).is_err() {
+            let record = Record {
+                head,
+                envelope,
+                done,
+            };
+            if self.records.send(record).is_err() {
                 return failed("the writer has stopped".into());
             }
             match written.await {

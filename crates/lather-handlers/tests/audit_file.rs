@@ -1,4 +1,5 @@
-//! `audit-file` appends one record per message, in order, under every fsync policy.
+//! `audit-file` appends one record per message, in order and whole (small and large
+//! alike), under every fsync policy.
 
 use lather_envelope::{Envelope, EnvelopeBuilder, Limits, SoapVersion};
 use lather_handlers::{AuditFile, Fsync};
@@ -38,8 +39,13 @@ async fn appends_one_record_per_message_under_every_policy() {
     ] {
         let path = temp(name);
         let audit = AuditFile::open(&path, fsync).unwrap();
+        // The second is larger than the writer's buffer, so its envelope goes to the file
+        // past the buffer, between its buffered head line and the next record.
         let messages: Vec<Message> = (1..=3)
-            .map(|i| message(i, &format!("note {i} &amp; more")))
+            .map(|i| match i {
+                2 => message(i, &"large ".repeat(20_000)),
+                _ => message(i, &format!("note {i} &amp; more")),
+            })
             .collect();
         for m in &messages {
             assert!(matches!(audit.call(m).await, Verdict::Continue(_)));
