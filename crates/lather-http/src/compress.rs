@@ -127,9 +127,9 @@ impl Collector for CompressionCollector {
 
 /// `plain` gzip-compressed at the fast level (`None` only if the encoder fails).
 ///
-/// Each thread keeps one deflate state and resets it for the next answer: a fresh state is
-/// some hundreds of KB to allocate and clear, many times the work of compressing a
-/// few-KB answer.
+/// Each thread keeps one deflate state (about 300 KB; answers are compressed on the I/O
+/// threads, so one per I/O thread) and resets it for the next answer: a fresh state is
+/// that much to allocate and clear, many times the work of compressing a few-KB answer.
 pub(crate) fn gzip(plain: &[u8]) -> Option<Vec<u8>> {
     thread_local! {
         static DEFLATE: RefCell<Compress> = RefCell::new(Compress::new(Compression::fast(), false));
