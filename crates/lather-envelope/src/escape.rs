@@ -45,39 +45,36 @@ pub fn unescape(s: &str) -> Option<Cow<'_, str>> {
         out.push_str(&rest[..at]);
         let after = &rest[at + 1..];
         let semi = after.find(';')?;
-        out.push(resolve_reference(&after[..semi])?);
+        out.push(resolve_reference(&after.as_bytes()[..semi])?);
         rest = &after[semi + 1..];
     }
     out.push_str(rest);
     Some(Cow::Owned(out))
 }
 
-/// The character a reference body (the text between `&` and `;`) stands for.
-fn resolve_reference(body: &str) -> Option<char> {
-    match body {
-        "amp" => Some('&'),
-        "lt" => Some('<'),
-        "gt" => Some('>'),
-        "quot" => Some('"'),
-        "apos" => Some('\''),
-        _ => {
-            let num = body.strip_prefix('#')?;
-            let code = match num.strip_prefix('x') {
-                Some(hex) if !hex.is_empty() && hex.len() <= 6 => {
-                    u32::from_str_radix(hex, 16).ok()?
-                }
-                Some(_) => return None,
-                None if !num.is_empty()
-                    && num.len() <= 7
-                    && num.bytes().all(|b| b.is_ascii_digit()) =>
-                {
-                    num.parse().ok()?
-                }
-                None => return None,
-            };
-            char::from_u32(code).filter(|&c| is_xml_char(c))
+/// The character a reference body (the bytes between `&` and `;`) stands for: one of the
+/// five predefined entities, `#` and decimal digits, or `#x` and hexadecimal digits
+/// (XML 1.0 §4.1), naming a character XML allows. Read as bytes: every valid body is ASCII.
+fn resolve_reference(body: &[u8]) -> Option<char> {
+    let code = match body {
+        b"amp" => return Some('&'),
+        b"lt" => return Some('<'),
+        b"gt" => return Some('>'),
+        b"quot" => return Some('"'),
+        b"apos" => return Some('\''),
+        [b'#', b'x', hex @ ..] if !hex.is_empty() && hex.len() <= 6 => {
+            hex.iter().try_fold(0u32, |code, &b| {
+                Some(code * 16 + char::from(b).to_digit(16)?)
+            })?
         }
-    }
+        [b'#', decimal @ ..] if !decimal.is_empty() && decimal.len() <= 7 => {
+            decimal.iter().try_fold(0u32, |code, &b| {
+                b.is_ascii_digit().then(|| code * 10 + u32::from(b - b'0'))
+            })?
+        }
+        _ => return None,
+    };
+    char::from_u32(code).filter(|&c| is_xml_char(c))
 }
 
 /// Whether `c` is allowed in an XML 1.0 document.
@@ -96,14 +93,13 @@ pub(crate) fn references_valid(bytes: &[u8]) -> bool {
     let mut pos = 0;
     while let Some(at) = memchr::memchr(b'&', &bytes[pos..]) {
         let start = pos + at + 1;
+        // A valid body is at most 8 bytes (`#x10FFFF`): look no further for its `;`, and
+        // look without a search call, which costs more than these few bytes.
         let window = &bytes[start..bytes.len().min(start + 12)];
-        let Some(len) = memchr::memchr(b';', window) else {
+        let Some(len) = window.iter().position(|&b| b == b';') else {
             return false;
         };
-        let Ok(body) = std::str::from_utf8(&bytes[start..start + len]) else {
-            return false;
-        };
-        if resolve_reference(body).is_none() {
+        if resolve_reference(&window[..len]).is_none() {
             return false;
         }
         pos = start + len + 1;
@@ -138,5 +134,36 @@ mod tests {
         assert!(!references_valid(b"x &lol; y"));
         assert!(!references_valid(b"x & y"));
         assert!(references_valid(b"x &amp; &#10; y"));
+    }
+
+    #[test]
+    fn references_take_only_the_digits_xml_allows() {
+        // Hexadecimal after a lower-case `x` only, no sign, at most six digits.
+        for good in ["&#x41;", "&#x10FFFF;", "&#xfffd;", "&#1114111;", "&#0065;"] {
+            assert!(references_valid(good.as_bytes()), "{good}");
+            assert!(unescape(good).is_some(), "{good}");
+        }
+        for bad in [
+            "&#x+41;",
+            "&#X41;",
+            "&#x;",
+            "&#;",
+            "&#-65;",
+            "&#+65;",
+            "&#x110000;",
+            "&#1114112;",
+            "&#12345678;",
+            "&#x0000041;",
+            "&#x4G;",
+            "&#6 5;",
+            "&am\u{e9};",
+            "&AMP;",
+        ] {
+            assert!(!references_valid(bad.as_bytes()), "{bad}");
+            assert!(unescape(bad).is_none(), "{bad}");
+        }
+        // The `;` is looked for within twelve bytes of the `&`.
+        assert!(!references_valid(b"&#00000000065;"));
+        assert_eq!(resolve_reference(b"#x20AC"), Some('\u{20AC}'));
     }
 }

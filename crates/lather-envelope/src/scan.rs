@@ -204,7 +204,7 @@ impl<'a> Scanner<'a> {
         if self.open.is_empty() && !is_whitespace(raw) && self.mode == Mode::Document {
             return Err(ScanError::malformed(start, "text outside the root element"));
         }
-        if memchr(b'&', raw).is_some() && !references_valid(raw) {
+        if !references_valid(raw) {
             return Err(ScanError::malformed(
                 start,
                 "undefined entity or invalid character reference",
@@ -274,7 +274,7 @@ impl<'a> Scanner<'a> {
                 return Err(ScanError::malformed(value_end, "'<' in attribute value"));
             }
             let value = &buf[value_start..value_end];
-            if memchr(b'&', value).is_some() && !references_valid(value) {
+            if !references_valid(value) {
                 return Err(ScanError::malformed(
                     value_start,
                     "undefined entity or invalid character reference",
