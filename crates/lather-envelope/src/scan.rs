@@ -204,7 +204,9 @@ impl<'a> Scanner<'a> {
         if self.open.is_empty() && !is_whitespace(raw) && self.mode == Mode::Document {
             return Err(ScanError::malformed(start, "text outside the root element"));
         }
-        if !references_valid(raw) {
+        if let Some(at) = memchr(b'&', raw)
+            && !references_valid(&raw[at..])
+        {
             return Err(ScanError::malformed(
                 start,
                 "undefined entity or invalid character reference",
@@ -274,7 +276,9 @@ impl<'a> Scanner<'a> {
                 return Err(ScanError::malformed(value_end, "'<' in attribute value"));
             }
             let value = &buf[value_start..value_end];
-            if !references_valid(value) {
+            if let Some(at) = memchr(b'&', value)
+                && !references_valid(&value[at..])
+            {
                 return Err(ScanError::malformed(
                     value_start,
                     "undefined entity or invalid character reference",
