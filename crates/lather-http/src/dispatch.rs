@@ -38,7 +38,7 @@ where
 {
     let version = guess_version(req.headers());
     let pool = state.cpu_pool.clone();
-    AssertUnwindSafe(pool.scope(handle(state, req)))
+    AssertUnwindSafe(pool.scope(handle(state, req, version)))
         .catch_unwind()
         .await
         .unwrap_or_else(|_| {
@@ -51,8 +51,13 @@ where
         })
 }
 
-/// Answers one request.
-pub(crate) async fn handle<B>(state: Arc<State>, req: Request<B>) -> HttpResponse
+/// Answers one request; `guess` is the SOAP version its faults go out in until its
+/// headers are negotiated ([`guess_version`], read once per request).
+pub(crate) async fn handle<B>(
+    state: Arc<State>,
+    req: Request<B>,
+    guess: SoapVersion,
+) -> HttpResponse
 where
     B: Body<Data = Bytes>,
     B::Error: std::error::Error + Send + Sync + 'static,
@@ -60,16 +65,16 @@ where
     let started = Instant::now();
     let _in_flight = state.metrics.in_flight();
     if let Some(why) = crate::host::problem(&req) {
-        return bad_host(&state, &req, why, started);
+        return bad_host(&state, &req, why, started, guess);
     }
     if let Some(response) = admin(&state, &req) {
         return response;
     }
     let span = crate::request_span::start(&req);
     if span.is_none() {
-        return answer_soap(&state, req, started, span).await;
+        return answer_soap(&state, req, started, span, guess).await;
     }
-    answer_soap(&state, req, started, span.clone())
+    answer_soap(&state, req, started, span.clone(), guess)
         .instrument(span)
         .await
 }
@@ -81,6 +86,7 @@ async fn answer_soap<B>(
     req: Request<B>,
     started: Instant,
     span: tracing::Span,
+    guess: SoapVersion,
 ) -> HttpResponse
 where
     B: Body<Data = Bytes>,
@@ -109,11 +115,10 @@ where
             FaultKind::NoSuchService,
             format!("no service at {}", req.uri().path()),
         );
-        let version = guess_version(req.headers());
-        return finish(state, NO_SERVICE, Err((fault, version)), answer);
+        return finish(state, NO_SERVICE, Err((fault, guess)), answer);
     };
     let mut answer = answer;
-    let outcome = serve(state, &service, req, &mut answer).await;
+    let outcome = serve(state, &service, req, &mut answer, guess).await;
     if let Some(latency) = service.offers.as_ref().and_then(|o| o.latency()) {
         latency.record(started.elapsed());
     }
@@ -210,12 +215,18 @@ fn admin_allowed<B>(state: &State, req: &Request<B>) -> bool {
 
 /// A request whose `Host` is missing, repeated or invalid: 400 (in both SOAP versions, as
 /// RFC 9112 §3.2 requires) and the connection closed.
-fn bad_host<B>(state: &State, req: &Request<B>, why: String, started: Instant) -> HttpResponse {
+fn bad_host<B>(
+    state: &State,
+    req: &Request<B>,
+    why: String,
+    started: Instant,
+    guess: SoapVersion,
+) -> HttpResponse {
     let fault = Fault::with_reason(FaultKind::BadHost, why);
     state
         .metrics
         .fault(NO_SERVICE, None, fault.kind().spec().name);
-    let mut response = respond::fault(&fault, guess_version(req.headers()));
+    let mut response = respond::fault(&fault, guess);
     *response.status_mut() = StatusCode::BAD_REQUEST;
     response.headers_mut().insert(
         http::header::CONNECTION,
@@ -288,13 +299,13 @@ async fn serve<B>(
     service: &Service,
     req: Request<B>,
     answer: &mut Answering,
+    guess: SoapVersion,
 ) -> Outcome
 where
     B: Body<Data = Bytes>,
     B::Error: std::error::Error + Send + Sync + 'static,
 {
     let (parts, body) = req.into_parts();
-    let guess = guess_version(&parts.headers);
     if parts.method == Method::GET
         && let Some(replies) = &service.async_replies
         && let Some(id) = reply_query(parts.uri.query())
@@ -307,7 +318,7 @@ where
     let asks_document = service.gateway.is_some()
         && crate::gateway::requested_document(parts.uri.query()).is_some();
     if parts.method == Method::GET && (is_wsdl_query(parts.uri.query()) || asks_document) {
-        return Box::pin(wsdl(state, service, &parts))
+        return Box::pin(wsdl(state, service, &parts, guess))
             .await
             .map_err(|f| (f, guess));
     }
@@ -760,14 +771,18 @@ fn below_prefix<'a>(service: &Service, parts: &'a Parts) -> Option<&'a str> {
 /// A WSDL (`?wsdl`), or for a gateway one of the documents its WSDL imports (`?wsdl=…`,
 /// `?xsd=…`). Addresses in a gateway's documents name the request's own URL (the
 /// service's, followed by the path below its prefix).
-async fn wsdl(state: &State, service: &Service, parts: &Parts) -> Result<HttpResponse, Fault> {
+async fn wsdl(
+    state: &State,
+    service: &Service,
+    parts: &Parts,
+    version: SoapVersion,
+) -> Result<HttpResponse, Fault> {
     let below = below_prefix(service, parts).unwrap_or("");
     let base = format!("{}{below}", service_location(state, service, parts));
     let endpoint = match &service.wsdl_rotation {
         Some(rotation) => rotation.next().to_owned(),
         None => base.clone(),
     };
-    let version = guess_version(&parts.headers);
     let Some(gateway) = &service.gateway else {
         let reply = service.soap.wsdl(&endpoint).await?;
         return Ok(flows::reply_response(reply, version));
