@@ -1,7 +1,7 @@
 //! Edits to an envelope, applied by copying unchanged byte ranges.
 
 use crate::fragment::Fragment;
-use crate::{Envelope, Fault};
+use crate::{Envelope, Fault, QName};
 use bytes::{Bytes, BytesMut};
 use std::fmt;
 use std::ops::Range;
@@ -46,6 +46,38 @@ impl Edit {
         Ok(Edit(EditKind::ReplaceBody(Fragment::check(
             content, false,
         )?)))
+    }
+
+    /// Whether this edit appends a header block (made by [`Edit::add_header`]).
+    pub fn adds_header(&self) -> bool {
+        matches!(self.0, EditKind::AddHeader(_))
+    }
+
+    /// The bytes this edit puts into the envelope (`None` for a removal): the same
+    /// [`Bytes`], not a copy.
+    pub fn content(&self) -> Option<&Bytes> {
+        match &self.0 {
+            EditKind::AddHeader(f) | EditKind::ReplaceHeader(_, f) | EditKind::ReplaceBody(f) => {
+                Some(&f.bytes)
+            }
+            EditKind::RemoveHeader(_) => None,
+        }
+    }
+
+    /// For an edit that adds or replaces a header block, the block's name, resolved with
+    /// the namespace declarations on the block itself; `None` for other edits, and for a
+    /// block whose prefix is not declared on it.
+    ///
+    /// ```
+    /// use lather_envelope::{Bytes, Edit, QName};
+    /// let edit = Edit::add_header(Bytes::from_static(b"<t:Trace xmlns:t=\"urn:t\">1</t:Trace>")).unwrap();
+    /// assert_eq!(edit.header_name(), Some(QName::new("urn:t", "Trace")));
+    /// ```
+    pub fn header_name(&self) -> Option<QName> {
+        match &self.0 {
+            EditKind::AddHeader(f) | EditKind::ReplaceHeader(_, f) => f.first_name(),
+            EditKind::RemoveHeader(_) | EditKind::ReplaceBody(_) => None,
+        }
     }
 }
 

@@ -1,8 +1,10 @@
 //! Element content checked once, when an edit is made: its bytes and what putting it into an
 //! envelope needs to know, so applying the edit does not scan the bytes again.
 
+use crate::namespace::{collect_decls, resolve_element};
 use crate::scan::{Event, Mode, ScanError, Scanner, check_characters, is_whitespace};
-use crate::{Fault, FaultKind, Limits};
+use crate::source::Source;
+use crate::{Fault, FaultKind, Limits, QName};
 use bytes::Bytes;
 use std::ops::Range;
 
@@ -103,6 +105,16 @@ impl Fragment {
             most_attributes: scanner.most_attributes(),
             bytes,
         })
+    }
+
+    /// The name of the first top-level element, resolved with the namespace declarations
+    /// on that element alone; `None` if there is no element or its prefix is declared
+    /// outside it.
+    pub(crate) fn first_name(&self) -> Option<QName> {
+        let first = self.first.as_ref()?;
+        let mut scope = Vec::new();
+        collect_decls(&self.bytes, first.attrs.clone(), &mut scope);
+        resolve_element(Source::raw(&self.bytes), &scope, first.name.clone()).ok()
     }
 
     /// Whether the fragment, put into a Header or Body, keeps within `limits`' nesting and

@@ -422,3 +422,29 @@ fn conflict_and_missing_index_leave_nothing_written() {
     // The envelope itself is untouched and still writes its original bytes.
     assert_eq!(env.write(&[]).unwrap(), bytes);
 }
+
+#[test]
+fn an_edit_tells_its_kind_its_bytes_and_its_block_name() {
+    let added = add(ADDED);
+    assert!(added.adds_header());
+    assert_eq!(added.content().map(|b| &b[..]), Some(ADDED.as_bytes()));
+    assert_eq!(added.header_name(), Some(QName::new("urn:new", "New")));
+    let replacing = replace(0, r#"<Plain xmlns="urn:d"><x:In xmlns:x="urn:x"/></Plain>"#);
+    assert!(!replacing.adds_header());
+    assert_eq!(replacing.header_name(), Some(QName::new("urn:d", "Plain")));
+    // Comments and whitespace around the element do not hide it.
+    let around = add("<!-- c -->\n<n:C xmlns:n=\"urn:c\"/>");
+    assert_eq!(around.header_name(), Some(QName::new("urn:c", "C")));
+    // A prefix declared outside the block: a name cannot be told from the block alone.
+    assert_eq!(add("<n:Out/>").header_name(), None);
+    // No namespace at all is a name without one.
+    assert_eq!(add("<Bare/>").header_name(), Some(QName::new("", "Bare")));
+    let content = body("<a/><b/>");
+    assert!(!content.adds_header());
+    assert_eq!(content.header_name(), None);
+    assert_eq!(content.content().map(|b| &b[..]), Some(&b"<a/><b/>"[..]));
+    let removal = Edit::remove_header(0);
+    assert!(!removal.adds_header());
+    assert_eq!(removal.content(), None);
+    assert_eq!(removal.header_name(), None);
+}

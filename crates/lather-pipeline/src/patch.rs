@@ -12,10 +12,23 @@ use lather_envelope::{Edit, Envelope, Fault, QName};
 /// with that name (or adds one if there is none), `remove_header` removes every block with
 /// that name. Each change must be to a part the handler declared in
 /// [`Access::writes`](crate::Access); the engine refuses a patch that is not.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Patch {
     ops: Vec<Op>,
+    /// Edits made (and so checked) by the handler, by the index of their op in `ops`:
+    /// applied as they are, not checked again ([`Patch::add_checked_header`]).
+    checked: Vec<(usize, Edit)>,
 }
+
+/// Two patches are equal when they ask for the same changes, whether or not the handler
+/// checked their blocks itself.
+impl PartialEq for Patch {
+    fn eq(&self, other: &Patch) -> bool {
+        self.ops == other.ops
+    }
+}
+
+impl Eq for Patch {}
 
 /// One change of a [`Patch`], as listed by [`Patch::operations`] (e.g. to send a patch to
 /// another process and rebuild it there with the matching builder method).
@@ -51,6 +64,20 @@ impl Patch {
     /// on itself).
     pub fn add_header(mut self, name: QName, block: impl Into<Bytes>) -> Self {
         self.ops.push(Op::AddHeader(name, block.into()));
+        self
+    }
+
+    /// Appends a header block the handler has checked already, as an edit made with
+    /// [`Edit::add_header`] (e.g. to read the block's name with [`Edit::header_name`]): the
+    /// same as [`Patch::add_header`] with the edit's bytes, but the engine applies the edit
+    /// without checking the bytes a second time. Any other edit is added by its bytes and
+    /// checked when applied.
+    pub fn add_checked_header(mut self, name: QName, block: Edit) -> Self {
+        let bytes = block.content().cloned().unwrap_or_default();
+        if block.adds_header() {
+            self.checked.push((self.ops.len(), block));
+        }
+        self.ops.push(Op::AddHeader(name, bytes));
         self
     }
 
@@ -114,9 +141,12 @@ impl Patch {
 
     /// The envelope edits this patch makes to `envelope`, appended to `out`.
     pub(crate) fn edits_for(&self, envelope: &Envelope, out: &mut Vec<Edit>) -> Result<(), Fault> {
-        for op in &self.ops {
+        for (index, op) in self.ops.iter().enumerate() {
             match op {
-                Op::AddHeader(_, block) => out.push(Edit::add_header(block.clone())?),
+                Op::AddHeader(_, block) => match self.checked.iter().find(|(i, _)| *i == index) {
+                    Some((_, checked)) => out.push(checked.clone()),
+                    None => out.push(Edit::add_header(block.clone())?),
+                },
                 Op::ReplaceHeader(name, block) => match envelope.header_index(name) {
                     Some(i) => out.push(Edit::replace_header(i, block.clone())?),
                     None => out.push(Edit::add_header(block.clone())?),

@@ -374,3 +374,72 @@ async fn cpu_handlers_go_to_the_pool_unless_measured_cheaper_than_the_hand_off()
     );
     assert_eq!(on_pool(&dear.seen.lock().unwrap()), [true; CALLS]);
 }
+
+/// Adds header block `{urn:test}A` as an edit it made itself: `Edit::add_header` of
+/// `block`, or (`as_body`) an edit of the Body with the same bytes.
+struct CheckedAdd {
+    block: &'static str,
+    as_body: bool,
+}
+
+impl lather_pipeline::Handler for CheckedAdd {
+    fn access(&self) -> lather_pipeline::Access {
+        lather_pipeline::Access {
+            reads: lather_pipeline::Parts::none(),
+            writes: lather_pipeline::Parts::none().header(q("A")),
+        }
+    }
+    fn call<'a>(&'a self, _: &'a lather_pipeline::Message) -> lather_pipeline::HandlerFuture<'a> {
+        Box::pin(async move {
+            let bytes = lather_envelope::Bytes::from_static(self.block.as_bytes());
+            let edit = if self.as_body {
+                lather_envelope::Edit::replace_body(bytes)
+            } else {
+                lather_envelope::Edit::add_header(bytes)
+            };
+            let patch = lather_pipeline::Patch::new().add_checked_header(q("A"), edit.unwrap());
+            lather_pipeline::Verdict::Continue(patch)
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_header_the_handler_checked_is_applied_as_it_is_and_anything_else_is_checked() {
+    let block = r#"<t:A xmlns:t="urn:test">checked</t:A>"#;
+    let checked = CheckedAdd {
+        block,
+        as_body: false,
+    };
+    let out = continued(
+        run(
+            &plan(vec![vec![step("checked", checked, Options::default())]]),
+            message(),
+            &limits(),
+        )
+        .await,
+    );
+    let env = out.envelope();
+    let added = env.header(&q("A")).expect("the checked block was added");
+    assert_eq!(env.header_text(added).as_deref(), Some("checked"));
+    assert_eq!(env.headers().len(), 1);
+    // Two elements are Body content, not a header block: given as a checked header, the
+    // bytes are checked as one when the patch is applied, and refused.
+    let not_a_block = CheckedAdd {
+        block: r#"<t:A xmlns:t="urn:test"/><t:A xmlns:t="urn:test"/>"#,
+        as_body: true,
+    };
+    let fault = faulted(
+        run(
+            &plan(vec![vec![step("two", not_a_block, Options::default())]]),
+            message(),
+            &limits(),
+        )
+        .await,
+    );
+    assert_eq!(fault.kind(), FaultKind::HandlerFailed);
+    assert!(
+        fault.reason().contains("two returned an invalid patch"),
+        "{}",
+        fault.reason()
+    );
+}

@@ -105,3 +105,19 @@ fn a_patch_lists_its_operations_and_rebuilds_from_them() {
     let rebuilt = ops.iter().cloned().fold(Patch::new(), Patch::with);
     assert_eq!(rebuilt, patch);
 }
+
+#[test]
+fn a_checked_header_is_listed_as_an_added_header_and_equals_the_plain_patch() {
+    let edit = lather_envelope::Edit::add_header(Bytes::from_static(b"<a/>")).unwrap();
+    let checked = Patch::new().add_checked_header(q("A"), edit);
+    assert_eq!(
+        checked.operations(),
+        [PatchOp::AddHeader(q("A"), Bytes::from_static(b"<a/>"))]
+    );
+    assert_eq!(checked, Patch::new().add_header(q("A"), "<a/>"));
+    let removal = Patch::new().add_checked_header(q("A"), lather_envelope::Edit::remove_header(0));
+    assert_eq!(
+        removal.operations(),
+        [PatchOp::AddHeader(q("A"), Bytes::new())]
+    );
+}
