@@ -88,6 +88,11 @@ fn run(command: Command) -> Result<(), BenchError> {
     }
 }
 
+/// The process's allocator: mimalloc, whose thread-local free lists take the place of
+/// glibc's arenas (see `docs/benchmarks.md`, the allocator).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     logging::init(cli.log_level.as_deref());

@@ -104,6 +104,11 @@ enum BenchCommand {
     Timing(lather_bench::timing::TimingArgs),
 }
 
+/// The process's allocator: mimalloc, whose thread-local free lists take the place of
+/// glibc's arenas (see `docs/benchmarks.md`, the allocator).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
