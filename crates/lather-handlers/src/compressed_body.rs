@@ -13,8 +13,7 @@
 //! Prefixes in the content may rely on declarations of the Envelope: decompressing restores
 //! the content in the same place.
 
-use base64::Engine as _;
-use base64::engine::general_purpose::STANDARD;
+use crate::base64_text;
 use bytes::Bytes;
 use flate2::Compression;
 use flate2::read::{MultiGzDecoder, ZlibDecoder};
@@ -70,8 +69,14 @@ pub(crate) fn encode(content: &[u8], algorithm: Algorithm) -> Bytes {
         r#"<lc:Compressed xmlns:lc="{COMPRESSION_NS}" algorithm="{}" length="{}">{}</lc:Compressed>"#,
         algorithm.name(),
         content.len(),
-        STANDARD.encode(compressed)
+        encoded(&compressed)
     ))
+}
+
+fn encoded(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    base64_text::encode_into(bytes, &mut out);
+    out
 }
 
 /// Whether the envelope's Body is a compressed Body.
@@ -96,14 +101,14 @@ pub(crate) fn decode(envelope: &Envelope, max_bytes: usize) -> Result<Bytes, Fau
     let algorithm = Algorithm::parse(algorithm)
         .ok_or_else(|| bad(&format!("unknown algorithm {algorithm:?}")))?;
     let end = rest.rfind("</").ok_or_else(|| bad("not a text element"))?;
-    let encoded: String = rest[..end]
-        .chars()
-        .filter(|c| !c.is_ascii_whitespace())
-        .collect();
-    let compressed = STANDARD
-        .decode(encoded)
-        .map_err(|e| bad(&format!("bad base64 ({e})")))?;
-    let mut out = Vec::new();
+    let encoded = base64_text::without_whitespace(&rest.as_bytes()[..end]);
+    let compressed =
+        base64_text::decode(&encoded).map_err(|e| bad(&format!("bad base64 ({e})")))?;
+    drop(encoded);
+    // The stated length sizes the output (within the limit), so it is not grown and copied
+    // along the way; a wrong one costs only that.
+    let stated = attribute(start_tag, "length").and_then(|l| l.parse::<usize>().ok());
+    let mut out = Vec::with_capacity(stated.unwrap_or(0).min(max_bytes));
     let limit = max_bytes as u64 + 1;
     let read = match algorithm {
         Algorithm::Gzip => MultiGzDecoder::new(&compressed[..])

@@ -27,6 +27,7 @@
 //! handler chains can be compared like for like.
 
 mod audit_file;
+mod base64_text;
 mod builtin;
 mod cache;
 mod compress;

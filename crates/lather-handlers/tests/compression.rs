@@ -69,6 +69,31 @@ async fn decompresses_the_independent_vectors() {
 }
 
 #[tokio::test]
+async fn a_wrong_stated_length_or_base64_broken_by_whitespace_changes_nothing() {
+    let broken = |b64: &str| {
+        let mut out = String::new();
+        for (i, c) in b64.chars().enumerate() {
+            out.push(c);
+            if i % 19 == 18 {
+                out.push_str(if i % 2 == 0 { "\n  " } else { "\t\r\n" });
+            }
+        }
+        out
+    };
+    for (algorithm, b64) in [("gzip", GZIP_B64), ("deflate", DEFLATE_B64)] {
+        for length in ["0", "1", "95", "97", "100000000", "-5", "many"] {
+            for text in [b64.to_owned(), broken(b64)] {
+                let body = format!(
+                    r#"<lc:Compressed xmlns:lc="{COMPRESSION_NS}" algorithm="{algorithm}" length="{length}">{text}</lc:Compressed>"#
+                );
+                let out = through(vec![Arc::new(Decompress::new(1 << 20))], &body).await;
+                assert_eq!(body_of(out), CONTENT, "{algorithm}, length {length}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
 async fn compress_then_decompress_gives_the_body_back() {
     for algorithm in [Algorithm::Gzip, Algorithm::Deflate] {
         let out = through(vec![Arc::new(Compress::new(algorithm, 10))], CONTENT).await;
