@@ -9,7 +9,8 @@
 //! Its text is the base64 (RFC 4648, standard alphabet; whitespace ignored) of the original
 //! Body content — the exact bytes between `<Body>` and `</Body>`, UTF-8 — compressed with
 //! `algorithm`: `gzip` (RFC 1952) or `deflate` (the zlib wrapping of RFC 1950, as HTTP's
-//! `Content-Encoding: deflate`). `length` is the uncompressed size, informative only.
+//! `Content-Encoding: deflate`). `length` is the uncompressed size: a hint for the
+//! output buffer's size (within `max_bytes`), nothing more.
 //! Prefixes in the content may rely on declarations of the Envelope: decompressing restores
 //! the content in the same place.
 
