@@ -18,7 +18,7 @@ use crate::base64_text;
 use bytes::Bytes;
 use flate2::Compression;
 use flate2::read::{MultiGzDecoder, ZlibDecoder};
-use flate2::write::{GzEncoder, ZlibEncoder};
+use flate2::write::ZlibEncoder;
 use lather_envelope::{Envelope, Fault, FaultKind, QName};
 use std::io::{Read, Write};
 
@@ -56,9 +56,7 @@ impl Algorithm {
 pub(crate) fn encode(content: &[u8], algorithm: Algorithm) -> Bytes {
     let compressed = match algorithm {
         Algorithm::Gzip => {
-            let mut w = GzEncoder::new(Vec::new(), Compression::default());
-            let _ = w.write_all(content);
-            w.finish().unwrap_or_default()
+            lather_gzip::gzip(content, lather_gzip::Level::Default).unwrap_or_default()
         }
         Algorithm::Deflate => {
             let mut w = ZlibEncoder::new(Vec::new(), Compression::default());

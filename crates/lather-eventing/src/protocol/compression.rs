@@ -8,11 +8,9 @@
 use crate::protocol::problem::{Problem, Refusal, refuse};
 use crate::protocol::version::LATHER_EVENTING_NS;
 use bytes::Bytes;
-use flate2::Compression;
 use flate2::read::MultiGzDecoder;
-use flate2::write::GzEncoder;
 use lather_envelope::{Element, QName};
-use std::io::{Read, Write};
+use std::io::Read;
 
 /// The compressions a Delivery may ask for (`identity` = none).
 pub const COMPRESSIONS: [&str; 2] = ["gzip", "identity"];
@@ -81,12 +79,9 @@ pub(crate) fn gzip(envelope: &[u8], min_bytes: usize) -> Option<Bytes> {
     if envelope.len() < min_bytes {
         return None;
     }
-    let mut encoder = GzEncoder::new(
-        Vec::with_capacity(envelope.len() / 4 + 64),
-        Compression::default(),
-    );
-    encoder.write_all(envelope).ok()?;
-    encoder.finish().ok().map(Bytes::from)
+    // This thread's deflate state, reset: a fresh one per notification would be many times
+    // the work of compressing it.
+    lather_gzip::gzip(envelope, lather_gzip::Level::Default).map(Bytes::from)
 }
 
 #[cfg(test)]
