@@ -8,19 +8,19 @@ use base64::engine::general_purpose::STANDARD;
 use std::borrow::Cow;
 
 /// XML whitespace, which a long base64 text may be broken by.
-pub(crate) fn is_whitespace(b: u8) -> bool {
+fn is_whitespace(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\r' | b'\n')
 }
 
 /// Whether `text` holds whitespace: looked at in blocks without stopping early, which the
 /// compiler turns into vector instructions (a value is usually one unbroken run).
-pub(crate) fn has_whitespace(text: &[u8]) -> bool {
+fn has_whitespace(text: &[u8]) -> bool {
     text.chunks(64)
         .any(|block| block.iter().fold(false, |seen, &b| seen | is_whitespace(b)))
 }
 
 /// `text` without its whitespace: borrowed when it has none.
-pub(crate) fn without_whitespace(text: &[u8]) -> Cow<'_, [u8]> {
+fn without_whitespace(text: &[u8]) -> Cow<'_, [u8]> {
     if has_whitespace(text) {
         Cow::Owned(
             text.iter()
@@ -33,17 +33,24 @@ pub(crate) fn without_whitespace(text: &[u8]) -> Cow<'_, [u8]> {
     }
 }
 
-/// Decodes `base64` (without whitespace). Bits past the last byte must be zero and the
-/// length a whole number of quads, as the `base64` crate's standard engine requires.
-pub(crate) fn decode(base64: &[u8]) -> Result<Vec<u8>, base64::DecodeError> {
+/// Decodes `text`, ignoring its whitespace (copied without it only when it has some).
+/// Bits past the last byte must be zero and the length a whole number of quads, as the
+/// `base64` crate's standard engine requires.
+pub(crate) fn decode(text: &[u8]) -> Result<Vec<u8>, base64::DecodeError> {
+    let base64 = without_whitespace(text);
     base64_simd::STANDARD
-        .decode_to_vec(base64)
-        .map_err(|_| match STANDARD.decode(base64) {
+        .decode_to_vec(&base64)
+        .map_err(|_| match STANDARD.decode(&base64) {
             Err(e) => e,
             // The two decoders agree on what is base64 (tested); should they not, the
             // value is refused all the same.
             Ok(_) => base64::DecodeError::InvalidPadding,
         })
+}
+
+/// The base64 of `bytes`.
+pub(crate) fn encode(bytes: &[u8]) -> String {
+    base64_simd::STANDARD.encode_to_string(bytes)
 }
 
 /// The base64 of `bytes`, appended to `out`.

@@ -68,14 +68,8 @@ pub(crate) fn encode(content: &[u8], algorithm: Algorithm) -> Bytes {
         r#"<lc:Compressed xmlns:lc="{COMPRESSION_NS}" algorithm="{}" length="{}">{}</lc:Compressed>"#,
         algorithm.name(),
         content.len(),
-        encoded(&compressed)
+        base64_text::encode(&compressed)
     ))
-}
-
-fn encoded(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    base64_text::encode_into(bytes, &mut out);
-    out
 }
 
 /// Whether the envelope's Body is a compressed Body.
@@ -100,10 +94,8 @@ pub(crate) fn decode(envelope: &Envelope, max_bytes: usize) -> Result<Bytes, Fau
     let algorithm = Algorithm::parse(algorithm)
         .ok_or_else(|| bad(&format!("unknown algorithm {algorithm:?}")))?;
     let end = rest.rfind("</").ok_or_else(|| bad("not a text element"))?;
-    let encoded = base64_text::without_whitespace(&rest.as_bytes()[..end]);
-    let compressed =
-        base64_text::decode(&encoded).map_err(|e| bad(&format!("bad base64 ({e})")))?;
-    drop(encoded);
+    let compressed = base64_text::decode(&rest.as_bytes()[..end])
+        .map_err(|e| bad(&format!("bad base64 ({e})")))?;
     // The stated length sizes the output (within the limit), so it is not grown and copied
     // along the way; a wrong one costs only that.
     let stated = attribute(start_tag, "length").and_then(|l| l.parse::<usize>().ok());

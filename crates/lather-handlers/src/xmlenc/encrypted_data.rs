@@ -14,7 +14,7 @@ const TYPE_ELEMENT: &str = "http://www.w3.org/2001/04/xmlenc#Element";
 pub(crate) const ENCRYPTED_DATA: &str = "EncryptedData";
 
 /// What an `xenc:EncryptedData` says: how it was encrypted, and the CipherValue's base64
-/// with the whitespace taken out.
+/// as written (whitespace included).
 #[derive(Debug)]
 pub(crate) struct CipherText {
     /// `EncryptionMethod/@Algorithm`, as written.
@@ -24,7 +24,7 @@ pub(crate) struct CipherText {
 }
 
 impl CipherText {
-    /// The decoded CipherValue.
+    /// The decoded CipherValue (its whitespace ignored).
     pub(crate) fn decode(&self) -> Result<Vec<u8>, Fault> {
         base64_text::decode(&self.base64)
             .map_err(|e| invalid(format!("xenc:CipherValue is not base64 ({e})")))
@@ -67,11 +67,10 @@ pub(crate) fn read_element(element: &Element) -> Result<CipherText, Fault> {
         .ok_or_else(|| {
             invalid("xenc:EncryptedData has no xenc:CipherData/xenc:CipherValue (a CipherReference is not supported)".into())
         })?;
-    let mut base64 = value.text().into_bytes();
-    if base64_text::has_whitespace(&base64) {
-        base64.retain(|b| !base64_text::is_whitespace(*b));
-    }
-    Ok(CipherText { algorithm, base64 })
+    Ok(CipherText {
+        algorithm,
+        base64: value.text().into_bytes(),
+    })
 }
 
 /// The `xenc:EncryptedData` of Type `#Content` holding `cipher_value` (the CipherValue's
