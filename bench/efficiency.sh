@@ -16,7 +16,8 @@
 # with `threading = "per-core"` / `"work-stealing"`, and bare, a bare hyper HTTP/1.1 server
 # answering with the request's body: the floor under lather's echo), WARMUP_CXF=120 (seconds of load on each
 # CXF server before the first round, for its JIT), LATHER, OLD_LATHER (optional: another
-# lather binary measured as lather-old, e.g. a build of an earlier commit), SKIP_BUILD=1,
+# lather binary measured as lather-old, and as the gateway of lather-gw-old, in front of
+# an echo of LATHER: e.g. a build of an earlier commit), SKIP_BUILD=1,
 # CXF_JAR, JAVA.
 set -euo pipefail
 
@@ -79,9 +80,11 @@ start() {
             lather_server "$1" "$LATHER" "$echo_service" "threading = \"$threading\""
             port=$started_port
             ;;
-        lather-gw)
-            lather_server lather-gw-backend "$LATHER" "$echo_service"
-            lather_server lather-gw "$LATHER" "[[service]]
+        lather-gw | lather-gw-old)
+            local gw_bin=$LATHER
+            [ "$1" = lather-gw-old ] && gw_bin=$OLD_LATHER
+            lather_server "$1-backend" "$LATHER" "$echo_service"
+            lather_server "$1" "$gw_bin" "[[service]]
 name = \"gw\"
 path = \"/echo\"
 upstream = [\"http://127.0.0.1:$started_port/echo\"]
@@ -125,7 +128,7 @@ $(for i in 1 2 3 4 5; do printf '\n[handlers.d%s]\nkind = "digest"\nrounds = 10\
             pid[$1]=$bg_pid
             wait_for "$1" "${pid[$1]}" "$out_dir/$1.log" 60 port_open "$port"
             ;;
-        *) die "unknown server $1 (SERVERS takes lather lather-gw lather-5h lather-pc lather-ws bare gsoap cxf cxf-5i)" ;;
+        *) die "unknown server $1 (SERVERS takes lather lather-old lather-gw lather-gw-old lather-5h lather-pc lather-ws bare gsoap cxf cxf-5i)" ;;
     esac
     url[$1]="http://127.0.0.1:$port/echo"
 }
@@ -142,7 +145,8 @@ for s in $SERVERS; do
     verify_echo "$s" "${url[$s]}" "$out_dir/probe-$s.json"
     servers+=("$s")
 done
-if [ -n "${OLD_LATHER:-}" ]; then
+# OLD_LATHER alone adds lather-old; a SERVERS list that names an -old server says itself.
+if [ -n "${OLD_LATHER:-}" ] && [[ " $SERVERS " != *"-old "* ]]; then
     start lather-old
     verify_echo lather-old "${url[lather-old]}" "$out_dir/probe-lather-old.json"
     servers+=(lather-old)

@@ -8,7 +8,9 @@
 #
 # Environment: N=5000, WARM=1000, CONNECTIONS=4, TOP=40, LATHER (binary; e.g. a build of
 # an earlier commit), LATHER_BENCH, SKIP_BUILD=1. Needs valgrind and python3.
-# Also: BARE=1 counts the bare hyper server (`lather-bench bare-echo`) instead.
+# Also: BARE=1 counts the bare hyper server (`lather-bench bare-echo`) instead; GATEWAY=1
+# counts a lather gateway whose backend, a lather echo, runs in another process outside
+# callgrind (only the gateway's instructions are counted).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,20 +30,30 @@ out_dir="$(results_dir instructions)"
 port="$(free_port)"
 counts="$out_dir/callgrind.out"
 
+# lather_config FILE PORT SERVICE_TOML : a config listening on PORT with SERVICE_TOML.
+lather_config() {
+    printf '[server]\nlisten = "127.0.0.1:%s"\n%s\n\n[[service]]\n%s\n' \
+        "$2" "$(access_log_off "$LATHER")" "$3" >"$1"
+}
+echo_service='name = "echo"
+path = "/echo"
+builtin = "echo"'
+
 if [ "${BARE:-0}" = "1" ]; then
     server=("$LATHER_BENCH" bare-echo --listen "127.0.0.1:$port")
     ready() { port_open "$port"; }
-else
-    cat >"$out_dir/echo.toml" <<TOML
-[server]
-listen = "127.0.0.1:$port"
-$(access_log_off "$LATHER")
-
-[[service]]
-name = "echo"
+elif [ "${GATEWAY:-0}" = "1" ]; then
+    backend_port="$(free_port)"
+    lather_config "$out_dir/backend.toml" "$backend_port" "$echo_service"
+    start_bg "$out_dir/backend.log" "$LATHER" serve --config "$out_dir/backend.toml"
+    wait_for backend "$bg_pid" "$out_dir/backend.log" 30 health_ok "$backend_port"
+    lather_config "$out_dir/gateway.toml" "$port" 'name = "gateway"
 path = "/echo"
-builtin = "echo"
-TOML
+upstream = ["http://127.0.0.1:'"$backend_port"'/echo"]'
+    server=("$LATHER" serve --config "$out_dir/gateway.toml")
+    ready() { health_ok "$port"; }
+else
+    lather_config "$out_dir/echo.toml" "$port" "$echo_service"
     server=("$LATHER" serve --config "$out_dir/echo.toml")
     ready() { health_ok "$port"; }
 fi

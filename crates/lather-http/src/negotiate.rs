@@ -105,24 +105,33 @@ pub(crate) fn utf8_content_type(content_type: &HeaderValue) -> HeaderValue {
     let Ok(text) = content_type.to_str() else {
         return content_type.clone();
     };
-    let mut changed = false;
-    let parts: Vec<String> = text
-        .split(';')
-        .map(|part| match part.split_once('=') {
-            Some((key, value))
-                if key.trim().eq_ignore_ascii_case("charset")
-                    && !unquote(value.trim()).eq_ignore_ascii_case("utf-8") =>
-            {
-                changed = true;
-                format!("{key}=utf-8")
-            }
-            _ => part.to_owned(),
-        })
-        .collect();
-    if !changed {
+    // Most requests say UTF-8 or no charset: those are passed on without a copy.
+    if !text.split(';').any(|part| other_charset(part).is_some()) {
         return content_type.clone();
     }
-    HeaderValue::from_str(&parts.join(";")).unwrap_or_else(|_| content_type.clone())
+    let mut out = String::with_capacity(text.len() + 8);
+    for (i, part) in text.split(';').enumerate() {
+        if i > 0 {
+            out.push(';');
+        }
+        match other_charset(part) {
+            Some(key) => {
+                out.push_str(key);
+                out.push_str("=utf-8");
+            }
+            None => out.push_str(part),
+        }
+    }
+    HeaderValue::from_str(&out).unwrap_or_else(|_| content_type.clone())
+}
+
+/// The key of a media type parameter `part` (as written, spaces kept) when it is a
+/// charset other than UTF-8.
+fn other_charset(part: &str) -> Option<&str> {
+    let (key, value) = part.split_once('=')?;
+    (key.trim().eq_ignore_ascii_case("charset")
+        && !unquote(value.trim()).eq_ignore_ascii_case("utf-8"))
+    .then_some(key)
 }
 
 /// Whether `text` starts with `prefix`, ignoring ASCII case, without allocating.

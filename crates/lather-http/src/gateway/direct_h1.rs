@@ -17,7 +17,6 @@ use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, HOST, HeaderMap, TRANSFER_ENCODING};
 use http::uri::Authority;
 use http::{Method, Request, Uri};
-use std::collections::HashMap;
 use std::io::{self, IoSlice};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,8 +32,36 @@ pub(crate) const IDLE_FOR: Duration = Duration::from_secs(90);
 /// How often idle connections that are closed or too old are swept out.
 pub(crate) const SWEEP_EVERY: Duration = Duration::from_secs(10);
 
-/// Connections idle on one I/O thread, by upstream authority.
-type IdleList = HashMap<Authority, Vec<Idle>>;
+/// Connections idle on one I/O thread, by upstream authority. A gateway has a few
+/// upstreams, so they are found by comparing authorities (hashing one, with the
+/// case folding `Authority`'s hash does byte by byte, cost more than the rest of taking
+/// a connection).
+#[derive(Debug, Default)]
+struct IdleList {
+    by_authority: Vec<(Authority, Vec<Idle>)>,
+}
+
+impl IdleList {
+    /// The connections idle to `authority`, if any were kept.
+    fn get_mut(&mut self, authority: &Authority) -> Option<&mut Vec<Idle>> {
+        self.by_authority
+            .iter_mut()
+            .find(|(a, _)| a == authority)
+            .map(|(_, list)| list)
+    }
+
+    /// The list of `authority`, made empty when it has none.
+    fn entry(&mut self, authority: Authority) -> &mut Vec<Idle> {
+        let at = match self.by_authority.iter().position(|(a, _)| *a == authority) {
+            Some(at) => at,
+            None => {
+                self.by_authority.push((authority, Vec::new()));
+                self.by_authority.len() - 1
+            }
+        };
+        &mut self.by_authority[at].1
+    }
+}
 
 /// An idle connection and since when.
 #[derive(Debug)]
@@ -128,7 +155,7 @@ impl DirectClient {
             let mut idle = slot
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let list = idle.entry(authority).or_default();
+            let list = idle.entry(authority);
             if list.len() < self.keep {
                 list.push(Idle {
                     stream,
@@ -199,10 +226,10 @@ fn sweep(slot: &Mutex<IdleList>) {
     let mut idle = slot
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    for list in idle.values_mut() {
+    for (_, list) in &mut idle.by_authority {
         list.retain(Idle::usable);
     }
-    idle.retain(|_, list| !list.is_empty());
+    idle.by_authority.retain(|(_, list)| !list.is_empty());
 }
 
 /// The most recently idled live connection to `authority` in `slot`; closed, talkative
@@ -319,7 +346,7 @@ mod tests {
         let closed = TcpStream::connect(at).await.unwrap();
         let (served_closed, _) = listener.accept().await.unwrap();
         drop(served_closed);
-        let slot = Mutex::new(IdleList::new());
+        let slot = Mutex::new(IdleList::default());
         let now = Instant::now();
         let entries = vec![
             Idle {
@@ -331,18 +358,43 @@ mod tests {
                 since: now,
             },
         ];
-        slot.lock().unwrap().insert(authority.clone(), entries);
+        *slot.lock().unwrap().entry(authority.clone()) = entries;
         // The closed one becomes readable (its end of stream) once the reactor has seen it.
         let mut left = usize::MAX;
         for _ in 0..100 {
             tokio::time::sleep(Duration::from_millis(10)).await;
             sweep(&slot);
-            left = slot.lock().unwrap().get(&authority).map_or(0, Vec::len);
+            left = slot
+                .lock()
+                .unwrap()
+                .get_mut(&authority)
+                .map_or(0, |l| l.len());
             if left == 1 {
                 break;
             }
         }
         assert_eq!(left, 1, "the closed connection is swept, the live one kept");
+    }
+
+    #[tokio::test]
+    async fn idle_connections_are_kept_apart_by_authority_in_any_case() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let at = listener.local_addr().unwrap();
+        let mut idle = IdleList::default();
+        let one: Authority = "Backend-One:8080".parse().unwrap();
+        let two: Authority = "backend-two:8080".parse().unwrap();
+        for authority in [&one, &two, &one] {
+            idle.entry(authority.clone()).push(Idle {
+                stream: TcpStream::connect(at).await.unwrap(),
+                since: Instant::now(),
+            });
+        }
+        let lower: Authority = "backend-one:8080".parse().unwrap();
+        assert_eq!(idle.get_mut(&lower).map(|l| l.len()), Some(2));
+        assert_eq!(idle.get_mut(&two).map(|l| l.len()), Some(1));
+        let other: Authority = "backend-one:8081".parse().unwrap();
+        assert!(idle.get_mut(&other).is_none());
+        assert_eq!(idle.by_authority.len(), 2);
     }
 
     #[test]

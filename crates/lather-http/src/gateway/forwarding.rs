@@ -13,7 +13,14 @@
 use super::headers::connection_named;
 use crate::arrival::Arrival;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr};
+
+/// `X-Forwarded-For`, built once (a name given as text is parsed at every insert).
+static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
+/// `X-Forwarded-Proto`.
+static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-proto");
+/// `X-Forwarded-Host`.
+static X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
 
 /// Client request headers that never reach a backend (besides those its `Connection`
 /// names and the forwarding headers, which [`outgoing`] writes itself).
@@ -142,7 +149,15 @@ fn forwarding(out: &mut HeaderMap, incoming: &HeaderMap, arrival: &Arrival) {
         return;
     };
     let proto = arrival.scheme.as_str();
-    let mut element = format!("for={};proto={proto}", forwarded_node(peer));
+    let peer_text = ip_text(peer);
+    let mut element = String::with_capacity(64);
+    element.push_str("for=");
+    match peer {
+        IpAddr::V4(_) => element.push_str(&peer_text),
+        IpAddr::V6(_) => element.push_str(&forwarded_node(peer)),
+    }
+    element.push_str(";proto=");
+    element.push_str(proto);
     if let Some(host) = &arrival.host {
         element.push_str(";host=");
         element.push_str(&token_or_quoted(host));
@@ -153,27 +168,27 @@ fn forwarding(out: &mut HeaderMap, incoming: &HeaderMap, arrival: &Arrival) {
     };
     out.insert(header::FORWARDED, forwarded);
     let xff = match kept("x-forwarded-for") {
-        Some(values) => extended(values, &peer.to_string()),
-        None => value_of(&peer.to_string()),
+        Some(values) => extended(values, &peer_text),
+        None => value_of(&peer_text),
     };
-    out.insert("x-forwarded-for", xff);
+    out.insert(&X_FORWARDED_FOR, xff);
     match kept("x-forwarded-proto") {
-        Some(values) => copy(out, "x-forwarded-proto", values),
+        Some(values) => copy(out, &X_FORWARDED_PROTO, values),
         None => {
-            out.insert("x-forwarded-proto", HeaderValue::from_static(proto));
+            out.insert(&X_FORWARDED_PROTO, HeaderValue::from_static(proto));
         }
     }
     match (kept("x-forwarded-host"), &arrival.host) {
-        (Some(values), _) => copy(out, "x-forwarded-host", values),
+        (Some(values), _) => copy(out, &X_FORWARDED_HOST, values),
         (None, Some(host)) => {
-            out.insert("x-forwarded-host", value_of(host));
+            out.insert(&X_FORWARDED_HOST, value_of(host));
         }
         (None, None) => {}
     }
 }
 
 /// Copies every value of `values` to `out` under `name`.
-fn copy(out: &mut HeaderMap, name: &'static str, values: http::header::GetAll<'_, HeaderValue>) {
+fn copy(out: &mut HeaderMap, name: &HeaderName, values: http::header::GetAll<'_, HeaderValue>) {
     for value in values {
         out.append(name, value.clone());
     }
@@ -200,12 +215,33 @@ fn value_of(text: &str) -> HeaderValue {
 /// address bracketed and quoted.
 pub(crate) fn forwarded_node(ip: IpAddr) -> String {
     match ip {
-        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V4(v4) => v4_text(v4),
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => v4.to_string(),
+            Some(v4) => v4_text(v4),
             None => format!("\"[{v6}]\""),
         },
     }
+}
+
+/// `ip` as `X-Forwarded-For` writes it: as its `Display` does.
+fn ip_text(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => v4_text(v4),
+        IpAddr::V6(v6) => v6.to_string(),
+    }
+}
+
+/// `v4` in dotted decimal, written octet by octet: the formatter's `Display` for an
+/// address cost more than the rest of the forwarding headers together.
+fn v4_text(v4: Ipv4Addr) -> String {
+    let mut text = String::with_capacity(15);
+    for (i, octet) in v4.octets().into_iter().enumerate() {
+        if i > 0 {
+            text.push('.');
+        }
+        text.push_str(itoa::Buffer::new().format(octet));
+    }
+    text
 }
 
 /// `value` as an RFC 7239 parameter value: a token as it is, else a quoted string.
@@ -273,6 +309,26 @@ mod tests {
         assert_eq!(token_or_quoted("example.com"), "example.com");
         assert_eq!(token_or_quoted("gw:8080"), "\"gw:8080\"");
         assert_eq!(token_or_quoted("a\"b"), "\"a\\\"b\"");
+    }
+
+    #[test]
+    fn addresses_are_written_as_their_display_writes_them() {
+        for text in [
+            "0.0.0.0",
+            "255.255.255.255",
+            "10.0.100.7",
+            "192.168.1.20",
+            "::1",
+            "::ffff:10.0.0.1",
+            "2001:db8::7",
+        ] {
+            let ip: IpAddr = text.parse().unwrap();
+            assert_eq!(ip_text(ip), ip.to_string());
+        }
+        for a in [0u8, 1, 9, 10, 99, 100, 199, 200, 255] {
+            let v4 = Ipv4Addr::new(a, 255 - a, a / 2, 7);
+            assert_eq!(v4_text(v4), v4.to_string());
+        }
     }
 
     #[test]

@@ -518,12 +518,12 @@ impl Gateway {
         let may_resend = self.failover.idempotent.allows(operation);
         let below = arrival.and_then(|a| a.below_prefix.as_ref());
         let (_, _, response) = self
-            .first_answer(may_resend, |upstream| {
+            .first_answer(may_resend, outgoing, |upstream| {
                 let uri = match below {
                     Some((rest, query)) => below_prefix(&upstream.uri, rest, query.as_deref()),
                     None => upstream.uri.clone(),
                 };
-                self.request(Method::POST, &uri, &outgoing, body.clone())
+                (Method::POST, uri, body.clone())
             })
             .await?;
         Ok(response)
@@ -593,13 +593,8 @@ impl Gateway {
         };
         // Asking for a document again elsewhere changes nothing at the backends.
         let (backend, (index, of), response) = self
-            .first_answer(true, |upstream| {
-                self.request(
-                    Method::GET,
-                    &document.on(&upstream.uri),
-                    &headers,
-                    Bytes::new(),
-                )
+            .first_answer(true, headers, |upstream| {
+                (Method::GET, document.on(&upstream.uri), Bytes::new())
             })
             .await?;
         let label = self.label(index, of, &backend.upstream.url);
@@ -638,15 +633,16 @@ impl Gateway {
         Ok((uri, response))
     }
 
-    /// Sends the request `make` builds to the backends in the balancer's order until one
-    /// answers: a backend that refuses or does not open a connection in time is skipped
-    /// for the next; one that fails or does not answer after the request was sent too,
-    /// when `may_resend`. Its backend, place (index, of how many) and answer, or the fault
-    /// of the last failure.
+    /// Sends the request `make` names (method, URI, body) with `headers` to the backends
+    /// in the balancer's order until one answers: a backend that refuses or does not open
+    /// a connection in time is skipped for the next; one that fails or does not answer
+    /// after the request was sent too, when `may_resend`. Its backend, place (index, of how
+    /// many) and answer, or the fault of the last failure.
     async fn first_answer(
         &self,
         may_resend: bool,
-        make: impl Fn(&lather_config::Upstream) -> Request<Bytes>,
+        mut headers: HeaderMap,
+        make: impl Fn(&lather_config::Upstream) -> (Method, Uri, Bytes),
     ) -> Result<(Arc<Backend>, (usize, usize), Passed), Fault> {
         let deadline = Instant::now() + self.timeout;
         let backends = self.backends.snapshot();
@@ -666,8 +662,15 @@ impl Gateway {
                 Some(t) if may_resend && more => deadline.min(Instant::now() + t),
                 _ => deadline,
             };
+            // The last try takes the headers; one with more after it takes a copy.
+            let these = if more {
+                headers.clone()
+            } else {
+                std::mem::take(&mut headers)
+            };
+            let (method, uri, body) = make(&backend.upstream);
             let failure = match self
-                .attempt(backend, make(&backend.upstream), try_deadline)
+                .attempt(backend, request(method, uri, these, body), try_deadline)
                 .await
             {
                 Ok(response) => return Ok((backend.clone(), (*index, backends.len()), response)),
@@ -742,21 +745,6 @@ impl Gateway {
         } else {
             format!("backend {} of {n}", index + 1)
         }
-    }
-
-    /// A request to a backend with the `headers` prepared for it (see [`forwarding`]).
-    fn request(
-        &self,
-        method: Method,
-        uri: &Uri,
-        headers: &HeaderMap,
-        body: Bytes,
-    ) -> Request<Bytes> {
-        let mut request = Request::new(body);
-        *request.method_mut() = method;
-        *request.uri_mut() = uri.clone();
-        *request.headers_mut() = headers.clone();
-        request
     }
 
     /// One try at `backend`, answered by `deadline`.
@@ -948,6 +936,15 @@ impl SoapService for Gateway {
             Ready::Yes
         }
     }
+}
+
+/// A request to a backend with the `headers` prepared for it (see [`forwarding`]).
+fn request(method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Request<Bytes> {
+    let mut request = Request::new(body);
+    *request.method_mut() = method;
+    *request.uri_mut() = uri;
+    *request.headers_mut() = headers;
+    request
 }
 
 /// `uri` with its query replaced by `query`.
