@@ -9,6 +9,7 @@ use crate::scan::{Event, Mode, Scanner, attributes, check_characters};
 use crate::source::Source;
 use crate::{Fault, FaultKind, Limits, QName};
 use bytes::{Bytes, BytesMut};
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -42,86 +43,118 @@ impl Element {
     /// inside it — e.g. what [`Envelope::extract_header`](crate::Envelope::extract_header)
     /// returns. The same checks as for envelopes apply (no DOCTYPE, `limits`).
     pub fn parse(bytes: &[u8], limits: &Limits) -> Result<Element, Fault> {
-        let fault = |e: crate::scan::ScanError| Fault::with_reason(e.kind, e.message);
         let source = Source::checked(check_characters(bytes).map_err(fault)?);
-        let mut scanner = Scanner::new(bytes, Mode::Fragment, *limits);
-        let mut scope: Vec<NsDecl> = Vec::new();
-        let mut frames: Vec<usize> = Vec::new();
-        let mut stack: Vec<Element> = Vec::new();
-        let mut root = None;
-        let no_namespaces: Arc<[(String, String)]> = Arc::from(Vec::new());
-        loop {
-            match scanner.next().map_err(fault)? {
-                Event::Eof => break,
-                Event::Start {
-                    start,
-                    name,
-                    attrs,
-                    end,
-                    empty,
-                } => {
-                    if root.is_some() || (stack.is_empty() && scanner.top_level_elements() > 1) {
+        let scanner = Scanner::new(bytes, Mode::Fragment, *limits);
+        build(source, scanner, Vec::new(), Arc::from(Vec::new()))
+    }
+
+    /// Parses the element at `range` of `message` where it stands, with the declarations of
+    /// `outer` (in `message`, outermost first) in scope: nothing is copied, and the
+    /// characters are not checked again — `message` is an envelope that was parsed. Its
+    /// ranges are offsets in `message`.
+    pub(crate) fn parse_within(
+        message: &[u8],
+        range: Range<usize>,
+        outer: &[NsDecl],
+        limits: &Limits,
+    ) -> Result<Element, Fault> {
+        let upto = &message[..range.end];
+        let source = Source::raw(upto);
+        let scanner = Scanner::new(upto, Mode::Fragment, *limits).starting_at(range.start);
+        let (inherited, _) = element_scope(source, &[], outer).map_err(fault)?;
+        build(source, scanner, outer.to_vec(), inherited)
+    }
+}
+
+/// A scanner's error as a fault.
+fn fault(e: crate::scan::ScanError) -> Fault {
+    Fault::with_reason(e.kind, e.message)
+}
+
+/// The tree of the one element `scanner` reads from `source`, with the declarations of
+/// `scope` (resolved: `inherited`) in scope around it.
+fn build(
+    source: Source<'_>,
+    mut scanner: Scanner<'_>,
+    mut scope: Vec<NsDecl>,
+    inherited: Arc<[(String, String)]>,
+) -> Result<Element, Fault> {
+    let bytes = source.bytes();
+    let mut frames: Vec<usize> = Vec::new();
+    let mut stack: Vec<Element> = Vec::new();
+    let mut root = None;
+    loop {
+        match scanner.next().map_err(fault)? {
+            Event::Eof => break,
+            Event::Start {
+                start,
+                name,
+                attrs,
+                end,
+                empty,
+            } => {
+                if root.is_some() || (stack.is_empty() && scanner.top_level_elements() > 1) {
+                    return Err(Fault::with_reason(
+                        FaultKind::MalformedXml,
+                        "more than one element",
+                    ));
+                }
+                frames.push(scope.len());
+                collect_decls(bytes, attrs.clone(), &mut scope);
+                let own = &scope[frames.last().copied().unwrap_or(0)..];
+                let inherited = stack.last().map_or(&inherited, |p| &p.scope);
+                let (in_scope, declared) = if own.is_empty() {
+                    (inherited.clone(), Vec::new())
+                } else {
+                    element_scope(source, inherited, own).map_err(fault)?
+                };
+                let element = Element {
+                    name: resolve_element(source, &scope, name).map_err(fault)?,
+                    attributes: element_attributes(source, &scope, attrs.clone()).map_err(fault)?,
+                    children: Vec::new(),
+                    range: start..end,
+                    name_end: attrs.start,
+                    scope: in_scope,
+                    declared,
+                };
+                if empty {
+                    scope.truncate(frames.pop().unwrap_or(0));
+                    close(&mut stack, &mut root, element);
+                } else {
+                    stack.push(element);
+                }
+            }
+            Event::End { end, .. } => {
+                scope.truncate(frames.pop().unwrap_or(0));
+                if let Some(mut element) = stack.pop() {
+                    element.range.end = end;
+                    close(&mut stack, &mut root, element);
+                }
+            }
+            Event::Text { range, cdata } => {
+                let raw = source.text(range).unwrap_or_default();
+                let text = if cdata {
+                    raw.to_owned()
+                } else {
+                    unescape(raw).unwrap_or_default().into_owned()
+                };
+                match stack.last_mut() {
+                    Some(parent) => parent.children.push(Node::Text(text)),
+                    None if text.trim_matches([' ', '\t', '\r', '\n']).is_empty() => {}
+                    None => {
                         return Err(Fault::with_reason(
                             FaultKind::MalformedXml,
-                            "more than one element",
+                            "text outside the element",
                         ));
-                    }
-                    frames.push(scope.len());
-                    collect_decls(bytes, attrs.clone(), &mut scope);
-                    let own = &scope[frames.last().copied().unwrap_or(0)..];
-                    let inherited = stack.last().map_or(&no_namespaces, |p| &p.scope);
-                    let (in_scope, declared) = if own.is_empty() {
-                        (inherited.clone(), Vec::new())
-                    } else {
-                        element_scope(source, inherited, own).map_err(fault)?
-                    };
-                    let element = Element {
-                        name: resolve_element(source, &scope, name).map_err(fault)?,
-                        attributes: element_attributes(source, &scope, attrs.clone())
-                            .map_err(fault)?,
-                        children: Vec::new(),
-                        range: start..end,
-                        name_end: attrs.start,
-                        scope: in_scope,
-                        declared,
-                    };
-                    if empty {
-                        scope.truncate(frames.pop().unwrap_or(0));
-                        close(&mut stack, &mut root, element);
-                    } else {
-                        stack.push(element);
-                    }
-                }
-                Event::End { end, .. } => {
-                    scope.truncate(frames.pop().unwrap_or(0));
-                    if let Some(mut element) = stack.pop() {
-                        element.range.end = end;
-                        close(&mut stack, &mut root, element);
-                    }
-                }
-                Event::Text { range, cdata } => {
-                    let raw = source.text(range).unwrap_or_default();
-                    let text = if cdata {
-                        raw.to_owned()
-                    } else {
-                        unescape(raw).unwrap_or_default().into_owned()
-                    };
-                    match stack.last_mut() {
-                        Some(parent) => parent.children.push(Node::Text(text)),
-                        None if text.trim_matches([' ', '\t', '\r', '\n']).is_empty() => {}
-                        None => {
-                            return Err(Fault::with_reason(
-                                FaultKind::MalformedXml,
-                                "text outside the element",
-                            ));
-                        }
                     }
                 }
             }
         }
-        root.ok_or_else(|| Fault::with_reason(FaultKind::MalformedXml, "no element"))
     }
+    root.ok_or_else(|| Fault::with_reason(FaultKind::MalformedXml, "no element"))
+}
 
+impl Element {
     /// The element's name.
     pub fn name(&self) -> &QName {
         &self.name
@@ -167,6 +200,20 @@ impl Element {
                 Node::Element(_) => None,
             })
             .collect()
+    }
+
+    /// [`Element::text`] borrowed when the element holds one piece of text (a long value,
+    /// such as base64, usually is), so it is not copied again.
+    pub fn text_ref(&self) -> Cow<'_, str> {
+        let mut texts = self.children.iter().filter_map(|n| match n {
+            Node::Text(t) => Some(t.as_str()),
+            Node::Element(_) => None,
+        });
+        match (texts.next(), texts.next()) {
+            (None, _) => Cow::Borrowed(""),
+            (Some(only), None) => Cow::Borrowed(only),
+            _ => Cow::Owned(self.text()),
+        }
     }
 
     /// Byte range of the whole element (start tag to end tag) in the bytes it was parsed

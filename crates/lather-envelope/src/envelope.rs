@@ -3,7 +3,7 @@
 use crate::escape::{trim_xml, unescape};
 use crate::namespace::{NsDecl, in_scope};
 use crate::scan::{Event, Mode, Scanner, attributes};
-use crate::{HeaderBlock, Limits, QName, SoapVersion};
+use crate::{Element, Fault, HeaderBlock, Limits, QName, SoapVersion};
 use bytes::{Bytes, BytesMut};
 use std::ops::Range;
 
@@ -89,6 +89,29 @@ impl Envelope {
             outer,
             inner,
         )
+    }
+
+    /// The block parsed into a tree where it stands, for reading rather than shipping: no
+    /// copy is made and its characters are not checked again (they were with the message).
+    /// Prefixes resolve against the declarations of the Envelope, the Header and the block;
+    /// the root's [`Element::namespaces`] holds all of them in scope, and every
+    /// [`Element::range`] is an offset in [`Envelope::as_bytes`].
+    pub fn header_element(&self, block: &HeaderBlock, limits: &Limits) -> Result<Element, Fault> {
+        let mut outer = self.envelope_decls.clone();
+        if let Some(header) = &self.header {
+            outer.extend_from_slice(&header.decls);
+        }
+        Element::parse_within(&self.bytes, block.range.clone(), &outer, limits)
+    }
+
+    /// The Body's first child parsed where it stands, as [`Envelope::header_element`]
+    /// parses a block (declarations of the Envelope and the Body in scope, ranges in
+    /// [`Envelope::as_bytes`]); `None` if the Body is empty.
+    pub fn payload_element(&self, limits: &Limits) -> Option<Result<Element, Fault>> {
+        let range = self.payload.clone()?;
+        let mut outer = self.envelope_decls.clone();
+        outer.extend_from_slice(&self.body.decls);
+        Some(Element::parse_within(&self.bytes, range, &outer, limits))
     }
 
     /// The text content of a block holding only text (e.g. `wsa:MessageID`), unescaped and

@@ -140,6 +140,13 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// The scanner moved to `pos`, the start of an element inside `buf` (one whose
+    /// enclosing markup was scanned before): what follows is read as a fragment from there.
+    pub(crate) fn starting_at(mut self, pos: usize) -> Self {
+        self.pos = pos;
+        self
+    }
+
     /// How many top-level elements have started so far.
     pub(crate) fn top_level_elements(&self) -> usize {
         self.roots

@@ -523,6 +523,92 @@ fn extract_header_lets_inner_declarations_win() {
     assert_eq!(canonical_element(&y).unwrap().ns, "urn:own");
 }
 
+/// Names, attributes, text and namespaces in scope of `e` and its descendants: what a
+/// reader of the tree sees (not where it was parsed from).
+fn tree(e: &lather_envelope::Element) -> String {
+    let mut namespaces = e.namespaces().to_vec();
+    namespaces.sort();
+    let mut out = format!(
+        "{} {:?} {:?} {:?}[",
+        e.name(),
+        e.attributes(),
+        namespaces,
+        e.text()
+    );
+    for child in e.elements() {
+        out.push_str(&tree(child));
+    }
+    out.push(']');
+    out
+}
+
+#[test]
+fn elements_parsed_in_place_read_as_the_extracted_ones_do() {
+    let xml = format!(
+        r#"<p:Envelope xmlns:p="{NS12}" xmlns:a="urn:outer" xmlns="urn:default-outer"><p:Header xmlns:a="urn:inner"><a:X xmlns:b="urn:b" a:k="v &amp; w"><b:y>1 &lt; 2<![CDATA[<raw>]]></b:y><z/></a:X><a:Y xmlns:a="urn:own"><a:in/></a:Y></p:Header><p:Body xmlns:m="urn:m"><m:Op p:role="r"><m:Arg>x</m:Arg></m:Op></p:Body></p:Envelope>"#
+    );
+    let env = parse(xml.clone());
+    let limits = Limits::default();
+    for block in env.headers() {
+        let in_place = env.header_element(block, &limits).unwrap();
+        let alone = lather_envelope::Element::parse(&env.extract_header(block), &limits).unwrap();
+        assert_eq!(tree(&in_place), tree(&alone));
+        // Ranges are offsets in the message.
+        assert_eq!(in_place.range(), block.range());
+    }
+    let x = env.header_element(&env.headers()[0], &limits).unwrap();
+    assert_eq!(x.name(), &QName::new("urn:inner", "X"));
+    let y = x.child(&QName::new("urn:b", "y")).unwrap();
+    assert_eq!(y.text_ref(), "1 < 2<raw>");
+    assert_eq!(&xml[y.range()], "<b:y>1 &lt; 2<![CDATA[<raw>]]></b:y>");
+    let z = x.child(&QName::new("urn:default-outer", "z")).unwrap();
+    assert_eq!(z.text_ref(), "");
+    let own = env.header_element(&env.headers()[1], &limits).unwrap();
+    assert!(own.child(&QName::new("urn:own", "in")).is_some());
+
+    let op = env.payload_element(&limits).unwrap().unwrap();
+    let alone = lather_envelope::Element::parse(&env.extract_payload().unwrap(), &limits).unwrap();
+    assert_eq!(tree(&op), tree(&alone));
+    assert_eq!(op.attribute(&QName::new(NS12, "role")), Some("r"));
+    assert_eq!(
+        &xml[op.range()],
+        r#"<m:Op p:role="r"><m:Arg>x</m:Arg></m:Op>"#
+    );
+    let empty = parse(envelope(NS11, None, ""));
+    assert!(empty.payload_element(&limits).is_none());
+}
+
+#[test]
+fn elements_parsed_in_place_keep_the_limits() {
+    let deep = format!("{}{}", "<h:d>".repeat(12), "</h:d>".repeat(12));
+    let block = format!(r#"<h:B xmlns:h="urn:h">{deep}</h:B>"#);
+    let env = parse(envelope(NS11, Some(&block), ""));
+    let shallow = Limits {
+        max_depth: 8,
+        ..Limits::default()
+    };
+    let refused = env.header_element(&env.headers()[0], &shallow).unwrap_err();
+    assert!(
+        refused.reason().contains("deeper than 8"),
+        "{}",
+        refused.reason()
+    );
+    assert!(
+        env.header_element(&env.headers()[0], &Limits::default())
+            .is_ok()
+    );
+}
+
+#[test]
+fn text_is_borrowed_when_it_is_one_piece() {
+    let limits = Limits::default();
+    let one = lather_envelope::Element::parse(b"<a>only</a>", &limits).unwrap();
+    assert!(matches!(one.text_ref(), std::borrow::Cow::Borrowed("only")));
+    let split = lather_envelope::Element::parse(b"<a>x<b/>y</a>", &limits).unwrap();
+    assert_eq!(split.text_ref(), "xy");
+    assert_eq!(split.text_ref(), split.text());
+}
+
 #[test]
 fn extract_header_without_outer_declarations_is_a_plain_slice() {
     let block = r#"<h:B xmlns:h="urn:h" xmlns:p="urn:mine">x</h:B>"#;

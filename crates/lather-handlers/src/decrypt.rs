@@ -133,8 +133,14 @@ impl Decrypt {
         let mut patch = Patch::new();
         let mut any = false;
         for block in envelope.headers().iter().filter(|b| b.name() == &wrapper) {
-            let cipher_text = xmlenc::cipher_text_of(envelope.extract_header(block))?;
-            let plaintext = Bytes::from(self.open(cipher_text)?);
+            // Read where it stands; the tree, with its copy of the CipherValue, is dropped
+            // once the value is decrypted.
+            let plaintext = {
+                let element = envelope
+                    .header_element(block, &Limits::default())
+                    .map_err(|f| xmlenc::unparsable_header(&f))?;
+                Bytes::from(self.open(xmlenc::cipher_text_of(&element)?)?)
+            };
             // Checked here, once: a plaintext that is not one element named `name` gets the
             // same answer as a tag that does not verify, and the engine applies the checked
             // block without reading it again.
@@ -171,9 +177,13 @@ impl Decrypt {
                 "the xenc:EncryptedData must be the only element in the Body",
             ));
         }
-        let cipher_text = xmlenc::read(envelope.extract_payload().unwrap_or_default())?;
-        let plaintext = self.open(cipher_text)?;
-        let plaintext = Bytes::from(plaintext);
+        let plaintext = {
+            let element = envelope
+                .payload_element(&Limits::default())
+                .ok_or_else(|| invalid("the Body holds no xenc:EncryptedData"))?
+                .map_err(|f| xmlenc::unparsable(&f))?;
+            Bytes::from(self.open(xmlenc::read_element(&element)?)?)
+        };
         // Checked here rather than left to the engine's check of the patch, so that a
         // plaintext that is not XML gets the same answer as a tag that does not verify.
         Edit::replace_body(plaintext.clone())
@@ -182,7 +192,7 @@ impl Decrypt {
     }
 
     /// The plaintext of one `xenc:EncryptedData`.
-    fn open(&self, cipher_text: xmlenc::CipherText) -> Result<Vec<u8>, Fault> {
+    fn open(&self, cipher_text: xmlenc::CipherText<'_>) -> Result<Vec<u8>, Fault> {
         let uri = &cipher_text.algorithm;
         let algorithm = EncryptionAlgorithm::from_uri(uri).ok_or_else(|| {
             let known: Vec<&str> = EncryptionAlgorithm::ALL.iter().map(|a| a.uri()).collect();

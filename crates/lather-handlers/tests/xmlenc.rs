@@ -349,6 +349,29 @@ async fn an_encrypted_header_from_an_independent_tool_is_restored() {
 }
 
 #[tokio::test]
+async fn an_encrypted_header_relying_on_outer_declarations_is_restored() {
+    // The same message with the wsse11 prefix declared on the Envelope and xenc on the
+    // Header: the block is read where it stands, with those in scope.
+    let wsse11 = format!(r#" xmlns:wsse11="{}""#, lather_handlers::WSSE11_NS);
+    let xenc = r#" xmlns:xenc="http://www.w3.org/2001/04/xmlenc#""#;
+    let moved = ENCRYPTED_HEADER_ENVELOPE
+        .replacen(&wsse11, "", 1)
+        .replacen(xenc, "", 1)
+        .replacen("<env:Envelope", &format!("<env:Envelope{wsse11}"), 1)
+        .replacen("<env:Header>", &format!("<env:Header{xenc}>"), 1);
+    assert!(!moved.contains(&format!("EncryptedHeader{wsse11}")), "{moved}");
+    let envelope = Envelope::parse(moved.into_bytes().into(), &Limits::default()).unwrap();
+    let open: Arc<dyn Handler> = Arc::new(Decrypt::new(key(KEY128), true).header(secret()));
+    let Outcome::Continue(m) = through(vec![open], envelope).await else {
+        panic!("decrypt failed")
+    };
+    assert_eq!(
+        header_text(m.envelope(), &secret()).as_deref(),
+        Some("the vault code is 1234")
+    );
+}
+
+#[tokio::test]
 async fn header_encryption_round_trips_and_leaves_the_body_alone() {
     let bytes = EnvelopeBuilder::new(SoapVersion::V11)
         .header(SECRET_BLOCK.to_owned().into())

@@ -3,7 +3,8 @@
 use super::algorithm::{EncryptionAlgorithm, XENC_NS};
 use crate::base64_text;
 use bytes::Bytes;
-use lather_envelope::{Element, Fault, FaultKind, Limits, QName};
+use lather_envelope::{Element, Fault, FaultKind, QName};
+use std::borrow::Cow;
 
 /// `EncryptedData/@Type` for encrypted element content (what `encrypt` writes).
 const TYPE_CONTENT: &str = "http://www.w3.org/2001/04/xmlenc#Content";
@@ -14,39 +15,32 @@ const TYPE_ELEMENT: &str = "http://www.w3.org/2001/04/xmlenc#Element";
 pub(crate) const ENCRYPTED_DATA: &str = "EncryptedData";
 
 /// What an `xenc:EncryptedData` says: how it was encrypted, and the CipherValue's base64
-/// as written (whitespace included).
+/// as written (whitespace included), borrowed from the parsed element.
 #[derive(Debug)]
-pub(crate) struct CipherText {
+pub(crate) struct CipherText<'e> {
     /// `EncryptionMethod/@Algorithm`, as written.
     pub(crate) algorithm: String,
     /// The CipherValue, still base64.
-    pub(crate) base64: Vec<u8>,
+    pub(crate) base64: Cow<'e, str>,
 }
 
-impl CipherText {
+impl CipherText<'_> {
     /// The decoded CipherValue (its whitespace ignored).
     pub(crate) fn decode(&self) -> Result<Vec<u8>, Fault> {
-        base64_text::decode(&self.base64)
+        base64_text::decode(self.base64.as_bytes())
             .map_err(|e| invalid(format!("xenc:CipherValue is not base64 ({e})")))
     }
 }
 
-/// Reads `element`, an `xenc:EncryptedData` standing alone (as `extract_payload` gives it):
-/// see [`read_element`].
-///
-/// Taken by value and dropped once parsed, as the tree is dropped once the CipherValue is
-/// copied out: at most two copies of the base64 are alive at a time.
-pub(crate) fn read(element: Bytes) -> Result<CipherText, Fault> {
-    let parsed = Element::parse(&element, &Limits::default())
-        .map_err(|f| invalid(format!("xenc:EncryptedData: {}", f.reason())));
-    drop(element);
-    read_element(&parsed?)
+/// An `xenc:EncryptedData` that does not parse, as a fault.
+pub(crate) fn unparsable(f: &Fault) -> Fault {
+    invalid(format!("xenc:EncryptedData: {}", f.reason()))
 }
 
 /// Reads a parsed `xenc:EncryptedData`. Its Type, if any, must be `#Content` or
 /// `#Element`; it must name its algorithm and hold its CipherValue inline (a
 /// `CipherReference` is not supported).
-pub(crate) fn read_element(element: &Element) -> Result<CipherText, Fault> {
+pub(crate) fn read_element(element: &Element) -> Result<CipherText<'_>, Fault> {
     let xenc = |local: &str| QName::new(XENC_NS, local);
     if let Some(kind) = element.attribute(&QName::new("", "Type"))
         && kind != TYPE_CONTENT
@@ -69,7 +63,7 @@ pub(crate) fn read_element(element: &Element) -> Result<CipherText, Fault> {
         })?;
     Ok(CipherText {
         algorithm,
-        base64: value.text().into_bytes(),
+        base64: value.text_ref(),
     })
 }
 
@@ -105,22 +99,30 @@ fn invalid(reason: String) -> Fault {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lather_envelope::Limits;
+
+    /// What a standalone `xenc:EncryptedData` says, read as `decrypt` reads one.
+    fn read(element: Bytes) -> Result<(String, Result<Vec<u8>, Fault>), Fault> {
+        let parsed = Element::parse(&element, &Limits::default()).map_err(|f| unparsable(&f))?;
+        let text = read_element(&parsed)?;
+        Ok((text.algorithm.clone(), text.decode()))
+    }
 
     #[test]
     fn reads_what_it_writes_and_ignores_whitespace_in_the_value() {
         let written = write(EncryptionAlgorithm::Aes128Gcm, &[0xfb, 0xff, 0x00, 1, 2]);
-        let read_back = read(written).unwrap();
-        assert_eq!(read_back.algorithm, EncryptionAlgorithm::Aes128Gcm.uri());
-        assert_eq!(read_back.decode().unwrap(), [0xfb, 0xff, 0x00, 1, 2]);
+        let (algorithm, decoded) = read(written).unwrap();
+        assert_eq!(algorithm, EncryptionAlgorithm::Aes128Gcm.uri());
+        assert_eq!(decoded.unwrap(), [0xfb, 0xff, 0x00, 1, 2]);
         let spaced = format!(
             r#"<e:EncryptedData xmlns:e="{XENC_NS}"><e:EncryptionMethod Algorithm="urn:x"/><e:CipherData><e:CipherValue>
               +/8A
               AQI=
             </e:CipherValue></e:CipherData></e:EncryptedData>"#
         );
-        let read_back = read(spaced.into()).unwrap();
-        assert_eq!(read_back.algorithm, "urn:x");
-        assert_eq!(read_back.decode().unwrap(), [0xfb, 0xff, 0x00, 1, 2]);
+        let (algorithm, decoded) = read(spaced.into()).unwrap();
+        assert_eq!(algorithm, "urn:x");
+        assert_eq!(decoded.unwrap(), [0xfb, 0xff, 0x00, 1, 2]);
     }
 
     #[test]

@@ -10,7 +10,7 @@
 use super::algorithm::{EncryptionAlgorithm, XENC_NS};
 use super::encrypted_data::{CipherText, ENCRYPTED_DATA, read_element, write_element};
 use bytes::{Bytes, BytesMut};
-use lather_envelope::{Element, Fault, FaultKind, Limits, QName};
+use lather_envelope::{Element, Fault, FaultKind, QName};
 
 /// The WS-Security 1.1 namespace (`wsse11`).
 pub const WSSE11_NS: &str = "http://docs.oasis-open.org/wss/oasis-wss-wssecurity-secext-1.1.xsd";
@@ -35,18 +35,25 @@ pub(crate) fn wrap_header(algorithm: EncryptionAlgorithm, cipher_value: &[u8]) -
     out.freeze()
 }
 
-/// What the `xenc:EncryptedData` inside an `EncryptedHeader` block says (`block` standing
-/// alone, as `extract_header` gives it). The block is parsed once and dropped once parsed.
-pub(crate) fn cipher_text_of(block: Bytes) -> Result<CipherText, Fault> {
-    let invalid = |why: String| Fault::with_reason(FaultKind::InvalidSecurity, why);
-    let element = Element::parse(&block, &Limits::default())
-        .map_err(|f| invalid(format!("wsse11:EncryptedHeader: {}", f.reason())));
-    drop(block);
-    let element = element?;
-    let data = element
+/// What the `xenc:EncryptedData` inside a parsed `EncryptedHeader` block says.
+pub(crate) fn cipher_text_of(block: &Element) -> Result<CipherText<'_>, Fault> {
+    let data = block
         .child(&QName::new(XENC_NS, ENCRYPTED_DATA))
-        .ok_or_else(|| invalid("wsse11:EncryptedHeader holds no xenc:EncryptedData".into()))?;
+        .ok_or_else(|| {
+            Fault::with_reason(
+                FaultKind::InvalidSecurity,
+                "wsse11:EncryptedHeader holds no xenc:EncryptedData",
+            )
+        })?;
     read_element(data)
+}
+
+/// A `wsse11:EncryptedHeader` block that does not parse, as a fault.
+pub(crate) fn unparsable_header(f: &Fault) -> Fault {
+    Fault::with_reason(
+        FaultKind::InvalidSecurity,
+        format!("wsse11:EncryptedHeader: {}", f.reason()),
+    )
 }
 
 #[cfg(test)]
@@ -55,11 +62,12 @@ mod tests {
 
     #[test]
     fn the_wrapped_data_can_be_found_again() {
-        let block = wrap_header(EncryptionAlgorithm::Aes128Gcm, &[1, 2, 3]);
-        let read = cipher_text_of(block).unwrap();
+        let parse = |b: &[u8]| Element::parse(b, &lather_envelope::Limits::default()).unwrap();
+        let block = parse(&wrap_header(EncryptionAlgorithm::Aes128Gcm, &[1, 2, 3]));
+        let read = cipher_text_of(&block).unwrap();
         assert_eq!(read.decode().unwrap(), [1, 2, 3]);
-        let empty = format!(r#"<w:EncryptedHeader xmlns:w="{WSSE11_NS}"/>"#);
-        let f = cipher_text_of(empty.into()).unwrap_err();
+        let empty = parse(format!(r#"<w:EncryptedHeader xmlns:w="{WSSE11_NS}"/>"#).as_bytes());
+        let f = cipher_text_of(&empty).unwrap_err();
         assert_eq!(f.kind(), FaultKind::InvalidSecurity);
     }
 }
