@@ -359,7 +359,10 @@ async fn an_encrypted_header_relying_on_outer_declarations_is_restored() {
         .replacen(xenc, "", 1)
         .replacen("<env:Envelope", &format!("<env:Envelope{wsse11}"), 1)
         .replacen("<env:Header>", &format!("<env:Header{xenc}>"), 1);
-    assert!(!moved.contains(&format!("EncryptedHeader{wsse11}")), "{moved}");
+    assert!(
+        !moved.contains(&format!("EncryptedHeader{wsse11}")),
+        "{moved}"
+    );
     let envelope = Envelope::parse(moved.into_bytes().into(), &Limits::default()).unwrap();
     let open: Arc<dyn Handler> = Arc::new(Decrypt::new(key(KEY128), true).header(secret()));
     let Outcome::Continue(m) = through(vec![open], envelope).await else {
