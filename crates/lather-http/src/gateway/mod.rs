@@ -476,7 +476,7 @@ impl Gateway {
                 let mut response = Response::new(reply.body);
                 *response.status_mut() =
                     StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
-                *response.headers_mut() = self.policy.filter(&passed);
+                *response.headers_mut() = self.policy.filter(passed);
                 Ok(Some(response))
             }
         }
@@ -808,7 +808,7 @@ impl Gateway {
         backend.answered(started.elapsed());
         let mut response = Response::new(body);
         *response.status_mut() = parts.status;
-        *response.headers_mut() = self.policy.filter(&parts.headers);
+        *response.headers_mut() = self.policy.filter(parts.headers);
         // For the access log (which operators read; clients never see it).
         response
             .extensions_mut()
