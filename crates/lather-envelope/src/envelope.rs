@@ -96,6 +96,11 @@ impl Envelope {
     /// Prefixes resolve against the declarations of the Envelope, the Header and the block;
     /// the root's [`Element::namespaces`] holds all of them in scope, and every
     /// [`Element::range`] is an offset in [`Envelope::as_bytes`].
+    ///
+    /// Made for large blocks: the declarations in scope are resolved up front, which costs
+    /// more than copying and checking a small one (an 800-byte notification read with its
+    /// event this way: 3.3 µs, against 2.8 µs parsing the Body's bytes alone; `cargo bench
+    /// -p lather-envelope --bench envelope -- notification`).
     pub fn header_element(&self, block: &HeaderBlock, limits: &Limits) -> Result<Element, Fault> {
         let mut outer = self.envelope_decls.clone();
         if let Some(header) = &self.header {

@@ -226,7 +226,9 @@ pub(crate) fn read(bytes: Bytes) -> Result<SinkMessage, String> {
         .map(|h| String::from_utf8_lossy(&envelope.extract_header(h)).into_owned())
         .collect();
     let body = envelope.extract_payload().unwrap_or_default();
-    let (action, body, wrapped) = match unwrap(&body) {
+    // Only a Body whose element is a wse:Notify is parsed to be unwrapped.
+    let notify = envelope.operation() == Some(&QName::new(WSE11_NS, "Notify"));
+    let (action, body, wrapped) = match notify.then(|| unwrap(&body)).flatten() {
         Some((inner_action, event)) => (inner_action.or(action), event, true),
         None => (action, body, false),
     };
