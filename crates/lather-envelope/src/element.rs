@@ -55,14 +55,14 @@ impl Element {
     pub(crate) fn parse_within(
         message: &[u8],
         range: Range<usize>,
-        outer: &[NsDecl],
+        outer: Vec<NsDecl>,
         limits: &Limits,
     ) -> Result<Element, Fault> {
         let upto = &message[..range.end];
         let source = Source::raw(upto);
         let scanner = Scanner::new(upto, Mode::Fragment, *limits).starting_at(range.start);
-        let (inherited, _) = element_scope(source, &[], outer).map_err(fault)?;
-        build(source, scanner, outer.to_vec(), inherited)
+        let (inherited, _) = element_scope(source, &[], &outer).map_err(fault)?;
+        build(source, scanner, outer, inherited)
     }
 }
 

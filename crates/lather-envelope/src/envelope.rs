@@ -102,11 +102,8 @@ impl Envelope {
     /// event this way: 3.3 µs, against 2.8 µs parsing the Body's bytes alone; `cargo bench
     /// -p lather-envelope --bench envelope -- notification`).
     pub fn header_element(&self, block: &HeaderBlock, limits: &Limits) -> Result<Element, Fault> {
-        let mut outer = self.envelope_decls.clone();
-        if let Some(header) = &self.header {
-            outer.extend_from_slice(&header.decls);
-        }
-        Element::parse_within(&self.bytes, block.range.clone(), &outer, limits)
+        let inner = self.header.as_ref().map_or(&[][..], |h| &h.decls[..]);
+        self.element_in_place(block.range.clone(), inner, limits)
     }
 
     /// The Body's first child parsed where it stands, as [`Envelope::header_element`]
@@ -114,9 +111,21 @@ impl Envelope {
     /// [`Envelope::as_bytes`]); `None` if the Body is empty.
     pub fn payload_element(&self, limits: &Limits) -> Option<Result<Element, Fault>> {
         let range = self.payload.clone()?;
-        let mut outer = self.envelope_decls.clone();
-        outer.extend_from_slice(&self.body.decls);
-        Some(Element::parse_within(&self.bytes, range, &outer, limits))
+        Some(self.element_in_place(range, &self.body.decls, limits))
+    }
+
+    /// The element at `range` parsed where it stands, the Envelope's declarations and then
+    /// `inner` (the Header's or the Body's) in scope.
+    fn element_in_place(
+        &self,
+        range: Range<usize>,
+        inner: &[NsDecl],
+        limits: &Limits,
+    ) -> Result<Element, Fault> {
+        let mut outer = Vec::with_capacity(self.envelope_decls.len() + inner.len());
+        outer.extend_from_slice(&self.envelope_decls);
+        outer.extend_from_slice(inner);
+        Element::parse_within(&self.bytes, range, outer, limits)
     }
 
     /// The text content of a block holding only text (e.g. `wsa:MessageID`), unescaped and

@@ -136,9 +136,7 @@ impl Decrypt {
             // Read where it stands; the tree, with its copy of the CipherValue, is dropped
             // once the value is decrypted.
             let plaintext = {
-                let element = envelope
-                    .header_element(block, &Limits::default())
-                    .map_err(|f| xmlenc::unparsable_header(&f))?;
+                let element = xmlenc::encrypted_header(envelope, block)?;
                 Bytes::from(self.open(xmlenc::cipher_text_of(&element)?)?)
             };
             // Checked here, once: a plaintext that is not one element named `name` gets the
@@ -178,10 +176,7 @@ impl Decrypt {
             ));
         }
         let plaintext = {
-            let element = envelope
-                .payload_element(&Limits::default())
-                .ok_or_else(|| invalid("the Body holds no xenc:EncryptedData"))?
-                .map_err(|f| xmlenc::unparsable(&f))?;
+            let element = xmlenc::encrypted_payload(envelope)?;
             Bytes::from(self.open(xmlenc::read_element(&element)?)?)
         };
         // Checked here rather than left to the engine's check of the patch, so that a

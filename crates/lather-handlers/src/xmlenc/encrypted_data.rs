@@ -3,7 +3,7 @@
 use super::algorithm::{EncryptionAlgorithm, XENC_NS};
 use crate::base64_text;
 use bytes::Bytes;
-use lather_envelope::{Element, Fault, FaultKind, QName};
+use lather_envelope::{Element, Envelope, Fault, FaultKind, Limits, QName};
 use std::borrow::Cow;
 
 /// `EncryptedData/@Type` for encrypted element content (what `encrypt` writes).
@@ -32,8 +32,17 @@ impl CipherText<'_> {
     }
 }
 
+/// The Body's `xenc:EncryptedData`, parsed where it stands (read it with
+/// [`read_element`]).
+pub(crate) fn encrypted_payload(envelope: &Envelope) -> Result<Element, Fault> {
+    envelope
+        .payload_element(&Limits::default())
+        .ok_or_else(|| invalid("the Body holds no xenc:EncryptedData".into()))?
+        .map_err(|f| unparsable(&f))
+}
+
 /// An `xenc:EncryptedData` that does not parse, as a fault.
-pub(crate) fn unparsable(f: &Fault) -> Fault {
+fn unparsable(f: &Fault) -> Fault {
     invalid(format!("xenc:EncryptedData: {}", f.reason()))
 }
 
@@ -99,7 +108,6 @@ fn invalid(reason: String) -> Fault {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lather_envelope::Limits;
 
     /// What a standalone `xenc:EncryptedData` says, read as `decrypt` reads one.
     fn read(element: Bytes) -> Result<(String, Result<Vec<u8>, Fault>), Fault> {

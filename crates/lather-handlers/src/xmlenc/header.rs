@@ -10,7 +10,7 @@
 use super::algorithm::{EncryptionAlgorithm, XENC_NS};
 use super::encrypted_data::{CipherText, ENCRYPTED_DATA, read_element, write_element};
 use bytes::{Bytes, BytesMut};
-use lather_envelope::{Element, Fault, FaultKind, QName};
+use lather_envelope::{Element, Envelope, Fault, FaultKind, HeaderBlock, Limits, QName};
 
 /// The WS-Security 1.1 namespace (`wsse11`).
 pub const WSSE11_NS: &str = "http://docs.oasis-open.org/wss/oasis-wss-wssecurity-secext-1.1.xsd";
@@ -48,12 +48,17 @@ pub(crate) fn cipher_text_of(block: &Element) -> Result<CipherText<'_>, Fault> {
     read_element(data)
 }
 
-/// A `wsse11:EncryptedHeader` block that does not parse, as a fault.
-pub(crate) fn unparsable_header(f: &Fault) -> Fault {
-    Fault::with_reason(
-        FaultKind::InvalidSecurity,
-        format!("wsse11:EncryptedHeader: {}", f.reason()),
-    )
+/// The `wsse11:EncryptedHeader` `block` of `envelope`, parsed where it stands (read it with
+/// [`cipher_text_of`]).
+pub(crate) fn encrypted_header(envelope: &Envelope, block: &HeaderBlock) -> Result<Element, Fault> {
+    envelope
+        .header_element(block, &Limits::default())
+        .map_err(|f| {
+            Fault::with_reason(
+                FaultKind::InvalidSecurity,
+                format!("wsse11:EncryptedHeader: {}", f.reason()),
+            )
+        })
 }
 
 #[cfg(test)]
@@ -62,7 +67,7 @@ mod tests {
 
     #[test]
     fn the_wrapped_data_can_be_found_again() {
-        let parse = |b: &[u8]| Element::parse(b, &lather_envelope::Limits::default()).unwrap();
+        let parse = |b: &[u8]| Element::parse(b, &Limits::default()).unwrap();
         let block = parse(&wrap_header(EncryptionAlgorithm::Aes128Gcm, &[1, 2, 3]));
         let read = cipher_text_of(&block).unwrap();
         assert_eq!(read.decode().unwrap(), [1, 2, 3]);

@@ -26,8 +26,10 @@ mod settings;
 
 pub use algorithm::{EncryptionAlgorithm, XENC_NS, XENC11_NS};
 pub(crate) use cipher::{CipherError, decrypt, encrypt};
-pub(crate) use encrypted_data::{CipherText, ENCRYPTED_DATA, read_element, unparsable, write};
+pub(crate) use encrypted_data::{
+    CipherText, ENCRYPTED_DATA, encrypted_payload, read_element, write,
+};
 pub use header::{ENCRYPTED_HEADER, WSSE11_NS};
-pub(crate) use header::{cipher_text_of, encrypted_header_name, unparsable_header, wrap_header};
+pub(crate) use header::{cipher_text_of, encrypted_header, encrypted_header_name, wrap_header};
 pub use key::{EncryptionKey, KeyError};
 pub(crate) use settings::{header_name, load_key};

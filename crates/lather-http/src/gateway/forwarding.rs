@@ -13,6 +13,7 @@
 use super::headers::connection_named;
 use crate::arrival::Arrival;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use std::borrow::Cow;
 use std::net::{IpAddr, Ipv4Addr};
 
 /// `X-Forwarded-For`, built once (a name given as text is parsed at every insert).
@@ -152,10 +153,7 @@ fn forwarding(out: &mut HeaderMap, incoming: &HeaderMap, arrival: &Arrival) {
     let peer_text = ip_text(peer);
     let mut element = String::with_capacity(64);
     element.push_str("for=");
-    match peer {
-        IpAddr::V4(_) => element.push_str(&peer_text),
-        IpAddr::V6(_) => element.push_str(&forwarded_node(peer)),
-    }
+    element.push_str(&forwarded_node(peer, &peer_text));
     element.push_str(";proto=");
     element.push_str(proto);
     if let Some(host) = &arrival.host {
@@ -211,14 +209,14 @@ fn value_of(text: &str) -> HeaderValue {
     HeaderValue::from_str(text).unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
-/// A node as `Forwarded: for=` writes it (RFC 7239 §6): an IPv4 address bare, an IPv6
-/// address bracketed and quoted.
-pub(crate) fn forwarded_node(ip: IpAddr) -> String {
+/// A node as `Forwarded: for=` writes it (RFC 7239 §6): an IPv4 address bare (`text`, the
+/// address as [`ip_text`] writes it), an IPv6 address bracketed and quoted.
+fn forwarded_node(ip: IpAddr, text: &str) -> Cow<'_, str> {
     match ip {
-        IpAddr::V4(v4) => v4_text(v4),
+        IpAddr::V4(_) => Cow::Borrowed(text),
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => v4_text(v4),
-            None => format!("\"[{v6}]\""),
+            Some(v4) => Cow::Owned(v4_text(v4)),
+            None => Cow::Owned(format!("\"[{text}]\"")),
         },
     }
 }
@@ -297,15 +295,13 @@ mod tests {
 
     #[test]
     fn nodes_and_values_are_written_as_rfc_7239_says() {
-        assert_eq!(forwarded_node("192.0.2.1".parse().unwrap()), "192.0.2.1");
-        assert_eq!(
-            forwarded_node("2001:db8::1".parse().unwrap()),
-            "\"[2001:db8::1]\""
-        );
-        assert_eq!(
-            forwarded_node("::ffff:10.0.0.1".parse().unwrap()),
-            "10.0.0.1"
-        );
+        let node = |text: &str| {
+            let ip: IpAddr = text.parse().unwrap();
+            forwarded_node(ip, &ip_text(ip)).into_owned()
+        };
+        assert_eq!(node("192.0.2.1"), "192.0.2.1");
+        assert_eq!(node("2001:db8::1"), "\"[2001:db8::1]\"");
+        assert_eq!(node("::ffff:10.0.0.1"), "10.0.0.1");
         assert_eq!(token_or_quoted("example.com"), "example.com");
         assert_eq!(token_or_quoted("gw:8080"), "\"gw:8080\"");
         assert_eq!(token_or_quoted("a\"b"), "\"a\\\"b\"");
