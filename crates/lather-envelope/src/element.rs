@@ -3,9 +3,9 @@
 
 use crate::escape::{escape_attribute, unescape};
 use crate::namespace::{
-    NsDecl, XML_NS, collect_decls, resolve_element, resolve_prefix, split_name, uri_of,
+    NsDecl, XML_NS, push_decls, resolve_element, resolve_prefix, split_name, uri_of,
 };
-use crate::scan::{Event, Mode, Scanner, attributes, check_characters};
+use crate::scan::{Attribute, Event, Mode, Scanner, check_characters};
 use crate::source::Source;
 use crate::{Fault, FaultKind, Limits, QName};
 use bytes::{Bytes, BytesMut};
@@ -100,7 +100,7 @@ fn build(
                     ));
                 }
                 frames.push(scope.len());
-                collect_decls(bytes, attrs.clone(), &mut scope);
+                push_decls(bytes, scanner.tag_attributes(), &mut scope);
                 let own = &scope[frames.last().copied().unwrap_or(0)..];
                 let inherited = stack.last().map_or(&inherited, |p| &p.scope);
                 let (in_scope, declared) = if own.is_empty() {
@@ -110,7 +110,8 @@ fn build(
                 };
                 let element = Element {
                     name: resolve_element(source, &scope, name).map_err(fault)?,
-                    attributes: element_attributes(source, &scope, attrs.clone()).map_err(fault)?,
+                    attributes: element_attributes(source, &scope, scanner.tag_attributes())
+                        .map_err(fault)?,
                     children: Vec::new(),
                     range: start..end,
                     name_end: attrs.start,
@@ -358,12 +359,12 @@ fn close(stack: &mut [Element], root: &mut Option<Element>, element: Element) {
 fn element_attributes(
     source: Source<'_>,
     scope: &[NsDecl],
-    attrs: std::ops::Range<usize>,
+    attrs: &[Attribute],
 ) -> Result<Vec<(QName, String)>, crate::scan::ScanError> {
     let mut out = Vec::new();
     let bytes = source.bytes();
-    for attr in attributes(bytes, attrs) {
-        if NsDecl::from_attribute(bytes, &attr).is_some() {
+    for attr in attrs {
+        if NsDecl::from_attribute(bytes, attr).is_some() {
             continue;
         }
         let (prefix, local) = split_name(bytes, attr.name.clone());

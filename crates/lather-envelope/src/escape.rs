@@ -1,5 +1,6 @@
 //! XML character escaping, unescaping and reference checking.
 
+use crate::find::find_byte;
 use std::borrow::Cow;
 
 /// Escapes `&`, `<` and `>` for use as element text.
@@ -36,7 +37,7 @@ fn escape(s: &str, quotes: bool) -> Cow<'_, str> {
 /// Returns `None` when `s` holds a reference that is not one of those (no other entity can
 /// exist: lather refuses document type declarations) or names an invalid character.
 pub fn unescape(s: &str) -> Option<Cow<'_, str>> {
-    if memchr::memchr(b'&', s.as_bytes()).is_none() {
+    if find_byte(b'&', s.as_bytes()).is_none() {
         return Some(Cow::Borrowed(s));
     }
     let mut out = String::with_capacity(s.len());
@@ -91,7 +92,7 @@ pub(crate) fn trim_xml(s: &str) -> &str {
 /// Checks every `&…;` reference in `bytes`; `false` if one is not predefined or numeric.
 pub(crate) fn references_valid(bytes: &[u8]) -> bool {
     let mut pos = 0;
-    while let Some(at) = memchr::memchr(b'&', &bytes[pos..]) {
+    while let Some(at) = find_byte(b'&', &bytes[pos..]) {
         let start = pos + at + 1;
         // A valid body is at most 8 bytes (`#x10FFFF`): look no further for its `;`, and
         // look without a search call, which costs more than these few bytes.

@@ -32,6 +32,7 @@ mod element;
 mod envelope;
 pub mod escape;
 mod fault;
+mod find;
 mod fragment;
 mod header;
 mod interned;

@@ -1,6 +1,7 @@
 //! Namespace declarations of the envelope skeleton and name resolution against them.
 
 use crate::escape::unescape;
+use crate::find::find_byte;
 use crate::scan::{Attribute, ScanError, attributes};
 use crate::source::Source;
 use crate::{FaultKind, QName};
@@ -45,8 +46,17 @@ impl NsDecl {
 
 /// Pushes the declarations among the attributes in `attrs` onto `scope`.
 pub(crate) fn collect_decls(buf: &[u8], attrs: Range<usize>, scope: &mut Vec<NsDecl>) {
-    for attr in attributes(buf, attrs) {
-        if let Some(decl) = NsDecl::from_attribute(buf, &attr) {
+    push_decls(buf, attributes(buf, attrs), scope);
+}
+
+/// Pushes the declarations among `attrs` (a tag's attributes, read) onto `scope`.
+pub(crate) fn push_decls<A: std::borrow::Borrow<Attribute>>(
+    buf: &[u8],
+    attrs: impl IntoIterator<Item = A>,
+    scope: &mut Vec<NsDecl>,
+) {
+    for attr in attrs {
+        if let Some(decl) = NsDecl::from_attribute(buf, attr.borrow()) {
             scope.push(decl);
         }
     }
@@ -54,7 +64,7 @@ pub(crate) fn collect_decls(buf: &[u8], attrs: Range<usize>, scope: &mut Vec<NsD
 
 /// Splits a qualified name into prefix (empty if none) and local part.
 pub(crate) fn split_name(buf: &[u8], name: Range<usize>) -> (Range<usize>, Range<usize>) {
-    match memchr::memchr(b':', &buf[name.clone()]) {
+    match find_byte(b':', &buf[name.clone()]) {
         Some(i) => (name.start..name.start + i, name.start + i + 1..name.end),
         None => (name.start..name.start, name),
     }

@@ -3,12 +3,13 @@
 use crate::envelope::Section;
 use crate::escape::{trim_xml, unescape};
 use crate::namespace::{
-    NsDecl, collect_decls, resolve_element, resolve_parts, resolve_prefix, split_name,
+    NsDecl, push_decls, resolve_element, resolve_parts, resolve_prefix, split_name,
 };
-use crate::scan::{Event, Mode, ScanError, Scanner, attributes, check_characters, is_whitespace};
+use crate::scan::{Attribute, Event, Mode, ScanError, Scanner, check_characters, is_whitespace};
 use crate::source::Source;
 use crate::{Envelope, Fault, FaultKind, HeaderBlock, Limits, SoapVersion};
 use bytes::Bytes;
+use std::borrow::Borrow;
 use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::Arc;
@@ -112,7 +113,7 @@ impl Builder {
         };
         let mut scanner = Scanner::new(&bytes, Mode::Document, limits);
         let mut depth = 0usize;
-        let mut open_starts: [(usize, usize, Range<usize>); 4] = Default::default();
+        let mut open_starts: [(usize, usize); 4] = Default::default();
         loop {
             match scanner.next()? {
                 Event::Eof => break,
@@ -126,9 +127,15 @@ impl Builder {
                     let d = depth + 1;
                     if d <= 3 {
                         b.frames[d] = b.scope.len();
-                        collect_decls(&bytes, attrs.clone(), &mut b.scope);
-                        b.start(source, d, start, name.clone(), attrs.clone(), end)?;
-                        open_starts[d] = (start, end, attrs);
+                        push_decls(&bytes, scanner.tag_attributes(), &mut b.scope);
+                        let tag = StartTag {
+                            start,
+                            name: name.clone(),
+                            attrs,
+                            end,
+                        };
+                        b.start(source, d, tag, scanner.tag_attributes())?;
+                        open_starts[d] = (start, end);
                         if empty {
                             b.finish(d, start..end, end..end);
                             b.scope.truncate(b.frames[d]);
@@ -140,7 +147,7 @@ impl Builder {
                 }
                 Event::End { start, end } => {
                     if depth <= 3 {
-                        let (open_start, open_end, _) = open_starts[depth].clone();
+                        let (open_start, open_end) = open_starts[depth];
                         b.finish(depth, open_start..end, open_end..start);
                         b.scope.truncate(b.frames[depth]);
                     }
@@ -167,12 +174,12 @@ impl Builder {
         &mut self,
         source: Source<'_>,
         depth: usize,
-        start: usize,
-        name: Range<usize>,
-        attrs: Range<usize>,
-        end: usize,
+        tag: StartTag,
+        attributes: &[Attribute],
     ) -> Result<(), ScanError> {
         let buf = source.bytes();
+        let StartTag { start, end, .. } = tag;
+        let name = tag.name.clone();
         match depth {
             1 => {
                 let (ns, local) = resolve_parts(source, &self.scope, name.clone())?;
@@ -224,7 +231,7 @@ impl Builder {
             }
             3 => match self.place {
                 Place::Header => {
-                    let block = self.header_block(source, start, name, attrs, end)?;
+                    let block = self.header_block(source, tag, attributes)?;
                     self.blocks.push(block);
                 }
                 Place::Body => {
@@ -279,13 +286,11 @@ impl Builder {
     fn header_block(
         &mut self,
         source: Source<'_>,
-        start: usize,
-        name: Range<usize>,
-        attrs: Range<usize>,
-        end: usize,
+        tag: StartTag,
+        attributes: &[Attribute],
     ) -> Result<HeaderBlock, ScanError> {
         let version = self.version_now();
-        let mut block = read_header_block(source, &self.scope, version, start, name, attrs, end)?;
+        let mut block = read_header_block(source, &self.scope, version, tag, attributes)?;
         // Blocks in one namespace share one copy of it: a namespace declared once costs its
         // length once, however many blocks use it. Names short enough to be kept per thread
         // share their copy already (`crate::interned`); only longer ones are looked up.
@@ -334,19 +339,33 @@ impl Builder {
     }
 }
 
-/// A header block's record from its start tag (`start` to `end`, its `name` and `attrs`),
-/// names resolved in `scope` (the declarations in scope, the block's own included). Its
-/// range and content are set to the start tag; the caller extends them to the end tag.
-pub(crate) fn read_header_block(
+/// Where a start tag is in a message: `start` (its `<`) to `end` (past its `>`), its `name`
+/// and the bytes of its `attrs`.
+#[derive(Debug, Clone)]
+pub(crate) struct StartTag {
+    pub(crate) start: usize,
+    pub(crate) name: Range<usize>,
+    pub(crate) attrs: Range<usize>,
+    pub(crate) end: usize,
+}
+
+/// A header block's record from its start tag and the `attributes` read from it, names
+/// resolved in `scope` (the declarations in scope, the block's own included). Its range
+/// and content are set to the start tag; the caller extends them to the end tag.
+pub(crate) fn read_header_block<A: Borrow<Attribute>>(
     source: Source<'_>,
     scope: &[NsDecl],
     version: SoapVersion,
-    start: usize,
-    name: Range<usize>,
-    attrs: Range<usize>,
-    end: usize,
+    tag: StartTag,
+    attributes: impl IntoIterator<Item = A>,
 ) -> Result<HeaderBlock, ScanError> {
     let buf = source.bytes();
+    let StartTag {
+        start,
+        name,
+        attrs,
+        end,
+    } = tag;
     let qname = resolve_element(source, scope, name.clone())?;
     if qname.namespace().is_empty() {
         return Err(invalid(format!(
@@ -363,7 +382,8 @@ pub(crate) fn read_header_block(
         attrs: attrs.clone(),
         content: end..end,
     };
-    for attr in attributes(buf, attrs) {
+    for attr in attributes {
+        let attr = attr.borrow();
         let (prefix, local) = split_name(buf, attr.name.clone());
         if prefix.is_empty() {
             continue;
@@ -402,7 +422,11 @@ fn parse_bool(version: SoapVersion, value: &str) -> Option<bool> {
 #[cfg(test)]
 mod shared_namespace_tests {
     use crate::{Envelope, Limits, SOAP12_NS};
-    use std::sync::Arc;
+
+    /// Whether two names' namespaces are one copy.
+    fn one_copy(a: &crate::QName, b: &crate::QName) -> bool {
+        std::sync::Arc::ptr_eq(a.namespace_shared(), b.namespace_shared())
+    }
 
     /// Blocks in one namespace short enough to be kept per thread share the thread's copy.
     #[test]
@@ -415,12 +439,8 @@ mod shared_namespace_tests {
         let env = Envelope::parse(xml.into(), &Limits::default()).unwrap();
         let headers = env.headers();
         assert_eq!(headers.len(), 50);
-        let first = headers[0].name().namespace_shared();
-        assert!(
-            headers
-                .iter()
-                .all(|h| Arc::ptr_eq(h.name().namespace_shared(), first))
-        );
+        let first = headers[0].name();
+        assert!(headers.iter().all(|h| one_copy(h.name(), first)));
     }
 
     /// Thousands of blocks in one long namespace declared once hold one copy of it.
@@ -436,13 +456,9 @@ mod shared_namespace_tests {
         let env = Envelope::parse(xml.into(), &Limits::default()).unwrap();
         let headers = env.headers();
         assert_eq!(headers.len(), 2002);
-        let first = headers[0].name().namespace_shared();
-        assert!(
-            headers[..2000]
-                .iter()
-                .all(|h| Arc::ptr_eq(h.name().namespace_shared(), first))
-        );
+        let first = headers[0].name();
+        assert!(headers[..2000].iter().all(|h| one_copy(h.name(), first)));
         assert_eq!(headers[2000].name().namespace(), "urn:o");
-        assert!(Arc::ptr_eq(headers[2001].name().namespace_shared(), first));
+        assert!(one_copy(headers[2001].name(), first));
     }
 }

@@ -5,8 +5,9 @@ use crate::edit::{EditKind, Role, Splice};
 use crate::envelope::Section;
 use crate::fragment::Fragment;
 use crate::namespace::{NsDecl, collect_decls, resolve_element};
-use crate::parse::read_header_block;
+use crate::parse::{StartTag, read_header_block};
 use crate::scan::ScanError;
+use crate::scan::attributes;
 use crate::source::Source;
 use crate::{Edit, EditError, Envelope, Fault, FaultKind, HeaderBlock, Limits};
 use std::ops::Range;
@@ -156,15 +157,18 @@ impl Envelope {
             scope.extend_from_slice(&h.decls);
         }
         collect_decls(&next.bytes, attrs.clone(), &mut scope);
-        let start = at + top.outer.start;
+        let tag = StartTag {
+            start: at + top.outer.start,
+            name: moved(&top.name, at as isize),
+            attrs: attrs.clone(),
+            end: at + top.content.start,
+        };
         let mut block = read_header_block(
             Source::raw(&next.bytes),
             &scope,
             next.version,
-            start,
-            moved(&top.name, at as isize),
-            attrs,
-            at + top.content.start,
+            tag,
+            attributes(&next.bytes, attrs),
         )?;
         block.range = moved(&top.outer, at as isize);
         block.content = moved(&top.content, at as isize);

@@ -6,6 +6,7 @@
 //! instructions. A `<!DOCTYPE` anywhere is refused, so no entity is ever declared or expanded.
 
 use crate::escape::references_valid;
+use crate::find::find_byte;
 use crate::{FaultKind, Limits};
 use memchr::{memchr, memchr2, memmem};
 use std::collections::HashSet;
@@ -119,6 +120,9 @@ pub(crate) struct Scanner<'a> {
     roots: usize,
     deepest: usize,
     most_attributes: usize,
+    /// The attributes of the last start tag, as it was checked (see
+    /// [`Scanner::tag_attributes`]).
+    attrs: Vec<Attribute>,
 }
 
 impl<'a> Scanner<'a> {
@@ -137,6 +141,7 @@ impl<'a> Scanner<'a> {
             roots: 0,
             deepest: 0,
             most_attributes: 0,
+            attrs: Vec::with_capacity(8),
         }
     }
 
@@ -165,6 +170,12 @@ impl<'a> Scanner<'a> {
     /// The most attributes seen on one element so far.
     pub(crate) fn most_attributes(&self) -> usize {
         self.most_attributes
+    }
+
+    /// The attributes of the start tag [`Scanner::next`] returned last, in document order:
+    /// they were read while the tag was checked, so callers need not read them again.
+    pub(crate) fn tag_attributes(&self) -> &[Attribute] {
+        &self.attrs
     }
 
     /// The next event.
@@ -205,13 +216,13 @@ impl<'a> Scanner<'a> {
 
     fn text(&mut self) -> Scan<Event> {
         let start = self.pos;
-        let end = memchr(b'<', &self.buf[start..]).map_or(self.buf.len(), |i| start + i);
+        let end = find_byte(b'<', &self.buf[start..]).map_or(self.buf.len(), |i| start + i);
         self.pos = end;
         let raw = &self.buf[start..end];
         if self.open.is_empty() && !is_whitespace(raw) && self.mode == Mode::Document {
             return Err(ScanError::malformed(start, "text outside the root element"));
         }
-        if let Some(at) = memchr(b'&', raw)
+        if let Some(at) = find_byte(b'&', raw)
             && !references_valid(&raw[at..])
         {
             return Err(ScanError::malformed(
@@ -232,24 +243,23 @@ impl<'a> Scanner<'a> {
         }
         let name = self.name(start + 1)?;
         let mut pos = name.end;
-        let mut count = 0usize;
         let buf = self.buf;
         let attrs_start = pos;
-        let mut attr_names: [Range<usize>; 8] = Default::default();
+        self.attrs.clear();
         // Past the first eight, names go into a hash set: the duplicate check stays linear
         // however far an operator raises `max_attributes`.
-        let mut more_names: HashSet<&[u8]> = HashSet::new();
+        let mut more_names: Option<HashSet<&[u8]>> = None;
         loop {
             let ws = skip_whitespace(buf, pos);
             let had_space = ws > pos;
             pos = ws;
             match buf.get(pos) {
                 Some(b'>') => {
-                    self.most_attributes = self.most_attributes.max(count);
+                    self.most_attributes = self.most_attributes.max(self.attrs.len());
                     return self.open_element(start, name, attrs_start..pos, pos + 1, false);
                 }
                 Some(b'/') if buf.get(pos + 1) == Some(&b'>') => {
-                    self.most_attributes = self.most_attributes.max(count);
+                    self.most_attributes = self.most_attributes.max(self.attrs.len());
                     return self.open_element(start, name, attrs_start..pos, pos + 2, true);
                 }
                 Some(_) if had_space => {}
@@ -283,7 +293,7 @@ impl<'a> Scanner<'a> {
                 return Err(ScanError::malformed(value_end, "'<' in attribute value"));
             }
             let value = &buf[value_start..value_end];
-            if let Some(at) = memchr(b'&', value)
+            if let Some(at) = find_byte(b'&', value)
                 && !references_valid(&value[at..])
             {
                 return Err(ScanError::malformed(
@@ -291,8 +301,7 @@ impl<'a> Scanner<'a> {
                     "undefined entity or invalid character reference",
                 ));
             }
-            count += 1;
-            if count > self.limits.max_attributes {
+            if self.attrs.len() >= self.limits.max_attributes {
                 return Err(ScanError::new(
                     FaultKind::TooManyAttributes,
                     format!(
@@ -302,23 +311,23 @@ impl<'a> Scanner<'a> {
                 ));
             }
             let this = &buf[attr.clone()];
-            let seen = if count <= attr_names.len() {
-                attr_names[..count - 1]
-                    .iter()
-                    .any(|r| &buf[r.clone()] == this)
+            let seen = if self.attrs.len() < 8 {
+                self.attrs.iter().any(|a| &buf[a.name.clone()] == this)
             } else {
-                if more_names.is_empty() {
-                    more_names.extend(attr_names.iter().map(|r| &buf[r.clone()]));
-                }
-                !more_names.insert(this)
+                let names = more_names.get_or_insert_with(|| {
+                    self.attrs.iter().map(|a| &buf[a.name.clone()]).collect()
+                });
+                !names.insert(this)
             };
             if seen {
                 return Err(ScanError::malformed(attr.start, "duplicate attribute"));
             }
-            if count <= attr_names.len() {
-                attr_names[count - 1] = attr;
-            }
             pos = value_end + 1;
+            self.attrs.push(Attribute {
+                whole: attr.start..pos,
+                name: attr,
+                value: value_start..value_end,
+            });
         }
     }
 
@@ -366,7 +375,10 @@ impl<'a> Scanner<'a> {
 
     fn end_tag(&mut self) -> Scan<Event> {
         let start = self.pos;
-        let name = self.name(start + 2)?;
+        let name = match self.closing_open_name(start + 2) {
+            Some(name) => name,
+            None => self.name(start + 2)?,
+        };
         let pos = skip_whitespace(self.buf, name.end);
         if self.buf.get(pos) != Some(&b'>') {
             return Err(ScanError::malformed(
@@ -454,6 +466,16 @@ impl<'a> Scanner<'a> {
         }
         self.pos = end;
         Ok(())
+    }
+
+    /// The name of the innermost open element when the bytes at `at` are that name, whole:
+    /// an end tag that matches, read without going through it byte by byte.
+    fn closing_open_name(&self, at: usize) -> Option<Range<usize>> {
+        let open = self.open.last()?;
+        let end = at + open.len();
+        let same = self.buf.get(at..end)? == &self.buf[open.clone()];
+        let whole = !self.buf.get(end).is_some_and(|&b| is_name_char(b));
+        (same && whole).then_some(at..end)
     }
 
     /// An XML name starting at `at`.
@@ -583,7 +605,7 @@ pub(crate) fn attributes(buf: &[u8], range: Range<usize>) -> impl Iterator<Item 
         }
         let quote = *buf.get(pos)?;
         let value_start = pos + 1;
-        let value_end = value_start + memchr(quote, &buf[value_start..end])?;
+        let value_end = value_start + find_byte(quote, &buf[value_start..end])?;
         pos = value_end + 1;
         Some(Attribute {
             whole: name_start..pos,
@@ -633,6 +655,9 @@ mod tests {
             "",
             "<a>",
             "<a></b>",
+            "<ab></a>",
+            "<a></ab>",
+            "<a:b xmlns:a='u'></a:bc>",
             "</a>",
             "<a/><b/>",
             "text<a/>",
@@ -720,6 +745,25 @@ mod tests {
         let mut s = Scanner::new(input, Mode::Fragment, Limits::default());
         while s.next().unwrap() != Event::Eof {}
         assert_eq!(s.top_level_elements(), 2);
+    }
+
+    #[test]
+    fn a_tags_attributes_are_kept_as_read() {
+        let input = b"<a x='1'  y = \"two\" p:z='&amp;'><b/><c k='v'>t</c><d  /></a>";
+        let mut s = Scanner::new(input, Mode::Document, Limits::default());
+        let mut tags = 0;
+        loop {
+            match s.next().unwrap() {
+                Event::Eof => break,
+                Event::Start { attrs, .. } => {
+                    tags += 1;
+                    let again: Vec<Attribute> = attributes(input, attrs).collect();
+                    assert_eq!(s.tag_attributes(), again.as_slice());
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(tags, 4);
     }
 
     #[test]
