@@ -63,8 +63,41 @@ pub(crate) struct SinkRecord {
     pub(crate) last_arrival_ns: u64,
 }
 
+impl SinkRecord {
+    /// A record with room for `expect` notifications (bounded), so that it does not grow
+    /// (and copy itself into freshly faulted pages) while notifications arrive.
+    fn expecting(expect: u64) -> SinkRecord {
+        let room = usize::try_from(expect).unwrap_or(usize::MAX).min(1 << 22);
+        SinkRecord {
+            to_sink_us: Vec::with_capacity(room),
+            client_us: Vec::with_capacity(room),
+            ..SinkRecord::default()
+        }
+    }
+}
+
+/// The header names a sink reads from every notification, made once.
+struct Names {
+    stamp: QName,
+    published: QName,
+    auth: QName,
+    reference: QName,
+}
+
+impl Names {
+    fn new() -> Names {
+        Names {
+            stamp: QName::new(LATHER_EVENTING_NS, "EventStamp"),
+            published: QName::new("", "published"),
+            auth: QName::new(NS, AUTH),
+            reference: QName::new(NS, REF),
+        }
+    }
+}
+
 struct Shared {
     record: Mutex<SinkRecord>,
+    names: Names,
     key: Option<Vec<u8>>,
     fetch: Option<Client<HttpConnector, Empty<Bytes>>>,
     last: Mutex<Instant>,
@@ -81,7 +114,8 @@ pub fn run(args: &EventingSinkArgs) -> Result<(), BenchError> {
         let listener = TcpListener::bind(&args.listen).await.map_err(fail)?;
         println!("LISTEN {}", listener.local_addr().map_err(fail)?);
         let shared = Arc::new(Shared {
-            record: Mutex::new(SinkRecord::default()),
+            record: Mutex::new(SinkRecord::expecting(args.expect)),
+            names: Names::new(),
             key: args.auth_key.as_ref().map(|k| k.as_bytes().to_vec()),
             fetch: args.fetch_refs.then(|| {
                 let mut c = HttpConnector::new();
@@ -208,17 +242,14 @@ async fn consume_soap(shared: &Shared, bytes: Bytes, arrival: u64) {
         lock(&shared.record).unreadable += 1;
         return;
     };
+    let names = &shared.names;
     let published = envelope
-        .header(&QName::new(LATHER_EVENTING_NS, "EventStamp"))
-        .and_then(|block| envelope.header_attribute(block, &QName::new("", "published")))
+        .header(&names.stamp)
+        .and_then(|block| envelope.header_attribute(block, &names.published))
         .and_then(|p| p.parse::<u64>().ok());
-    let text = |local: &str| {
-        envelope
-            .header(&QName::new(NS, local))
-            .and_then(|b| envelope.header_text(b))
-    };
-    let auth = text(AUTH);
-    let reference = text(REF);
+    let text = |name: &QName| envelope.header(name).and_then(|b| envelope.header_text(b));
+    let auth = text(&names.auth);
+    let reference = text(&names.reference);
     let payload = envelope.body();
     finish(shared, published, &payload, auth, reference, arrival, start).await;
 }
