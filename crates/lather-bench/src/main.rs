@@ -96,6 +96,8 @@ fn run(command: Command) -> Result<(), BenchError> {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // As `lather` does: the benchmark's servers, sinks and workers run without huge pages.
+    lather_http::huge_pages::refuse();
     let cli = Cli::parse();
     logging::init(cli.log_level.as_deref());
     match run(cli.command) {

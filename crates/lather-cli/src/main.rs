@@ -112,6 +112,8 @@ enum BenchCommand {
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
+    // Before anything else faults memory in: no 2 MiB zeroing in the middle of traffic.
+    lather_http::huge_pages::refuse();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

@@ -45,6 +45,7 @@ mod fnv;
 mod gateway;
 mod health;
 mod host;
+pub mod huge_pages;
 mod idle;
 mod io_thread;
 mod listening;
