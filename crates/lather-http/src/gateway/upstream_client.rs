@@ -14,10 +14,10 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::{Client, Error as ClientError};
 use hyper_util::rt::TokioExecutor;
 use lather_config::{ServiceConfig, ServiceKind, UpstreamProtocol};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -41,9 +41,78 @@ pub(crate) enum UpstreamClient {
     },
     /// HTTP/2: `clients.len()` connections to each upstream, one per client, taken in turn.
     H2 {
-        clients: Vec<HttpClient>,
+        clients: Vec<H2Slot>,
         next: AtomicUsize,
     },
+}
+
+/// One HTTP/2 client of a gateway and what it knows of its connections. hyper's client may
+/// open a second connection to an upstream when requests arrive while its first is still
+/// being set up, so each client sends one request at a time to an upstream until a request
+/// there has been answered, and again after a request there failed to connect: the budget
+/// of connections holds.
+#[derive(Debug)]
+pub(crate) struct H2Slot {
+    client: HttpClient,
+    /// The upstreams (by authority) this client has a working connection to.
+    connected: RwLock<HashSet<String>>,
+    /// Held while a request goes to an upstream not known to be connected.
+    opening: tokio::sync::Mutex<()>,
+}
+
+impl H2Slot {
+    fn new(client: HttpClient) -> Self {
+        H2Slot {
+            client,
+            connected: RwLock::new(HashSet::new()),
+            opening: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    fn is_connected(&self, authority: &str) -> bool {
+        self.connected
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains(authority)
+    }
+
+    fn mark(&self, authority: &str, connected: bool) {
+        let mut set = self
+            .connected
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        if connected {
+            set.insert(authority.to_owned());
+        } else {
+            set.remove(authority);
+        }
+    }
+
+    /// Sends `request`; alone, if its upstream is not known to be connected.
+    async fn request(
+        &self,
+        request: Request<Full<Bytes>>,
+    ) -> Result<Response<Incoming>, ClientError> {
+        // A clone of the URI's shared bytes, not a copy: kept past handing `request` on.
+        let authority = request.uri().authority().cloned();
+        let authority = authority.as_ref().map_or("", |a| a.as_str());
+        let mut connected = self.is_connected(authority);
+        let _alone = if connected {
+            None
+        } else {
+            let held = self.opening.lock().await;
+            // Another request may have connected it while this one waited.
+            connected = self.is_connected(authority);
+            (!connected).then_some(held)
+        };
+        let answer = self.client.request(request).await;
+        match &answer {
+            Ok(_) if !connected => self.mark(authority, true),
+            Err(e) if e.is_connect() => self.mark(authority, false),
+            _ => {}
+        }
+        answer
+    }
 }
 
 /// The TLS settings of a gateway's client: the rustls configuration (roots, client
@@ -185,7 +254,9 @@ impl UpstreamClient {
                 permits: RwLock::new(HashMap::new()),
             },
             UpstreamProtocol::H2 => UpstreamClient::H2 {
-                clients: (0..connections).map(|_| recipe.build(true)).collect(),
+                clients: (0..connections)
+                    .map(|_| H2Slot::new(recipe.build(true)))
+                    .collect(),
                 next: AtomicUsize::new(0),
             },
         }
