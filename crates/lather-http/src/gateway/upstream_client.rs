@@ -46,49 +46,38 @@ pub(crate) enum UpstreamClient {
     },
 }
 
-/// One HTTP/2 client of a gateway and what it knows of its connections. hyper's client may
-/// open a second connection to an upstream when requests arrive while its first is still
-/// being set up, so each client sends one request at a time to an upstream until a request
-/// there has been answered, and again after a request there failed to connect: the budget
-/// of connections holds.
+/// One HTTP/2 client of a gateway. hyper's client may open a second connection to an
+/// upstream when requests arrive while its first is still being set up, so the first
+/// request a client sends to an upstream goes alone: the others wait for its answer (or
+/// its failure), then share the connection it made. Only the first: were each failure to
+/// send the next request alone again, requests to an unreachable upstream would time out
+/// one after another instead of together.
 #[derive(Debug)]
 pub(crate) struct H2Slot {
     client: HttpClient,
-    /// The upstreams (by authority) this client has a working connection to.
-    connected: RwLock<HashSet<String>>,
-    /// Held while a request goes to an upstream not known to be connected.
-    opening: tokio::sync::Mutex<()>,
+    /// The upstreams (by authority) this client has sent a request to, answered or not.
+    tried: RwLock<HashSet<String>>,
+    /// Held while the first request to an upstream is on its way.
+    first: tokio::sync::Mutex<()>,
 }
 
 impl H2Slot {
     fn new(client: HttpClient) -> Self {
         H2Slot {
             client,
-            connected: RwLock::new(HashSet::new()),
-            opening: tokio::sync::Mutex::new(()),
+            tried: RwLock::new(HashSet::new()),
+            first: tokio::sync::Mutex::new(()),
         }
     }
 
-    fn is_connected(&self, authority: &str) -> bool {
-        self.connected
+    fn was_tried(&self, authority: &str) -> bool {
+        self.tried
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .contains(authority)
     }
 
-    fn mark(&self, authority: &str, connected: bool) {
-        let mut set = self
-            .connected
-            .write()
-            .unwrap_or_else(PoisonError::into_inner);
-        if connected {
-            set.insert(authority.to_owned());
-        } else {
-            set.remove(authority);
-        }
-    }
-
-    /// Sends `request`; alone, if its upstream is not known to be connected.
+    /// Sends `request`; alone, if it is the first to its upstream.
     async fn request(
         &self,
         request: Request<Full<Bytes>>,
@@ -96,21 +85,20 @@ impl H2Slot {
         // A clone of the URI's shared bytes, not a copy: kept past handing `request` on.
         let authority = request.uri().authority().cloned();
         let authority = authority.as_ref().map_or("", |a| a.as_str());
-        let mut connected = self.is_connected(authority);
-        let _alone = if connected {
-            None
-        } else {
-            let held = self.opening.lock().await;
-            // Another request may have connected it while this one waited.
-            connected = self.is_connected(authority);
-            (!connected).then_some(held)
-        };
-        let answer = self.client.request(request).await;
-        match &answer {
-            Ok(_) if !connected => self.mark(authority, true),
-            Err(e) if e.is_connect() => self.mark(authority, false),
-            _ => {}
+        if self.was_tried(authority) {
+            return self.client.request(request).await;
         }
+        let first = self.first.lock().await;
+        if self.was_tried(authority) {
+            // The first one was answered (or failed) while this one waited.
+            drop(first);
+            return self.client.request(request).await;
+        }
+        let answer = self.client.request(request).await;
+        self.tried
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(authority.to_owned());
         answer
     }
 }
