@@ -5,7 +5,7 @@ use crate::escape::{escape_attribute, unescape};
 use crate::namespace::{
     NsDecl, XML_NS, push_decls, resolve_element, resolve_prefix, split_name, uri_of,
 };
-use crate::scan::{Attribute, Event, Mode, Scanner, check_characters};
+use crate::scan::{Attribute, Event, Mode, Scanner, StartTag, check_characters};
 use crate::source::Source;
 use crate::{Fault, FaultKind, Limits, QName};
 use bytes::{Bytes, BytesMut};
@@ -87,10 +87,13 @@ fn build(
         match scanner.next().map_err(fault)? {
             Event::Eof => break,
             Event::Start {
-                start,
-                name,
-                attrs,
-                end,
+                tag:
+                    StartTag {
+                        start,
+                        name,
+                        attrs,
+                        end,
+                    },
                 empty,
             } => {
                 if root.is_some() || (stack.is_empty() && scanner.top_level_elements() > 1) {

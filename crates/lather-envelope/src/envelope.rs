@@ -236,10 +236,10 @@ impl Envelope {
         loop {
             let top_level = scanner.depth() == 0;
             match scanner.next() {
-                Ok(Event::Start { name, attrs, .. }) if top_level => {
-                    let name_end = base + name.end;
+                Ok(Event::Start { tag, .. }) if top_level => {
+                    let name_end = base + tag.name.end;
                     out.extend_from_slice(&self.bytes[copied..name_end]);
-                    let attrs = base + attrs.start..base + attrs.end;
+                    let attrs = base + tag.attrs.start..base + tag.attrs.end;
                     for decl in self.missing_decls(attrs, &self.envelope_decls, &self.body.decls) {
                         out.extend_from_slice(b" ");
                         out.extend_from_slice(&self.bytes[decl.attribute.clone()]);

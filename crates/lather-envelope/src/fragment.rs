@@ -58,18 +58,12 @@ impl Fragment {
             let top_level = scanner.depth() == 0;
             match scanner.next()? {
                 Event::Eof => break,
-                Event::Start {
-                    start,
-                    name,
-                    attrs,
-                    end,
-                    empty,
-                } if top_level && first.is_none() => {
+                Event::Start { tag, empty } if top_level && first.is_none() => {
                     first = Some(TopElement {
-                        outer: start..end,
-                        name,
-                        attrs,
-                        content: end..end,
+                        outer: tag.start..tag.end,
+                        name: tag.name,
+                        attrs: tag.attrs,
+                        content: tag.end..tag.end,
                     });
                     first_open = !empty;
                 }

@@ -5,11 +5,12 @@ use crate::escape::{trim_xml, unescape};
 use crate::namespace::{
     NsDecl, push_decls, resolve_element, resolve_parts, resolve_prefix, split_name,
 };
-use crate::scan::{Attribute, Event, Mode, ScanError, Scanner, check_characters, is_whitespace};
+use crate::scan::{
+    Attribute, Event, Mode, ScanError, Scanner, StartTag, check_characters, is_whitespace,
+};
 use crate::source::Source;
 use crate::{Envelope, Fault, FaultKind, HeaderBlock, Limits, SoapVersion};
 use bytes::Bytes;
-use std::borrow::Borrow;
 use std::collections::HashSet;
 use std::ops::Range;
 use std::sync::Arc;
@@ -117,24 +118,13 @@ impl Builder {
         loop {
             match scanner.next()? {
                 Event::Eof => break,
-                Event::Start {
-                    start,
-                    name,
-                    attrs,
-                    end,
-                    empty,
-                } => {
+                Event::Start { tag, empty } => {
                     let d = depth + 1;
                     if d <= 3 {
                         b.frames[d] = b.scope.len();
                         push_decls(&bytes, scanner.tag_attributes(), &mut b.scope);
-                        let tag = StartTag {
-                            start,
-                            name: name.clone(),
-                            attrs,
-                            end,
-                        };
-                        b.start(source, d, tag, scanner.tag_attributes())?;
+                        b.start(source, d, &tag, scanner.tag_attributes())?;
+                        let (start, end) = (tag.start, tag.end);
                         open_starts[d] = (start, end);
                         if empty {
                             b.finish(d, start..end, end..end);
@@ -174,12 +164,11 @@ impl Builder {
         &mut self,
         source: Source<'_>,
         depth: usize,
-        tag: StartTag,
+        tag: &StartTag,
         attributes: &[Attribute],
     ) -> Result<(), ScanError> {
         let buf = source.bytes();
-        let StartTag { start, end, .. } = tag;
-        let name = tag.name.clone();
+        let (start, end, name) = (tag.start, tag.end, tag.name.clone());
         match depth {
             1 => {
                 let (ns, local) = resolve_parts(source, &self.scope, name.clone())?;
@@ -286,7 +275,7 @@ impl Builder {
     fn header_block(
         &mut self,
         source: Source<'_>,
-        tag: StartTag,
+        tag: &StartTag,
         attributes: &[Attribute],
     ) -> Result<HeaderBlock, ScanError> {
         let version = self.version_now();
@@ -339,34 +328,18 @@ impl Builder {
     }
 }
 
-/// Where a start tag is in a message: `start` (its `<`) to `end` (past its `>`), its `name`
-/// and the bytes of its `attrs`.
-#[derive(Debug, Clone)]
-pub(crate) struct StartTag {
-    pub(crate) start: usize,
-    pub(crate) name: Range<usize>,
-    pub(crate) attrs: Range<usize>,
-    pub(crate) end: usize,
-}
-
 /// A header block's record from its start tag and the `attributes` read from it, names
 /// resolved in `scope` (the declarations in scope, the block's own included). Its range
 /// and content are set to the start tag; the caller extends them to the end tag.
-pub(crate) fn read_header_block<A: Borrow<Attribute>>(
+pub(crate) fn read_header_block(
     source: Source<'_>,
     scope: &[NsDecl],
     version: SoapVersion,
-    tag: StartTag,
-    attributes: impl IntoIterator<Item = A>,
+    tag: &StartTag,
+    attributes: &[Attribute],
 ) -> Result<HeaderBlock, ScanError> {
     let buf = source.bytes();
-    let StartTag {
-        start,
-        name,
-        attrs,
-        end,
-    } = tag;
-    let qname = resolve_element(source, scope, name.clone())?;
+    let qname = resolve_element(source, scope, tag.name.clone())?;
     if qname.namespace().is_empty() {
         return Err(invalid(format!(
             "header block {qname} is not namespace-qualified"
@@ -377,13 +350,12 @@ pub(crate) fn read_header_block<A: Borrow<Attribute>>(
         must_understand: false,
         role: None,
         relay: false,
-        range: start..end,
-        name_end: name.end,
-        attrs: attrs.clone(),
-        content: end..end,
+        range: tag.start..tag.end,
+        name_end: tag.name.end,
+        attrs: tag.attrs.clone(),
+        content: tag.end..tag.end,
     };
     for attr in attributes {
-        let attr = attr.borrow();
         let (prefix, local) = split_name(buf, attr.name.clone());
         if prefix.is_empty() {
             continue;

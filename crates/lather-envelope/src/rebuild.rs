@@ -4,10 +4,9 @@
 use crate::edit::{EditKind, Role, Splice};
 use crate::envelope::Section;
 use crate::fragment::Fragment;
-use crate::namespace::{NsDecl, collect_decls, resolve_element};
-use crate::parse::{StartTag, read_header_block};
-use crate::scan::ScanError;
-use crate::scan::attributes;
+use crate::namespace::{NsDecl, collect_decls, push_decls, resolve_element};
+use crate::parse::read_header_block;
+use crate::scan::{Attribute, ScanError, StartTag, attributes};
 use crate::source::Source;
 use crate::{Edit, EditError, Envelope, Fault, FaultKind, HeaderBlock, Limits};
 use std::ops::Range;
@@ -156,20 +155,17 @@ impl Envelope {
         if let Some(h) = &next.header {
             scope.extend_from_slice(&h.decls);
         }
-        collect_decls(&next.bytes, attrs.clone(), &mut scope);
+        // Read once: for the block's own declarations and for its SOAP attributes.
+        let read: Vec<Attribute> = attributes(&next.bytes, attrs.clone()).collect();
+        push_decls(&next.bytes, &read, &mut scope);
         let tag = StartTag {
             start: at + top.outer.start,
             name: moved(&top.name, at as isize),
-            attrs: attrs.clone(),
+            attrs,
             end: at + top.content.start,
         };
-        let mut block = read_header_block(
-            Source::raw(&next.bytes),
-            &scope,
-            next.version,
-            tag,
-            attributes(&next.bytes, attrs),
-        )?;
+        let mut block =
+            read_header_block(Source::raw(&next.bytes), &scope, next.version, &tag, &read)?;
         block.range = moved(&top.outer, at as isize);
         block.content = moved(&top.content, at as isize);
         // Share a namespace with a block already there, as a parse would.

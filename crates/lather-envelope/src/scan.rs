@@ -26,14 +26,8 @@ pub(crate) enum Mode {
 pub(crate) enum Event {
     /// A start tag `<name attrs>` or an empty-element tag `<name attrs/>`.
     Start {
-        /// Offset of `<`.
-        start: usize,
-        /// The element name (with prefix).
-        name: Range<usize>,
-        /// The bytes between the name and `>` or `/>`.
-        attrs: Range<usize>,
-        /// Offset just past `>`.
-        end: usize,
+        /// Where it is.
+        tag: StartTag,
         /// `<x/>`: no matching end event follows.
         empty: bool,
     },
@@ -53,6 +47,19 @@ pub(crate) enum Event {
     },
     /// End of input; all elements are closed.
     Eof,
+}
+
+/// Where a start tag is in the buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StartTag {
+    /// Offset of `<`.
+    pub(crate) start: usize,
+    /// The element name (with prefix).
+    pub(crate) name: Range<usize>,
+    /// The bytes between the name and `>` or `/>`.
+    pub(crate) attrs: Range<usize>,
+    /// Offset just past `>`.
+    pub(crate) end: usize,
 }
 
 /// A refusal with the catalogue kind and the specifics.
@@ -365,10 +372,12 @@ impl<'a> Scanner<'a> {
         self.deepest = self.deepest.max(self.open.len() + usize::from(empty));
         self.pos = end;
         Ok(Event::Start {
-            start,
-            name,
-            attrs,
-            end,
+            tag: StartTag {
+                start,
+                name,
+                attrs,
+                end,
+            },
             empty,
         })
     }
@@ -755,9 +764,9 @@ mod tests {
         loop {
             match s.next().unwrap() {
                 Event::Eof => break,
-                Event::Start { attrs, .. } => {
+                Event::Start { tag, .. } => {
                     tags += 1;
-                    let again: Vec<Attribute> = attributes(input, attrs).collect();
+                    let again: Vec<Attribute> = attributes(input, tag.attrs).collect();
                     assert_eq!(s.tag_attributes(), again.as_slice());
                 }
                 _ => {}
@@ -770,10 +779,10 @@ mod tests {
     fn attributes_iterate_in_order() {
         let input = b"<a x='1'  y = \"two\"/>";
         let mut s = Scanner::new(input, Mode::Document, Limits::default());
-        let Event::Start { attrs, .. } = s.next().unwrap() else {
+        let Event::Start { tag, .. } = s.next().unwrap() else {
             panic!()
         };
-        let found: Vec<(String, String)> = attributes(input, attrs)
+        let found: Vec<(String, String)> = attributes(input, tag.attrs)
             .map(|a| {
                 (
                     String::from_utf8_lossy(&input[a.name]).into_owned(),
