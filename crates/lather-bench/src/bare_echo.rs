@@ -17,7 +17,8 @@ use tokio::sync::mpsc;
 /// Arguments of `lather-bench bare-echo`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct BareEchoArgs {
-    /// Where to listen, e.g. `127.0.0.1:18080`
+    /// Where to listen, e.g. `127.0.0.1:18080` (port 0: one the system picks; the address
+    /// listened on is printed as `listening on ADDR`)
     #[arg(long, value_name = "ADDR")]
     pub listen: String,
     /// Threads serving connections, each with a current-thread runtime of its own
@@ -33,6 +34,10 @@ pub fn run(args: &BareEchoArgs) -> Result<(), BenchError> {
     listener
         .set_nonblocking(true)
         .map_err(|e| failed("the listener", e))?;
+    let bound = listener
+        .local_addr()
+        .map_err(|e| failed("the listener", e))?;
+    println!("listening on {bound}");
     let mut lanes = Vec::new();
     for _ in 0..args.threads.max(1) {
         let (lane, connections) = mpsc::unbounded_channel::<std::net::TcpStream>();

@@ -76,29 +76,26 @@ impl Drop for Child {
 
 #[test]
 fn bare_echo_answers_each_request_with_its_body() {
-    use std::io::{Read, Write};
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let listen = format!("127.0.0.1:{port}");
-    let _server = Child(
-        Command::new(env!("CARGO_BIN_EXE_lather-bench"))
-            .args(["bare-echo", "--listen", &listen])
-            .spawn()
-            .expect("start bare-echo"),
-    );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let mut stream = loop {
-        match std::net::TcpStream::connect(&listen) {
-            Ok(stream) => break stream,
-            Err(_) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            Err(e) => panic!("bare-echo never listened: {e}"),
-        }
-    };
+    use std::io::{BufRead, Read, Write};
+    // Port 0 and the address read back: no port picked here that another process could
+    // take before the server binds it.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lather-bench"))
+        .args(["bare-echo", "--listen", "127.0.0.1:0"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start bare-echo");
+    let stdout = child.stdout.take().expect("bare-echo's stdout");
+    let _server = Child(child);
+    let mut line = String::new();
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("bare-echo's first line");
+    let listen = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("bare-echo printed {line:?}"))
+        .to_owned();
+    let mut stream = std::net::TcpStream::connect(&listen).expect("connect to bare-echo");
     stream
         .set_read_timeout(Some(std::time::Duration::from_secs(10)))
         .unwrap();
