@@ -14,7 +14,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::{Client, Error as ClientError};
 use hyper_util::rt::TokioExecutor;
 use lather_config::{ServiceConfig, ServiceKind, UpstreamProtocol};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
@@ -55,8 +55,9 @@ pub(crate) enum UpstreamClient {
 #[derive(Debug)]
 pub(crate) struct H2Slot {
     client: HttpClient,
-    /// The upstreams (by authority) this client has sent a request to, answered or not.
-    tried: RwLock<HashSet<String>>,
+    /// The upstreams (by authority) this client has sent a request to, answered or not. A
+    /// gateway has a few upstreams: they are compared in turn, not hashed on every request.
+    tried: RwLock<Vec<String>>,
     /// Held while the first request to an upstream is on its way.
     first: tokio::sync::Mutex<()>,
 }
@@ -65,7 +66,7 @@ impl H2Slot {
     fn new(client: HttpClient) -> Self {
         H2Slot {
             client,
-            tried: RwLock::new(HashSet::new()),
+            tried: RwLock::new(Vec::new()),
             first: tokio::sync::Mutex::new(()),
         }
     }
@@ -74,7 +75,8 @@ impl H2Slot {
         self.tried
             .read()
             .unwrap_or_else(PoisonError::into_inner)
-            .contains(authority)
+            .iter()
+            .any(|tried| tried == authority)
     }
 
     /// Sends `request`; alone, if it is the first to its upstream.
@@ -98,7 +100,7 @@ impl H2Slot {
         self.tried
             .write()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(authority.to_owned());
+            .push(authority.to_owned());
         answer
     }
 }
