@@ -13,6 +13,7 @@
 //! handler is a failure like any other, and the process lives on.
 
 mod access;
+mod address_text;
 mod attempt;
 mod auto;
 mod cost;
@@ -33,6 +34,7 @@ mod understand;
 mod verdict;
 
 pub use access::{Access, Clash, Part, Parts};
+pub use address_text::{ip_text, ipv4_text};
 pub use attempt::current_attempt;
 pub use auto::Order;
 pub use cost::Cost;

@@ -56,7 +56,7 @@ pub fn request_for(
         trace: Some(crate::traceparent(context.id, name, attempt)),
         service: context.service.clone(),
         action: context.action.clone(),
-        client: context.client.map(|ip| ip.to_string()),
+        client: context.client.map(lather_pipeline::ip_text),
         direction: context.direction,
         soap: envelope.version(),
         namespaces,

@@ -13,8 +13,9 @@
 use super::headers::connection_named;
 use crate::arrival::Arrival;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use lather_pipeline::{ip_text, ipv4_text};
 use std::borrow::Cow;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::IpAddr;
 
 /// `X-Forwarded-For`, built once (a name given as text is parsed at every insert).
 static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
@@ -215,31 +216,10 @@ fn forwarded_node(ip: IpAddr, text: &str) -> Cow<'_, str> {
     match ip {
         IpAddr::V4(_) => Cow::Borrowed(text),
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => Cow::Owned(v4_text(v4)),
+            Some(v4) => Cow::Owned(ipv4_text(v4)),
             None => Cow::Owned(format!("\"[{text}]\"")),
         },
     }
-}
-
-/// `ip` as `X-Forwarded-For` writes it: as its `Display` does.
-fn ip_text(ip: IpAddr) -> String {
-    match ip {
-        IpAddr::V4(v4) => v4_text(v4),
-        IpAddr::V6(v6) => v6.to_string(),
-    }
-}
-
-/// `v4` in dotted decimal, written octet by octet: the formatter's `Display` for an
-/// address cost more than the rest of the forwarding headers together.
-fn v4_text(v4: Ipv4Addr) -> String {
-    let mut text = String::with_capacity(15);
-    for (i, octet) in v4.octets().into_iter().enumerate() {
-        if i > 0 {
-            text.push('.');
-        }
-        text.push_str(itoa::Buffer::new().format(octet));
-    }
-    text
 }
 
 /// `value` as an RFC 7239 parameter value: a token as it is, else a quoted string.
@@ -305,26 +285,6 @@ mod tests {
         assert_eq!(token_or_quoted("example.com"), "example.com");
         assert_eq!(token_or_quoted("gw:8080"), "\"gw:8080\"");
         assert_eq!(token_or_quoted("a\"b"), "\"a\\\"b\"");
-    }
-
-    #[test]
-    fn addresses_are_written_as_their_display_writes_them() {
-        for text in [
-            "0.0.0.0",
-            "255.255.255.255",
-            "10.0.100.7",
-            "192.168.1.20",
-            "::1",
-            "::ffff:10.0.0.1",
-            "2001:db8::7",
-        ] {
-            let ip: IpAddr = text.parse().unwrap();
-            assert_eq!(ip_text(ip), ip.to_string());
-        }
-        for a in [0u8, 1, 9, 10, 99, 100, 199, 200, 255] {
-            let v4 = Ipv4Addr::new(a, 255 - a, a / 2, 7);
-            assert_eq!(v4_text(v4), v4.to_string());
-        }
     }
 
     #[test]

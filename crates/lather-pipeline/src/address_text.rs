@@ -1,0 +1,59 @@
+//! A client's IP address as text, written without the formatting machinery: its
+//! `Display` cost more than the rest of a gateway's forwarding headers together, and as
+//! much as framing the rest of a remote call's request.
+
+use std::net::{IpAddr, Ipv4Addr};
+
+/// `ip` as its `Display` writes it: an IPv4 address octet by octet, an IPv6 address
+/// through `Display`.
+pub fn ip_text(ip: IpAddr) -> String {
+    match ip {
+        IpAddr::V4(v4) => ipv4_text(v4),
+        IpAddr::V6(v6) => v6.to_string(),
+    }
+}
+
+/// `v4` in dotted decimal, as its `Display` writes it.
+pub fn ipv4_text(v4: Ipv4Addr) -> String {
+    let mut text = String::with_capacity(15);
+    for (i, octet) in v4.octets().into_iter().enumerate() {
+        if i > 0 {
+            text.push('.');
+        }
+        let digits = [octet / 100, octet / 10 % 10, octet % 10];
+        let first = match octet {
+            100.. => 0,
+            10..=99 => 1,
+            _ => 2,
+        };
+        for d in &digits[first..] {
+            text.push(char::from(b'0' + d));
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_are_written_as_their_display_writes_them() {
+        for text in [
+            "0.0.0.0",
+            "255.255.255.255",
+            "10.0.100.7",
+            "192.168.1.20",
+            "::1",
+            "::ffff:10.0.0.1",
+            "2001:db8::7",
+        ] {
+            let ip: IpAddr = text.parse().unwrap();
+            assert_eq!(ip_text(ip), ip.to_string());
+        }
+        for a in [0u8, 1, 9, 10, 99, 100, 199, 200, 255] {
+            let v4 = Ipv4Addr::new(a, 255 - a, a / 2, 7);
+            assert_eq!(ipv4_text(v4), v4.to_string());
+        }
+    }
+}
