@@ -77,13 +77,17 @@ pub(crate) fn run(path: &Path, handlers: Option<&str>, concurrency: usize) -> an
         let link = Link::new(nats);
         link.connect().await?;
         tracing::info!(url = %link.url(), handlers = %names.join(","), "lather worker starting");
-        lather_remote::worker::serve_bounded(
-            &link,
-            hosted,
-            limits,
-            concurrency,
-            crate::serve::shutdown_signal(),
-        )
+        // The signals are watched on a task of their own: the queue loop polls its stop
+        // future on every request, and polling three signal streams there cost as much
+        // as decoding the request frame; a one-shot receiver costs next to nothing.
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            crate::serve::shutdown_signal().await;
+            let _ = stop.send(());
+        });
+        lather_remote::worker::serve_bounded(&link, hosted, limits, concurrency, async {
+            let _ = stopped.await;
+        })
         .await?;
         tracing::info!("stopped");
         Ok(())

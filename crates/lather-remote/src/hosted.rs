@@ -60,12 +60,13 @@ pub(crate) async fn answer_decoded(
             )),
         ),
         Ok(request) => {
-            let trace = request
-                .trace
-                .as_deref()
-                .and_then(crate::trace_id)
-                .unwrap_or("");
-            let span = tracing::debug_span!("remote call", handler = %hosted.name, trace_id = %trace, attempt = request.attempt);
+            // The trace id is read out of the header only when the span is recorded.
+            let span = tracing::debug_span!(
+                "remote call",
+                handler = %hosted.name,
+                trace_id = %request.trace.as_deref().and_then(crate::trace_id).unwrap_or(""),
+                attempt = request.attempt
+            );
             let exported =
                 lather_pipeline::telemetry::worker_span(&hosted.name, request.trace.as_deref());
             let (outcome, handler_time) = run(hosted, &request, limits)

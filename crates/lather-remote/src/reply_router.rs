@@ -75,8 +75,12 @@ impl ReplyRouter {
         let token = self.next.fetch_add(1, Ordering::Relaxed);
         let (sender, replies) = mpsc::unbounded_channel();
         lock(&self.routes).insert(token, sender);
+        let mut subject = String::with_capacity(self.inbox.len() + 21);
+        subject.push_str(&self.inbox);
+        subject.push('.');
+        subject.push_str(itoa::Buffer::new().format(token));
         Route {
-            subject: format!("{}.{token}", self.inbox),
+            subject,
             replies,
             token,
             routes: self.routes.clone(),

@@ -106,19 +106,28 @@ impl Reader {
         self.buf.len() - self.pos
     }
 
+    /// The next `n` bytes, borrowed: fixed-size fields and strings are read from here
+    /// without touching the buffer's reference count.
+    fn next(&mut self, n: usize, what: &'static str) -> Result<&[u8], FrameError> {
+        let start = self.pos;
+        let end = start
+            .checked_add(n)
+            .filter(|&end| end <= self.buf.len())
+            .ok_or(FrameError::Truncated(what))?;
+        self.pos = end;
+        Ok(&self.buf[start..end])
+    }
+
+    /// The next `n` bytes as a slice of the frame that shares its buffer (no copy).
     fn take(&mut self, n: usize, what: &'static str) -> Result<Bytes, FrameError> {
-        if n > self.remaining() {
-            return Err(FrameError::Truncated(what));
-        }
-        let out = self.buf.slice(self.pos..self.pos + n);
-        self.pos += n;
-        Ok(out)
+        let start = self.pos;
+        self.next(n, what)?;
+        Ok(self.buf.slice(start..self.pos))
     }
 
     fn array<const N: usize>(&mut self, what: &'static str) -> Result<[u8; N], FrameError> {
-        let bytes = self.take(N, what)?;
         let mut out = [0; N];
-        out.copy_from_slice(&bytes);
+        out.copy_from_slice(self.next(N, what)?);
         Ok(out)
     }
 
@@ -142,8 +151,9 @@ impl Reader {
         Ok(u128::from_be_bytes(self.array(what)?))
     }
 
-    pub(crate) fn raw(&mut self, n: usize, what: &'static str) -> Result<Bytes, FrameError> {
-        self.take(n, what)
+    /// The next `n` bytes, borrowed.
+    pub(crate) fn raw(&mut self, n: usize, what: &'static str) -> Result<&[u8], FrameError> {
+        self.next(n, what)
     }
 
     /// A count of items each at least `min_item` bytes long: refused if the rest of the
@@ -162,8 +172,10 @@ impl Reader {
 
     pub(crate) fn str16(&mut self, what: &'static str) -> Result<String, FrameError> {
         let n = usize::from(self.u16(what)?);
-        let bytes = self.take(n, what)?;
-        String::from_utf8(bytes.to_vec()).map_err(|_| FrameError::NotUtf8(what))
+        let bytes = self.next(n, what)?;
+        std::str::from_utf8(bytes)
+            .map(str::to_owned)
+            .map_err(|_| FrameError::NotUtf8(what))
     }
 
     pub(crate) fn opt_str16(&mut self, what: &'static str) -> Result<Option<String>, FrameError> {
