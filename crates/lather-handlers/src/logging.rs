@@ -20,16 +20,17 @@ impl Handler for Logging {
         Box::pin(async move {
             let ctx = message.context();
             let envelope = message.envelope();
-            let operation = envelope
-                .operation()
-                .map(ToString::to_string)
-                .unwrap_or_default();
+            // The fields are worked out only when the line is written (the macro checks
+            // the level first): naming the operation costs more than the rest of the call.
             tracing::info!(
                 target: "lather::message",
                 id = %format!("{:032x}", ctx.id),
                 service = %ctx.service,
                 action = ctx.action.as_deref().unwrap_or(""),
-                operation = %operation,
+                operation = %envelope
+                    .operation()
+                    .map(ToString::to_string)
+                    .unwrap_or_default(),
                 bytes = envelope.as_bytes().len(),
                 "message"
             );
@@ -60,5 +61,77 @@ impl HandlerKind for LoggingKind {
         _env: &BuildEnv<'_>,
     ) -> Result<Arc<dyn Handler>, SettingsError> {
         Ok(Arc::new(Logging))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lather_envelope::{Envelope, Limits};
+    use lather_pipeline::Context;
+    use std::sync::Mutex;
+
+    /// Collects what the subscriber writes.
+    #[derive(Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Lines {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn message() -> Message {
+        let text = r#"<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope"><s:Body><m:quote xmlns:m="urn:m"/></s:Body></s:Envelope>"#;
+        let envelope =
+            Envelope::parse(text.as_bytes().to_vec().into(), &Limits::default()).unwrap();
+        let context = Context {
+            id: 0xab,
+            service: "stock".into(),
+            ..Context::default()
+        };
+        Message::new(envelope, context)
+    }
+
+    fn logged_at(level: tracing::Level) -> String {
+        let lines = Lines::default();
+        let writer = lines.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(level)
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        tracing::subscriber::with_default(subscriber, || {
+            let message = message();
+            let verdict = runtime.block_on(Logging.call(&message));
+            assert!(matches!(verdict, Verdict::Continue(_)));
+        });
+        String::from_utf8(lines.0.lock().unwrap().clone()).unwrap()
+    }
+
+    #[test]
+    fn one_line_names_the_message_service_operation_and_size() {
+        let line = logged_at(tracing::Level::INFO);
+        assert_eq!(line.lines().count(), 1, "{line}");
+        assert!(line.contains("lather::message"), "{line}");
+        assert!(line.contains(&format!("id={:032x}", 0xab)), "{line}");
+        assert!(line.contains("service=stock"), "{line}");
+        assert!(line.contains("operation={urn:m}quote"), "{line}");
+        assert!(
+            line.contains(&format!("bytes={}", message().envelope().as_bytes().len())),
+            "{line}"
+        );
+    }
+
+    #[test]
+    fn nothing_is_written_below_the_level() {
+        assert_eq!(logged_at(tracing::Level::WARN), "");
     }
 }
