@@ -97,11 +97,14 @@ pub(crate) fn check_characters(buf: &[u8]) -> Scan<&str> {
         }
     };
     let forbidden = |b: &u8| *b < 0x20 && !matches!(*b, b'\t' | b'\n' | b'\r');
-    // Whole 64-byte chunks without an early exit, so the check vectorizes; the position is
-    // only searched for once a chunk is known to hold a forbidden byte.
-    let dirty = buf
-        .chunks(64)
-        .position(|chunk| chunk.iter().fold(false, |bad, b| bad | forbidden(b)));
+    // Whole 64-byte chunks without an early exit, so the checks vectorize. A chunk with no
+    // byte below 0x20 at all (one comparison a byte) needs no closer look; one with some
+    // (line ends, tabs) is checked exactly. The position is only searched for once a chunk
+    // is known to hold a forbidden byte.
+    let dirty = buf.chunks(64).position(|chunk| {
+        chunk.iter().fold(false, |low, b| low | (*b < 0x20))
+            && chunk.iter().fold(false, |bad, b| bad | forbidden(b))
+    });
     if let Some(at) = dirty.and_then(|chunk| {
         buf[chunk * 64..]
             .iter()
@@ -683,6 +686,37 @@ mod tests {
         ];
         for input in bad {
             assert_eq!(kind_of(input), FaultKind::MalformedXml, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn every_forbidden_control_character_is_found_where_it_is_with_line_ends_around() {
+        // Text with tabs, line ends and non-ASCII beside it, in chunks with and without them.
+        let clean: Vec<u8> = "<a>\tline\r\nnext é€\n".repeat(12).into_bytes();
+        assert!(check_characters(&clean).is_ok());
+        let plain = vec![b'x'; 200];
+        assert!(check_characters(&plain).is_ok());
+        for base in [&clean, &plain] {
+            for at in (0..base.len()).step_by(7) {
+                for bad in [0x00_u8, 0x01, 0x08, 0x0b, 0x0c, 0x0e, 0x1f] {
+                    let mut buf = base.to_vec();
+                    buf[at] = bad;
+                    // Replacing a byte of a multi-byte character breaks UTF-8 first.
+                    if std::str::from_utf8(&buf[..at]).is_err() || (base[at] & 0xc0) == 0x80 {
+                        continue;
+                    }
+                    if std::str::from_utf8(&buf).is_err() {
+                        continue;
+                    }
+                    let e = check_characters(&buf).unwrap_err();
+                    assert_eq!(e.kind, FaultKind::MalformedXml);
+                    assert!(
+                        e.message.ends_with(&format!("at byte {at}")),
+                        "{}",
+                        e.message
+                    );
+                }
+            }
         }
     }
 
