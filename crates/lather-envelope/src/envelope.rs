@@ -281,7 +281,12 @@ impl Envelope {
             })
             .map(|d| {
                 let prefix = source.lossy(d.prefix.clone()).into_owned();
-                let uri = source.lossy(d.uri.clone()).replace('"', "&quot;");
+                let raw = source.lossy(d.uri.clone());
+                let uri = if raw.contains('"') {
+                    raw.replace('"', "&quot;")
+                } else {
+                    raw.into_owned()
+                };
                 (prefix, uri)
             })
             .collect()

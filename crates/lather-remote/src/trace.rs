@@ -12,33 +12,31 @@ pub fn traceparent(id: u128, handler: &str, attempt: u32) -> String {
     const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
     let mut span = FNV_OFFSET;
-    let bytes = id
-        .to_be_bytes()
-        .into_iter()
-        .chain(handler.bytes())
-        .chain(attempt.to_be_bytes());
-    for b in bytes {
-        span ^= u64::from(b);
-        span = span.wrapping_mul(FNV_PRIME);
+    let id_bytes = id.to_be_bytes();
+    let attempt_bytes = attempt.to_be_bytes();
+    for part in [&id_bytes[..], handler.as_bytes(), &attempt_bytes[..]] {
+        for &b in part {
+            span ^= u64::from(b);
+            span = span.wrapping_mul(FNV_PRIME);
+        }
     }
-    // Written digit by digit: the formatting machinery costs more than the hashing.
-    let mut header = Vec::with_capacity(55);
-    header.extend_from_slice(b"00-");
-    push_hex(&mut header, id.max(1), 32);
-    header.push(b'-');
-    push_hex(&mut header, u128::from(span.max(1)), 16);
-    header.extend_from_slice(b"-01");
-    String::from_utf8(header).unwrap_or_default()
+    // Written digit by digit into place: the formatting machinery costs more than the
+    // hashing.
+    let mut header = *b"00-________________________________-________________-01";
+    write_hex(&mut header[3..35], id.max(1));
+    write_hex(&mut header[36..52], u128::from(span.max(1)));
+    String::from_utf8(header.to_vec()).unwrap_or_default()
 }
 
-/// Appends the low `digits` hex digits of `value` (lower case, leading zeros kept).
-fn push_hex(out: &mut Vec<u8>, value: u128, digits: u32) {
+/// Writes the low `out.len()` hex digits of `value` into `out` (lower case, leading zeros
+/// kept).
+fn write_hex(out: &mut [u8], value: u128) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.extend(
-        (0..digits)
-            .rev()
-            .map(|at| HEX[((value >> (at * 4)) & 0xf) as usize]),
-    );
+    let mut rest = value;
+    for digit in out.iter_mut().rev() {
+        *digit = HEX[(rest & 0xf) as usize];
+        rest >>= 4;
+    }
 }
 
 /// The trace id (32 hex digits) of a `traceparent`, if it is one of version `00`.
