@@ -20,15 +20,7 @@ pub fn ipv4_text(v4: Ipv4Addr) -> String {
         if i > 0 {
             text.push('.');
         }
-        let digits = [octet / 100, octet / 10 % 10, octet % 10];
-        let first = match octet {
-            100.. => 0,
-            10..=99 => 1,
-            _ => 2,
-        };
-        for d in &digits[first..] {
-            text.push(char::from(b'0' + d));
-        }
+        text.push_str(itoa::Buffer::new().format(octet));
     }
     text
 }
