@@ -69,21 +69,7 @@ mod tests {
     use super::*;
     use lather_envelope::{Envelope, Limits};
     use lather_pipeline::Context;
-    use std::sync::Mutex;
-
-    /// Collects what the subscriber writes.
-    #[derive(Clone, Default)]
-    struct Lines(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Lines {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use lather_test_util::log::logged_at;
 
     fn message() -> Message {
         let text = r#"<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope"><s:Body><m:quote xmlns:m="urn:m"/></s:Body></s:Envelope>"#;
@@ -97,28 +83,21 @@ mod tests {
         Message::new(envelope, context)
     }
 
-    fn logged_at(level: tracing::Level) -> String {
-        let lines = Lines::default();
-        let writer = lines.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(level)
-            .with_ansi(false)
-            .with_writer(move || writer.clone())
-            .finish();
+    /// What one call of the handler logs at `level`.
+    fn logged_by_a_call(level: tracing::Level) -> String {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
-        tracing::subscriber::with_default(subscriber, || {
+        logged_at(level, || {
             let message = message();
             let verdict = runtime.block_on(Logging.call(&message));
             assert!(matches!(verdict, Verdict::Continue(_)));
-        });
-        String::from_utf8(lines.0.lock().unwrap().clone()).unwrap()
+        })
     }
 
     #[test]
     fn one_line_names_the_message_service_operation_and_size() {
-        let line = logged_at(tracing::Level::INFO);
+        let line = logged_by_a_call(tracing::Level::INFO);
         assert_eq!(line.lines().count(), 1, "{line}");
         assert!(line.contains("lather::message"), "{line}");
         assert!(line.contains(&format!("id={:032x}", 0xab)), "{line}");
@@ -132,6 +111,6 @@ mod tests {
 
     #[test]
     fn nothing_is_written_below_the_level() {
-        assert_eq!(logged_at(tracing::Level::WARN), "");
+        assert_eq!(logged_by_a_call(tracing::Level::WARN), "");
     }
 }

@@ -43,32 +43,7 @@ fn warned_already(kind: FaultKind) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::{Arc, Mutex};
-
-    /// The lines `f` logs, as text without colours.
-    fn logged(f: impl FnOnce()) -> String {
-        let buffer = Arc::new(Mutex::new(Vec::new()));
-        let sink = buffer.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_ansi(false)
-            .with_writer(move || Writer(sink.clone()))
-            .finish();
-        tracing::subscriber::with_default(subscriber, f);
-        let bytes = buffer.lock().unwrap().clone();
-        String::from_utf8(bytes).unwrap()
-    }
-
-    struct Writer(Arc<Mutex<Vec<u8>>>);
-
-    impl std::io::Write for Writer {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use lather_test_util::log::logged_at;
 
     fn line_of<'a>(text: &'a str, code: &str) -> &'a str {
         let needle = format!("fault=\"{code}\" ");
@@ -79,7 +54,7 @@ mod tests {
 
     #[test]
     fn client_faults_at_info_server_faults_at_warn_upstream_ones_at_info() {
-        let text = logged(|| {
+        let text = logged_at(tracing::Level::INFO, || {
             for kind in [
                 FaultKind::MalformedXml,
                 FaultKind::VersionMismatch,

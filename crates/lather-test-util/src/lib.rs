@@ -3,7 +3,9 @@
 //! - [`nats`]: a real `nats-server` started on a free loopback port with its own temporary
 //!   directory, stopped by its PID when dropped.
 //! - [`free_port`]: a loopback port nobody listens on at the time of the call.
+//! - [`log`]: what code logs through `tracing`, captured as text.
 
+pub mod log;
 pub mod nats;
 
 use std::net::TcpListener;
