@@ -35,11 +35,7 @@ command -v curl >/dev/null || die "curl not found"
 out_dir="$(results_dir auto-placement)"
 build_lather
 
-nats_port="$(free_port)"
-start_bg "$out_dir/nats.log" nats-server -a 127.0.0.1 -p "$nats_port"
-nats_pid=$bg_pid
-for _ in $(seq 1 50); do port_open "$nats_port" && break; sleep 0.1; done
-port_open "$nats_port" || die "nats-server did not start; see $out_dir/nats.log"
+start_nats "$out_dir/nats.log"
 log "nats-server (pid $nats_pid) on 127.0.0.1:$nats_port"
 
 # config FILE PORT PLACEMENT : the echo service with handlers log and hash.

@@ -37,12 +37,8 @@ esac
 build_lather
 out="$(results_dir "frame-batch-$MODE")"
 log "results in $out"
-nats_port="$(free_port)"
 mkdir -p "$out/jetstream"
-start_bg "$out/nats.log" nats-server -a 127.0.0.1 -p "$nats_port" -js -sd "$out/jetstream"
-nats_pid=$bg_pid
-for _ in $(seq 1 50); do port_open "$nats_port" && break; sleep 0.1; done
-port_open "$nats_port" || die "nats-server did not start; see $out/nats.log"
+start_nats "$out/nats.log" -js -sd "$out/jetstream"
 
 # config FILE PORT ITEMS
 config() {

@@ -13,29 +13,10 @@ import re
 import sys
 
 
-def own_instructions(path):
-    """Each function's own instruction count: cost lines not following a `calls=` line."""
-    own = collections.Counter()
-    function = None
-    after_call = False
-    with open(path) as dump:
-        for line in dump:
-            if line.startswith("fn="):
-                function = line[3:].rstrip("\n")
-            elif line.startswith("calls="):
-                after_call = True
-            elif line[:1].isdigit() or line[:1] in "+-*":
-                fields = line.split()
-                if len(fields) >= 2:
-                    if not after_call:
-                        own[function] += int(fields[1])
-                    after_call = False
-    return own
-
-
-def inclusive_calls(path, callee):
-    """Instructions in calls to functions matching `callee`, from functions not matching it."""
-    total = 0
+def cost_lines(path):
+    """Each cost line of the dump as (function, callee, instructions): callee is the
+    function called for a line after a `calls=` line (the call's cost, callees included),
+    None for the function's own instructions."""
     function = called = None
     after_call = False
     with open(path) as dump:
@@ -46,16 +27,31 @@ def inclusive_calls(path, callee):
                 called = line[4:].rstrip("\n")
             elif line.startswith("calls="):
                 after_call = True
-            elif after_call:
-                after_call = False
+            elif line[:1].isdigit() or line[:1] in "+-*":
                 fields = line.split()
-                if (
-                    len(fields) >= 2
-                    and callee.search(called or "")
-                    and not callee.search(function or "")
-                ):
-                    total += int(fields[1])
-    return total
+                if len(fields) >= 2:
+                    yield function, called if after_call else None, int(fields[1])
+                after_call = False
+
+
+def own_instructions(path):
+    """Each function's own instruction count (callees excluded)."""
+    own = collections.Counter()
+    for function, callee, count in cost_lines(path):
+        if callee is None:
+            own[function] += count
+    return own
+
+
+def inclusive_calls(path, pattern):
+    """Instructions in calls to functions matching `pattern`, from functions not matching it."""
+    return sum(
+        count
+        for function, callee, count in cost_lines(path)
+        if callee is not None
+        and pattern.search(callee)
+        and not pattern.search(function or "")
+    )
 
 
 def main():

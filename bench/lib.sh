@@ -95,6 +95,19 @@ http_get_status() {
         head -n1 <&3' "$1" "$2" 2>/dev/null | awk '{print $2}'
 }
 
+# start_nats LOGFILE [ARGS...] : starts Debian's nats-server on a free loopback port with
+# ARGS (e.g. `-js -sd DIR`), waits up to 5 s for its port; sets nats_port and nats_pid.
+start_nats() {
+    local logfile=$1
+    shift
+    command -v nats-server >/dev/null || die "nats-server not found (apt-get install -y nats-server)"
+    nats_port="$(free_port)"
+    start_bg "$logfile" nats-server -a 127.0.0.1 -p "$nats_port" "$@"
+    nats_pid=$bg_pid
+    for _ in $(seq 1 50); do port_open "$nats_port" && break; sleep 0.1; done
+    port_open "$nats_port" || die "nats-server did not start; see $logfile"
+}
+
 # wait_for NAME PID LOGFILE SECONDS CHECK... : polls CHECK every 0.1 s until
 # it succeeds; fails (showing the log) when PID dies or time runs out.
 wait_for() {

@@ -31,10 +31,7 @@ command -v nats-server >/dev/null || die "nats-server not found (apt-get install
 build_lather
 out_dir="$(results_dir remote-instructions)"
 
-nats_port="$(free_port)"
-start_bg "$out_dir/nats.log" nats-server -a 127.0.0.1 -p "$nats_port"
-for _ in $(seq 1 50); do port_open "$nats_port" && break; sleep 0.1; done
-port_open "$nats_port" || die "nats-server did not start; see $out_dir/nats.log"
+start_nats "$out_dir/nats.log"
 
 printf '[nats]\nurl = "nats://127.0.0.1:%s"\n\n[handlers.h]\nkind = "logging"\nplacement = "remote"\nfallback = "fault"\n' \
     "$nats_port" >"$out_dir/worker.toml"

@@ -27,11 +27,7 @@ command -v nats-server >/dev/null || die "nats-server not found (apt-get install
 out_dir="$(results_dir remote)"
 build_lather
 
-nats_port="$(free_port)"
-start_bg "$out_dir/nats.log" nats-server -a 127.0.0.1 -p "$nats_port"
-nats_pid=$bg_pid
-for _ in $(seq 1 50); do port_open "$nats_port" && break; sleep 0.1; done
-port_open "$nats_port" || die "nats-server did not start; see $out_dir/nats.log"
+start_nats "$out_dir/nats.log"
 log "nats-server (pid $nats_pid) on 127.0.0.1:$nats_port"
 
 # config FILE PORT PLACEMENT KIND_LINES : one echo service with handler h.
