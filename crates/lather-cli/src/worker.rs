@@ -73,8 +73,13 @@ pub(crate) fn run(path: &Path, handlers: Option<&str>, concurrency: usize) -> an
         .enable_all()
         .build()
         .context("starting the runtime")?;
-    runtime.block_on(async {
-        let link = Link::new(nats);
+    let nats = nats.clone();
+    // The queue loop runs as a task, not as the `block_on` future: a task woken by the
+    // NATS connection's task runs right after it, while a woken `block_on` future is
+    // polled only after the runtime has looked for I/O once more (an `epoll_wait` on
+    // every request's way in).
+    let serving = async move {
+        let link = Link::new(&nats);
         link.connect().await?;
         tracing::info!(url = %link.url(), handlers = %names.join(","), "lather worker starting");
         // The signals are watched on a task of their own: the queue loop polls its stop
@@ -90,6 +95,11 @@ pub(crate) fn run(path: &Path, handlers: Option<&str>, concurrency: usize) -> an
         })
         .await?;
         tracing::info!("stopped");
-        Ok(())
+        Ok::<(), anyhow::Error>(())
+    };
+    runtime.block_on(async {
+        tokio::spawn(serving)
+            .await
+            .context("the worker's task ended abnormally")?
     })
 }
