@@ -131,13 +131,13 @@ pub async fn serve_bounded(
                                     tracing::warn!(handler = %hosted.name, "a batched request without a reply subject is dropped");
                                     continue;
                                 }
-                                taking.take(item.reply.into(), item.frame, !whole, &mut in_hand).await;
+                                taking.take(item.reply.into(), item.frame, !whole, &mut in_hand);
                             }
                         }
                         Err(e) => tracing::warn!(handler = %hosted.name, error = %e, "an unreadable batch of requests is dropped"),
                     }
                 } else {
-                    taking.take(reply, message.payload, true, &mut in_hand).await;
+                    taking.take(reply, message.payload, true, &mut in_hand);
                 }
             }
             Some(_) = in_hand.join_next(), if !in_hand.is_empty() => {}
@@ -184,7 +184,7 @@ impl Taking<'_> {
     /// first try — a handler that completes without waiting answers with no progress
     /// frame at all (the answer tells the caller as much), any other is acknowledged
     /// before it waits for a slot or its work ([`with_heartbeats`]).
-    async fn take(
+    fn take(
         &self,
         reply: async_nats::Subject,
         payload: Bytes,
@@ -209,23 +209,30 @@ impl Taking<'_> {
             slots: self.slots.clone(),
         };
         let client = self.client.clone();
+        let beat_to = beats.map(|_| reply.clone());
         let mut answering = Box::pin(async move {
-            let name = taken.hosted.name.clone();
-            let bytes = match beats {
-                None => taken.run().await,
-                Some(beats) => with_heartbeats(taken, &client, &reply, beats).await,
-            };
+            let hosted = taken.hosted.clone();
+            let bytes = taken.run().await;
             if let Err(e) = client.publish(reply, bytes).await {
-                tracing::warn!(handler = %name, error = %e, "answer not sent");
+                tracing::warn!(handler = %hosted.name, error = %e, "answer not sent");
             }
         });
-        // Its first try here: a request answered at once costs no task of its own.
-        if futures_util::future::poll_immediate(answering.as_mut())
-            .await
-            .is_none()
-        {
-            in_hand.spawn(answering);
+        // Its first try here: a request answered at once costs no task of its own and no
+        // progress frame. Tried with a waker that does nothing: one not answered at once
+        // is polled again as the task it then becomes, which registers the task's waker.
+        let mut first_try = std::task::Context::from_waker(std::task::Waker::noop());
+        if answering.as_mut().poll(&mut first_try).is_ready() {
+            return;
         }
+        match beats.zip(beat_to) {
+            None => in_hand.spawn(answering),
+            Some((beats, reply)) => in_hand.spawn(with_heartbeats(
+                answering,
+                self.client.clone(),
+                reply,
+                beats,
+            )),
+        };
     }
 }
 
@@ -254,37 +261,41 @@ impl Taken {
     /// Empty if the blocking task died (the caller refuses that as an unreadable answer, a
     /// `HandlerFailed` fault).
     async fn run(self) -> Bytes {
-        let cpu = self.hosted.options.work == Work::Cpu;
-        let work = async move {
-            let _slot = self.slots.acquire_owned().await;
-            answer_decoded(&self.hosted, self.decoded, &self.limits, self.arrived).await
-        };
-        if !cpu {
-            return work.await;
+        let Taken {
+            hosted,
+            decoded,
+            arrived,
+            limits,
+            slots,
+        } = self;
+        if hosted.options.work != Work::Cpu {
+            let _slot = slots.acquire_owned().await;
+            return answer_decoded(&hosted, decoded, &limits, arrived).await;
         }
         let runtime = tokio::runtime::Handle::current();
-        tokio::task::spawn_blocking(move || runtime.block_on(work))
-            .await
-            .unwrap_or_else(|e| {
-                tracing::warn!(error = %e, "a worker task ended without an answer");
-                Bytes::new()
+        tokio::task::spawn_blocking(move || {
+            runtime.block_on(async move {
+                let _slot = slots.acquire_owned().await;
+                answer_decoded(&hosted, decoded, &limits, arrived).await
             })
+        })
+        .await
+        .unwrap_or_else(|e| {
+            tracing::warn!(error = %e, "a worker task ended without an answer");
+            Bytes::new()
+        })
     }
 }
 
-/// Runs `taken`: when it is not done at the first try, acknowledges it (if `beats.ack`)
-/// and sends a heartbeat to `reply` every `beats.every` until its answer.
+/// Goes on with `answering`, a request not answered at its first try: acknowledges it (if
+/// `beats.ack`), then sends a heartbeat to `reply` every `beats.every` until `answering`
+/// has sent its answer.
 async fn with_heartbeats(
-    taken: Taken,
-    client: &async_nats::Client,
-    reply: &async_nats::Subject,
+    mut answering: std::pin::Pin<Box<impl Future<Output = ()>>>,
+    client: async_nats::Client,
+    reply: async_nats::Subject,
     beats: Beats,
-) -> Bytes {
-    let work = taken.run();
-    tokio::pin!(work);
-    if let Some(done) = futures_util::future::poll_immediate(work.as_mut()).await {
-        return done;
-    }
+) {
     let progress = |kind| Progress { id: beats.id, kind }.encode();
     if beats.ack
         && let Err(e) = client
@@ -299,7 +310,7 @@ async fn with_heartbeats(
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tokio::select! {
-            done = &mut work => return done,
+            () = &mut answering => return,
             _ = ticks.tick() => {
                 if let Err(e) = client.publish(reply.clone(), beat.clone()).await {
                     tracing::debug!(error = %e, "heartbeat not sent");
