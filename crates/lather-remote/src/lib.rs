@@ -36,6 +36,7 @@ mod oneway_counters;
 mod oneway_handler;
 pub mod oneway_stream;
 pub mod oneway_worker;
+mod queue_subscriptions;
 mod remote_handler;
 mod reply_router;
 mod shipping;

@@ -4,9 +4,9 @@
 use crate::frame::{CallBatch, CallRequest, FrameError, Progress, ProgressKind};
 use crate::hosted::answer_decoded;
 pub use crate::hosted::{Hosted, answer};
+use crate::queue_subscriptions::QueueSubscriptions;
 use crate::{Link, LinkError};
 use bytes::Bytes;
-use futures_util::StreamExt;
 use lather_envelope::Limits;
 use lather_pipeline::Work;
 use std::future::Future;
@@ -92,11 +92,7 @@ pub async fn serve_bounded(
         url: link.url().to_owned(),
         why: format!("cannot subscribe: {e}"),
     })?;
-    let mut requests = futures_util::stream::select_all(
-        subscriptions
-            .into_iter()
-            .map(|(hosted, sub)| sub.map(move |m| (hosted.clone(), m))),
-    );
+    let mut requests = QueueSubscriptions::new(subscriptions);
     let names: Vec<&str> = hosted.iter().map(|h| h.name.as_str()).collect();
     tracing::info!(handlers = %names.join(","), "lather worker ready");
     let mut in_hand = JoinSet::new();
@@ -146,8 +142,8 @@ pub async fn serve_bounded(
     // Dropping a subscriber only tries to unsubscribe (a command that may still be queued
     // when the worker returns); unsubscribing and flushing here means the server routes
     // nothing more to this worker once it has stopped taking requests.
-    for stream in requests {
-        if let Err(e) = stream.into_inner().unsubscribe().await {
+    for mut subscriber in requests.into_subscribers() {
+        if let Err(e) = subscriber.unsubscribe().await {
             tracing::warn!(error = %e, "unsubscribing failed");
         }
     }
