@@ -3,7 +3,7 @@
 //! handler does not starve the others, and a message costs one channel poll (no task
 //! node allocated and released per message, as a general stream combinator does).
 
-use crate::worker::Hosted;
+use crate::hosted::Hosted;
 use futures_util::StreamExt;
 use std::sync::Arc;
 use std::task::{Context, Poll};
