@@ -10,6 +10,7 @@ use crate::frame_batcher::{BatchNews, FrameBatcher};
 use crate::reply_router::ReplyRouter;
 use async_nats::StatusCode;
 use bytes::Bytes;
+use futures_util::StreamExt;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
@@ -75,7 +76,7 @@ pub(crate) async fn exchange(
     batcher: Option<&FrameBatcher>,
 ) -> Exchange {
     let mut route = router.open();
-    let inbox = route.subject.clone();
+    let inbox = std::mem::take(&mut route.subject);
     let sent = Instant::now();
     let mut ack_timeout = call.liveness.ack_timeout;
     let mut undelivered = None;
@@ -122,7 +123,7 @@ pub(crate) async fn exchange(
                 BatchNews::NoResponders => return Exchange::NoResponders,
                 BatchNews::Unsent(why) => return Exchange::Unsent(why),
             },
-            message = route.replies.recv() => {
+            message = route.replies.next() => {
                 let Some(message) = message else {
                     return Exchange::Disconnected { taken };
                 };

@@ -3,13 +3,40 @@
 //! message arriving there (progress frames, the answer, NATS's "no responders") to the call
 //! with that token. A call costs no subscribe and unsubscribe of its own at the NATS server.
 
+use futures_channel::mpsc;
 use futures_util::StreamExt;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::sync::mpsc;
 
-type Routes = Arc<Mutex<HashMap<u64, mpsc::UnboundedSender<async_nats::Message>>>>;
+/// The calls listening, by token. A call's channel is futures' unbounded one: a node per
+/// message, where tokio's allocates a block for 32 messages up front, and a call usually
+/// gets one.
+type Routes = Arc<Mutex<RouteMap>>;
+type RouteMap =
+    HashMap<u64, mpsc::UnboundedSender<async_nats::Message>, BuildHasherDefault<TokenHasher>>;
+
+/// Hashes a token (a counter this process hands out, never chosen by a peer) by one
+/// multiplication that spreads its low bits into the high ones the table looks at.
+#[derive(Debug, Default)]
+struct TokenHasher(u64);
+
+impl Hasher for TokenHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, token: u64) {
+        self.0 = token.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
 
 /// The wildcard subscription and the calls listening under it.
 #[derive(Debug)]
@@ -57,7 +84,7 @@ impl ReplyRouter {
                     continue;
                 };
                 if let Some(call) = lock(&routing).get(&token) {
-                    let _ = call.send(message);
+                    let _ = call.unbounded_send(message);
                 }
             }
             // The subscription ended: every call waiting hears so.
@@ -73,7 +100,7 @@ impl ReplyRouter {
     /// A reply subject of its own for one call.
     pub(crate) fn open(&self) -> Route {
         let token = self.next.fetch_add(1, Ordering::Relaxed);
-        let (sender, replies) = mpsc::unbounded_channel();
+        let (sender, replies) = mpsc::unbounded();
         lock(&self.routes).insert(token, sender);
         let mut subject = String::with_capacity(self.inbox.len() + 21);
         subject.push_str(&self.inbox);
@@ -88,9 +115,7 @@ impl ReplyRouter {
     }
 }
 
-fn lock(
-    routes: &Mutex<HashMap<u64, mpsc::UnboundedSender<async_nats::Message>>>,
-) -> std::sync::MutexGuard<'_, HashMap<u64, mpsc::UnboundedSender<async_nats::Message>>> {
+fn lock(routes: &Mutex<RouteMap>) -> std::sync::MutexGuard<'_, RouteMap> {
     routes
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
