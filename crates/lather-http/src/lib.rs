@@ -41,7 +41,6 @@ mod exposure;
 mod fault_log;
 mod fd_limit;
 mod flows;
-mod fnv;
 mod gateway;
 mod health;
 mod host;

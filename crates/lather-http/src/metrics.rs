@@ -1,9 +1,9 @@
 //! Prometheus metrics: requests and faults by service, operation and code, latency,
 //! in-flight, bytes, connections and the build.
 
-use crate::fnv::FnvMap;
 use crate::op_metrics::{CodeLabels, FaultLabels, Operation, RequestFamilies, ServiceOps};
 use lather_envelope::QName;
+use lather_pipeline::FnvMap;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;

@@ -2,8 +2,8 @@
 //! (`[server] metrics_max_operations`): the first N operation names a service sees get
 //! label values of their own, every later one is counted as `operation="other"`.
 
-use crate::fnv::FnvMap;
 use lather_envelope::QName;
+use lather_pipeline::FnvMap;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;

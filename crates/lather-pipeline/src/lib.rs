@@ -20,6 +20,7 @@ mod cost;
 mod cpu_pool;
 #[cfg(feature = "test-util")]
 pub mod doubles;
+mod fnv;
 mod gate;
 mod handler;
 mod kind;
@@ -39,6 +40,7 @@ pub use attempt::current_attempt;
 pub use auto::Order;
 pub use cost::Cost;
 pub use cpu_pool::{CpuPool, DEFAULT_INLINE_BELOW, run_cpu_bound};
+pub use fnv::{Fnv, FnvMap};
 pub use gate::{Busy, Gate, GateStats, LimitPolicy, Permit, Priority};
 pub use handler::{Handler, HandlerFuture, Observation, ObservationKind, Options, Work};
 pub use kind::{BuildEnv, DynKind, HandlerKind, KindError, KindRegistry, Resources, SettingsError};

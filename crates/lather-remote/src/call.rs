@@ -75,8 +75,7 @@ pub(crate) async fn exchange(
     router: &ReplyRouter,
     batcher: Option<&FrameBatcher>,
 ) -> Exchange {
-    let mut route = router.open();
-    let inbox = std::mem::take(&mut route.subject);
+    let (inbox, mut route) = router.open();
     let sent = Instant::now();
     let mut ack_timeout = call.liveness.ack_timeout;
     let mut undelivered = None;

@@ -5,8 +5,7 @@
 
 use futures_channel::mpsc;
 use futures_util::StreamExt;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use lather_pipeline::FnvMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -14,29 +13,7 @@ use std::sync::{Arc, Mutex};
 /// message, where tokio's allocates a block for 32 messages up front, and a call usually
 /// gets one.
 type Routes = Arc<Mutex<RouteMap>>;
-type RouteMap =
-    HashMap<u64, mpsc::UnboundedSender<async_nats::Message>, BuildHasherDefault<TokenHasher>>;
-
-/// Hashes a token (a counter this process hands out, never chosen by a peer) by one
-/// multiplication that spreads its low bits into the high ones the table looks at.
-#[derive(Debug, Default)]
-struct TokenHasher(u64);
-
-impl Hasher for TokenHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_u64(&mut self, token: u64) {
-        self.0 = token.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
+type RouteMap = FnvMap<u64, mpsc::UnboundedSender<async_nats::Message>>;
 
 /// The wildcard subscription and the calls listening under it.
 #[derive(Debug)]
@@ -46,11 +23,9 @@ pub(crate) struct ReplyRouter {
     routes: Routes,
 }
 
-/// One call's reply subject and what arrives on it; dropping it stops the routing.
+/// What arrives on one call's reply subject; dropping it stops the routing.
 #[derive(Debug)]
 pub(crate) struct Route {
-    /// The reply subject to send the request with.
-    pub(crate) subject: String,
     /// The messages for it, in order; `None` once the subscription has ended.
     pub(crate) replies: mpsc::UnboundedReceiver<async_nats::Message>,
     token: u64,
@@ -97,8 +72,9 @@ impl ReplyRouter {
         })
     }
 
-    /// A reply subject of its own for one call.
-    pub(crate) fn open(&self) -> Route {
+    /// A reply subject of its own for one call (to send the request with), and the route
+    /// its replies come in by.
+    pub(crate) fn open(&self) -> (String, Route) {
         let token = self.next.fetch_add(1, Ordering::Relaxed);
         let (sender, replies) = mpsc::unbounded();
         lock(&self.routes).insert(token, sender);
@@ -106,12 +82,12 @@ impl ReplyRouter {
         subject.push_str(&self.inbox);
         subject.push('.');
         subject.push_str(itoa::Buffer::new().format(token));
-        Route {
-            subject,
+        let route = Route {
             replies,
             token,
             routes: self.routes.clone(),
-        }
+        };
+        (subject, route)
     }
 }
 

@@ -1,14 +1,15 @@
-//! FNV-1a, the hasher of the small maps a request looks names up in (services, operation
-//! labels), where SipHash's cost shows. Their keys cannot flood them: services are
-//! configured, and a service's operation labels are capped by
-//! `[server] metrics_max_operations`.
+//! FNV-1a, the hasher of the small maps a request or a remote call looks keys up in
+//! (services, operation labels, the reply routes of calls in flight), where SipHash's cost
+//! shows. Their keys cannot flood them: services are configured, a service's operation
+//! labels are capped by `[server] metrics_max_operations`, and a route's key is a counter
+//! this process hands out.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// FNV-1a, 64 bits.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Fnv(u64);
+pub struct Fnv(u64);
 
 impl Default for Fnv {
     fn default() -> Self {
@@ -29,7 +30,7 @@ impl Hasher for Fnv {
 }
 
 /// A map hashed with [`Fnv`].
-pub(crate) type FnvMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+pub type FnvMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
 
 #[cfg(test)]
 mod tests {
