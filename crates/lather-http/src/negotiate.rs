@@ -102,13 +102,14 @@ fn is_supported_charset(value: &str) -> bool {
 /// `content_type` with its charset parameter, if any, saying `utf-8`: what lather sends on
 /// is always UTF-8, even when the client sent UTF-16.
 pub(crate) fn utf8_content_type(content_type: &HeaderValue) -> HeaderValue {
+    // Most requests say UTF-8 or no charset: those are passed on without a copy, found so
+    // by one pass over the bytes.
+    if !names_other_charset(content_type.as_bytes()) {
+        return content_type.clone();
+    }
     let Ok(text) = content_type.to_str() else {
         return content_type.clone();
     };
-    // Most requests say UTF-8 or no charset: those are passed on without a copy.
-    if !text.split(';').any(|part| other_charset(part).is_some()) {
-        return content_type.clone();
-    }
     let mut out = String::with_capacity(text.len() + 8);
     for (i, part) in text.split(';').enumerate() {
         if i > 0 {
@@ -123,6 +124,23 @@ pub(crate) fn utf8_content_type(content_type: &HeaderValue) -> HeaderValue {
         }
     }
     HeaderValue::from_str(&out).unwrap_or_else(|_| content_type.clone())
+}
+
+/// Whether a media type's `;`-separated parts (`value`, as bytes) hold a charset
+/// parameter other than UTF-8: [`other_charset`] over bytes, without checking them as text.
+fn names_other_charset(value: &[u8]) -> bool {
+    value.split(|&b| b == b';').any(|part| {
+        let Some(eq) = part.iter().position(|&b| b == b'=') else {
+            return false;
+        };
+        let (key, rest) = part.split_at(eq);
+        let charset = rest[1..].trim_ascii();
+        let charset = charset
+            .strip_prefix(b"\"")
+            .and_then(|c| c.strip_suffix(b"\""))
+            .unwrap_or(charset);
+        key.trim_ascii().eq_ignore_ascii_case(b"charset") && !charset.eq_ignore_ascii_case(b"utf-8")
+    })
 }
 
 /// The key of a media type parameter `part` (as written, spaces kept) when it is a
@@ -243,5 +261,16 @@ mod tests {
             "application/soap+xml; charset=utf-16; action=\"a\"",
         ));
         assert_eq!(out, "application/soap+xml; charset=utf-8; action=\"a\"");
+        for unchanged in [
+            "text/xml",
+            "text/xml; charset=\"UTF-8\"",
+            "text/xml ; Charset = utf-8 ",
+            "application/soap+xml; action=\"urn:charset=utf-16\"",
+        ] {
+            let value = HeaderValue::from_static(unchanged);
+            assert_eq!(utf8_content_type(&value), value, "{unchanged}");
+        }
+        let spaced = HeaderValue::from_static("text/xml; CHARSET = \"iso-8859-1\"");
+        assert_eq!(utf8_content_type(&spaced), "text/xml; CHARSET =utf-8");
     }
 }

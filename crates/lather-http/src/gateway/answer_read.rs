@@ -3,11 +3,10 @@
 //! close — collected whole within a size bound.
 
 use bytes::{Buf, Bytes, BytesMut};
-use http::header::{
-    CONNECTION, CONTENT_LENGTH, HeaderMap, HeaderName, HeaderValue, TRANSFER_ENCODING,
-};
+use http::header::{HeaderMap, HeaderName, HeaderValue};
 use http::{Method, StatusCode};
 use std::io;
+use std::mem::MaybeUninit;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 /// Largest answer head read (status line and headers), in bytes.
@@ -19,8 +18,10 @@ const MAX_LINE_BYTES: usize = 4096;
 /// What one read asks for at least.
 const READ_BYTES: usize = 8 * 1024;
 
-/// An answer as read: status, headers, the whole body; `reusable` when the connection
-/// may carry another request (HTTP/1.1 keep-alive, body delimited, nothing after it).
+/// An answer as read: status, end-to-end headers (the hop-by-hop and framing ones, and
+/// those its `Connection` names, are read and left out), the whole body; `reusable` when
+/// the connection may carry another request (HTTP/1.1 keep-alive, body delimited, nothing
+/// after it).
 #[derive(Debug)]
 pub(crate) struct ReadAnswer {
     pub(crate) status: StatusCode,
@@ -77,17 +78,22 @@ pub(crate) async fn read_answer<R: AsyncRead + Unpin>(
     limit: usize,
 ) -> Result<ReadAnswer, AnswerError> {
     let mut buf = BytesMut::with_capacity(READ_BYTES);
-    let (status, headers, version_11) = loop {
-        let parsed = parse_head(&buf)?;
-        if let Some((len, status, headers, version_11)) = parsed {
-            buf.advance(len);
-            if status.is_informational() {
-                if status == StatusCode::SWITCHING_PROTOCOLS {
+    let head = loop {
+        // Nothing to parse before the first read.
+        let parsed = if buf.is_empty() {
+            None
+        } else {
+            parse_head(&buf)?
+        };
+        if let Some(head) = parsed {
+            buf.advance(head.len);
+            if head.status.is_informational() {
+                if head.status == StatusCode::SWITCHING_PROTOCOLS {
                     return Err(AnswerError::Malformed("101 Switching Protocols to a POST"));
                 }
                 continue;
             }
-            break (status, headers, version_11);
+            break head;
         }
         if buf.len() >= MAX_HEAD_BYTES {
             return Err(AnswerError::Malformed("answer head larger than 64 KiB"));
@@ -100,8 +106,8 @@ pub(crate) async fn read_answer<R: AsyncRead + Unpin>(
             });
         }
     };
-    let framing = framing(method, status, &headers)?;
-    let keep_alive = version_11 && !has_token(&headers, &CONNECTION, "close");
+    let framing = framing(method, &head)?;
+    let keep_alive = head.version_11 && !head.close;
     let (body, delimited) = match framing {
         Framing::None => (Bytes::new(), true),
         Framing::Length(n) => (fixed(io, &mut buf, n, limit).await?, true),
@@ -109,19 +115,43 @@ pub(crate) async fn read_answer<R: AsyncRead + Unpin>(
         Framing::Close => (to_close(io, &mut buf, limit).await?, false),
     };
     Ok(ReadAnswer {
-        status,
-        headers,
+        status: head.status,
+        headers: head.headers,
         body,
         reusable: keep_alive && delimited && buf.is_empty(),
     })
 }
 
-/// The head at the start of `buf`, if complete: its length, status, headers and whether
-/// it is HTTP/1.1.
-fn parse_head(buf: &[u8]) -> Result<Option<(usize, StatusCode, HeaderMap, bool)>, AnswerError> {
-    let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut answer = httparse::Response::new(&mut slots);
-    let len = match answer.parse(buf) {
+/// An answer's head as parsed.
+struct Head {
+    /// Its length in bytes.
+    len: usize,
+    status: StatusCode,
+    /// Its end-to-end headers. Those that describe the connection to the backend (the
+    /// hop-by-hop ones, the framing ones and those `Connection` names) are read into the
+    /// fields below and left out, so the gateway's response policy finds nothing to take
+    /// out of a usual answer.
+    headers: HeaderMap,
+    version_11: bool,
+    /// `Connection` lists `close`.
+    close: bool,
+    /// `Transfer-Encoding` is present: whether its last coding is `chunked`.
+    transfer: Option<bool>,
+    /// `Content-Length`: its value if present, or what is wrong with it.
+    length: Result<Option<u64>, &'static str>,
+}
+
+/// The head at the start of `buf`, if complete.
+fn parse_head(buf: &[u8]) -> Result<Option<Head>, AnswerError> {
+    // Left uninitialized: writing 100 empty headers cost more than parsing a short head.
+    let mut slots = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut answer = httparse::Response::new(&mut []);
+    let parsed = httparse::ParserConfig::default().parse_response_with_uninit_headers(
+        &mut answer,
+        buf,
+        &mut slots,
+    );
+    let len = match parsed {
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(httparse::Error::TooManyHeaders) => {
@@ -137,72 +167,94 @@ fn parse_head(buf: &[u8]) -> Result<Option<(usize, StatusCode, HeaderMap, bool)>
         .code
         .and_then(|c| StatusCode::from_u16(c).ok())
         .ok_or(AnswerError::Malformed("status code out of range"))?;
-    let mut headers = HeaderMap::with_capacity(answer.headers.len());
+    let mut close = false;
+    let mut named: Vec<String> = Vec::new();
+    for h in answer.headers.iter() {
+        if h.name.eq_ignore_ascii_case("connection") {
+            for token in tokens(h.value) {
+                if token.eq_ignore_ascii_case(b"close") {
+                    close = true;
+                } else {
+                    named.push(String::from_utf8_lossy(token).to_ascii_lowercase());
+                }
+            }
+        }
+    }
+    let mut head = Head {
+        len,
+        status,
+        headers: HeaderMap::with_capacity(answer.headers.len()),
+        version_11: answer.version == Some(1),
+        close,
+        transfer: None,
+        length: Ok(None),
+    };
     for h in answer.headers.iter() {
         let name = HeaderName::from_bytes(h.name.as_bytes())
             .map_err(|_| AnswerError::Malformed("invalid header name"))?;
-        let value = HeaderValue::from_bytes(h.value)
-            .map_err(|_| AnswerError::Malformed("invalid header value"))?;
-        headers.append(name, value);
+        match name.as_str() {
+            "content-length" => head.length = length_with(head.length, h.value),
+            "transfer-encoding" => {
+                let last = tokens(h.value).last();
+                head.transfer = match last {
+                    Some(coding) => Some(coding.eq_ignore_ascii_case(b"chunked")),
+                    None => head.transfer.or(Some(false)),
+                };
+            }
+            n if super::headers::hop_by_hop(n) || named.iter().any(|c| c == n) => {}
+            _ => {
+                let value = HeaderValue::from_bytes(h.value)
+                    .map_err(|_| AnswerError::Malformed("invalid header value"))?;
+                head.headers.append(name, value);
+            }
+        }
     }
-    Ok(Some((len, status, headers, answer.version == Some(1))))
+    Ok(Some(head))
 }
 
-/// How the body of an answer with `status` and `headers` to `method` is delimited
-/// (RFC 9112 §6.3).
-fn framing(
-    method: &Method,
-    status: StatusCode,
-    headers: &HeaderMap,
-) -> Result<Framing, AnswerError> {
+/// The non-empty items of a comma-separated header value, trimmed.
+fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    value
+        .split(|&b| b == b',')
+        .map(<[u8]>::trim_ascii)
+        .filter(|t| !t.is_empty())
+}
+
+/// `Content-Length` so far (`seen`) with one more `value`: the length, or an error when it
+/// is not a number or differs from one seen before.
+fn length_with(
+    seen: Result<Option<u64>, &'static str>,
+    value: &[u8],
+) -> Result<Option<u64>, &'static str> {
+    let seen = seen?;
+    let n = std::str::from_utf8(value)
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .ok_or("invalid Content-Length")?;
+    if seen.is_some_and(|seen| seen != n) {
+        return Err("conflicting Content-Length values");
+    }
+    Ok(Some(n))
+}
+
+/// How the body of an answer with `head` to `method` is delimited (RFC 9112 §6.3).
+fn framing(method: &Method, head: &Head) -> Result<Framing, AnswerError> {
     if method == Method::HEAD
-        || status == StatusCode::NO_CONTENT
-        || status == StatusCode::NOT_MODIFIED
+        || head.status == StatusCode::NO_CONTENT
+        || head.status == StatusCode::NOT_MODIFIED
     {
         return Ok(Framing::None);
     }
-    if headers.contains_key(TRANSFER_ENCODING) {
-        return if last_coding_is_chunked(headers) {
-            Ok(Framing::Chunked)
-        } else {
-            Ok(Framing::Close)
-        };
+    match head.transfer {
+        Some(true) => return Ok(Framing::Chunked),
+        Some(false) => return Ok(Framing::Close),
+        None => {}
     }
-    let mut length = None;
-    for value in headers.get_all(CONTENT_LENGTH) {
-        let n = value
-            .to_str()
-            .ok()
-            .and_then(|t| t.trim().parse::<u64>().ok())
-            .ok_or(AnswerError::Malformed("invalid Content-Length"))?;
-        if length.is_some_and(|seen| seen != n) {
-            return Err(AnswerError::Malformed("conflicting Content-Length values"));
-        }
-        length = Some(n);
+    match head.length {
+        Ok(Some(n)) => Ok(Framing::Length(n)),
+        Ok(None) => Ok(Framing::Close),
+        Err(what) => Err(AnswerError::Malformed(what)),
     }
-    Ok(length.map_or(Framing::Close, Framing::Length))
-}
-
-/// Whether the last transfer coding named is `chunked`.
-fn last_coding_is_chunked(headers: &HeaderMap) -> bool {
-    headers
-        .get_all(TRANSFER_ENCODING)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(str::trim)
-        .rfind(|c| !c.is_empty())
-        .is_some_and(|c| c.eq_ignore_ascii_case("chunked"))
-}
-
-/// Whether header `name` lists `token` (case-insensitive).
-fn has_token(headers: &HeaderMap, name: &HeaderName, token: &str) -> bool {
-    headers
-        .get_all(name)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|t| t.trim().eq_ignore_ascii_case(token))
 }
 
 /// Reads more into `buf`; the number of bytes read (0 at the end of the stream).
@@ -332,6 +384,37 @@ mod tests {
         assert_eq!(a.headers["content-type"], "text/xml");
         assert_eq!(&a.body[..], b"hello");
         assert!(a.reusable);
+    }
+
+    #[tokio::test]
+    async fn only_end_to_end_headers_are_kept() {
+        let a = read(
+            b"HTTP/1.1 200 OK\r\nConnection: X-Hop, keep-alive\r\nX-Hop: 1\r\nKeep-Alive: timeout=5\r\nContent-Type: text/xml\r\nContent-Length: 2\r\nX-End: 2\r\nX-End: 3\r\n\r\nok",
+            100,
+        )
+        .await
+        .unwrap();
+        let names: Vec<&str> = a.headers.keys().map(HeaderName::as_str).collect();
+        assert_eq!(names, ["content-type", "x-end"]);
+        assert_eq!(a.headers.get_all("x-end").iter().count(), 2);
+        assert_eq!(&a.body[..], b"ok");
+        assert!(a.reusable);
+        let a = read(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\nTransfer-Encoding: \r\n\r\n2\r\nok\r\n0\r\n\r\n",
+            100,
+        )
+        .await
+        .unwrap();
+        assert_eq!(&a.body[..], b"ok");
+        assert!(a.headers.is_empty());
+        let a = read(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\nraw",
+            100,
+        )
+        .await
+        .unwrap();
+        assert_eq!(&a.body[..], b"raw");
+        assert!(!a.reusable);
     }
 
     #[tokio::test]

@@ -17,6 +17,9 @@ use lather_pipeline::{ip_text, ipv4_text};
 use std::borrow::Cow;
 use std::net::IpAddr;
 
+/// What this hop adds to `Via`.
+const THIS_HOP: &str = "1.1 lather";
+
 /// `X-Forwarded-For`, built once (a name given as text is parsed at every insert).
 static X_FORWARDED_FOR: HeaderName = HeaderName::from_static("x-forwarded-for");
 /// `X-Forwarded-Proto`.
@@ -24,32 +27,35 @@ static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-prot
 /// `X-Forwarded-Host`.
 static X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
 
-/// Client request headers that never reach a backend (besides those its `Connection`
-/// names and the forwarding headers, which [`outgoing`] writes itself).
-const NOT_FORWARDED: [&str; 14] = [
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "host",
-    "content-length",
-    "content-encoding",
-    "accept-encoding",
-    "expect",
-    "via",
-];
-
-/// The forwarding headers, kept from a trusted proxy and replaced otherwise.
-const FORWARDING: [&str; 4] = [
-    "forwarded",
-    "x-forwarded-for",
-    "x-forwarded-proto",
-    "x-forwarded-host",
-];
+/// Whether a client's request header is left out of the copy [`outgoing`] makes: the
+/// headers that never reach a backend (the hop-by-hop ones, `Proxy-Authorization`, the
+/// framing headers lather writes anew, `Accept-Encoding`, `Expect`) and those it writes
+/// itself (`Via` and the forwarding headers, kept from a trusted proxy and replaced
+/// otherwise). One `match`, not a search of lists: it runs for every header of every
+/// request.
+fn not_copied(name: &str) -> bool {
+    matches!(
+        name,
+        "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "proxy-authorization"
+            | "te"
+            | "trailer"
+            | "transfer-encoding"
+            | "upgrade"
+            | "host"
+            | "content-length"
+            | "content-encoding"
+            | "accept-encoding"
+            | "expect"
+            | "via"
+            | "forwarded"
+            | "x-forwarded-for"
+            | "x-forwarded-proto"
+            | "x-forwarded-host"
+    )
+}
 
 /// A gateway service's request header rules: names removed, headers set (replacing),
 /// headers added (beside those of that name), applied in that order.
@@ -108,9 +114,8 @@ pub(crate) fn outgoing(
     let mut out = HeaderMap::with_capacity(incoming.len() + 5);
     for (name, value) in incoming {
         let n = name.as_str();
-        if NOT_FORWARDED.contains(&n)
+        if not_copied(n)
             || crate::own_headers::OWN_HEADERS.contains(name)
-            || FORWARDING.contains(&n)
             || named.iter().any(|c| c == n)
             || identity_header == Some(name)
         {
@@ -123,10 +128,13 @@ pub(crate) fn outgoing(
         };
         out.append(name.clone(), value);
     }
-    out.insert(
-        header::VIA,
-        extended(incoming.get_all(header::VIA), "1.1 lather"),
-    );
+    let via = incoming.get_all(header::VIA);
+    let via = if via.iter().next().is_none() {
+        HeaderValue::from_static(THIS_HOP)
+    } else {
+        extended(via, THIS_HOP)
+    };
+    out.insert(header::VIA, via);
     if let Some(arrival) = arrival {
         forwarding(&mut out, incoming, arrival);
     }
@@ -223,10 +231,29 @@ fn forwarded_node(ip: IpAddr, text: &str) -> Cow<'_, str> {
 }
 
 /// `value` as an RFC 7239 parameter value: a token as it is, else a quoted string.
-fn token_or_quoted(value: &str) -> String {
-    let tchar = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
-    if !value.is_empty() && value.chars().all(tchar) {
-        return value.to_owned();
+fn token_or_quoted(value: &str) -> Cow<'_, str> {
+    let tchar = |b: u8| {
+        b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'!' | b'#'
+                    | b'$'
+                    | b'%'
+                    | b'&'
+                    | b'\''
+                    | b'*'
+                    | b'+'
+                    | b'-'
+                    | b'.'
+                    | b'^'
+                    | b'_'
+                    | b'`'
+                    | b'|'
+                    | b'~'
+            )
+    };
+    if !value.is_empty() && value.bytes().all(tchar) {
+        return Cow::Borrowed(value);
     }
     let mut quoted = String::with_capacity(value.len() + 2);
     quoted.push('"');
@@ -237,7 +264,7 @@ fn token_or_quoted(value: &str) -> String {
         quoted.push(c);
     }
     quoted.push('"');
-    quoted
+    Cow::Owned(quoted)
 }
 
 #[cfg(test)]

@@ -4,18 +4,22 @@
 
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 
-/// Hop-by-hop headers that are never passed through (RFC 9110 §7.6.1), plus
-/// `Content-Length`, which belongs to the framing of the answer lather writes itself.
-const HOP_BY_HOP: [&str; 8] = [
-    "connection",
-    "keep-alive",
-    "proxy-connection",
-    "transfer-encoding",
-    "te",
-    "trailer",
-    "upgrade",
-    "content-length",
-];
+/// Whether `name` (lower case) is a hop-by-hop header, never passed through (RFC 9110
+/// §7.6.1), or `Content-Length`, which belongs to the framing of the answer lather writes
+/// itself.
+pub(super) fn hop_by_hop(name: &str) -> bool {
+    matches!(
+        name,
+        "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "transfer-encoding"
+            | "te"
+            | "trailer"
+            | "upgrade"
+            | "content-length"
+    )
+}
 
 /// A service's response header policy.
 #[derive(Debug, Clone, Default)]
@@ -55,9 +59,7 @@ impl ResponsePolicy {
             .keys()
             .filter(|name| {
                 let n = name.as_str();
-                HOP_BY_HOP.contains(&n)
-                    || named.iter().any(|c| c == n)
-                    || self.remove.contains(name)
+                hop_by_hop(n) || named.iter().any(|c| c == n) || self.remove.contains(name)
             })
             .cloned()
             .collect();
