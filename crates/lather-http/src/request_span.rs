@@ -98,12 +98,12 @@ pub(crate) fn upstream_result(span: &Span, result: Result<http::StatusCode, &Str
     }
 }
 
-/// Sets `traceparent` in `headers` to `span`'s context (replacing what the client sent),
-/// when `span` is exported.
-pub(crate) fn inject(span: &Span, headers: &mut http::HeaderMap) {
-    if let Some(value) = lather_pipeline::telemetry::traceparent_of(span)
+/// The W3C trace-context header a request to a backend carries.
+pub(crate) const TRACEPARENT: http::HeaderName = http::HeaderName::from_static("traceparent");
+
+/// The `traceparent` value of `span`'s context, when `span` is exported: set on a request
+/// to a backend, it replaces what the client sent.
+pub(crate) fn traceparent(span: &Span) -> Option<http::HeaderValue> {
+    lather_pipeline::telemetry::traceparent_of(span)
         .and_then(|t| http::HeaderValue::from_str(&t).ok())
-    {
-        headers.insert("traceparent", value);
-    }
 }

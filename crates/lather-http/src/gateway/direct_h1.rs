@@ -13,10 +13,11 @@
 //! connections every [`SWEEP_EVERY`] even when no request comes.
 
 use super::answer_read::{AnswerError, ReadAnswer, read_answer};
-use bytes::Bytes;
-use http::header::{CONTENT_LENGTH, HOST, HeaderMap, TRANSFER_ENCODING};
+use super::header_list::HeaderList;
+use super::upstream_client::UpstreamRequest;
+use http::header::{CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
 use http::uri::Authority;
-use http::{Method, Request, Uri};
+use http::{Method, Uri};
 use std::io::{self, IoSlice};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -125,23 +126,22 @@ impl DirectClient {
     /// most `limit` bytes.
     pub(crate) async fn exchange(
         &self,
-        request: Request<Bytes>,
+        request: UpstreamRequest,
         limit: usize,
     ) -> Result<ReadAnswer, DirectError> {
-        let (parts, body) = request.into_parts();
-        let Some(authority) = parts.uri.authority().cloned() else {
+        let UpstreamRequest {
+            method,
+            uri,
+            headers,
+            body,
+        } = request;
+        let Some(authority) = uri.authority().cloned() else {
             return Err(DirectError::Connect(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "the upstream URI names no host",
             )));
         };
-        let head = head(
-            &parts.method,
-            &parts.uri,
-            &authority,
-            &parts.headers,
-            body.len(),
-        );
+        let head = head(&method, &uri, &authority, &headers, body.len());
         let slot = &self.idle[crate::io_thread::current() % self.idle.len()];
         let mut stream = match take(slot, &authority) {
             Some(stream) => stream,
@@ -150,7 +150,7 @@ impl DirectClient {
         write_all(&mut stream, &head, &body)
             .await
             .map_err(DirectError::Write)?;
-        let answer = read_answer(&mut stream, &parts.method, limit).await?;
+        let answer = read_answer(&mut stream, &method, limit).await?;
         if answer.reusable {
             let mut idle = slot
                 .lock()
@@ -253,7 +253,7 @@ fn head(
     method: &Method,
     uri: &Uri,
     authority: &Authority,
-    headers: &HeaderMap,
+    headers: &HeaderList,
     body_len: usize,
 ) -> Vec<u8> {
     let path = uri.path_and_query().map_or("/", |p| p.as_str());
@@ -262,12 +262,12 @@ fn head(
     out.push(b' ');
     out.extend_from_slice(path.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
-    if !headers.contains_key(HOST) {
+    if !headers.contains(&HOST) {
         out.extend_from_slice(b"host: ");
         out.extend_from_slice(authority.as_str().as_bytes());
         out.extend_from_slice(b"\r\n");
     }
-    for (name, value) in headers {
+    for (name, value) in headers.iter() {
         if name == CONTENT_LENGTH || name == TRANSFER_ENCODING {
             continue;
         }
@@ -304,14 +304,15 @@ async fn write_all(stream: &mut TcpStream, head: &[u8], body: &[u8]) -> io::Resu
 mod tests {
     use super::*;
     use http::HeaderValue;
+    use http::header::CONTENT_TYPE;
 
     #[test]
     fn the_head_carries_host_the_headers_and_the_length() {
         let uri: Uri = "http://backend:8080/svc?x=1".parse().unwrap();
-        let mut headers = HeaderMap::new();
-        headers.insert("content-type", HeaderValue::from_static("text/xml"));
-        headers.insert("content-length", HeaderValue::from_static("999"));
-        headers.insert("transfer-encoding", HeaderValue::from_static("chunked"));
+        let mut headers = HeaderList::default();
+        headers.append(CONTENT_TYPE, HeaderValue::from_static("text/xml"));
+        headers.append(CONTENT_LENGTH, HeaderValue::from_static("999"));
+        headers.append(TRANSFER_ENCODING, HeaderValue::from_static("chunked"));
         let text = head(
             &Method::POST,
             &uri,
@@ -327,7 +328,7 @@ mod tests {
             &Method::GET,
             &uri,
             uri.authority().unwrap(),
-            &HeaderMap::new(),
+            &HeaderList::default(),
             0,
         );
         assert_eq!(
@@ -402,7 +403,7 @@ mod tests {
         let uri: Uri = "http://up.example/ws".parse().unwrap();
         let authority = uri.authority().unwrap().clone();
         for n in [0usize, 7, 10, 65_535, usize::MAX] {
-            let out = head(&Method::POST, &uri, &authority, &HeaderMap::new(), n);
+            let out = head(&Method::POST, &uri, &authority, &HeaderList::default(), n);
             let field = format!("content-length: {n}\r\n");
             assert!(
                 String::from_utf8_lossy(&out).contains(&field),

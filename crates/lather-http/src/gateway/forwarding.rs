@@ -10,6 +10,7 @@
 //! `Lather-Timing` (they ask this server, not the backend); the `identity_header`;
 //! `Forwarded` and `X-Forwarded-*` from a peer that is not a trusted proxy.
 
+use super::header_list::HeaderList;
 use super::headers::connection_named;
 use crate::arrival::Arrival;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -85,7 +86,7 @@ impl RequestRules {
     }
 
     /// Applies the rules to `headers`.
-    pub(crate) fn apply(&self, headers: &mut HeaderMap) {
+    pub(crate) fn apply(&self, headers: &mut HeaderList) {
         for name in &self.remove {
             headers.remove(name);
         }
@@ -109,9 +110,9 @@ pub(crate) fn outgoing(
     rules: &RequestRules,
     identity_header: Option<&HeaderName>,
     identity: Option<HeaderValue>,
-) -> HeaderMap {
+) -> HeaderList {
     let named = connection_named(incoming);
-    let mut out = HeaderMap::with_capacity(incoming.len() + 5);
+    let mut out = HeaderList::with_capacity(incoming.len() + 5);
     for (name, value) in incoming {
         let n = name.as_str();
         if not_copied(n)
@@ -148,7 +149,7 @@ pub(crate) fn outgoing(
 /// Writes `Forwarded`, `X-Forwarded-For`, `X-Forwarded-Proto` and `X-Forwarded-Host`:
 /// a trusted peer's are kept and this hop added (its proto and host stay: they tell the
 /// original request's); an untrusted peer's are replaced.
-fn forwarding(out: &mut HeaderMap, incoming: &HeaderMap, arrival: &Arrival) {
+fn forwarding(out: &mut HeaderList, incoming: &HeaderMap, arrival: &Arrival) {
     let kept = |name: &str| {
         arrival
             .peer_trusted
@@ -178,26 +179,26 @@ fn forwarding(out: &mut HeaderMap, incoming: &HeaderMap, arrival: &Arrival) {
         Some(values) => extended(values, &peer_text),
         None => value_of(&peer_text),
     };
-    out.insert(&X_FORWARDED_FOR, xff);
+    out.insert(X_FORWARDED_FOR.clone(), xff);
     match kept("x-forwarded-proto") {
         Some(values) => copy(out, &X_FORWARDED_PROTO, values),
         None => {
-            out.insert(&X_FORWARDED_PROTO, HeaderValue::from_static(proto));
+            out.insert(X_FORWARDED_PROTO.clone(), HeaderValue::from_static(proto));
         }
     }
     match (kept("x-forwarded-host"), &arrival.host) {
         (Some(values), _) => copy(out, &X_FORWARDED_HOST, values),
         (None, Some(host)) => {
-            out.insert(&X_FORWARDED_HOST, value_of(host));
+            out.insert(X_FORWARDED_HOST.clone(), value_of(host));
         }
         (None, None) => {}
     }
 }
 
 /// Copies every value of `values` to `out` under `name`.
-fn copy(out: &mut HeaderMap, name: &HeaderName, values: http::header::GetAll<'_, HeaderValue>) {
+fn copy(out: &mut HeaderList, name: &HeaderName, values: http::header::GetAll<'_, HeaderValue>) {
     for value in values {
-        out.append(name, value.clone());
+        out.append(name.clone(), value.clone());
     }
 }
 
@@ -347,7 +348,8 @@ mod tests {
             &rules,
             Some(&user),
             Some(HeaderValue::from_static("alice")),
-        );
+        )
+        .into_map();
         let mut names: Vec<&str> = out.keys().map(HeaderName::as_str).collect();
         names.sort_unstable();
         assert_eq!(
@@ -382,7 +384,8 @@ mod tests {
             &rules,
             None,
             None,
-        );
+        )
+        .into_map();
         assert_eq!(
             all(&out, "forwarded"),
             ["for=203.0.113.5;proto=http;host=\"gw.example:8080\""]
@@ -396,7 +399,8 @@ mod tests {
             &rules,
             None,
             None,
-        );
+        )
+        .into_map();
         assert_eq!(
             all(&out, "forwarded"),
             ["for=6.6.6.6, for=\"[2001:db8::7]\";proto=http;host=\"gw.example:8080\""]
@@ -420,7 +424,8 @@ mod tests {
             &rules,
             None,
             None,
-        );
+        )
+        .into_map();
         assert!(!out.contains_key("cookie"));
         assert!(!out.contains_key("x-forwarded-for"));
         assert!(out.contains_key("forwarded"));

@@ -15,6 +15,7 @@ mod backends;
 mod balance;
 mod direct_h1;
 mod forwarding;
+mod header_list;
 mod headers;
 mod health_check;
 mod resource;
@@ -28,11 +29,12 @@ pub(crate) use backend::{Backend, FailureKind, Standing};
 pub(crate) use backends::Backends;
 use direct_h1::DirectError;
 pub(crate) use forwarding::RequestRules;
+use header_list::HeaderList;
 pub(crate) use headers::ResponsePolicy;
 use resource::BackendPath;
 pub(crate) use resource::requested as requested_document;
-use upstream_client::Unanswered;
 pub(crate) use upstream_client::UpstreamTls;
+use upstream_client::{Unanswered, UpstreamRequest};
 pub(crate) use wsdl::Imported;
 
 use crate::arrival::Arrival;
@@ -40,7 +42,7 @@ use crate::arrival::Arrival;
 use backend::Ejection;
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
-use http::{Method, Request, Response, StatusCode, Uri};
+use http::{Method, Response, StatusCode, Uri};
 use lather_config::{Failover, UpstreamProtocol};
 use lather_context::stream::{SendOutcome, StreamMessage, StreamSender};
 use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
@@ -641,7 +643,7 @@ impl Gateway {
     async fn first_answer(
         &self,
         may_resend: bool,
-        mut headers: HeaderMap,
+        mut headers: HeaderList,
         make: impl Fn(&lather_config::Upstream) -> (Method, Uri, Bytes),
     ) -> Result<(Arc<Backend>, (usize, usize), Passed), Fault> {
         let deadline = Instant::now() + self.timeout;
@@ -669,10 +671,13 @@ impl Gateway {
                 std::mem::take(&mut headers)
             };
             let (method, uri, body) = make(&backend.upstream);
-            let failure = match self
-                .attempt(backend, request(method, uri, these, body), try_deadline)
-                .await
-            {
+            let request = UpstreamRequest {
+                method,
+                uri,
+                headers: these,
+                body,
+            };
+            let failure = match self.attempt(backend, request, try_deadline).await {
                 Ok(response) => return Ok((backend.clone(), (*index, backends.len()), response)),
                 Err(failure) => failure,
             };
@@ -751,14 +756,18 @@ impl Gateway {
     async fn attempt(
         &self,
         backend: &Backend,
-        mut request: Request<Bytes>,
+        mut request: UpstreamRequest,
         deadline: Instant,
     ) -> Result<Passed, Failure> {
         let span = crate::request_span::upstream(&self.service, &backend.upstream.url);
         if span.is_none() {
             return self.attempt_untraced(backend, request, deadline).await;
         }
-        crate::request_span::inject(&span, request.headers_mut());
+        if let Some(traceparent) = crate::request_span::traceparent(&span) {
+            request
+                .headers
+                .insert(crate::request_span::TRACEPARENT, traceparent);
+        }
         let result = tracing::Instrument::instrument(
             self.attempt_untraced(backend, request, deadline),
             span.clone(),
@@ -773,7 +782,7 @@ impl Gateway {
     async fn attempt_untraced(
         &self,
         backend: &Backend,
-        request: Request<Bytes>,
+        request: UpstreamRequest,
         deadline: Instant,
     ) -> Result<Passed, Failure> {
         let upstream = &backend.upstream;
@@ -936,15 +945,6 @@ impl SoapService for Gateway {
             Ready::Yes
         }
     }
-}
-
-/// A request to a backend with the `headers` prepared for it (see [`forwarding`]).
-fn request(method: Method, uri: Uri, headers: HeaderMap, body: Bytes) -> Request<Bytes> {
-    let mut request = Request::new(body);
-    *request.method_mut() = method;
-    *request.uri_mut() = uri;
-    *request.headers_mut() = headers;
-    request
 }
 
 /// `uri` with its query replaced by `query`.

@@ -4,9 +4,10 @@
 //! knowledge) or TLS (`https://`, HTTP/2 negotiated by ALPN).
 
 use super::direct_h1::{DirectClient, DirectError};
+use super::header_list::HeaderList;
 use crate::tls::TlsError;
 use bytes::Bytes;
-use http::{Request, Response};
+use http::{Method, Request, Response, Uri};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper_rustls::HttpsConnector;
@@ -22,6 +23,30 @@ use std::time::Duration;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// A request to an upstream: its method, absolute URI, headers and whole body.
+#[derive(Debug)]
+pub(crate) struct UpstreamRequest {
+    /// `POST` for a SOAP request, `GET` for a document.
+    pub(crate) method: Method,
+    /// The upstream's absolute URI.
+    pub(crate) uri: Uri,
+    /// The headers prepared for it (see `forwarding`).
+    pub(crate) headers: HeaderList,
+    /// The whole body.
+    pub(crate) body: Bytes,
+}
+
+impl UpstreamRequest {
+    /// The same request for hyper's client.
+    fn into_http(self) -> Request<Full<Bytes>> {
+        let mut request = Request::new(Full::new(self.body));
+        *request.method_mut() = self.method;
+        *request.uri_mut() = self.uri;
+        *request.headers_mut() = self.headers.into_map();
+        request
+    }
+}
 
 /// How requests reach the upstreams.
 #[derive(Debug)]
@@ -286,11 +311,11 @@ impl UpstreamClient {
     /// ([`DirectClient`]), else through hyper's client.
     pub(crate) async fn exchange(
         &self,
-        request: Request<Bytes>,
+        request: UpstreamRequest,
         limit: usize,
     ) -> Result<Response<Bytes>, Unanswered> {
         if let UpstreamClient::Http1 { direct, .. } = self
-            && request.uri().scheme() == Some(&http::uri::Scheme::HTTP)
+            && request.uri.scheme() == Some(&http::uri::Scheme::HTTP)
         {
             let answer = direct
                 .exchange(request, limit)
@@ -302,7 +327,7 @@ impl UpstreamClient {
             return Ok(response);
         }
         let response = self
-            .send(request.map(Full::new))
+            .send(request.into_http())
             .await
             .map_err(Unanswered::Sending)?;
         let (parts, body) = response.into_parts();
