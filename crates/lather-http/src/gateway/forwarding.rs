@@ -135,7 +135,9 @@ pub(crate) fn outgoing(
     } else {
         extended(via, THIS_HOP)
     };
-    out.insert(header::VIA, via);
+    // `Via` and the forwarding headers are appended, not set: the copy above left every
+    // value of them out.
+    out.append(header::VIA, via);
     if let Some(arrival) = arrival {
         forwarding(&mut out, incoming, arrival);
     }
@@ -174,22 +176,22 @@ fn forwarding(out: &mut HeaderList, incoming: &HeaderMap, arrival: &Arrival) {
         Some(values) => extended(values, &element),
         None => value_of(&element),
     };
-    out.insert(header::FORWARDED, forwarded);
+    out.append(header::FORWARDED, forwarded);
     let xff = match kept("x-forwarded-for") {
         Some(values) => extended(values, &peer_text),
         None => value_of(&peer_text),
     };
-    out.insert(X_FORWARDED_FOR.clone(), xff);
+    out.append(X_FORWARDED_FOR.clone(), xff);
     match kept("x-forwarded-proto") {
         Some(values) => copy(out, &X_FORWARDED_PROTO, values),
         None => {
-            out.insert(X_FORWARDED_PROTO.clone(), HeaderValue::from_static(proto));
+            out.append(X_FORWARDED_PROTO.clone(), HeaderValue::from_static(proto));
         }
     }
     match (kept("x-forwarded-host"), &arrival.host) {
         (Some(values), _) => copy(out, &X_FORWARDED_HOST, values),
         (None, Some(host)) => {
-            out.insert(X_FORWARDED_HOST.clone(), value_of(host));
+            out.append(X_FORWARDED_HOST.clone(), value_of(host));
         }
         (None, None) => {}
     }
