@@ -10,6 +10,17 @@ pub(crate) fn split_at_byte(text: &str, byte: u8) -> (&str, Option<&str>) {
     }
 }
 
+/// The pieces of `text` between occurrences of `byte` (an ASCII byte), as `str::split`
+/// gives them but by byte.
+pub(crate) fn split_by_byte(text: &str, byte: u8) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let (piece, next) = split_at_byte(rest?, byte);
+        rest = next;
+        Some(piece)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -20,5 +31,14 @@ mod tests {
         assert_eq!(split_at_byte("é:", b':'), ("é", Some("")));
         assert_eq!(split_at_byte("abc", b':'), ("abc", None));
         assert_eq!(split_at_byte("", b':'), ("", None));
+    }
+
+    #[test]
+    fn splits_at_every_occurrence_as_str_split_does() {
+        for text in ["a;b;;c", ";", "", "abc", "é;x;"] {
+            let by_byte: Vec<&str> = split_by_byte(text, b';').collect();
+            let by_char: Vec<&str> = text.split(';').collect();
+            assert_eq!(by_byte, by_char, "{text:?}");
+        }
     }
 }

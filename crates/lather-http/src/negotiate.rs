@@ -1,6 +1,6 @@
 //! Which SOAP version a request speaks, from its `Content-Type` and action headers.
 
-use crate::ascii::split_at_byte;
+use crate::ascii::{split_at_byte, split_by_byte};
 use http::header::CONTENT_TYPE;
 use http::{HeaderMap, HeaderName, HeaderValue};
 use lather_envelope::{Fault, FaultKind, SoapVersion};
@@ -44,13 +44,11 @@ pub(crate) fn negotiate(headers: &HeaderMap) -> Result<SoapHeaders, Fault> {
     let raw = raw.to_str().map_err(|_| {
         Fault::with_reason(FaultKind::UnsupportedMediaType, "Content-Type is not ASCII")
     })?;
-    // Split by hand: the value is ASCII, and this runs on every request.
-    let (media, mut params) = split_at_byte(raw, b';');
-    let media = media.trim_ascii();
+    // Split by byte: the value is ASCII, and this runs on every request.
+    let mut parts = split_by_byte(raw, b';');
+    let media = parts.next().unwrap_or_default().trim_ascii();
     let mut action = None;
-    while let Some(rest) = params {
-        let (param, next) = split_at_byte(rest, b';');
-        params = next;
+    for param in parts {
         let (key, Some(value)) = split_at_byte(param, b'=') else {
             continue;
         };
@@ -102,16 +100,15 @@ fn is_supported_charset(value: &str) -> bool {
 /// `content_type` with its charset parameter, if any, saying `utf-8`: what lather sends on
 /// is always UTF-8, even when the client sent UTF-16.
 pub(crate) fn utf8_content_type(content_type: &HeaderValue) -> HeaderValue {
-    // Most requests say UTF-8 or no charset: those are passed on without a copy, found so
-    // by one pass over the bytes.
-    if !names_other_charset(content_type.as_bytes()) {
-        return content_type.clone();
-    }
     let Ok(text) = content_type.to_str() else {
         return content_type.clone();
     };
+    // Most requests say UTF-8 or no charset: those are passed on without a copy.
+    if !split_by_byte(text, b';').any(|part| other_charset(part).is_some()) {
+        return content_type.clone();
+    }
     let mut out = String::with_capacity(text.len() + 8);
-    for (i, part) in text.split(';').enumerate() {
+    for (i, part) in split_by_byte(text, b';').enumerate() {
         if i > 0 {
             out.push(';');
         }
@@ -126,29 +123,12 @@ pub(crate) fn utf8_content_type(content_type: &HeaderValue) -> HeaderValue {
     HeaderValue::from_str(&out).unwrap_or_else(|_| content_type.clone())
 }
 
-/// Whether a media type's `;`-separated parts (`value`, as bytes) hold a charset
-/// parameter other than UTF-8: [`other_charset`] over bytes, without checking them as text.
-fn names_other_charset(value: &[u8]) -> bool {
-    value.split(|&b| b == b';').any(|part| {
-        let Some(eq) = part.iter().position(|&b| b == b'=') else {
-            return false;
-        };
-        let (key, rest) = part.split_at(eq);
-        let charset = rest[1..].trim_ascii();
-        let charset = charset
-            .strip_prefix(b"\"")
-            .and_then(|c| c.strip_suffix(b"\""))
-            .unwrap_or(charset);
-        key.trim_ascii().eq_ignore_ascii_case(b"charset") && !charset.eq_ignore_ascii_case(b"utf-8")
-    })
-}
-
 /// The key of a media type parameter `part` (as written, spaces kept) when it is a
 /// charset other than UTF-8.
 fn other_charset(part: &str) -> Option<&str> {
-    let (key, value) = part.split_once('=')?;
-    (key.trim().eq_ignore_ascii_case("charset")
-        && !unquote(value.trim()).eq_ignore_ascii_case("utf-8"))
+    let (key, value) = split_at_byte(part, b'=');
+    (key.trim_ascii().eq_ignore_ascii_case("charset")
+        && !unquote(value?.trim_ascii()).eq_ignore_ascii_case("utf-8"))
     .then_some(key)
 }
 

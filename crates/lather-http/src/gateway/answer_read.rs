@@ -2,6 +2,7 @@
 //! skipped), then the body as its framing says — `Content-Length`, chunked, or up to the
 //! close — collected whole within a size bound.
 
+use super::headers::{hop_by_hop, list_items};
 use bytes::{Buf, Bytes, BytesMut};
 use http::header::{HeaderMap, HeaderName, HeaderValue};
 use http::{Method, StatusCode};
@@ -171,7 +172,7 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, AnswerError> {
     let mut named: Vec<String> = Vec::new();
     for h in answer.headers.iter() {
         if h.name.eq_ignore_ascii_case("connection") {
-            for token in tokens(h.value) {
+            for token in list_items(h.value) {
                 if token.eq_ignore_ascii_case(b"close") {
                     close = true;
                 } else {
@@ -195,13 +196,13 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, AnswerError> {
         match name.as_str() {
             "content-length" => head.length = length_with(head.length, h.value),
             "transfer-encoding" => {
-                let last = tokens(h.value).last();
+                let last = list_items(h.value).last();
                 head.transfer = match last {
                     Some(coding) => Some(coding.eq_ignore_ascii_case(b"chunked")),
                     None => head.transfer.or(Some(false)),
                 };
             }
-            n if super::headers::hop_by_hop(n) || named.iter().any(|c| c == n) => {}
+            n if hop_by_hop(n) || named.iter().any(|c| c == n) => {}
             _ => {
                 let value = HeaderValue::from_bytes(h.value)
                     .map_err(|_| AnswerError::Malformed("invalid header value"))?;
@@ -210,14 +211,6 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, AnswerError> {
         }
     }
     Ok(Some(head))
-}
-
-/// The non-empty items of a comma-separated header value, trimmed.
-fn tokens(value: &[u8]) -> impl Iterator<Item = &[u8]> {
-    value
-        .split(|&b| b == b',')
-        .map(<[u8]>::trim_ascii)
-        .filter(|t| !t.is_empty())
 }
 
 /// `Content-Length` so far (`seen`) with one more `value`: the length, or an error when it

@@ -11,7 +11,7 @@
 //! `Forwarded` and `X-Forwarded-*` from a peer that is not a trusted proxy.
 
 use super::header_list::HeaderList;
-use super::headers::connection_named;
+use super::headers::{connection_named, hop_by_hop};
 use crate::arrival::Arrival;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use lather_pipeline::{ip_text, ipv4_text};
@@ -29,33 +29,26 @@ static X_FORWARDED_PROTO: HeaderName = HeaderName::from_static("x-forwarded-prot
 static X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
 
 /// Whether a client's request header is left out of the copy [`outgoing`] makes: the
-/// headers that never reach a backend (the hop-by-hop ones, `Proxy-Authorization`, the
-/// framing headers lather writes anew, `Accept-Encoding`, `Expect`) and those it writes
-/// itself (`Via` and the forwarding headers, kept from a trusted proxy and replaced
-/// otherwise). One `match`, not a search of lists: it runs for every header of every
-/// request.
+/// headers that never reach a backend (the hop-by-hop ones and `Content-Length`,
+/// `Proxy-Authorization`, `Host`, `Content-Encoding`, `Accept-Encoding`, `Expect`) and
+/// those it writes itself (`Via` and the forwarding headers, kept from a trusted proxy and
+/// replaced otherwise). `match`es, not a search of lists: this runs for every header of
+/// every request.
 fn not_copied(name: &str) -> bool {
-    matches!(
-        name,
-        "connection"
-            | "keep-alive"
-            | "proxy-connection"
-            | "proxy-authorization"
-            | "te"
-            | "trailer"
-            | "transfer-encoding"
-            | "upgrade"
-            | "host"
-            | "content-length"
-            | "content-encoding"
-            | "accept-encoding"
-            | "expect"
-            | "via"
-            | "forwarded"
-            | "x-forwarded-for"
-            | "x-forwarded-proto"
-            | "x-forwarded-host"
-    )
+    hop_by_hop(name)
+        || matches!(
+            name,
+            "proxy-authorization"
+                | "host"
+                | "content-encoding"
+                | "accept-encoding"
+                | "expect"
+                | "via"
+                | "forwarded"
+                | "x-forwarded-for"
+                | "x-forwarded-proto"
+                | "x-forwarded-host"
+        )
 }
 
 /// A gateway service's request header rules: names removed, headers set (replacing),

@@ -81,11 +81,17 @@ pub(super) fn connection_named(headers: &HeaderMap) -> Vec<String> {
     headers
         .get_all(header::CONNECTION)
         .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|t| t.trim().to_ascii_lowercase())
-        .filter(|t| !t.is_empty())
+        .flat_map(|v| list_items(v.as_bytes()))
+        .map(|t| String::from_utf8_lossy(t).to_ascii_lowercase())
         .collect()
+}
+
+/// The non-empty items of a comma-separated header value (RFC 9110 §5.6.1), trimmed.
+pub(super) fn list_items(value: &[u8]) -> impl Iterator<Item = &[u8]> {
+    value
+        .split(|&b| b == b',')
+        .map(<[u8]>::trim_ascii)
+        .filter(|t| !t.is_empty())
 }
 
 /// Configured `(name, value)` pairs as headers; pairs that are not valid (refused by
