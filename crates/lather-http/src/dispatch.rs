@@ -31,7 +31,8 @@ type Outcome = Result<HttpResponse, (Fault, SoapVersion)>;
 
 /// Answers one request on the CPU pool's scope; a panic anywhere below becomes an
 /// `Internal` fault in the request's (guessed) SOAP version, and the caller lives on.
-pub(crate) async fn handle_guarded<B>(state: Arc<State>, req: Request<B>) -> HttpResponse
+/// The request is boxed: see `listening::answer`.
+pub(crate) async fn handle_guarded<B>(state: Arc<State>, req: Box<Request<B>>) -> HttpResponse
 where
     B: Body<Data = Bytes>,
     B::Error: std::error::Error + Send + Sync + 'static,
@@ -55,7 +56,7 @@ where
 /// headers are negotiated ([`guess_version`], read once per request).
 pub(crate) async fn handle<B>(
     state: Arc<State>,
-    req: Request<B>,
+    req: Box<Request<B>>,
     guess: SoapVersion,
 ) -> HttpResponse
 where
@@ -83,7 +84,7 @@ where
 /// ([`tracing::Span::none`] when traces are not exported).
 async fn answer_soap<B>(
     state: &State,
-    req: Request<B>,
+    req: Box<Request<B>>,
     started: Instant,
     span: tracing::Span,
     guess: SoapVersion,
@@ -297,7 +298,7 @@ fn admin<B>(state: &State, req: &Request<B>) -> Option<HttpResponse> {
 async fn serve<B>(
     state: &State,
     service: &Service,
-    req: Request<B>,
+    req: Box<Request<B>>,
     answer: &mut Answering,
     guess: SoapVersion,
 ) -> Outcome
@@ -305,7 +306,7 @@ where
     B: Body<Data = Bytes>,
     B::Error: std::error::Error + Send + Sync + 'static,
 {
-    let (parts, body) = req.into_parts();
+    let (parts, body) = (*req).into_parts();
     if parts.method == Method::GET
         && let Some(replies) = &service.async_replies
         && let Some(id) = reply_query(parts.uri.query())

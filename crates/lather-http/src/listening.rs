@@ -331,7 +331,13 @@ impl Connection {
                 addr: peer,
                 marking: Some(marking.clone()),
             };
-            answer(current.load(), req, peer, client.clone(), activity.busy())
+            answer(
+                current.load(),
+                Box::new(req),
+                peer,
+                client.clone(),
+                activity.busy(),
+            )
         });
         let connection = self
             .builder
@@ -344,17 +350,20 @@ impl Connection {
 }
 
 /// Answers one request; a panic anywhere below becomes an `Internal` fault, and the
-/// connection and the server live on.
+/// connection and the server live on. The request comes boxed and stays boxed down to
+/// where it is taken apart: each async level keeps its arguments twice, and a request
+/// held by value would make each level's future, moved whole at every level above it,
+/// half a kilobyte larger.
 async fn answer(
     state: Arc<State>,
-    mut req: hyper::Request<Incoming>,
+    mut req: Box<hyper::Request<Incoming>>,
     peer: Peer,
     client: Option<crate::tls::ClientCertificate>,
     busy: Busy,
 ) -> Result<hyper::Response<crate::stream_accept::ServerBody>, Infallible> {
     if crate::stream_accept::is_h2_stream(&req) {
         return Ok(crate::stream_accept::h2_stream(
-            state, req, peer.addr, client, busy,
+            state, *req, peer.addr, client, busy,
         ));
     }
     req.extensions_mut().insert(peer);

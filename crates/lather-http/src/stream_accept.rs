@@ -209,7 +209,7 @@ impl Handoff for DispatchHandoff {
             if let Some(client) = client {
                 request.extensions_mut().insert(client);
             }
-            reply_message(dispatch::handle_guarded(state, request).await).await
+            reply_message(dispatch::handle_guarded(state, Box::new(request)).await).await
         })
     }
 }
