@@ -68,13 +68,8 @@ $(for i in 1 2 3 4 5; do printf '\n[handlers.d%s]\nkind = "digest"\nrounds = 10\
 fi
 
 log "starting ${server[0]##*/} under callgrind on port $port"
-# glibc copies blocks above a few KiB with `rep movsb` unless source and destination are
-# close, and valgrind counts each byte `rep movsb` moves as an instruction: the same copy
-# of a large future counted 150 or 7 000 instructions by where the heap placed it, moving
-# a gateway's count by 14 000 between runs of one build. Raising the threshold keeps every
-# copy in the vector loop, whose count follows the bytes copied.
-start_bg "$out_dir/server.log" env GLIBC_TUNABLES="${GLIBC_TUNABLES:-glibc.cpu.x86_rep_movsb_threshold=1000000000}" valgrind --tool=callgrind --callgrind-out-file="$counts" \
-    --dump-instr=no --compress-strings=no --compress-pos=no "${server[@]}"
+callgrind_cmd "$counts"
+start_bg "$out_dir/server.log" "${callgrind[@]}" "${server[@]}"
 vg=$bg_pid
 wait_for server "$vg" "$out_dir/server.log" 120 ready
 

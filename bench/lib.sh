@@ -49,6 +49,21 @@ start_bg() {
     bench_pids+=("$bg_pid")
 }
 
+# callgrind_cmd OUTFILE : sets the array `callgrind` to the command prefix that runs a
+# program under callgrind, its counts written to OUTFILE (use: "${callgrind[@]}" CMD...).
+# glibc copies blocks above a few KiB with `rep movsb` unless source and destination are
+# close, and valgrind counts each byte `rep movsb` moves as an instruction: the same copy
+# of a large future counted 150 or 7 000 instructions by where the heap placed it, moving
+# a gateway's count by 14 000 between runs of one build. Raising the threshold (after any
+# tunables the caller set) keeps every copy in the vector loop, whose count follows the
+# bytes copied.
+callgrind_cmd() {
+    callgrind=(env
+        "GLIBC_TUNABLES=${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.cpu.x86_rep_movsb_threshold=1000000000"
+        valgrind --tool=callgrind --callgrind-out-file="$1"
+        --dump-instr=no --compress-strings=no --compress-pos=no)
+}
+
 # port_open PORT : true when something accepts on 127.0.0.1:PORT.
 port_open() {
     # shellcheck disable=SC2016 # expanded by the inner bash

@@ -37,8 +37,8 @@ printf '[nats]\nurl = "nats://127.0.0.1:%s"\n\n[handlers.h]\nkind = "logging"\np
     "$nats_port" >"$out_dir/worker.toml"
 worker_counts="$out_dir/worker.callgrind"
 log "starting lather worker under callgrind"
-start_bg "$out_dir/worker.log" valgrind --tool=callgrind --callgrind-out-file="$worker_counts" \
-    --dump-instr=no --compress-strings=no --compress-pos=no \
+callgrind_cmd "$worker_counts"
+start_bg "$out_dir/worker.log" "${callgrind[@]}" \
     "$LATHER" --log-level warn,lather_remote::worker=info worker --config "$out_dir/worker.toml" --handlers h
 vg=$bg_pid
 wait_for worker "$vg" "$out_dir/worker.log" 120 grep -q "lather worker ready" "$out_dir/worker.log"
@@ -51,8 +51,8 @@ printf '#!/bin/sh\nexec sleep 3600\n' >"$placeholder"
 chmod +x "$placeholder"
 caller_counts="$out_dir/caller.callgrind"
 log "calling it $((WARM + N)) times from lather-bench under callgrind"
-LATHER_BIN="$LATHER" valgrind --tool=callgrind --callgrind-out-file="$caller_counts" \
-    --dump-instr=no --compress-strings=no --compress-pos=no \
+callgrind_cmd "$caller_counts"
+LATHER_BIN="$LATHER" "${callgrind[@]}" \
     "$LATHER_BENCH" --log-level warn remote-call --nats "nats://127.0.0.1:$nats_port" \
     --calls "$N" --warmup "$WARM" --out "$out_dir" --worker-wrap "$placeholder" \
     >"$out_dir/caller.log" 2>&1 || die "remote-call failed: $(tail -3 "$out_dir/caller.log")"
