@@ -2,6 +2,7 @@
 //! backend (`Forwarded`, `X-Forwarded-*`) and to find the backend path below a prefix.
 
 use crate::scheme::Scheme;
+use http::HeaderValue;
 use std::net::SocketAddr;
 
 /// Where a request came from and how, as a gateway forwards it.
@@ -14,8 +15,9 @@ pub(crate) struct Arrival {
     pub(crate) peer_trusted: bool,
     /// The scheme the request came by.
     pub(crate) scheme: Scheme,
-    /// The authority the client asked for (absolute-form or `Host`), when valid.
-    pub(crate) host: Option<String>,
+    /// The authority the client asked for (absolute-form or `Host`), when it is a valid
+    /// `host[:port]`; kept as the header value, so `X-Forwarded-Host` shares its bytes.
+    pub(crate) host: Option<HeaderValue>,
     /// For a service answering a prefix (`path = "/api/*"`): the rest of the request's
     /// path below the prefix (empty or starting with `/`) and its query, if any.
     pub(crate) below_prefix: Option<(String, Option<String>)>,

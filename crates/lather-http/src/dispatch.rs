@@ -847,23 +847,22 @@ pub(crate) fn service_location(state: &State, service: &Service, parts: &Parts) 
     if let Some(url) = &service.public_url {
         return url.clone();
     }
-    let host = request_host(parts).unwrap_or_else(|| state.listen.to_string());
+    let host = request_host(parts);
+    let host = host
+        .as_ref()
+        .and_then(|h| h.to_str().ok())
+        .map_or_else(|| state.listen.to_string(), str::to_owned);
     format!("{}://{host}{}", state.scheme.as_str(), service.path)
 }
 
 /// The authority the request asked for (absolute-form, else `Host`), when it is a valid
 /// `host[:port]`.
-fn request_host(parts: &Parts) -> Option<String> {
-    parts
-        .uri
-        .authority()
-        .map(|a| a.as_str().to_owned())
-        .or_else(|| {
-            parts
-                .headers
-                .get(http::header::HOST)
-                .and_then(|h| h.to_str().ok())
-                .map(str::to_owned)
-        })
-        .filter(|h| crate::authority::is_valid(h))
+fn request_host(parts: &Parts) -> Option<http::HeaderValue> {
+    let host = match parts.uri.authority() {
+        Some(authority) => http::HeaderValue::from_str(authority.as_str()).ok()?,
+        None => parts.headers.get(http::header::HOST)?.clone(),
+    };
+    host.to_str()
+        .is_ok_and(crate::authority::is_valid)
+        .then_some(host)
 }

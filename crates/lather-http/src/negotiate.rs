@@ -103,8 +103,12 @@ pub(crate) fn utf8_content_type(content_type: &HeaderValue) -> HeaderValue {
     let Ok(text) = content_type.to_str() else {
         return content_type.clone();
     };
-    // Most requests say UTF-8 or no charset: those are passed on without a copy.
-    if !split_by_byte(text, b';').any(|part| other_charset(part).is_some()) {
+    // Most requests say UTF-8 or no charset: those are passed on without a copy. The
+    // media type before the first `;` is no parameter.
+    if !split_by_byte(text, b';')
+        .skip(1)
+        .any(|part| other_charset(part).is_some())
+    {
         return content_type.clone();
     }
     let mut out = String::with_capacity(text.len() + 8);

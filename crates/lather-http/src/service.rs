@@ -412,6 +412,7 @@ fn gateway(
     .with_upstream_protocol(config.upstream_protocol(), config.upstream_connections())
     .with_failover(config.failover())
     .with_transfer_batching(config.upstream_batching())
+    .with_access_log(server.access_log)
 }
 
 /// The bounds of a `registry` service, from its keys (defaults where unset).

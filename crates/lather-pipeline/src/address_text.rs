@@ -15,14 +15,54 @@ pub fn ip_text(ip: IpAddr) -> String {
 
 /// `v4` in dotted decimal, as its `Display` writes it.
 pub fn ipv4_text(v4: Ipv4Addr) -> String {
-    let mut text = String::with_capacity(15);
-    for (i, octet) in v4.octets().into_iter().enumerate() {
-        if i > 0 {
-            text.push('.');
+    Ipv4Text::new(v4).as_str().to_owned()
+}
+
+/// An IPv4 address in dotted decimal, as its `Display` writes it, held on the stack: for
+/// a buffer that holds more than the address.
+#[derive(Debug, Clone, Copy)]
+pub struct Ipv4Text {
+    bytes: [u8; 15],
+    len: usize,
+}
+
+impl Ipv4Text {
+    /// The text of `v4`.
+    pub fn new(v4: Ipv4Addr) -> Self {
+        let mut text = Ipv4Text {
+            bytes: [0; 15],
+            len: 0,
+        };
+        for (i, octet) in v4.octets().into_iter().enumerate() {
+            if i > 0 {
+                text.push(b'.');
+            }
+            if octet >= 100 {
+                text.push(b'0' + octet / 100);
+            }
+            if octet >= 10 {
+                text.push(b'0' + octet / 10 % 10);
+            }
+            text.push(b'0' + octet % 10);
         }
-        text.push_str(itoa::Buffer::new().format(octet));
+        text
     }
-    text
+
+    fn push(&mut self, byte: u8) {
+        self.bytes[self.len] = byte;
+        self.len += 1;
+    }
+
+    /// The text as bytes (ASCII digits and dots).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        // Digits and dots only.
+        std::str::from_utf8(self.as_bytes()).unwrap_or_default()
+    }
 }
 
 #[cfg(test)]

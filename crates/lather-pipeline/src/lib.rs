@@ -35,7 +35,7 @@ mod understand;
 mod verdict;
 
 pub use access::{Access, Clash, Part, Parts};
-pub use address_text::{ip_text, ipv4_text};
+pub use address_text::{Ipv4Text, ip_text, ipv4_text};
 pub use attempt::current_attempt;
 pub use auto::Order;
 pub use cost::Cost;

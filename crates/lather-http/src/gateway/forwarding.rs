@@ -13,8 +13,9 @@
 use super::header_list::HeaderList;
 use super::headers::{connection_named, hop_by_hop};
 use crate::arrival::Arrival;
+use bytes::{Bytes, BytesMut};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
-use lather_pipeline::{ip_text, ipv4_text};
+use lather_pipeline::{Ipv4Text, ip_text, ipv4_text};
 use std::borrow::Cow;
 use std::net::IpAddr;
 
@@ -126,7 +127,7 @@ pub(crate) fn outgoing(
     let via = if via.iter().next().is_none() {
         HeaderValue::from_static(THIS_HOP)
     } else {
-        extended(via, THIS_HOP)
+        extended(via, THIS_HOP.as_bytes())
     };
     // `Via` and the forwarding headers are appended, not set: the copy above left every
     // value of them out.
@@ -155,24 +156,45 @@ fn forwarding(out: &mut HeaderList, incoming: &HeaderMap, arrival: &Arrival) {
         return;
     };
     let proto = arrival.scheme.as_str();
-    let peer_text = ip_text(peer);
-    let mut element = String::with_capacity(64);
-    element.push_str("for=");
-    element.push_str(&forwarded_node(peer, &peer_text));
-    element.push_str(";proto=");
-    element.push_str(proto);
-    if let Some(host) = &arrival.host {
-        element.push_str(";host=");
-        element.push_str(&token_or_quoted(host));
+    let host = arrival.host.as_ref().and_then(|h| h.to_str().ok());
+    // The values this hop writes, in one buffer the header values share: the peer's
+    // address (`X-Forwarded-For`), then the `Forwarded` element.
+    let mut text = BytesMut::with_capacity(64 + host.map_or(0, str::len));
+    let peer_end = match peer {
+        IpAddr::V4(v4) => {
+            let written = Ipv4Text::new(v4);
+            text.extend_from_slice(written.as_bytes());
+            let end = text.len();
+            text.extend_from_slice(b"for=");
+            text.extend_from_slice(written.as_bytes());
+            end
+        }
+        IpAddr::V6(_) => {
+            let written = ip_text(peer);
+            text.extend_from_slice(written.as_bytes());
+            let end = text.len();
+            text.extend_from_slice(b"for=");
+            text.extend_from_slice(forwarded_node(peer, &written).as_bytes());
+            end
+        }
+    };
+    text.extend_from_slice(b";proto=");
+    text.extend_from_slice(proto.as_bytes());
+    if let Some(host) = host {
+        text.extend_from_slice(b";host=");
+        text.extend_from_slice(token_or_quoted(host).as_bytes());
     }
+    let text = text.freeze();
+    let element = text.slice(peer_end..);
     let forwarded = match kept("forwarded") {
         Some(values) => extended(values, &element),
-        None => value_of(&element),
+        None => shared(element),
     };
     out.append(header::FORWARDED, forwarded);
+    let address = text.slice(..peer_end);
     let xff = match kept("x-forwarded-for") {
-        Some(values) => extended(values, &peer_text),
-        None => value_of(&peer_text),
+        Some(values) => extended(values, &address),
+        None => shared(address),
     };
     out.append(X_FORWARDED_FOR.clone(), xff);
     match kept("x-forwarded-proto") {
@@ -184,7 +206,7 @@ fn forwarding(out: &mut HeaderList, incoming: &HeaderMap, arrival: &Arrival) {
     match (kept("x-forwarded-host"), &arrival.host) {
         (Some(values), _) => copy(out, &X_FORWARDED_HOST, values),
         (None, Some(host)) => {
-            out.append(X_FORWARDED_HOST.clone(), value_of(host));
+            out.append(X_FORWARDED_HOST.clone(), host.clone());
         }
         (None, None) => {}
     }
@@ -198,20 +220,20 @@ fn copy(out: &mut HeaderList, name: &HeaderName, values: http::header::GetAll<'_
 }
 
 /// The values of a list header joined with `", "` and `last` appended.
-fn extended(values: http::header::GetAll<'_, HeaderValue>, last: &str) -> HeaderValue {
+fn extended(values: http::header::GetAll<'_, HeaderValue>, last: &[u8]) -> HeaderValue {
     let mut joined: Vec<u8> = Vec::new();
     for value in values {
         joined.extend_from_slice(value.as_bytes());
         joined.extend_from_slice(b", ");
     }
-    joined.extend_from_slice(last.as_bytes());
-    HeaderValue::from_bytes(&joined).unwrap_or_else(|_| value_of(last))
+    joined.extend_from_slice(last);
+    HeaderValue::from_bytes(&joined).unwrap_or_else(|_| shared(Bytes::copy_from_slice(last)))
 }
 
-/// `text` as a header value (the values made here are printable ASCII; anything else
-/// becomes empty rather than a panic).
-fn value_of(text: &str) -> HeaderValue {
-    HeaderValue::from_str(text).unwrap_or_else(|_| HeaderValue::from_static(""))
+/// `bytes` as a header value, sharing them (the values made here are printable ASCII;
+/// anything else becomes empty rather than a panic).
+fn shared(bytes: Bytes) -> HeaderValue {
+    HeaderValue::from_maybe_shared(bytes).unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
 /// A node as `Forwarded: for=` writes it (RFC 7239 §6): an IPv4 address bare (`text`, the
@@ -284,7 +306,7 @@ mod tests {
             peer: Some(peer.parse().unwrap()),
             peer_trusted: trusted,
             scheme: Scheme::Http,
-            host: Some("gw.example:8080".into()),
+            host: Some(HeaderValue::from_static("gw.example:8080")),
             below_prefix: None,
         }
     }

@@ -50,33 +50,47 @@ impl ResponsePolicy {
         }
     }
 
-    /// The headers of the backend's answer `from` that go to the client: those that may
-    /// not are taken out of it in place (an answer usually loses one or two, and building
-    /// a second map cost more than the rest of passing the answer on).
-    pub(crate) fn filter(&self, mut from: HeaderMap) -> HeaderMap {
-        let named = connection_named(&from);
-        let doomed: Vec<HeaderName> = from
-            .keys()
-            .filter(|name| {
-                let n = name.as_str();
-                hop_by_hop(n) || named.iter().any(|c| c == n) || self.remove.contains(name)
-            })
-            .cloned()
-            .collect();
-        for name in &doomed {
-            from.remove(name);
+    /// The headers of the backend's answer `from` that go to the client: its end-to-end
+    /// headers ([`end_to_end`]) with the policy applied ([`Self::apply`]).
+    pub(crate) fn filter(&self, from: HeaderMap) -> HeaderMap {
+        self.apply(end_to_end(from))
+    }
+
+    /// The policy applied to an answer's end-to-end headers: names removed, headers set,
+    /// headers added. An empty policy returns them as they are.
+    pub(crate) fn apply(&self, mut headers: HeaderMap) -> HeaderMap {
+        for name in &self.remove {
+            headers.remove(name);
         }
         for (name, value) in &self.set {
-            from.insert(name.clone(), value.clone());
+            headers.insert(name.clone(), value.clone());
         }
         for (name, value) in &self.add {
-            from.append(name.clone(), value.clone());
+            headers.append(name.clone(), value.clone());
         }
-        from
+        headers
     }
 }
 
-/// The header names `headers`' `Connection` lists (lower case).
+/// The end-to-end headers of `from`: the hop-by-hop ones and those its `Connection` names
+/// are taken out in place (an answer usually loses one or two, and building a second map
+/// cost more than the rest of passing the answer on).
+pub(crate) fn end_to_end(mut from: HeaderMap) -> HeaderMap {
+    let named = connection_named(&from);
+    let doomed: Vec<HeaderName> = from
+        .keys()
+        .filter(|name| {
+            let n = name.as_str();
+            hop_by_hop(n) || named.iter().any(|c| c == n)
+        })
+        .cloned()
+        .collect();
+    for name in &doomed {
+        from.remove(name);
+    }
+    from
+}
+
 pub(super) fn connection_named(headers: &HeaderMap) -> Vec<String> {
     headers
         .get_all(header::CONNECTION)

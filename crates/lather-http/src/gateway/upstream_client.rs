@@ -308,7 +308,8 @@ impl UpstreamClient {
 
     /// Sends `request` (its URI absolute) and reads its whole answer, the body at most
     /// `limit` bytes: over HTTP/1.1 to an `http://` upstream on this task
-    /// ([`DirectClient`]), else through hyper's client.
+    /// ([`DirectClient`]), else through hyper's client. The answer holds its end-to-end
+    /// headers only (the direct client reads the others into its framing facts).
     pub(crate) async fn exchange(
         &self,
         request: UpstreamRequest,
@@ -330,7 +331,8 @@ impl UpstreamClient {
             .send(request.into_http())
             .await
             .map_err(Unanswered::Sending)?;
-        let (parts, body) = response.into_parts();
+        let (mut parts, body) = response.into_parts();
+        parts.headers = super::headers::end_to_end(parts.headers);
         let body = Limited::new(body, limit)
             .collect()
             .await
