@@ -19,7 +19,8 @@ use std::time::Duration;
 pub(crate) const TARGET: &str = "lather::access";
 
 /// A response extension a service sets on its answer to name the backend that answered
-/// (its label or URL); the access log shows it as `upstream`.
+/// (its label or URL); the access log shows it as `upstream`. A gateway sets it only
+/// while the access log is on.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UpstreamUsed(pub String);
 
