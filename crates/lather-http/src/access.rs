@@ -48,12 +48,12 @@ pub(crate) struct Answered<'a> {
 }
 
 impl AccessEntry {
-    /// The entry of `req` (its method, URI, peer and trace id).
-    pub(crate) fn of<B>(req: &Request<B>) -> AccessEntry {
+    /// The entry of `req`, which came from `peer` (its method, URI, peer and trace id).
+    pub(crate) fn of<B>(req: &Request<B>, peer: &Peer) -> AccessEntry {
         AccessEntry {
             method: req.method().clone(),
             uri: req.uri().clone(),
-            client: req.extensions().get::<Peer>().map(|p| p.addr),
+            client: Some(peer.addr),
             trace_id: req
                 .headers()
                 .get("traceparent")

@@ -1,6 +1,7 @@
 //! One request, start to finish: admin endpoints, routing, negotiation, body, envelope,
 //! service, metrics. Every failure becomes a Fault response.
 
+use crate::arriving::Arriving;
 use crate::body::{decode, read_limited};
 use crate::flows::{self, Admitted};
 use crate::metrics::NO_SERVICE;
@@ -32,12 +33,12 @@ type Outcome = Result<HttpResponse, (Fault, SoapVersion)>;
 /// Answers one request on the CPU pool's scope; a panic anywhere below becomes an
 /// `Internal` fault in the request's (guessed) SOAP version, and the caller lives on.
 /// The request is boxed: see `listening::answer`.
-pub(crate) async fn handle_guarded<B>(state: Arc<State>, req: Box<Request<B>>) -> HttpResponse
+pub(crate) async fn handle_guarded<B>(state: Arc<State>, req: Box<Arriving<B>>) -> HttpResponse
 where
     B: Body<Data = Bytes>,
     B::Error: std::error::Error + Send + Sync + 'static,
 {
-    let version = guess_version(req.headers());
+    let version = guess_version(req.request.headers());
     let pool = state.cpu_pool.clone();
     AssertUnwindSafe(pool.scope(handle(state, req, version)))
         .catch_unwind()
@@ -56,7 +57,7 @@ where
 /// headers are negotiated ([`guess_version`], read once per request).
 pub(crate) async fn handle<B>(
     state: Arc<State>,
-    req: Box<Request<B>>,
+    req: Box<Arriving<B>>,
     guess: SoapVersion,
 ) -> HttpResponse
 where
@@ -65,13 +66,13 @@ where
 {
     let started = Instant::now();
     let _in_flight = state.metrics.in_flight();
-    if let Some(why) = crate::host::problem(&req) {
+    if let Some(why) = crate::host::problem(&req.request) {
         return bad_host(&state, &req, why, started, guess);
     }
-    if let Some(response) = admin(&state, &req) {
+    if let Some(response) = admin(&state, &req.request, &req.peer) {
         return response;
     }
-    let span = crate::request_span::start(&req);
+    let span = crate::request_span::start(&req.request, &req.peer);
     if span.is_none() {
         return answer_soap(&state, req, started, span, guess).await;
     }
@@ -84,7 +85,7 @@ where
 /// ([`tracing::Span::none`] when traces are not exported).
 async fn answer_soap<B>(
     state: &State,
-    req: Box<Request<B>>,
+    req: Box<Arriving<B>>,
     started: Instant,
     span: tracing::Span,
     guess: SoapVersion,
@@ -95,8 +96,8 @@ where
 {
     let access = state
         .access_log
-        .then(|| crate::access::AccessEntry::of(&req));
-    let timed = wants_timing(state, &req);
+        .then(|| crate::access::AccessEntry::of(&req.request, &req.peer));
+    let timed = wants_timing(state, &req.request, &req.peer);
     let timeline = if timed || state.phases.is_some() {
         Timeline::new(started)
     } else {
@@ -104,17 +105,17 @@ where
     };
     let answer = Answering {
         timeline,
-        gzip: crate::compress::accepts_gzip(req.headers()),
+        gzip: crate::compress::accepts_gzip(req.request.headers()),
         timed,
         bytes_in: 0,
         access,
         operation: None,
         span,
     };
-    let Some(service) = state.route(req.uri().path()).cloned() else {
+    let Some(service) = state.route(req.request.uri().path()).cloned() else {
         let fault = Fault::with_reason(
             FaultKind::NoSuchService,
-            format!("no service at {}", req.uri().path()),
+            format!("no service at {}", req.request.uri().path()),
         );
         return finish(state, NO_SERVICE, Err((fault, guess)), answer);
     };
@@ -193,32 +194,30 @@ fn finish(state: &State, service: &str, outcome: Outcome, mut answer: Answering)
 
 /// Whether the answer carries `Server-Timing`: always, never, or when the request asks
 /// with `Lather-Timing` from an address that may read `/metrics`.
-fn wants_timing<B>(state: &State, req: &Request<B>) -> bool {
+fn wants_timing<B>(state: &State, req: &Request<B>, peer: &Peer) -> bool {
     match state.server_timing {
         ServerTiming::Off => false,
         ServerTiming::Always => true,
         ServerTiming::OnRequest => {
-            req.headers().contains_key(&crate::timing::ASK_HEADER) && admin_allowed(state, req)
+            req.headers().contains_key(&crate::timing::ASK_HEADER) && admin_allowed(state, peer)
         }
     }
 }
 
-/// Whether `[server] admin_allow` lets the request's client read `/metrics`.
-fn admin_allowed<B>(state: &State, req: &Request<B>) -> bool {
+/// Whether `[server] admin_allow` lets the request's client (`peer`) read `/metrics`.
+fn admin_allowed(state: &State, peer: &Peer) -> bool {
     state.admin_allow.is_empty()
-        || req.extensions().get::<Peer>().is_some_and(|peer| {
-            state
-                .admin_allow
-                .iter()
-                .any(|net| net.contains(peer.addr.ip()))
-        })
+        || state
+            .admin_allow
+            .iter()
+            .any(|net| net.contains(peer.addr.ip()))
 }
 
 /// A request whose `Host` is missing, repeated or invalid: 400 (in both SOAP versions, as
 /// RFC 9112 §3.2 requires) and the connection closed.
 fn bad_host<B>(
     state: &State,
-    req: &Request<B>,
+    req: &Arriving<B>,
     why: String,
     started: Instant,
     guess: SoapVersion,
@@ -240,7 +239,7 @@ fn bad_host<B>(
         .answered(NO_SERVICE, None, 400, elapsed, 0, bytes_out);
     crate::fault_log::log(NO_SERVICE, &fault);
     if state.access_log {
-        crate::access::AccessEntry::of(req).emit(&crate::access::Answered {
+        crate::access::AccessEntry::of(&req.request, &req.peer).emit(&crate::access::Answered {
             service: NO_SERVICE,
             status: 400,
             fault: Some(fault.kind()),
@@ -256,7 +255,7 @@ fn bad_host<B>(
 /// `GET /health`, `GET /ready` and `GET /metrics` (and `HEAD`, answered alike without the
 /// body), for the clients `[server] admin_allow` lets in; others get 403. Not in the
 /// access log.
-fn admin<B>(state: &State, req: &Request<B>) -> Option<HttpResponse> {
+fn admin<B>(state: &State, req: &Request<B>, peer: &Peer) -> Option<HttpResponse> {
     if req.method() != Method::GET && req.method() != Method::HEAD {
         return None;
     }
@@ -264,7 +263,7 @@ fn admin<B>(state: &State, req: &Request<B>) -> Option<HttpResponse> {
     if path != "/health" && path != "/ready" && path != "/metrics" {
         return None;
     }
-    if !admin_allowed(state, req) {
+    if !admin_allowed(state, peer) {
         return Some(respond::with_type(
             StatusCode::FORBIDDEN,
             "text/plain; charset=utf-8",
@@ -298,7 +297,7 @@ fn admin<B>(state: &State, req: &Request<B>) -> Option<HttpResponse> {
 async fn serve<B>(
     state: &State,
     service: &Service,
-    req: Box<Request<B>>,
+    req: Box<Arriving<B>>,
     answer: &mut Answering,
     guess: SoapVersion,
 ) -> Outcome
@@ -306,7 +305,8 @@ where
     B: Body<Data = Bytes>,
     B::Error: std::error::Error + Send + Sync + 'static,
 {
-    let (parts, body) = (*req).into_parts();
+    let Arriving { request, peer } = *req;
+    let (parts, body) = request.into_parts();
     if parts.method == Method::GET
         && let Some(replies) = &service.async_replies
         && let Some(id) = reply_query(parts.uri.query())
@@ -351,7 +351,7 @@ where
     answer.bytes_in = raw.len() as u64;
     answer.timeline.mark(Phase::Receive);
     let stated = crate::qos::early(state, &parts, &raw).map_err(|f| (f, version))?;
-    let priority = admission_class(state, service, &soap, &parts, &stated);
+    let priority = admission_class(state, service, &soap, &parts, &peer, &stated);
     let bound = match &stated {
         crate::qos::Stated::Read { requirements, .. } => requirements.response_time,
         crate::qos::Stated::Unread => None,
@@ -389,7 +389,8 @@ where
         }
     };
     answer.timeline.mark(Phase::Queue);
-    process(state, service, &parts, soap, raw, stated, answer)
+    let arrived = Arrived { raw, stated, peer };
+    process(state, service, &parts, soap, arrived, answer)
         .await
         .map_err(|f| (f, version))
 }
@@ -403,15 +404,13 @@ fn admission_class(
     service: &Service,
     soap: &SoapHeaders,
     parts: &Parts,
+    peer: &Peer,
     stated: &crate::qos::Stated,
 ) -> Priority {
     service
         .plans
         .priority_for_action(soap.action.as_deref())
-        .or_else(|| {
-            let client = parts.extensions.get::<Peer>().map(|p| p.addr.ip());
-            crate::qos::priority(state, parts, stated, client)
-        })
+        .or_else(|| crate::qos::priority(state, parts, stated, Some(peer.addr.ip())))
         .or_else(|| {
             let asked = parts
                 .headers
@@ -456,8 +455,7 @@ async fn process(
     service: &Service,
     parts: &Parts,
     soap: SoapHeaders,
-    raw: Bytes,
-    stated: crate::qos::Stated,
+    arrived: Arrived,
     answer: &mut Answering,
 ) -> Result<HttpResponse, Fault> {
     let version = soap.version;
@@ -465,7 +463,7 @@ async fn process(
         id: flows::next_message_id(),
         service: service.name.clone(),
         action: soap.action,
-        client: parts.extensions.get::<Peer>().map(|p| p.addr.ip()),
+        client: Some(arrived.peer.addr.ip()),
         ..Context::default()
     };
     if let Some(asked) = RequestCacheControl::from_headers(&parts.headers) {
@@ -475,7 +473,7 @@ async fn process(
         context.properties.insert(client.clone());
     }
     if service.gateway.is_some() {
-        let arrival = arrival(state, service, parts);
+        let arrival = arrival(state, service, parts, &arrived.peer);
         if let Some(peer) = arrival.peer {
             tracing::debug!(
                 service = %service.name,
@@ -486,7 +484,6 @@ async fn process(
         }
         context.properties.insert(arrival);
     }
-    let arrived = Arrived { raw, stated };
     match exchange(
         state,
         service,
@@ -521,10 +518,12 @@ async fn process(
     }
 }
 
-/// A request's body as read, and its QoS header if it was read before admission.
+/// A request's body as read, its QoS header if it was read before admission, and the
+/// connection it came on.
 struct Arrived {
     raw: Bytes,
     stated: crate::qos::Stated,
+    peer: Peer,
 }
 
 /// The message's way through: parse, route, mustUnderstand, request flow, service,
@@ -539,7 +538,7 @@ async fn exchange(
     context: &mut Context,
     answering: &mut Answering,
 ) -> Result<HttpResponse, Fault> {
-    let Arrived { raw, stated } = arrived;
+    let Arrived { raw, stated, peer } = arrived;
     // A message whose QoS header was read before admission is parsed already.
     let (envelope, read) = match stated {
         crate::qos::Stated::Read {
@@ -582,7 +581,7 @@ async fn exchange(
         .properties
         .get::<lather_pipeline::Identity>()
         .map(lather_pipeline::Identity::name);
-    let chosen = crate::qos::apply(state, parts, &stated, context.client, identity);
+    let chosen = crate::qos::apply(state, parts, &peer, &stated, identity);
     Ok(crate::compress::with_preference(answer, chosen))
 }
 
@@ -748,12 +747,16 @@ pub(crate) async fn handle_envelope(
 
 /// How a request to a gateway arrived: its peer (and whether that is a trusted proxy),
 /// scheme and host, and its path below the service's prefix.
-fn arrival(state: &State, service: &Service, parts: &Parts) -> crate::arrival::Arrival {
-    let peer = parts.extensions.get::<Peer>().map(|p| p.addr);
+fn arrival(
+    state: &State,
+    service: &Service,
+    parts: &Parts,
+    peer: &Peer,
+) -> crate::arrival::Arrival {
+    let ip = peer.addr.ip();
     crate::arrival::Arrival {
-        peer,
-        peer_trusted: peer
-            .is_some_and(|p| state.trusted_proxies.iter().any(|net| net.contains(p.ip()))),
+        peer: Some(peer.addr),
+        peer_trusted: state.trusted_proxies.iter().any(|net| net.contains(ip)),
         scheme: state.scheme,
         host: request_host(parts),
         below_prefix: below_prefix(service, parts)

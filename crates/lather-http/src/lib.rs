@@ -10,6 +10,7 @@
 mod accept;
 mod access;
 mod arrival;
+mod arriving;
 mod ascii;
 mod async_nats_share;
 mod async_reply;

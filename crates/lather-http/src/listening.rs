@@ -7,6 +7,7 @@
 //! requests then never leave the thread that serves it.
 
 use crate::accept::AcceptErrors;
+use crate::arriving::Arriving;
 use crate::conn_cap::ConnectionCaps;
 use crate::dispatch;
 use crate::idle::{Activity, Busy, Stall};
@@ -326,15 +327,14 @@ impl Connection {
         };
         let current = self.current.clone();
         let activity = self.activity.clone();
-        let service = service_fn(move |req: hyper::Request<Incoming>| {
+        let service = service_fn(move |request: hyper::Request<Incoming>| {
             let peer = Peer {
                 addr: peer,
                 marking: Some(marking.clone()),
             };
             answer(
                 current.load(),
-                Box::new(req),
-                peer,
+                Box::new(Arriving { request, peer }),
                 client.clone(),
                 activity.busy(),
             )
@@ -350,25 +350,24 @@ impl Connection {
 }
 
 /// Answers one request; a panic anywhere below becomes an `Internal` fault, and the
-/// connection and the server live on. The request comes boxed and stays boxed down to
-/// where it is taken apart: each async level keeps its arguments twice, and a request
-/// held by value would make each level's future, moved whole at every level above it,
-/// half a kilobyte larger.
+/// connection and the server live on. The request comes boxed with its peer and stays
+/// boxed down to where it is taken apart: each async level keeps its arguments twice,
+/// and a request held by value would make each level's future, moved whole at every
+/// level above it, half a kilobyte larger.
 async fn answer(
     state: Arc<State>,
-    mut req: Box<hyper::Request<Incoming>>,
-    peer: Peer,
+    mut req: Box<Arriving<Incoming>>,
     client: Option<crate::tls::ClientCertificate>,
     busy: Busy,
 ) -> Result<hyper::Response<crate::stream_accept::ServerBody>, Infallible> {
-    if crate::stream_accept::is_h2_stream(&req) {
+    if crate::stream_accept::is_h2_stream(&req.request) {
+        let Arriving { request, peer } = *req;
         return Ok(crate::stream_accept::h2_stream(
-            state, *req, peer.addr, client, busy,
+            state, request, peer.addr, client, busy,
         ));
     }
-    req.extensions_mut().insert(peer);
     if let Some(client) = client {
-        req.extensions_mut().insert(client);
+        req.request.extensions_mut().insert(client);
     }
     let response = dispatch::handle_guarded(state, req).await;
     drop(busy);

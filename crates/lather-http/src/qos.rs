@@ -95,22 +95,19 @@ pub(crate) fn requirements(
 pub(crate) fn apply(
     state: &State,
     parts: &Parts,
+    peer: &crate::peer::Peer,
     stated: &Requirements,
-    client: Option<std::net::IpAddr>,
     identity: Option<&str>,
 ) -> Option<CompressionPreference> {
     let who = Requester {
         path: parts.uri.path(),
-        address: client,
+        address: Some(peer.addr.ip()),
         identity,
     };
     let policy = &state.compression.policy;
     if policy.marks()
         && let Some(dscp) = policy.dscp(stated.traffic_class.as_deref(), &who)
-        && let Some(marking) = parts
-            .extensions
-            .get::<crate::peer::Peer>()
-            .and_then(|peer| peer.marking.as_ref())
+        && let Some(marking) = peer.marking.as_ref()
     {
         marking.want(dscp);
     }

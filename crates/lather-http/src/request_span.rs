@@ -14,12 +14,13 @@ use lather_pipeline::telemetry::{TARGET, active};
 use tracing::Span;
 use tracing::field::Empty;
 
-/// The `soap.request` span of `req`, continuing its `traceparent` if it has a valid one.
-pub(crate) fn start<B>(req: &Request<B>) -> Span {
+/// The `soap.request` span of `req`, which came from `peer`, continuing its
+/// `traceparent` if it has a valid one.
+pub(crate) fn start<B>(req: &Request<B>, peer: &Peer) -> Span {
     let Some(propagation) = active() else {
         return Span::none();
     };
-    let peer = req.extensions().get::<Peer>().map(|p| p.addr);
+    let peer = Some(peer.addr);
     let span = tracing::info_span!(
         target: TARGET,
         "soap.request",

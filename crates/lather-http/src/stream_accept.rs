@@ -3,6 +3,7 @@
 //! as an HTTP request (admission, handlers, metrics), so handlers and services cannot tell
 //! a stream's messages from others.
 
+use crate::arriving::Arriving;
 use crate::dispatch;
 use crate::peer::Peer;
 use crate::respond::HttpResponse;
@@ -205,11 +206,14 @@ impl Handoff for DispatchHandoff {
                 }
             }
             headers.insert(http::header::HOST, host);
-            request.extensions_mut().insert(Peer::unmarked(peer));
             if let Some(client) = client {
                 request.extensions_mut().insert(client);
             }
-            reply_message(dispatch::handle_guarded(state, Box::new(request)).await).await
+            let arriving = Arriving {
+                request,
+                peer: Peer::unmarked(peer),
+            };
+            reply_message(dispatch::handle_guarded(state, Box::new(arriving)).await).await
         })
     }
 }
