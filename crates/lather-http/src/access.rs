@@ -9,8 +9,8 @@
 //! peer's address) and `trace_id` (from a valid W3C `traceparent` request header). The
 //! entry borrows what the request already holds; nothing of the body is copied.
 
-use crate::peer::Peer;
-use http::{Method, Request, Uri};
+use crate::arriving::Arriving;
+use http::{Method, Uri};
 use lather_envelope::FaultKind;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -48,8 +48,9 @@ pub(crate) struct Answered<'a> {
 }
 
 impl AccessEntry {
-    /// The entry of `req`, which came from `peer` (its method, URI, peer and trace id).
-    pub(crate) fn of<B>(req: &Request<B>, peer: &Peer) -> AccessEntry {
+    /// The entry of a request as it arrived (its method, URI, peer and trace id).
+    pub(crate) fn of<B>(arriving: &Arriving<B>) -> AccessEntry {
+        let Arriving { request: req, peer } = arriving;
         AccessEntry {
             method: req.method().clone(),
             uri: req.uri().clone(),

@@ -15,7 +15,7 @@ use crate::timing::{Phase, Timeline};
 use bytes::Bytes;
 use futures_util::FutureExt;
 use http::request::Parts;
-use http::{Method, Request, StatusCode};
+use http::{Method, StatusCode};
 use hyper::body::Body;
 use lather_config::ServerTiming;
 use lather_envelope::{Envelope, Fault, FaultKind, SoapVersion};
@@ -69,10 +69,10 @@ where
     if let Some(why) = crate::host::problem(&req.request) {
         return bad_host(&state, &req, why, started, guess);
     }
-    if let Some(response) = admin(&state, &req.request, &req.peer) {
+    if let Some(response) = admin(&state, &req) {
         return response;
     }
-    let span = crate::request_span::start(&req.request, &req.peer);
+    let span = crate::request_span::start(&req);
     if span.is_none() {
         return answer_soap(&state, req, started, span, guess).await;
     }
@@ -96,8 +96,8 @@ where
 {
     let access = state
         .access_log
-        .then(|| crate::access::AccessEntry::of(&req.request, &req.peer));
-    let timed = wants_timing(state, &req.request, &req.peer);
+        .then(|| crate::access::AccessEntry::of(&req));
+    let timed = wants_timing(state, &req);
     let timeline = if timed || state.phases.is_some() {
         Timeline::new(started)
     } else {
@@ -194,12 +194,15 @@ fn finish(state: &State, service: &str, outcome: Outcome, mut answer: Answering)
 
 /// Whether the answer carries `Server-Timing`: always, never, or when the request asks
 /// with `Lather-Timing` from an address that may read `/metrics`.
-fn wants_timing<B>(state: &State, req: &Request<B>, peer: &Peer) -> bool {
+fn wants_timing<B>(state: &State, req: &Arriving<B>) -> bool {
     match state.server_timing {
         ServerTiming::Off => false,
         ServerTiming::Always => true,
         ServerTiming::OnRequest => {
-            req.headers().contains_key(&crate::timing::ASK_HEADER) && admin_allowed(state, peer)
+            req.request
+                .headers()
+                .contains_key(&crate::timing::ASK_HEADER)
+                && admin_allowed(state, &req.peer)
         }
     }
 }
@@ -239,7 +242,7 @@ fn bad_host<B>(
         .answered(NO_SERVICE, None, 400, elapsed, 0, bytes_out);
     crate::fault_log::log(NO_SERVICE, &fault);
     if state.access_log {
-        crate::access::AccessEntry::of(&req.request, &req.peer).emit(&crate::access::Answered {
+        crate::access::AccessEntry::of(req).emit(&crate::access::Answered {
             service: NO_SERVICE,
             status: 400,
             fault: Some(fault.kind()),
@@ -255,7 +258,8 @@ fn bad_host<B>(
 /// `GET /health`, `GET /ready` and `GET /metrics` (and `HEAD`, answered alike without the
 /// body), for the clients `[server] admin_allow` lets in; others get 403. Not in the
 /// access log.
-fn admin<B>(state: &State, req: &Request<B>, peer: &Peer) -> Option<HttpResponse> {
+fn admin<B>(state: &State, arriving: &Arriving<B>) -> Option<HttpResponse> {
+    let req = &arriving.request;
     if req.method() != Method::GET && req.method() != Method::HEAD {
         return None;
     }
@@ -263,7 +267,7 @@ fn admin<B>(state: &State, req: &Request<B>, peer: &Peer) -> Option<HttpResponse
     if path != "/health" && path != "/ready" && path != "/metrics" {
         return None;
     }
-    if !admin_allowed(state, peer) {
+    if !admin_allowed(state, &arriving.peer) {
         return Some(respond::with_type(
             StatusCode::FORBIDDEN,
             "text/plain; charset=utf-8",

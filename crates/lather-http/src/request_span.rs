@@ -7,20 +7,20 @@
 //! name, when the answer is one) and `client.address`/`client.port`. An incoming W3C
 //! `traceparent` header makes the span a child of the caller's.
 
-use crate::peer::Peer;
+use crate::arriving::Arriving;
 use crate::respond::{Faulted, HttpResponse};
-use http::Request;
 use lather_pipeline::telemetry::{TARGET, active};
 use tracing::Span;
 use tracing::field::Empty;
 
-/// The `soap.request` span of `req`, which came from `peer`, continuing its
-/// `traceparent` if it has a valid one.
-pub(crate) fn start<B>(req: &Request<B>, peer: &Peer) -> Span {
+/// The `soap.request` span of a request as it arrived, continuing its `traceparent` if
+/// it has a valid one.
+pub(crate) fn start<B>(arriving: &Arriving<B>) -> Span {
     let Some(propagation) = active() else {
         return Span::none();
     };
-    let peer = Some(peer.addr);
+    let req = &arriving.request;
+    let peer = Some(arriving.peer.addr);
     let span = tracing::info_span!(
         target: TARGET,
         "soap.request",

@@ -160,24 +160,22 @@ fn forwarding(out: &mut HeaderList, incoming: &HeaderMap, arrival: &Arrival) {
     // The values this hop writes, in one buffer the header values share: the peer's
     // address (`X-Forwarded-For`), then the `Forwarded` element.
     let mut text = BytesMut::with_capacity(64 + host.map_or(0, str::len));
-    let peer_end = match peer {
+    // An IPv4 address is written on the stack; an IPv6 one (rare) allocates.
+    let (v4_text, v6_text);
+    let address = match peer {
         IpAddr::V4(v4) => {
-            let written = Ipv4Text::new(v4);
-            text.extend_from_slice(written.as_bytes());
-            let end = text.len();
-            text.extend_from_slice(b"for=");
-            text.extend_from_slice(written.as_bytes());
-            end
+            v4_text = Ipv4Text::new(v4);
+            v4_text.as_str()
         }
         IpAddr::V6(_) => {
-            let written = ip_text(peer);
-            text.extend_from_slice(written.as_bytes());
-            let end = text.len();
-            text.extend_from_slice(b"for=");
-            text.extend_from_slice(forwarded_node(peer, &written).as_bytes());
-            end
+            v6_text = ip_text(peer);
+            v6_text.as_str()
         }
     };
+    text.extend_from_slice(address.as_bytes());
+    let peer_end = text.len();
+    text.extend_from_slice(b"for=");
+    text.extend_from_slice(forwarded_node(peer, address).as_bytes());
     text.extend_from_slice(b";proto=");
     text.extend_from_slice(proto.as_bytes());
     if let Some(host) = host {

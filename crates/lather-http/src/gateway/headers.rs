@@ -91,6 +91,7 @@ pub(crate) fn end_to_end(mut from: HeaderMap) -> HeaderMap {
     from
 }
 
+/// The header names `headers`' `Connection` lists (lower case).
 pub(super) fn connection_named(headers: &HeaderMap) -> Vec<String> {
     headers
         .get_all(header::CONNECTION)
