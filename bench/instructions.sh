@@ -11,7 +11,8 @@
 # Also: BARE=1 counts the bare hyper server (`lather-bench bare-echo`) instead; GATEWAY=1
 # counts a lather gateway whose backend, a lather echo, runs in another process outside
 # callgrind (only the gateway's instructions are counted); DIGESTS=1 counts echo with the
-# five digest(10) request handlers of bench/efficiency.sh's lather-5h.
+# five digest(10) request handlers of bench/efficiency.sh's lather-5h (DIGEST_ROUNDS=0: five
+# digest handlers that hash nothing, the engine's own cost of a stage of five handlers).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -60,7 +61,7 @@ else
         server_extra="cpu_inline_micros = 1000000000"
         echo_service="${echo_service}
 request = [[\"d1\", \"d2\", \"d3\", \"d4\", \"d5\"]]
-$(for i in 1 2 3 4 5; do printf '\n[handlers.d%s]\nkind = "digest"\nrounds = 10\n' "$i"; done)"
+$(for i in 1 2 3 4 5; do printf '\n[handlers.d%s]\nkind = "digest"\nrounds = %s\n' "$i" "${DIGEST_ROUNDS:-10}"; done)"
     fi
     lather_config "$out_dir/echo.toml" "$port" "$echo_service"
     server=("$LATHER" serve --config "$out_dir/echo.toml")

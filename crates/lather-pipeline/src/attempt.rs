@@ -4,7 +4,11 @@ use crate::plan::{Counters, Step};
 use crate::{Message, Verdict};
 use futures_util::FutureExt;
 use lather_envelope::{Fault, FaultKind};
+use std::future::{Future, poll_fn};
 use std::panic::AssertUnwindSafe;
+use std::pin::pin;
+use std::task::Poll;
+use std::time::{Duration, Instant};
 
 tokio::task_local! {
     static ATTEMPT: u32;
@@ -46,8 +50,8 @@ pub(crate) async fn perform(step: &Step, message: &Message) -> Result<Verdict, F
             attempt,
             AssertUnwindSafe(step.handler().call(message)).catch_unwind(),
         );
-        let started = std::time::Instant::now();
-        match tokio::time::timeout(options.timeout, call).await {
+        let started = Instant::now();
+        match within(options.timeout, started, call).await {
             Ok(Ok(verdict)) => {
                 step.cost().record(started.elapsed());
                 return Ok(verdict);
@@ -70,6 +74,25 @@ pub(crate) async fn perform(step: &Step, message: &Message) -> Result<Verdict, F
         }
     }
     Err(failure)
+}
+
+/// `call`'s output, or `Err` when it has not finished `limit` after `started`. Most calls
+/// finish on their first poll, so the timer is made (and boxed) only for a call still
+/// pending after it.
+async fn within<F: Future>(
+    limit: Duration,
+    started: Instant,
+    call: F,
+) -> Result<F::Output, tokio::time::error::Elapsed> {
+    let mut call = pin!(call);
+    if let Poll::Ready(output) = poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await {
+        return Ok(output);
+    }
+    Box::pin(tokio::time::timeout(
+        limit.saturating_sub(started.elapsed()),
+        call,
+    ))
+    .await
 }
 
 /// The fault a failed call of `step` halts its message with.
@@ -100,5 +123,57 @@ impl Step {
             Ok(verdict) => verdict,
             Err(failure) => Verdict::Fault(failure_fault(self, failure)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn a_call_ready_at_once_is_never_late() {
+        // A zero limit still lets a call that finishes on its first poll through.
+        let out = within(Duration::ZERO, Instant::now(), async { 7 }).await;
+        assert_eq!(out.unwrap(), 7);
+    }
+
+    #[tokio::test]
+    async fn a_pending_call_finishing_in_time_gives_its_output() {
+        let call = async {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            "done"
+        };
+        let out = within(Duration::from_secs(5), Instant::now(), call).await;
+        assert_eq!(out.unwrap(), "done");
+    }
+
+    #[tokio::test]
+    async fn a_pending_call_past_its_limit_times_out() {
+        let started = Instant::now();
+        let out = within(
+            Duration::from_millis(20),
+            started,
+            std::future::pending::<()>(),
+        )
+        .await;
+        assert!(out.is_err());
+        assert!(started.elapsed() >= Duration::from_millis(20));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn time_spent_in_the_first_poll_counts_against_the_limit() {
+        // The first poll alone takes longer than the limit, then the call waits forever.
+        // The timer's clock is paused (it moves only when the runtime waits for a timer),
+        // so a deadline counted from `started` fires without moving it, and one counted a
+        // whole limit after the first poll would move it by that limit.
+        let call = async {
+            std::thread::sleep(Duration::from_millis(20));
+            std::future::pending::<()>().await;
+        };
+        let paused = tokio::time::Instant::now();
+        let out = within(Duration::from_millis(10), Instant::now(), call).await;
+        assert!(out.is_err());
+        assert_eq!(paused.elapsed(), Duration::ZERO);
     }
 }
