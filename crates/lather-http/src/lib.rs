@@ -33,6 +33,7 @@ mod context_nats;
 mod counted;
 mod current;
 mod dispatch;
+mod drain;
 mod echo;
 mod error;
 mod event_sink;
@@ -77,6 +78,7 @@ mod timing;
 mod tls;
 mod watched;
 mod weighted_round;
+mod when_woken;
 mod wsdl_rotation;
 
 pub use access::UpstreamUsed;

@@ -10,17 +10,18 @@ use crate::accept::AcceptErrors;
 use crate::arriving::Arriving;
 use crate::conn_cap::ConnectionCaps;
 use crate::dispatch;
+use crate::drain::{Drain, DrainWatch};
 use crate::idle::{Activity, Busy, Stall};
 use crate::peer::Peer;
 use crate::state::State;
 use crate::tls::listener::SharedServerConfig;
 use crate::tls::stream::MaybeTls;
 use crate::watched::Watched;
+use crate::when_woken::WhenWoken;
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use hyper_util::server::graceful::GracefulShutdown;
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -96,8 +97,8 @@ impl Accepting {
         listener: &TcpListener,
         lanes: &[Lane],
         stop: impl Future<Output = ()>,
-    ) -> GracefulShutdown {
-        let graceful = GracefulShutdown::new();
+    ) -> Drain {
+        let drain = Drain::new();
         let builder = self.http();
         let own = Arc::new(AtomicUsize::new(0));
         let mut accept_errors = AcceptErrors::new();
@@ -160,7 +161,7 @@ impl Accepting {
                         _lane: counted(&own),
                     };
                     match TcpStream::from_std(back.stream) {
-                        Ok(stream) => self.spawn(stream, peer, held, &builder, &graceful),
+                        Ok(stream) => self.spawn(stream, peer, held, &builder, &drain),
                         Err(e) => {
                             tracing::debug!(%peer, error = %e, "an accepted connection cannot be served");
                         }
@@ -173,9 +174,9 @@ impl Accepting {
                 _open: metrics.opened(),
                 _lane: counted(&own),
             };
-            self.spawn(stream, peer, held, &builder, &graceful);
+            self.spawn(stream, peer, held, &builder, &drain);
         }
-        graceful
+        drain
     }
 
     /// Serves the connections handed over on `handed` until `stop` completes (and those
@@ -185,8 +186,8 @@ impl Accepting {
         &self,
         mut handed: mpsc::UnboundedReceiver<Handed>,
         stop: impl Future<Output = ()>,
-    ) -> GracefulShutdown {
-        let graceful = GracefulShutdown::new();
+    ) -> Drain {
+        let drain = Drain::new();
         let builder = self.http();
         let mut stop = std::pin::pin!(stop);
         loop {
@@ -195,25 +196,20 @@ impl Accepting {
                 () = &mut stop => break,
             };
             let Some(next) = next else { break };
-            self.take(next, &builder, &graceful);
+            self.take(next, &builder, &drain);
         }
         // Accepted before the stop: served (and drained) like the others.
         handed.close();
         while let Ok(next) = handed.try_recv() {
-            self.take(next, &builder, &graceful);
+            self.take(next, &builder, &drain);
         }
-        graceful
+        drain
     }
 
     /// Serves a handed-over connection on this runtime.
-    fn take(
-        &self,
-        handed: Handed,
-        builder: &auto::Builder<TokioExecutor>,
-        graceful: &GracefulShutdown,
-    ) {
+    fn take(&self, handed: Handed, builder: &auto::Builder<TokioExecutor>, drain: &Drain) {
         match TcpStream::from_std(handed.stream) {
-            Ok(stream) => self.spawn(stream, handed.peer, handed.held, builder, graceful),
+            Ok(stream) => self.spawn(stream, handed.peer, handed.held, builder, drain),
             Err(e) => {
                 tracing::debug!(peer = %handed.peer, error = %e, "a handed-over connection cannot be served")
             }
@@ -243,7 +239,7 @@ impl Accepting {
         peer: SocketAddr,
         held: Held,
         builder: &auto::Builder<TokioExecutor>,
-        graceful: &GracefulShutdown,
+        drain: &Drain,
     ) {
         let connection = Connection {
             state: self.state.clone(),
@@ -251,7 +247,7 @@ impl Accepting {
             peer,
             activity: Activity::new(self.tls.is_none()),
             builder: builder.clone(),
-            watcher: graceful.watcher(),
+            drain: drain.watch(),
             tls: self.tls.as_ref().map(SharedServerConfig::acceptor),
             header_timeout: self.header_timeout,
             idle: self.idle,
@@ -272,7 +268,7 @@ struct Connection {
     peer: SocketAddr,
     activity: Arc<Activity>,
     builder: auto::Builder<TokioExecutor>,
-    watcher: hyper_util::server::graceful::Watcher,
+    drain: DrainWatch,
     /// The handshake to make first, when the listener speaks TLS.
     tls: Option<tokio_rustls::TlsAcceptor>,
     header_timeout: Duration,
@@ -289,8 +285,9 @@ impl Connection {
         let idle = self.idle;
         let head = self.header_timeout;
         tokio::select! {
+            biased;
             () = self.serve(stream) => {}
-            stall = activity.stalled(idle, head) => match stall {
+            stall = WhenWoken::new(activity.stalled(idle, head)) => match stall {
                 Stall::Idle => {
                     metrics.idle_closed();
                     tracing::debug!(%peer, "idle connection closed");
@@ -343,7 +340,7 @@ impl Connection {
             .builder
             .serve_connection(TokioIo::new(stream), service)
             .into_owned();
-        if let Err(e) = self.watcher.watch(connection).await {
+        if let Err(e) = self.drain.serve(connection).await {
             tracing::debug!(error = %e, "connection ended with an error");
         }
     }

@@ -198,7 +198,7 @@ impl Server {
         });
         let (phase, threads_phase) = tokio::sync::watch::channel(RUNNING);
         let (lanes, others) = self.start_io_threads(&accepting, &threads_phase)?;
-        let graceful = accepting
+        let drain = accepting
             .accept_until(&self.listener, &lanes, shutdown)
             .await;
         let _ = phase.send(DRAINING);
@@ -224,7 +224,7 @@ impl Server {
         // The broker stops steering clients here while the requests in flight finish.
         let _ = stop_offers.send(true);
         tokio::select! {
-            ((), (), ()) = async { tokio::join!(graceful.shutdown(), streams_drained, others_drained) } => tracing::info!("all connections closed"),
+            ((), (), ()) = async { tokio::join!(drain.shutdown(), streams_drained, others_drained) } => tracing::info!("all connections closed"),
             () = tokio::time::sleep(self.grace) => tracing::warn!("grace period over; closing remaining connections"),
         }
         // Asynchronous requests not yet answered or delivered wait in their store for the
@@ -279,8 +279,8 @@ impl Server {
                         let stop = async move {
                             let _ = draining.wait_for(|p| *p >= DRAINING).await;
                         };
-                        let graceful = accepting.serve_handed(handed, stop).await;
-                        let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
+                        let drain = accepting.serve_handed(handed, stop).await;
+                        let _ = tokio::time::timeout(grace, drain.shutdown()).await;
                         let _ = done.send(());
                         let _ = phase.wait_for(|p| *p >= EXITING).await;
                     });
