@@ -29,7 +29,7 @@ pub struct UpstreamUsed(pub String);
 pub(crate) struct AccessEntry {
     method: Method,
     uri: Uri,
-    client: Option<SocketAddr>,
+    client: SocketAddr,
     trace_id: Option<TraceId>,
     /// The operation's local name, once the envelope is parsed.
     pub(crate) operation: Option<String>,
@@ -54,7 +54,7 @@ impl AccessEntry {
         AccessEntry {
             method: req.method().clone(),
             uri: req.uri().clone(),
-            client: Some(peer.addr),
+            client: peer.addr,
             trace_id: req
                 .headers()
                 .get("traceparent")
@@ -81,7 +81,7 @@ impl AccessEntry {
             bytes_out = answered.bytes_out,
             duration_ms = answered.elapsed.as_secs_f64() * 1000.0,
             upstream = answered.upstream,
-            client = self.client.map(tracing::field::display),
+            client = %self.client,
             trace_id,
             "answered"
         );

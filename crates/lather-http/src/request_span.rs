@@ -20,7 +20,7 @@ pub(crate) fn start<B>(arriving: &Arriving<B>) -> Span {
         return Span::none();
     };
     let req = &arriving.request;
-    let peer = Some(arriving.peer.addr);
+    let peer = arriving.peer.addr;
     let span = tracing::info_span!(
         target: TARGET,
         "soap.request",
@@ -32,8 +32,8 @@ pub(crate) fn start<B>(arriving: &Arriving<B>) -> Span {
         "http.response.status_code" = Empty,
         "soap.fault.code" = Empty,
         otel.status_code = Empty,
-        "client.address" = peer.map(|p| tracing::field::display(p.ip())),
-        "client.port" = peer.map(|p| p.port()),
+        "client.address" = tracing::field::display(peer.ip()),
+        "client.port" = peer.port(),
     );
     if let Some(traceparent) = req
         .headers()
