@@ -72,11 +72,13 @@ enum Framing {
     Close,
 }
 
-/// Reads the answer to a `method` request from `io`, its body at most `limit` bytes.
+/// Reads the answer to a `method` request from `io`, its body at most `limit` bytes; the
+/// headers named in `leave_out` are read and left out, like the hop-by-hop ones.
 pub(crate) async fn read_answer<R: AsyncRead + Unpin>(
     io: &mut R,
     method: &Method,
     limit: usize,
+    leave_out: &[HeaderName],
 ) -> Result<ReadAnswer, AnswerError> {
     let mut buf = BytesMut::with_capacity(READ_BYTES);
     let head = loop {
@@ -84,7 +86,7 @@ pub(crate) async fn read_answer<R: AsyncRead + Unpin>(
         let parsed = if buf.is_empty() {
             None
         } else {
-            parse_head(&buf)?
+            parse_head(&buf, leave_out)?
         };
         if let Some(head) = parsed {
             buf.advance(head.len);
@@ -142,8 +144,9 @@ struct Head {
     length: Result<Option<u64>, &'static str>,
 }
 
-/// The head at the start of `buf`, if complete.
-fn parse_head(buf: &[u8]) -> Result<Option<Head>, AnswerError> {
+/// The head at the start of `buf`, if complete; the headers named in `leave_out` are not
+/// kept.
+fn parse_head(buf: &[u8], leave_out: &[HeaderName]) -> Result<Option<Head>, AnswerError> {
     // Left uninitialized: writing 100 empty headers cost more than parsing a short head.
     let mut slots = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
     let mut answer = httparse::Response::new(&mut []);
@@ -202,7 +205,7 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, AnswerError> {
                     None => head.transfer.or(Some(false)),
                 };
             }
-            n if hop_by_hop(n) || named.iter().any(|c| c == n) => {}
+            n if hop_by_hop(n) || named.iter().any(|c| c == n) || leave_out.contains(&name) => {}
             _ => {
                 let value = HeaderValue::from_bytes(h.value)
                     .map_err(|_| AnswerError::Malformed("invalid header value"))?;
@@ -362,7 +365,7 @@ mod tests {
 
     async fn read(wire: &[u8], limit: usize) -> Result<ReadAnswer, AnswerError> {
         let mut io = wire;
-        read_answer(&mut io, &Method::POST, limit).await
+        read_answer(&mut io, &Method::POST, limit, &[]).await
     }
 
     #[tokio::test]
@@ -408,6 +411,20 @@ mod tests {
         .unwrap();
         assert_eq!(&a.body[..], b"raw");
         assert!(!a.reusable);
+    }
+
+    #[tokio::test]
+    async fn the_names_left_out_are_not_kept() {
+        let mut io = &b"HTTP/1.1 200 OK\r\nServer: Apache/2.4.1\r\nX-Powered-By: PHP\r\nVary: accept\r\nContent-Length: 0\r\n\r\n"[..];
+        let leave_out = [
+            http::header::SERVER,
+            HeaderName::from_static("x-powered-by"),
+        ];
+        let a = read_answer(&mut io, &Method::POST, 100, &leave_out)
+            .await
+            .unwrap();
+        let names: Vec<&str> = a.headers.keys().map(HeaderName::as_str).collect();
+        assert_eq!(names, ["vary"]);
     }
 
     #[tokio::test]

@@ -2,6 +2,7 @@
 //! failures, whether it is ejected (passively, after failures in a row) or down (by
 //! active health checks), and its counters for `/metrics`.
 
+use super::upstream_client::BudgetSlot;
 use lather_config::Upstream;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use std::sync::Mutex;
@@ -91,6 +92,8 @@ pub(crate) struct Backend {
     failures: [AtomicU64; 5],
     /// Time to a backend's answer (headers and body read), answered tries only.
     pub(crate) latency: Histogram,
+    /// Its place in the client's connection budget, found on its first request.
+    pub(crate) budget: BudgetSlot,
 }
 
 /// What is locked: the passive and active health of the backend.
@@ -131,6 +134,7 @@ impl Backend {
             failures: Default::default(),
             // 100 µs … ~105 s, doubling.
             latency: Histogram::new(exponential_buckets(0.000_1, 2.0, 21)),
+            budget: BudgetSlot::new(),
         }
     }
 

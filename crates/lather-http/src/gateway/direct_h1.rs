@@ -15,7 +15,7 @@
 use super::answer_read::{AnswerError, ReadAnswer, read_answer};
 use super::header_list::HeaderList;
 use super::upstream_client::UpstreamRequest;
-use http::header::{CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
+use http::HeaderName;
 use http::uri::Authority;
 use http::{Method, Uri};
 use std::io::{self, IoSlice};
@@ -47,13 +47,17 @@ impl IdleList {
     fn get_mut(&mut self, authority: &Authority) -> Option<&mut Vec<Idle>> {
         self.by_authority
             .iter_mut()
-            .find(|(a, _)| a == authority)
+            .find(|(a, _)| same(a, authority))
             .map(|(_, list)| list)
     }
 
     /// The list of `authority`, made empty when it has none.
     fn entry(&mut self, authority: Authority) -> &mut Vec<Idle> {
-        let at = match self.by_authority.iter().position(|(a, _)| *a == authority) {
+        let at = match self
+            .by_authority
+            .iter()
+            .position(|(a, _)| same(a, &authority))
+        {
             Some(at) => at,
             None => {
                 self.by_authority.push((authority, Vec::new()));
@@ -62,6 +66,13 @@ impl IdleList {
         };
         &mut self.by_authority[at].1
     }
+}
+
+/// Whether `a` and `b` name the same authority. They usually come from the same
+/// configured URL, so their bytes are compared first: `Authority`'s own comparison folds
+/// case byte by byte, which cost more than the rest of taking a connection.
+fn same(a: &Authority, b: &Authority) -> bool {
+    a.as_str() == b.as_str() || a == b
 }
 
 /// An idle connection and since when.
@@ -123,11 +134,12 @@ impl DirectClient {
     }
 
     /// Sends `request` (its URI absolute, `http://`) and reads its answer, the body at
-    /// most `limit` bytes.
+    /// most `limit` bytes, without the headers named in `leave_out`.
     pub(crate) async fn exchange(
         &self,
         request: UpstreamRequest,
         limit: usize,
+        leave_out: &[HeaderName],
     ) -> Result<ReadAnswer, DirectError> {
         let UpstreamRequest {
             method,
@@ -150,7 +162,7 @@ impl DirectClient {
         write_all(&mut stream, &head, &body)
             .await
             .map_err(DirectError::Write)?;
-        let answer = read_answer(&mut stream, &method, limit).await?;
+        let answer = read_answer(&mut stream, &method, limit, leave_out).await?;
         if answer.reusable {
             let mut idle = slot
                 .lock()
@@ -247,8 +259,8 @@ fn take(slot: &Mutex<IdleList>, authority: &Authority) -> Option<TcpStream> {
     None
 }
 
-/// The request line and headers: `Host` unless the headers carry one, the headers
-/// (framing headers left out), `Content-Length` for a body or a POST.
+/// The request line and headers: `Host` unless the headers carry one, the headers (which
+/// hold no framing header), `Content-Length` for a body or a POST.
 fn head(
     method: &Method,
     uri: &Uri,
@@ -257,25 +269,18 @@ fn head(
     body_len: usize,
 ) -> Vec<u8> {
     let path = uri.path_and_query().map_or("/", |p| p.as_str());
-    let mut out = Vec::with_capacity(64 + path.len() + headers.len() * 40);
+    let lines = headers.as_bytes();
+    let mut out = Vec::with_capacity(96 + path.len() + authority.as_str().len() + lines.len());
     out.extend_from_slice(method.as_str().as_bytes());
     out.push(b' ');
     out.extend_from_slice(path.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
-    if !headers.contains(&HOST) {
+    if !headers.has_host() {
         out.extend_from_slice(b"host: ");
         out.extend_from_slice(authority.as_str().as_bytes());
         out.extend_from_slice(b"\r\n");
     }
-    for (name, value) in headers.iter() {
-        if name == CONTENT_LENGTH || name == TRANSFER_ENCODING {
-            continue;
-        }
-        out.extend_from_slice(name.as_str().as_bytes());
-        out.extend_from_slice(b": ");
-        out.extend_from_slice(value.as_bytes());
-        out.extend_from_slice(b"\r\n");
-    }
+    out.extend_from_slice(lines);
     if body_len > 0 || method == Method::POST {
         out.extend_from_slice(b"content-length: ");
         out.extend_from_slice(itoa::Buffer::new().format(body_len).as_bytes());
@@ -304,15 +309,15 @@ async fn write_all(stream: &mut TcpStream, head: &[u8], body: &[u8]) -> io::Resu
 mod tests {
     use super::*;
     use http::HeaderValue;
-    use http::header::CONTENT_TYPE;
+    use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, TRANSFER_ENCODING};
 
     #[test]
     fn the_head_carries_host_the_headers_and_the_length() {
         let uri: Uri = "http://backend:8080/svc?x=1".parse().unwrap();
         let mut headers = HeaderList::default();
-        headers.append(CONTENT_TYPE, HeaderValue::from_static("text/xml"));
-        headers.append(CONTENT_LENGTH, HeaderValue::from_static("999"));
-        headers.append(TRANSFER_ENCODING, HeaderValue::from_static("chunked"));
+        headers.append(&CONTENT_TYPE, &HeaderValue::from_static("text/xml"));
+        headers.append(&CONTENT_LENGTH, &HeaderValue::from_static("999"));
+        headers.append(&TRANSFER_ENCODING, &HeaderValue::from_static("chunked"));
         let text = head(
             &Method::POST,
             &uri,
@@ -335,6 +340,22 @@ mod tests {
             String::from_utf8(text).unwrap(),
             "GET /svc?x=1 HTTP/1.1\r\nhost: backend:8080\r\n\r\n"
         );
+        // A host set by the service's rules is the only one.
+        let mut headers = HeaderList::default();
+        headers.append(&HOST, &HeaderValue::from_static("virtual.example"));
+        let text = head(&Method::GET, &uri, uri.authority().unwrap(), &headers, 0);
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            "GET /svc?x=1 HTTP/1.1\r\nhost: virtual.example\r\n\r\n"
+        );
+    }
+
+    #[test]
+    fn authorities_are_the_same_by_bytes_or_ignoring_case() {
+        let a: Authority = "Backend.example:8080".parse().unwrap();
+        assert!(same(&a, &"Backend.example:8080".parse().unwrap()));
+        assert!(same(&a, &"backend.EXAMPLE:8080".parse().unwrap()));
+        assert!(!same(&a, &"backend.example:8081".parse().unwrap()));
     }
 
     #[tokio::test]

@@ -13,7 +13,6 @@
 use super::header_list::HeaderList;
 use super::headers::{connection_named, hop_by_hop};
 use crate::arrival::Arrival;
-use bytes::{Bytes, BytesMut};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use lather_pipeline::{Ipv4Text, ip_text, ipv4_text};
 use std::borrow::Cow;
@@ -85,13 +84,16 @@ impl RequestRules {
             headers.remove(name);
         }
         for (name, value) in &self.set {
-            headers.insert(name.clone(), value.clone());
+            headers.insert(name, value);
         }
         for (name, value) in &self.add {
-            headers.append(name.clone(), value.clone());
+            headers.append(name, value);
         }
     }
 }
+
+/// Room for the lines of a usual request to a backend.
+const USUAL_BYTES: usize = 512;
 
 /// The headers of the request to the backend for a client request with `incoming`
 /// headers that arrived as `arrival` (`None` for requests lather makes itself, which
@@ -106,9 +108,16 @@ pub(crate) fn outgoing(
     identity: Option<HeaderValue>,
 ) -> HeaderList {
     let named = connection_named(incoming);
-    let mut out = HeaderList::with_capacity(incoming.len() + 5);
+    let mut out = HeaderList::with_capacity(USUAL_BYTES);
+    // The client's `Via` values, each followed by ", ", gathered on the way.
+    let mut via: Vec<u8> = Vec::new();
     for (name, value) in incoming {
         let n = name.as_str();
+        if *name == header::VIA {
+            via.extend_from_slice(value.as_bytes());
+            via.extend_from_slice(b", ");
+            continue;
+        }
         if not_copied(n)
             || crate::own_headers::OWN_HEADERS.contains(name)
             || named.iter().any(|c| c == n)
@@ -116,28 +125,24 @@ pub(crate) fn outgoing(
         {
             continue;
         }
-        let value = if *name == header::CONTENT_TYPE {
-            crate::negotiate::utf8_content_type(value)
+        if *name == header::CONTENT_TYPE {
+            out.append(name, &crate::negotiate::utf8_content_type(value));
         } else {
-            value.clone()
-        };
-        out.append(name.clone(), value);
+            out.append(name, value);
+        }
     }
-    let via = incoming.get_all(header::VIA);
-    let via = if via.iter().next().is_none() {
-        HeaderValue::from_static(THIS_HOP)
-    } else {
-        extended(via, THIS_HOP.as_bytes())
-    };
     // `Via` and the forwarding headers are appended, not set: the copy above left every
     // value of them out.
-    out.append(header::VIA, via);
+    out.append_with(&header::VIA, |text| {
+        text.extend_from_slice(&via);
+        text.extend_from_slice(THIS_HOP.as_bytes());
+    });
     if let Some(arrival) = arrival {
         forwarding(&mut out, incoming, arrival);
     }
     rules.apply(&mut out);
     if let (Some(name), Some(value)) = (identity_header, identity) {
-        out.insert(name.clone(), value);
+        out.insert(name, &value);
     }
     out
 }
@@ -156,10 +161,8 @@ fn forwarding(out: &mut HeaderList, incoming: &HeaderMap, arrival: &Arrival) {
         return;
     };
     let proto = arrival.scheme.as_str();
-    let host = arrival.host.as_ref().and_then(|h| h.to_str().ok());
-    // The values this hop writes, in one buffer the header values share: the peer's
-    // address (`X-Forwarded-For`), then the `Forwarded` element.
-    let mut text = BytesMut::with_capacity(64 + host.map_or(0, str::len));
+    // `Forwarded` names a host written in visible ASCII only.
+    let host = arrival.host.as_ref().filter(|h| h.to_str().is_ok());
     // An IPv4 address is written on the stack; an IPv6 one (rare) allocates.
     let (v4_text, v6_text);
     let address = match peer {
@@ -172,40 +175,34 @@ fn forwarding(out: &mut HeaderList, incoming: &HeaderMap, arrival: &Arrival) {
             v6_text.as_str()
         }
     };
-    text.extend_from_slice(address.as_bytes());
-    let peer_end = text.len();
-    text.extend_from_slice(b"for=");
-    text.extend_from_slice(forwarded_node(peer, address).as_bytes());
-    text.extend_from_slice(b";proto=");
-    text.extend_from_slice(proto.as_bytes());
-    if let Some(host) = host {
-        text.extend_from_slice(b";host=");
-        text.extend_from_slice(token_or_quoted(host).as_bytes());
-    }
-    let text = text.freeze();
-    let element = text.slice(peer_end..);
-    let forwarded = match kept("forwarded") {
-        Some(values) => extended(values, &element),
-        None => shared(element),
-    };
-    out.append(header::FORWARDED, forwarded);
-    let address = text.slice(..peer_end);
-    let xff = match kept("x-forwarded-for") {
-        Some(values) => extended(values, &address),
-        None => shared(address),
-    };
-    out.append(X_FORWARDED_FOR.clone(), xff);
+    out.append_with(&header::FORWARDED, |text| {
+        if let Some(values) = kept("forwarded") {
+            joined(text, values);
+        }
+        text.extend_from_slice(b"for=");
+        text.extend_from_slice(forwarded_node(peer, address).as_bytes());
+        text.extend_from_slice(b";proto=");
+        text.extend_from_slice(proto.as_bytes());
+        if let Some(host) = host {
+            text.extend_from_slice(b";host=");
+            token_or_quoted(text, host.as_bytes());
+        }
+    });
+    out.append_with(&X_FORWARDED_FOR, |text| {
+        if let Some(values) = kept("x-forwarded-for") {
+            joined(text, values);
+        }
+        text.extend_from_slice(address.as_bytes());
+    });
     match kept("x-forwarded-proto") {
         Some(values) => copy(out, &X_FORWARDED_PROTO, values),
-        None => {
-            out.append(X_FORWARDED_PROTO.clone(), HeaderValue::from_static(proto));
-        }
+        None => out.append_with(&X_FORWARDED_PROTO, |text| {
+            text.extend_from_slice(proto.as_bytes());
+        }),
     }
     match (kept("x-forwarded-host"), &arrival.host) {
         (Some(values), _) => copy(out, &X_FORWARDED_HOST, values),
-        (None, Some(host)) => {
-            out.append(X_FORWARDED_HOST.clone(), host.clone());
-        }
+        (None, Some(host)) => out.append(&X_FORWARDED_HOST, host),
         (None, None) => {}
     }
 }
@@ -213,25 +210,16 @@ fn forwarding(out: &mut HeaderList, incoming: &HeaderMap, arrival: &Arrival) {
 /// Copies every value of `values` to `out` under `name`.
 fn copy(out: &mut HeaderList, name: &HeaderName, values: http::header::GetAll<'_, HeaderValue>) {
     for value in values {
-        out.append(name.clone(), value.clone());
+        out.append(name, value);
     }
 }
 
-/// The values of a list header joined with `", "` and `last` appended.
-fn extended(values: http::header::GetAll<'_, HeaderValue>, last: &[u8]) -> HeaderValue {
-    let mut joined: Vec<u8> = Vec::new();
+/// Writes the values of a list header to `text`, each followed by `", "`.
+fn joined(text: &mut Vec<u8>, values: http::header::GetAll<'_, HeaderValue>) {
     for value in values {
-        joined.extend_from_slice(value.as_bytes());
-        joined.extend_from_slice(b", ");
+        text.extend_from_slice(value.as_bytes());
+        text.extend_from_slice(b", ");
     }
-    joined.extend_from_slice(last);
-    HeaderValue::from_bytes(&joined).unwrap_or_else(|_| shared(Bytes::copy_from_slice(last)))
-}
-
-/// `bytes` as a header value, sharing them (the values made here are printable ASCII;
-/// anything else becomes empty rather than a panic).
-fn shared(bytes: Bytes) -> HeaderValue {
-    HeaderValue::from_maybe_shared(bytes).unwrap_or_else(|_| HeaderValue::from_static(""))
 }
 
 /// A node as `Forwarded: for=` writes it (RFC 7239 §6): an IPv4 address bare (`text`, the
@@ -246,8 +234,9 @@ fn forwarded_node(ip: IpAddr, text: &str) -> Cow<'_, str> {
     }
 }
 
-/// `value` as an RFC 7239 parameter value: a token as it is, else a quoted string.
-fn token_or_quoted(value: &str) -> Cow<'_, str> {
+/// Writes `value` to `text` as an RFC 7239 parameter value: a token as it is, else a
+/// quoted string.
+fn token_or_quoted(text: &mut Vec<u8>, value: &[u8]) {
     let tchar = |b: u8| {
         b.is_ascii_alphanumeric()
             || matches!(
@@ -268,19 +257,18 @@ fn token_or_quoted(value: &str) -> Cow<'_, str> {
                     | b'~'
             )
     };
-    if !value.is_empty() && value.bytes().all(tchar) {
-        return Cow::Borrowed(value);
+    if !value.is_empty() && value.iter().all(|&b| tchar(b)) {
+        text.extend_from_slice(value);
+        return;
     }
-    let mut quoted = String::with_capacity(value.len() + 2);
-    quoted.push('"');
-    for c in value.chars() {
-        if c == '"' || c == '\\' {
-            quoted.push('\\');
+    text.push(b'"');
+    for &b in value {
+        if b == b'"' || b == b'\\' {
+            text.push(b'\\');
         }
-        quoted.push(c);
+        text.push(b);
     }
-    quoted.push('"');
-    Cow::Owned(quoted)
+    text.push(b'"');
 }
 
 #[cfg(test)]
@@ -325,9 +313,14 @@ mod tests {
         assert_eq!(node("192.0.2.1"), "192.0.2.1");
         assert_eq!(node("2001:db8::1"), "\"[2001:db8::1]\"");
         assert_eq!(node("::ffff:10.0.0.1"), "10.0.0.1");
-        assert_eq!(token_or_quoted("example.com"), "example.com");
-        assert_eq!(token_or_quoted("gw:8080"), "\"gw:8080\"");
-        assert_eq!(token_or_quoted("a\"b"), "\"a\\\"b\"");
+        let param = |value: &str| {
+            let mut text = Vec::new();
+            token_or_quoted(&mut text, value.as_bytes());
+            String::from_utf8(text).unwrap()
+        };
+        assert_eq!(param("example.com"), "example.com");
+        assert_eq!(param("gw:8080"), "\"gw:8080\"");
+        assert_eq!(param("a\"b"), "\"a\\\"b\"");
     }
 
     #[test]

@@ -62,6 +62,12 @@ impl ResponsePolicy {
         for name in &self.remove {
             headers.remove(name);
         }
+        self.set_and_add(headers)
+    }
+
+    /// The policy's sets and adds applied to headers its removals were left out of
+    /// already.
+    pub(crate) fn set_and_add(&self, mut headers: HeaderMap) -> HeaderMap {
         for (name, value) in &self.set {
             headers.insert(name.clone(), value.clone());
         }

@@ -523,7 +523,7 @@ impl Gateway {
             .and_then(|_| crate::compress::gzip(&body));
         let body = match compressed {
             Some(gzipped) => {
-                outgoing.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+                outgoing.insert(&header::CONTENT_ENCODING, &HeaderValue::from_static("gzip"));
                 Bytes::from(gzipped)
             }
             None => body,
@@ -777,7 +777,7 @@ impl Gateway {
         if let Some(traceparent) = crate::request_span::traceparent(&span) {
             request
                 .headers
-                .insert(crate::request_span::TRACEPARENT, traceparent);
+                .insert(&crate::request_span::TRACEPARENT, &traceparent);
         }
         let result = tracing::Instrument::instrument(
             self.attempt_untraced(backend, request, deadline),
@@ -810,8 +810,10 @@ impl Gateway {
         };
         // One timer for the wait for a connection slot and the exchange.
         let exchanged = tokio::time::timeout_at(deadline.into(), async {
-            let _held = self.client.hold(&upstream.url).await;
-            self.client.exchange(request, self.max_response_bytes).await
+            let _held = self.client.hold(&upstream.url, &backend.budget).await;
+            self.client
+                .exchange(request, self.max_response_bytes, &self.policy)
+                .await
         })
         .await;
         let response = match exchanged {
@@ -823,7 +825,7 @@ impl Gateway {
         backend.answered(started.elapsed());
         let mut response = Response::new(body);
         *response.status_mut() = parts.status;
-        *response.headers_mut() = self.policy.apply(parts.headers);
+        *response.headers_mut() = parts.headers;
         // For the access log (which operators read; clients never see it).
         if self.name_upstream {
             response

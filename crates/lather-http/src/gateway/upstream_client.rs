@@ -5,6 +5,7 @@
 
 use super::direct_h1::{DirectClient, DirectError};
 use super::header_list::HeaderList;
+use super::headers::ResponsePolicy;
 use crate::tls::TlsError;
 use bytes::Bytes;
 use http::{Method, Request, Response, Uri};
@@ -20,7 +21,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 use std::time::Duration;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Semaphore, SemaphorePermit};
 
 type HttpClient = Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
 
@@ -192,9 +193,14 @@ pub(crate) enum Unanswered {
 /// What a request holds while its answer is read: for HTTP/1.1 the connection's place in
 /// the budget.
 #[derive(Debug)]
-pub(crate) struct Held {
-    _permit: Option<OwnedSemaphorePermit>,
+pub(crate) struct Held<'a> {
+    _permit: Option<SemaphorePermit<'a>>,
 }
+
+/// An upstream's budget as a backend keeps it: looked up in the client's table on the
+/// backend's first request (a hash of its URL on every request cost more than the wait
+/// for a place), `None` where the client has no budget (HTTP/2).
+pub(crate) type BudgetSlot = OnceLock<Option<Arc<Semaphore>>>;
 
 /// Most I/O threads with a pool of their own; beyond, threads share them.
 const POOLS: usize = 64;
@@ -278,53 +284,64 @@ impl UpstreamClient {
     }
 
     /// Waits for a place in `upstream`'s budget (HTTP/1.1), to be held until the answer
-    /// has been read; HTTP/2 needs none.
-    pub(crate) async fn hold(&self, upstream: &str) -> Held {
+    /// has been read; HTTP/2 needs none. `slot` is the backend's: the budget is looked up
+    /// by `upstream` once, then kept there.
+    pub(crate) async fn hold<'a>(&self, upstream: &str, slot: &'a BudgetSlot) -> Held<'a> {
+        let budget = slot.get_or_init(|| self.budget_of(upstream));
+        let _permit = match budget {
+            // The semaphore is never closed.
+            Some(semaphore) => semaphore.acquire().await.ok(),
+            None => None,
+        };
+        Held { _permit }
+    }
+
+    /// `upstream`'s budget, the same for every backend with that URL (a registry's
+    /// backend that goes and comes back gets its old one); `None` for HTTP/2.
+    fn budget_of(&self, upstream: &str) -> Option<Arc<Semaphore>> {
         let UpstreamClient::Http1 {
             budget, permits, ..
         } = self
         else {
-            return Held { _permit: None };
+            return None;
         };
         let known = permits
             .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(PoisonError::into_inner)
             .get(upstream)
             .cloned();
-        let semaphore = match known {
+        Some(match known {
             Some(s) => s,
             None => permits
                 .write()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .unwrap_or_else(PoisonError::into_inner)
                 .entry(upstream.to_owned())
                 .or_insert_with(|| Arc::new(Semaphore::new(*budget)))
                 .clone(),
-        };
-        // The semaphore is never closed.
-        Held {
-            _permit: semaphore.acquire_owned().await.ok(),
-        }
+        })
     }
 
     /// Sends `request` (its URI absolute) and reads its whole answer, the body at most
     /// `limit` bytes: over HTTP/1.1 to an `http://` upstream on this task
     /// ([`DirectClient`]), else through hyper's client. The answer holds its end-to-end
-    /// headers only (the direct client reads the others into its framing facts).
+    /// headers with `policy` applied (the direct client reads the others into its framing
+    /// facts, and leaves out the policy's removals as it reads).
     pub(crate) async fn exchange(
         &self,
         request: UpstreamRequest,
         limit: usize,
+        policy: &ResponsePolicy,
     ) -> Result<Response<Bytes>, Unanswered> {
         if let UpstreamClient::Http1 { direct, .. } = self
             && request.uri.scheme() == Some(&http::uri::Scheme::HTTP)
         {
             let answer = direct
-                .exchange(request, limit)
+                .exchange(request, limit, &policy.remove)
                 .await
                 .map_err(Unanswered::Direct)?;
             let mut response = Response::new(answer.body);
             *response.status_mut() = answer.status;
-            *response.headers_mut() = answer.headers;
+            *response.headers_mut() = policy.set_and_add(answer.headers);
             return Ok(response);
         }
         let response = self
@@ -332,7 +349,7 @@ impl UpstreamClient {
             .await
             .map_err(Unanswered::Sending)?;
         let (mut parts, body) = response.into_parts();
-        parts.headers = super::headers::end_to_end(parts.headers);
+        parts.headers = policy.filter(parts.headers);
         let body = Limited::new(body, limit)
             .collect()
             .await
