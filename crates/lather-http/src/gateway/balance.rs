@@ -42,9 +42,15 @@ impl Balancer {
             }
             Balance::LeastOutstanding => turn % n,
         };
-        // Every backend once, starting at the pick, in list order.
-        let mut order: Vec<usize> = (0..n).map(|i| (first + i) % n).collect();
-        let available: Vec<bool> = backends.iter().map(|b| b.available(now)).collect();
+        // Every available backend once, starting at the pick, in list order (one list, no
+        // second one of who is available: this runs for every request).
+        let turn_order = (0..n).map(|i| (first + i) % n);
+        let mut order: Vec<usize> = Vec::with_capacity(n);
+        order.extend(turn_order.clone().filter(|i| backends[*i].available(now)));
+        let none_available = order.is_empty();
+        if none_available {
+            order.extend(turn_order);
+        }
         if self.policy == Balance::LeastOutstanding {
             // Fewest in flight per unit of weight first; equal loads keep the turn order.
             order.sort_by(|a, b| {
@@ -54,9 +60,7 @@ impl Balancer {
                 load_a.cmp(&load_b)
             });
         }
-        if available.iter().any(|a| *a) {
-            order.retain(|i| available[*i]);
-        } else {
+        if none_available {
             // None available: the one back soonest first, down ones last.
             order.sort_by_key(|i| backends[*i].back_at(now).map_or((1, now), |at| (0, at)));
         }
