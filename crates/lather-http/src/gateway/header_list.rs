@@ -92,10 +92,8 @@ impl HeaderList {
             let line = line.strip_suffix(b"\r\n")?;
             let colon = line.iter().position(|&b| b == b':')?;
             let name = std::str::from_utf8(&line[..colon]).ok()?;
-            Some((
-                name,
-                line[colon + 1..].strip_prefix(b" ").unwrap_or_default(),
-            ))
+            let value = &line[colon + 1..];
+            Some((name, value.strip_prefix(b" ").unwrap_or(value)))
         })
     }
 
