@@ -194,17 +194,23 @@ fn parse_head(buf: &[u8], leave_out: &[HeaderName]) -> Result<Option<Head>, Answ
         length: Ok(None),
     };
     for h in answer.headers.iter() {
+        // The framing headers are read as they are written: nearly every answer has a
+        // `Content-Length`, and no header name needs making for it.
+        if h.name.eq_ignore_ascii_case("content-length") {
+            head.length = length_with(head.length, h.value);
+            continue;
+        }
+        if h.name.eq_ignore_ascii_case("transfer-encoding") {
+            let last = list_items(h.value).last();
+            head.transfer = match last {
+                Some(coding) => Some(coding.eq_ignore_ascii_case(b"chunked")),
+                None => head.transfer.or(Some(false)),
+            };
+            continue;
+        }
         let name = HeaderName::from_bytes(h.name.as_bytes())
             .map_err(|_| AnswerError::Malformed("invalid header name"))?;
         match name.as_str() {
-            "content-length" => head.length = length_with(head.length, h.value),
-            "transfer-encoding" => {
-                let last = list_items(h.value).last();
-                head.transfer = match last {
-                    Some(coding) => Some(coding.eq_ignore_ascii_case(b"chunked")),
-                    None => head.transfer.or(Some(false)),
-                };
-            }
             n if hop_by_hop(n) || named.iter().any(|c| c == n) || leave_out.contains(&name) => {}
             _ => {
                 let value = HeaderValue::from_bytes(h.value)

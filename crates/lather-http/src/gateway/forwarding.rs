@@ -11,7 +11,7 @@
 //! `Forwarded` and `X-Forwarded-*` from a peer that is not a trusted proxy.
 
 use super::header_list::HeaderList;
-use super::headers::{connection_named, hop_by_hop};
+use super::headers::{hop_by_hop, list_items};
 use crate::arrival::Arrival;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use lather_pipeline::{Ipv4Text, ip_text, ipv4_text};
@@ -107,20 +107,27 @@ pub(crate) fn outgoing(
     identity_header: Option<&HeaderName>,
     identity: Option<HeaderValue>,
 ) -> HeaderList {
-    let named = connection_named(incoming);
     let mut out = HeaderList::with_capacity(USUAL_BYTES);
     // The client's `Via` values, each followed by ", ", gathered on the way.
     let mut via: Vec<u8> = Vec::new();
+    // The names the client's `Connection` lists, gathered on the way too and taken out
+    // after the copy (they may come before or after it; most requests have none, and a
+    // lookup of `Connection` beforehand cost every request).
+    let mut named: Vec<HeaderName> = Vec::new();
     for (name, value) in incoming {
-        let n = name.as_str();
         if *name == header::VIA {
             via.extend_from_slice(value.as_bytes());
             via.extend_from_slice(b", ");
             continue;
         }
-        if not_copied(n)
+        if *name == header::CONNECTION {
+            named.extend(
+                list_items(value.as_bytes()).filter_map(|t| HeaderName::from_bytes(t).ok()),
+            );
+            continue;
+        }
+        if not_copied(name.as_str())
             || crate::own_headers::OWN_HEADERS.contains(name)
-            || named.iter().any(|c| c == n)
             || identity_header == Some(name)
         {
             continue;
@@ -130,6 +137,9 @@ pub(crate) fn outgoing(
         } else {
             out.append(name, value);
         }
+    }
+    for name in &named {
+        out.remove(name);
     }
     // `Via` and the forwarding headers are appended, not set: the copy above left every
     // value of them out.
