@@ -112,21 +112,38 @@ mod tests {
         assert_eq!(Pin::new(&mut woken).poll(&mut cx), Poll::Ready(3));
     }
 
+    /// A future that counts its polls and passes them to `inner`.
+    struct PollCount<F> {
+        polls: Arc<AtomicUsize>,
+        inner: Pin<Box<F>>,
+    }
+
+    impl<F: Future> Future for PollCount<F> {
+        type Output = F::Output;
+
+        fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+            self.polls.fetch_add(1, Ordering::SeqCst);
+            self.inner.as_mut().poll(cx)
+        }
+    }
+
     #[tokio::test]
     async fn not_polled_again_until_woken() {
         let polls = Arc::new(AtomicUsize::new(0));
-        let sleep_polls = polls.clone();
-        let mut woken = WhenWoken::new(async move {
-            sleep_polls.fetch_add(1, Ordering::SeqCst);
+        let sleep = async {
             tokio::time::sleep(Duration::from_millis(30)).await;
             "slept"
+        };
+        let mut woken = WhenWoken::new(PollCount {
+            polls: polls.clone(),
+            inner: Box::pin(sleep),
         });
         let noop = Waker::noop();
         let mut cx = Context::from_waker(noop);
         for _ in 0..10 {
             assert!(Pin::new(&mut woken).poll(&mut cx).is_pending());
         }
-        // The body ran once; nine polls found it not woken.
+        // Polled once; nine polls found it not woken.
         assert_eq!(polls.load(Ordering::SeqCst), 1);
         // Awaited, it finishes when its timer wakes it.
         assert_eq!(woken.await, "slept");
