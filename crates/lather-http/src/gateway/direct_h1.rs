@@ -16,6 +16,7 @@ use super::answer_read::{AnswerError, ReadAnswer, read_answer};
 use super::header_list::HeaderList;
 use super::upstream_client::UpstreamRequest;
 use http::HeaderName;
+use http::header::HOST;
 use http::uri::Authority;
 use http::{Method, Uri};
 use std::io::{self, IoSlice};
@@ -275,7 +276,7 @@ fn head(
     out.push(b' ');
     out.extend_from_slice(path.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
-    if !headers.has_host() {
+    if !headers.contains(&HOST) {
         out.extend_from_slice(b"host: ");
         out.extend_from_slice(authority.as_str().as_bytes());
         out.extend_from_slice(b"\r\n");
@@ -309,7 +310,7 @@ async fn write_all(stream: &mut TcpStream, head: &[u8], body: &[u8]) -> io::Resu
 mod tests {
     use super::*;
     use http::HeaderValue;
-    use http::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, TRANSFER_ENCODING};
+    use http::header::{CONTENT_LENGTH, CONTENT_TYPE, TRANSFER_ENCODING};
 
     #[test]
     fn the_head_carries_host_the_headers_and_the_length() {

@@ -81,11 +81,6 @@ impl HeaderList {
         lines(&self.text).any(|line| names(line, name))
     }
 
-    /// Whether a `host` line is among them.
-    pub(crate) fn has_host(&self) -> bool {
-        self.host
-    }
-
     /// Every header as name and value, in order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &[u8])> {
         lines(&self.text).filter_map(|line| {
@@ -196,11 +191,11 @@ mod tests {
         list.append(&CONTENT_LENGTH, &value("99"));
         list.append(&TRANSFER_ENCODING, &value("chunked"));
         assert_eq!(list.len(), 0);
-        assert!(!list.has_host());
+        assert!(!list.contains(&HOST));
         list.append(&HOST, &value("backend"));
-        assert!(list.has_host() && list.contains(&HOST));
+        assert!(list.contains(&HOST));
         list.remove(&HOST);
-        assert!(!list.has_host());
+        assert!(!list.contains(&HOST));
         assert!(list.as_bytes().is_empty());
     }
 }

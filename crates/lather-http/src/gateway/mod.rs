@@ -816,16 +816,14 @@ impl Gateway {
                 .await
         })
         .await;
-        let response = match exchanged {
+        // Made anew by the client: the backend's status, headers (its policy applied) and
+        // body only.
+        let mut response = match exchanged {
             Err(_) => return Err(timed_out()),
             Ok(Err(unanswered)) => return Err(self.unanswered(upstream, unanswered)),
             Ok(Ok(response)) => response,
         };
-        let (parts, body) = response.into_parts();
         backend.answered(started.elapsed());
-        let mut response = Response::new(body);
-        *response.status_mut() = parts.status;
-        *response.headers_mut() = parts.headers;
         // For the access log (which operators read; clients never see it).
         if self.name_upstream {
             response

@@ -323,9 +323,10 @@ impl UpstreamClient {
 
     /// Sends `request` (its URI absolute) and reads its whole answer, the body at most
     /// `limit` bytes: over HTTP/1.1 to an `http://` upstream on this task
-    /// ([`DirectClient`]), else through hyper's client. The answer holds its end-to-end
-    /// headers with `policy` applied (the direct client reads the others into its framing
-    /// facts, and leaves out the policy's removals as it reads).
+    /// ([`DirectClient`]), else through hyper's client. The answer is made anew: its
+    /// status, its end-to-end headers with `policy` applied (the direct client reads the
+    /// others into its framing facts, and leaves out the policy's removals as it reads)
+    /// and its body; nothing else of the backend's response (hyper's extensions) is kept.
     pub(crate) async fn exchange(
         &self,
         request: UpstreamRequest,
@@ -348,14 +349,16 @@ impl UpstreamClient {
             .send(request.into_http())
             .await
             .map_err(Unanswered::Sending)?;
-        let (mut parts, body) = response.into_parts();
-        parts.headers = policy.filter(parts.headers);
+        let (parts, body) = response.into_parts();
         let body = Limited::new(body, limit)
             .collect()
             .await
             .map_err(|e| Unanswered::Reading(e.to_string()))?
             .to_bytes();
-        Ok(Response::from_parts(parts, body))
+        let mut answer = Response::new(body);
+        *answer.status_mut() = parts.status;
+        *answer.headers_mut() = policy.filter(parts.headers);
+        Ok(answer)
     }
 
     /// Sends `request` (its URI absolute) through hyper's client.
