@@ -2,7 +2,7 @@
 //! ReplyTo, is stopped with SIGTERM, and once started again on the same `async_store`
 //! delivers the answer with its RelatesTo when the ReplyTo listens.
 
-mod serving;
+use crate::serving;
 
 use serving::{Running, free_port, lather, temp_config, wait_healthy};
 

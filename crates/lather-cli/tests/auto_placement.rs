@@ -3,8 +3,8 @@
 //! stands for a bigger machine: its own configuration gives the same handler a tenth of the
 //! cost) goes remote.
 
+use crate::workers;
 use lather_test_util::nats;
-mod workers;
 
 use bytes::Bytes;
 use lather_config::Config;

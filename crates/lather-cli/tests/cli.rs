@@ -1,6 +1,6 @@
 //! The `lather` binary as a user runs it: help, version, check, serve and its shutdown.
 
-mod serving;
+use crate::serving;
 
 use serving::{free_port, lather, temp_config, wait_healthy};
 

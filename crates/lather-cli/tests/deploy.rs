@@ -2,7 +2,7 @@
 //! `lather check`, and every metric the Grafana dashboard queries is one a running
 //! `lather serve` (echo, gateway, event source, a handler) exposes at `/metrics`.
 
-mod serving;
+use crate::serving;
 
 use serving::{Running, free_port, http_get, lather, temp_config, wait_healthy};
 use std::collections::BTreeSet;

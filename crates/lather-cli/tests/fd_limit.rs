@@ -2,7 +2,7 @@
 //! lowered to fit at start, with a warning, and connections beyond it are closed at once
 //! instead of exhausting descriptors.
 
-mod serving;
+use crate::serving;
 
 use serving::free_port;
 

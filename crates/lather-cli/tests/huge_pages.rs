@@ -1,7 +1,7 @@
 //! `lather serve` runs without transparent huge pages, whatever the host's setting: the
 //! kernel reports the process's `THP_enabled` as 0 in `/proc/PID/status`.
 
-mod serving;
+use crate::serving;
 
 use serving::{Running, free_port, lather, temp_config, wait_healthy};
 

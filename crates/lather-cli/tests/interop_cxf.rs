@@ -14,10 +14,10 @@
 //! The peer's jar comes from `LATHER_INTEROP_CXF` (set by `.ci/run`); without it the tests
 //! fail saying how to build it.
 
+use crate::interop;
 use lather_envelope::SoapVersion;
 use lather_eventing::client::{EventingClient, Sink, SinkMessage, SubscribeOptions};
 use lather_eventing::{Endpoint, LATHER_EVENTING_NS, Version};
-mod interop;
 
 use interop::{Running, publish, serve_event_source};
 use serde_json::Value;

@@ -11,9 +11,9 @@
 //! The peer's python comes from `LATHER_INTEROP_PYTHON` (set by `.ci/run`), else the default
 //! venv of `interop/setup.sh`; without either the tests fail saying how to install it.
 
+use crate::interop;
 use lather_eventing::Version;
 use lather_eventing::client::{EventingClient, Filter, Sink, SinkMessage, SubscribeOptions};
-mod interop;
 
 use interop::{Running, publish, serve_event_source};
 use serde_json::Value;

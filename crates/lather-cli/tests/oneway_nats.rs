@@ -3,8 +3,8 @@
 //! across a worker killed mid-handling, the message id as idempotency key, and the
 //! fallback when NATS is down or the stream is full.
 
+use crate::workers;
 use lather_test_util::nats;
-mod workers;
 
 use bytes::Bytes;
 use lather_config::Config;

@@ -1,7 +1,7 @@
 //! Running `lather` in production: exit codes by cause, every configuration problem at
 //! once, `${ENV}` in the configuration, JSON log lines with the access log, and `/ready`.
 
-mod serving;
+use crate::serving;
 
 use serving::{Running, free_port, http_get, lather, temp_config, wait_healthy};
 use std::io::{Read, Write};

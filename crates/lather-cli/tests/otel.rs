@@ -2,8 +2,8 @@
 //! server in this test decoding the protobuf bodies), and the gateway's upstream request
 //! carries the exported trace's `traceparent`.
 
-mod collector;
-mod serving;
+use crate::collector;
+use crate::serving;
 
 use collector::{
     attribute, collector, echo_backend, exporting, hex, post, self_signed_tls, spans_of,

@@ -2,9 +2,9 @@
 //! the handler are spans of the request's trace, the worker's a child of the call's (the
 //! trace context travels in the request frame). Against a real `nats-server`.
 
-mod collector;
-mod serving;
-mod workers;
+use crate::collector;
+use crate::serving;
+use crate::workers;
 
 use collector::{attribute, collector, exporting, hex, post, spans_of};
 use lather_config::Config;

@@ -3,7 +3,7 @@
 //! `[qos] broker`, the client gets the offer that fits (or an error saying why none does),
 //! and `lather check` explains the offers and the broker.
 
-mod serving;
+use crate::serving;
 
 use serving::{Running, free_port, lather, temp_config, wait_healthy};
 use std::process::Stdio;

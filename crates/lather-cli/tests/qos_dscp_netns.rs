@@ -29,7 +29,7 @@
     unused_imports,
     reason = "the shared harness re-exports free_port; the server here listens in its own namespace"
 )]
-mod serving;
+use crate::serving;
 
 use serving::{Running, temp_config};
 

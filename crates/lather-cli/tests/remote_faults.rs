@@ -7,8 +7,8 @@
 //! Every bound here is a generous "answered within 10 s": without acknowledgements,
 //! heartbeats and connection events these calls hang for the 30 s default timeout.
 
+use crate::workers;
 use lather_test_util::nats;
-mod workers;
 
 use bytes::Bytes;
 use lather_config::Config;

@@ -2,8 +2,8 @@
 //! equal local ones, fallbacks, recovery after a NATS restart, a worker killed under load,
 //! and the CLI's behaviour when NATS is unreachable.
 
+use crate::workers;
 use lather_test_util::nats;
-mod workers;
 
 use bytes::Bytes;
 use lather_config::Config;

@@ -2,7 +2,7 @@
 //! configuration (connections stay open, a request in flight completes, a bad file is
 //! refused), `--config` refuses devices and oversized files.
 
-mod serving;
+use crate::serving;
 
 use serving::{Running, free_port, lather, temp_config, wait_healthy};
 

@@ -6,7 +6,7 @@
 //! libgsoap-dev`, which `.ci/run` does) and a C compiler; without them the tests fail
 //! saying so.
 
-mod support;
+use crate::support;
 
 use lather_client::{Call, Client, ClientError, Wsa};
 use lather_envelope::{Element, Limits, QName, SOAP11_NS, SOAP12_NS, SoapVersion};

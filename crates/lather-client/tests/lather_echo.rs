@@ -1,7 +1,7 @@
 //! The client against lather's own echo over loopback: both SOAP versions, WS-Addressing in
 //! both namespaces, lather's faults as typed errors, the size bound, keep-alive reuse.
 
-mod support;
+use crate::support;
 
 use lather_client::{Call, Client, ClientError, Wsa};
 use lather_envelope::{

@@ -1,7 +1,7 @@
 //! The client against raw peers: what goes on the wire per SOAP version, keep-alive reuse,
 //! one-way answers, and each transport failure as its own typed error.
 
-mod support;
+use crate::support;
 
 use lather_client::{Call, Client, ClientError};
 use lather_envelope::SoapVersion;

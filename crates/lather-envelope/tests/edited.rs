@@ -3,7 +3,7 @@
 //! same fault kind when refused (a limit, an unbound prefix, a block without a namespace, a
 //! bad `mustUnderstand`).
 
-mod support;
+use crate::support;
 
 use lather_envelope::{Bytes, Edit, EditError, Envelope, FaultKind, Limits};
 use support::{NS11, NS12, envelope, parse};

@@ -2,7 +2,7 @@
 //! replacing the Body, several at once, conflicts, and the constructors' checks. After each
 //! write the output is parsed again, and every byte outside the edited parts is compared.
 
-mod support;
+use crate::support;
 
 use lather_envelope::{Bytes, Edit, EditError, Envelope, FaultKind, QName};
 use support::{NS11, NS12, canonical, document, envelope, parse, text};

@@ -2,7 +2,7 @@
 //! mustUnderstand blocks sharing a long namespace, huge reasons, ids and details) cannot
 //! make its fault large, and the bounded fault still parses and lists the first blocks.
 
-mod support;
+use crate::support;
 
 use lather_envelope::fault_bounds::{
     MAX_DETAIL_BYTES, MAX_NOT_UNDERSTOOD, MAX_NOT_UNDERSTOOD_BYTES, MAX_REASON_BYTES, MAX_URI_BYTES,

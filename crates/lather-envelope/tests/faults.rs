@@ -1,7 +1,7 @@
 //! Fault envelopes in SOAP 1.1 and 1.2: they parse back as faults, carry the catalogue's
 //! codes, and map to the right HTTP status.
 
-mod support;
+use crate::support;
 
 use lather_envelope::{
     Envelope, Fault, FaultCode, FaultKind, LATHER_FAULT_NS, Limits, QName, SoapVersion,

@@ -2,8 +2,6 @@
 //! documents through the parser with the fuzz target's limits, so an input the fuzzer once
 //! crashed on, once added to the corpus, stays covered by `cargo test`.
 
-mod support;
-
 use lather_envelope::{Bytes, Edit, Envelope, Limits};
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! processing attributes, byte ranges, the Body and its operation, and the extraction of
 //! header blocks and payloads as standalone elements.
 
-mod support;
+use crate::support;
 
 use lather_envelope::{Edit, Envelope, Limits, QName, SoapVersion};
 use support::{

@@ -4,7 +4,7 @@
 //! and take random edit sequences exactly as a simple model predicts. Arbitrary and mutated
 //! bytes never make `Envelope::parse` panic.
 
-mod support;
+use crate::support;
 
 use lather_envelope::{Bytes, Edit, EditError, Envelope, Limits, QName, SoapVersion};
 use proptest::collection::vec;

@@ -1,6 +1,6 @@
 //! Every refusal of `Envelope::parse`, each with its own `FaultKind`, in both SOAP versions.
 
-mod support;
+use crate::support;
 
 use lather_envelope::{Bytes, Envelope, FaultKind, Limits};
 use support::{NS11, NS12, document, envelope, parse, refusal, refuse_with};

@@ -4,7 +4,7 @@
 //! stays byte-for-byte plain; lather's sink inflates them (also over HTTP) and refuses a
 //! zip bomb frame by closing the connection.
 
-mod support;
+use crate::support;
 
 use flate2::Compression;
 use flate2::write::GzEncoder;

@@ -3,7 +3,7 @@
 //! a delivery failure on a new connection to EndTo; a cancel to an EndTo elsewhere; and
 //! Subscribe taking `soap.tcp://` and `lather.bin://` EndTo addresses.
 
-mod support;
+use crate::support;
 
 use lather_envelope::{FaultKind, QName};
 use lather_eventing::binding::binary::{self, BinaryMessage, EndFrame};

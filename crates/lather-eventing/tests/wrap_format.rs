@@ -4,7 +4,7 @@
 //! echoed; lather.bin carries the raw event; Unwrap stays the default; an unknown format is
 //! still refused, naming the supported ones.
 
-mod support;
+use crate::support;
 
 use lather_envelope::{Element, FaultKind, Limits, QName};
 use lather_eventing::binding::binary;

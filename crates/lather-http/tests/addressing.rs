@@ -2,7 +2,7 @@
 //! `wsa` and `format-convert` in one stage, the answers it gets, and the addressing faults
 //! on the wire.
 
-mod support;
+use crate::support;
 
 use http::StatusCode;
 use lather_envelope::{Envelope, FaultKind, SoapVersion, WSA04_NS, WSA10_NS};

@@ -1,7 +1,7 @@
 //! The admin paths and the request head at the edge: HEAD on /health and /metrics,
 //! `[server] admin_allow`, a degraded /health, and the Host header (RFC 9112 §3.2).
 
-mod support;
+use crate::support;
 
 use lather_envelope::SoapVersion;
 use std::net::{IpAddr, SocketAddr};

@@ -1,7 +1,7 @@
 //! Admission at the HTTP edge: a full queue answers 503 Server busy at once, and waiting
 //! requests are served highest priority first.
 
-mod support;
+use crate::support;
 
 use http::StatusCode;
 use lather_envelope::{FaultKind, SoapVersion};

@@ -3,7 +3,7 @@
 //! it; polled by MessageID when the client names urn:lather:async:poll; refused when the
 //! ReplyTo is not allowed, the MessageID missing, or too many wait.
 
-mod support;
+use crate::support;
 
 use lather_envelope::{FaultKind, SoapVersion, WSA10_NS};
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //! queue is refused with 503. The nodes are servers in this test process; the only process
 //! started is the test's own `nats-server`, stopped by its PID. Every wait is bounded.
 
-mod support;
+use crate::support;
 
 use lather_envelope::{FaultKind, SoapVersion, WSA10_NS};
 use lather_test_util::nats;

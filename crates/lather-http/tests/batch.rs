@@ -3,7 +3,7 @@
 //! without failing the others; malformed or oversize batches are refused whole; the Rust
 //! client's `batch()` gives each call's answer.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use lather_client::{Call, Client};

@@ -2,7 +2,7 @@
 //! application faults, handler stages given in code, message-context properties, an
 //! injected CPU pool, and a configuration served beside code-built services.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use http::StatusCode;

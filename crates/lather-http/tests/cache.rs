@@ -3,7 +3,7 @@
 //! is honoured; a write operation empties the cache; `/metrics` counts it all. The
 //! gateway's WSDL is fetched from the backend once per `wsdl_cache_ms`.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use http::StatusCode;

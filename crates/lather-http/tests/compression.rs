@@ -2,7 +2,7 @@
 //! `Accept-Encoding` takes it, the same envelope once decompressed; never below the
 //! threshold, never without the header or with `q=0`, never when switched off, never twice.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use flate2::read::GzDecoder;

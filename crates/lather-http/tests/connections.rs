@@ -1,7 +1,7 @@
 //! The listener under idle and piled-up connections: caps in all and per client address,
 //! idle connections closed from accept on, a header timeout, and refusals counted.
 
-mod support;
+use crate::support;
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;

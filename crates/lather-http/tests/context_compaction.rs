@@ -4,7 +4,7 @@
 //! receiver without `context-expand` refuses the reference (mustUnderstand); a store that
 //! is down leaves messages whole.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use lather_envelope::escape::escape_text;

@@ -2,7 +2,7 @@
 //! by URI; owner tokens and identities; versions; the size, count and lifetime bounds;
 //! a redb file that outlives the server; faults for each refusal.
 
-mod support;
+use crate::support;
 
 use lather_envelope::{FaultKind, SoapVersion, WSSE_NS};
 use support::*;

@@ -1,7 +1,7 @@
 //! The echo service over real loopback sockets: both SOAP versions, WS-Addressing,
 //! WSDL, keep-alive, h2c, compressed requests, health and metrics.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use flate2::Compression;

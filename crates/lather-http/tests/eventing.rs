@@ -2,7 +2,7 @@
 //! their faults, topic filters, expiry, renewal, dead and slow sinks, and subscriptions
 //! surviving a restart. Sinks are small hyper servers that record what they receive.
 
-mod support;
+use crate::support;
 
 use lather_envelope::{Envelope, FaultKind, QName, SoapVersion};
 use std::net::SocketAddr;

@@ -2,7 +2,7 @@
 //! keeps (`durable="false"`: queued in memory), and a publish beyond `queue_bytes_total`
 //! is refused with PublishQueueFull, 503 and `Retry-After`, and counted in `/metrics`.
 
-mod support;
+use crate::support;
 
 use lather_envelope::SoapVersion;
 use support::{event_source, post_with_action as post};

@@ -2,7 +2,7 @@
 //! HTTP: every operation in the three version pairs, reference parameters both ways, topic
 //! filters, SubscriptionEnd, faults and an unreachable source as clear errors.
 
-mod support;
+use crate::support;
 
 use lather_envelope::SoapVersion;
 use lather_eventing::client::{

@@ -3,7 +3,7 @@
 //! refused by default and allowed by `notify_allow` (the publish path never); the
 //! per-identity subscription quota.
 
-mod support;
+use crate::support;
 
 use lather_envelope::{FaultKind, SoapVersion};
 use std::time::Duration;

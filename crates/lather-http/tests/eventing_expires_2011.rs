@@ -3,7 +3,7 @@
 //! subscription that does not expire). With BestEffort the source grants its maximum,
 //! without it the value is unsupported; 2004/08 still refuses a zero expiration.
 
-mod support;
+use crate::support;
 
 use lather_envelope::{FaultKind, SoapVersion};
 use support::{Answer, envelope, event_source, post};

@@ -2,7 +2,7 @@
 //! the version's filter fault, and a costly-but-accepted filter evaluated against a big
 //! event leaves `GET /health` answered while the publish runs.
 
-mod support;
+use crate::support;
 
 use lather_envelope::{FaultKind, SoapVersion};
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //! own NATS connection. Every wait is bounded; the only process started is the test's own
 //! `nats-server`, stopped by its PID.
 
-mod support;
+use crate::support;
 
 use lather_test_util::nats;
 

@@ -3,7 +3,7 @@
 //! subscribers of that source receive one notification per request, with the configured
 //! action and topic, and a slow subscriber does not delay the requests.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use http::Request;

@@ -1,7 +1,7 @@
 //! XPath 1.0 filters and gzip-compressed notifications of the `event-source` builtin, over
 //! real HTTP: subscribers, publishers and sinks on 127.0.0.1.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use lather_envelope::{Envelope, FaultKind, Limits, QName, SoapVersion};

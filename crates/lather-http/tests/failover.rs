@@ -4,7 +4,7 @@
 //! checks take a failing backend out and bring it back; weights and least-outstanding
 //! balancing spread the requests as configured.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use http::StatusCode;

@@ -1,7 +1,7 @@
 //! The fault flow: faults raised by a handler, by lather, or answered by the service run
 //! through the service's `fault` stages before they go back; successes do not.
 
-mod support;
+use crate::support;
 
 use http::StatusCode;
 use lather_envelope::{FaultKind, SoapVersion};

@@ -1,7 +1,7 @@
 //! Gateway mode against real backends on loopback: forwarding, round-robin, backends
 //! that refuse or hang, passthrough of status and faults, WSDL rewriting.
 
-mod support;
+use crate::support;
 
 use http::StatusCode;
 use lather_envelope::{FaultKind, QName, SoapVersion};

@@ -3,7 +3,7 @@
 //! connection carries the next request, a connection the backend closed while idle is
 //! replaced, and an answer over `max_response_bytes` is a fault.
 
-mod support;
+use crate::support;
 
 use http::StatusCode;
 use lather_envelope::{FaultKind, SoapVersion};

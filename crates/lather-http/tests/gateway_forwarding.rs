@@ -3,7 +3,7 @@
 //! service's header rules; the WSDL's imports served through the gateway and only from the
 //! backend's origin; prefix services forwarding the rest of the path.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use http::{HeaderMap, Request, StatusCode};

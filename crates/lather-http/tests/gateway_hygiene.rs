@@ -2,7 +2,7 @@
 //! policy's own headers, no backend URL in a fault, and a WSDL address that a hostile
 //! `Host` cannot choose.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use http::{Request, StatusCode};

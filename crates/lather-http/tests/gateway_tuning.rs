@@ -2,7 +2,7 @@
 //! compressed from a size threshold (`compress_requests`), and WSDL-based load balancing
 //! (`wsdl_addresses`): the served WSDL names the addresses in turn, by weight.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};

@@ -2,7 +2,7 @@
 //! `require-identity` (a later stage) lets through only who it names, and a gateway passes
 //! it to its backend in the `identity_header` it is configured with — never a client's own.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use http::StatusCode;

@@ -2,7 +2,7 @@
 //! a runtime of its own, sharing one listening socket; every request is answered, and a
 //! graceful shutdown drains the requests in flight on every thread before `serve` returns.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use lather_envelope::{EnvelopeBuilder, SoapVersion};

@@ -2,7 +2,7 @@
 //! `metrics_max_operations` (further names count as `other`, operations a service does not
 //! serve as `unknown`), the build, and the event sources' subscriptions and sink queues.
 
-mod support;
+use crate::support;
 
 use lather_envelope::{FaultKind, SoapVersion};
 use std::collections::BTreeMap;

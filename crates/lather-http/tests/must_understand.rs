@@ -1,7 +1,7 @@
 //! The mustUnderstand rule at the edge: blocks nobody understands fault; an intermediary
 //! leaves the ultimate receiver's blocks to it.
 
-mod support;
+use crate::support;
 
 use http::StatusCode;
 use lather_envelope::{FaultKind, SoapVersion};

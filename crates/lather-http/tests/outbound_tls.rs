@@ -4,7 +4,7 @@
 //! `[server] outbound_ca_file` (or `ClientBuilder::tls`), and refusing a server whose
 //! certificate comes from another CA. Certificates are made at test time.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use http::Request;

@@ -4,7 +4,7 @@
 //! response time is refused with `ResponseTimeUnattainable` when that time passes while it
 //! waits, and served when it is admitted in time.
 
-mod support;
+use crate::support;
 
 use http::StatusCode;
 use lather_envelope::{FaultKind, SoapVersion};

@@ -5,7 +5,7 @@
 //! rules for clients without the header; a bad header is a fault, and `mustUnderstand` on
 //! it is honoured; `/metrics` counts what was compressed and what went plain for load.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use http::Request;

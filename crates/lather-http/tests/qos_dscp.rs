@@ -6,7 +6,7 @@
 //!
 //! Capturing needs `CAP_NET_RAW`: the tests run as root (as CI runs them).
 
-mod support;
+use crate::support;
 
 use lather_config::Config;
 use lather_envelope::SoapVersion;

@@ -5,7 +5,7 @@
 //! moved price; the broker selects the best offer, says why none fits, and keeps every
 //! registration across a restart on its SQLite file.
 
-mod support;
+use crate::support;
 
 use lather_config::Config;
 use lather_envelope::{Element, FaultKind, Limits, SoapVersion};

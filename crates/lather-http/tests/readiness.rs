@@ -2,7 +2,7 @@
 //! connections lather holds are up; else 503 with one reason per problem. Same
 //! `admin_allow` rule as `/health`, and no access-log line.
 
-mod support;
+use crate::support;
 
 use lather_envelope::SoapVersion;
 use lather_test_util::nats;

@@ -1,7 +1,7 @@
 //! Every refusal at the HTTP edge is a well-formed Fault in the request's SOAP version,
 //! with the catalogue's status — never a panic or a dropped connection.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use flate2::Compression;

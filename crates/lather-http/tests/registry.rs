@@ -2,7 +2,7 @@
 //! property and by XPath over the documents; leases end unless renewed; only the
 //! registrant renews or removes; bounds and bad requests fault.
 
-mod support;
+use crate::support;
 
 use lather_envelope::{FaultKind, SoapVersion};
 use support::*;

@@ -2,7 +2,7 @@
 //! keeps counting where it stopped, carries services that keep state over unchanged, and
 //! refuses (changing nothing) what only a restart applies.
 
-mod support;
+use crate::support;
 
 use http::StatusCode;
 use lather_config::Config;

@@ -2,7 +2,7 @@
 //! answered through a worker, `/metrics` counts remote calls and fallbacks, and without a
 //! worker the client gets the `HandlerFailed` fault.
 
-mod support;
+use crate::support;
 
 use lather_test_util::nats;
 

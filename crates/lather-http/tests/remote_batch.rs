@@ -6,7 +6,7 @@
 //! runs in this process on its own NATS connection; the only process started is the
 //! test's `nats-server`, stopped by its PID.
 
-mod support;
+use crate::support;
 
 use futures_util::StreamExt;
 use lather_config::Config;

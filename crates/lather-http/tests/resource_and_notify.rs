@@ -1,7 +1,7 @@
 //! `wsrf-resource` and `notify` in one parallel stage in front of an echo service: each
 //! message updates its resource and is announced to a sink over real HTTP.
 
-mod support;
+use crate::support;
 
 use http::StatusCode;
 use lather_envelope::SoapVersion;

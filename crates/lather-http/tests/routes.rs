@@ -1,6 +1,6 @@
 //! Routes pick other stages per message: by operation, by action, by a header's presence.
 
-mod support;
+use crate::support;
 
 use http::StatusCode;
 use lather_envelope::{FaultKind, SoapVersion};

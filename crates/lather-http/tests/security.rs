@@ -3,7 +3,7 @@
 //! replays, a full replay cache), and a gateway that takes the Security header it processed
 //! out of the message it forwards (`wsse-username`, `decrypt`).
 
-mod support;
+use crate::support;
 
 mod vectors {
     #![allow(dead_code)]

@@ -2,7 +2,7 @@
 //! senders get `RequestTooSlow` (408) and a closed connection; they hold no admission slot,
 //! so other clients are served, and the adaptive limit learns nothing from them.
 
-mod support;
+use crate::support;
 
 use http::StatusCode;
 use lather_envelope::SoapVersion;

@@ -1,6 +1,6 @@
 //! Handler stages configured on services and run by the host.
 
-mod support;
+use crate::support;
 
 use http::StatusCode;
 use lather_config::Config;

@@ -5,7 +5,7 @@
 //! the schemas goes plain; a stream lost with a request on it is a fault, never a silent
 //! resend; hostile connections and bad keys are refused.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use lather_envelope::{EnvelopeBuilder, FaultKind, SoapVersion};

@@ -4,7 +4,7 @@
 //! port — and never falls to a plain stream port; the stream port refuses a plain-text
 //! preface.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use lather_envelope::{EnvelopeBuilder, SoapVersion};

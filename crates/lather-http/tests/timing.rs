@@ -1,7 +1,7 @@
 //! The server-side timing breakdown: each request's phases in `Server-Timing` for clients
 //! that ask (and may read `/metrics`), and in the `lather_phase_seconds` histograms.
 
-mod support;
+use crate::support;
 
 use lather_envelope::SoapVersion;
 use support::*;

@@ -2,7 +2,7 @@
 //! client certificates (`client_auth`), certificate reload, and start-up errors naming the
 //! file and line. Certificates are made at test time.
 
-mod support;
+use crate::support;
 
 use lather_envelope::SoapVersion;
 use std::path::Path;

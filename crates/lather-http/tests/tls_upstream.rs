@@ -3,7 +3,7 @@
 //! (`upstream_server_name`), and the faults of a TLS failure — which name the backend by
 //! its place only and are not tried on the next backend.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};

@@ -2,7 +2,7 @@
 //! upstream as few `lb:Batch` requests (the size and time cut-offs), each client getting
 //! its own answer; an upstream that does not speak the batch format gets them alone.
 
-mod support;
+use crate::support;
 
 use lather_envelope::SoapVersion;
 use std::net::SocketAddr;

@@ -2,7 +2,7 @@
 //! requests share at most `upstream_connections` HTTP/2 connections; with HTTP/1.1 the
 //! budget bounds the connections (and so the requests at once), the others wait their turn.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};

@@ -2,7 +2,7 @@
 //! each fault with its BaseFault detail, both topic dialects, raw and wrapped delivery,
 //! reference parameters, expiry and renewal, Notify as a publish, and durability.
 
-mod support;
+use crate::support;
 
 use lather_envelope::datetime;
 use lather_envelope::{Envelope, FaultKind, QName, SoapVersion};

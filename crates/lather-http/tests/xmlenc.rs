@@ -2,7 +2,7 @@
 //! flow encrypts. The request is a vector made by Python's `cryptography` package (see
 //! `crates/lather-handlers/tests/vectors/xmlenc_vectors.py`).
 
-mod support;
+use crate::support;
 
 mod vectors {
     #![allow(dead_code)]

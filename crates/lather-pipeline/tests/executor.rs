@@ -1,6 +1,6 @@
 //! The stage executor: merging, concurrency, and each failure flag.
 
-mod support;
+use crate::support;
 
 use lather_envelope::{FaultKind, Limits};
 use lather_pipeline::{Options, Outcome, Plan, Step, run};

@@ -1,7 +1,7 @@
 //! Plans are checked when built: clashing stages, writing oneway handlers and retried
 //! stateful handlers are refused with messages that name the handlers.
 
-mod support;
+use crate::support;
 
 use lather_pipeline::{Options, Order, Plan, PlanError};
 use support::*;

@@ -1,7 +1,7 @@
 //! What a host running one handler for someone else relies on: `Step::perform`, the
 //! attempt number a handler sees, and a patch's operations listed in order.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use lather_envelope::FaultKind;

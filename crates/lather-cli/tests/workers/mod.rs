@@ -16,7 +16,7 @@ pub(crate) fn scratch(prefix: &str, name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
         "lather-{prefix}-{name}-{}-{}",
         std::process::id(),
-        crate::nats::free_port()
+        lather_test_util::nats::free_port()
     ));
     std::fs::create_dir_all(&dir).unwrap();
     dir

@@ -1,0 +1,64 @@
+//! lather-http's integration tests, built as one test binary (one link instead of one per
+//! file). Each module is a file beside this one; `cargo test -p lather-http --test integration
+//! <module>::` runs one of them.
+
+mod support;
+
+mod addressing;
+mod admin_edge;
+mod admission;
+mod async_replies;
+mod async_replies_nats;
+mod batch;
+mod builder;
+mod cache;
+mod compression;
+mod connections;
+mod context_compaction;
+mod context_store;
+mod echo;
+mod eventing;
+mod eventing_bounds;
+mod eventing_client;
+mod eventing_delivery_policy;
+mod eventing_expires_2011;
+mod eventing_filter_budget;
+mod eventing_nats;
+mod eventing_publish_handler;
+mod eventing_xpath;
+mod failover;
+mod fault_flow;
+mod gateway;
+mod gateway_direct;
+mod gateway_forwarding;
+mod gateway_hygiene;
+mod gateway_tuning;
+mod identity;
+mod io_threads;
+mod metrics_series;
+mod must_understand;
+mod outbound_tls;
+mod qos_admission;
+mod qos_compression;
+mod qos_dscp;
+mod qos_offers;
+mod readiness;
+mod refusals;
+mod registry;
+mod reload;
+mod remote;
+mod remote_batch;
+mod resource_and_notify;
+mod routes;
+mod security;
+mod slow_body;
+mod stages;
+mod streams;
+mod streams_tls;
+mod timing;
+mod tls;
+mod tls_upstream;
+mod transfer_batch;
+mod upstream_protocol;
+mod wsn;
+mod xmlenc;
