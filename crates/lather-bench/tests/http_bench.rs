@@ -16,6 +16,7 @@ use hyper::service::service_fn;
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use lather_bench::{ErrorKind, HttpBenchArgs, Pacing, Report, run_http_bench};
+use lather_test_util::ScratchDir;
 use tokio::net::TcpListener;
 
 const ANSWER: &[u8] = b"<soap:Envelope><soap:Body><ns:echoResponse><result>x</result>\
@@ -299,10 +300,9 @@ async fn warmup_requests_are_not_counted() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_report_is_written() {
     let (addr, _) = server(Behaviour::Ok).await;
-    let path = std::env::temp_dir().join(format!(
-        "lather-bench-test-{}/report.json",
-        std::process::id()
-    ));
+    let dir = ScratchDir::new("bench");
+    // In a directory that does not exist yet: the report makes it.
+    let path = dir.join("reports").join("report.json");
     let path_str = path.to_str().unwrap().to_owned();
     let report = run(&args(
         &url(addr),
@@ -315,7 +315,6 @@ async fn json_report_is_written() {
     assert_eq!(json["status_counts"]["200"], 10);
     assert_eq!(json["latency_us"]["count"], report.latency_us.count);
     assert!(json["rate"].is_null());
-    let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
 
 #[tokio::test]

@@ -7,6 +7,7 @@
 
 use clap::Parser;
 use lather_bench::{BenchError, HttpBenchArgs, run_http_bench};
+use lather_test_util::ScratchDir;
 
 #[derive(Debug, Parser)]
 struct Cli {
@@ -38,8 +39,9 @@ async fn lather_echo() -> String {
 async fn cpu_per_request_and_rss_are_reported() {
     let url = lather_echo().await;
     let pid = std::process::id().to_string();
-    let dir = std::env::temp_dir().join(format!("lather-server-usage-{}", std::process::id()));
-    let json = dir.join("report.json");
+    let dir = ScratchDir::new("server-usage");
+    // In a directory that does not exist yet: the report makes it.
+    let json = dir.join("reports").join("report.json");
     let a = args(
         &url,
         &[
@@ -78,7 +80,6 @@ async fn cpu_per_request_and_rss_are_reported() {
         "JSON server.cpu_us_per_request: {field}"
     );
     assert!(written["server"]["rss_bytes_after"].as_u64().unwrap() > 0);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]

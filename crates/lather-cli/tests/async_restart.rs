@@ -4,7 +4,8 @@
 
 use crate::serving;
 
-use serving::{Running, free_port, lather, temp_config, wait_healthy};
+use lather_test_util::ScratchDir;
+use serving::{Running, free_port, lather, wait_healthy};
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -46,14 +47,11 @@ fn stop(running: &mut Running) {
 fn an_accepted_request_is_answered_after_a_restart() {
     let port = free_port();
     let sink_port = free_port();
-    let dir = std::env::temp_dir().join(format!("lather-async-restart-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ScratchDir::new("async-restart");
     let store = dir.join("jobs.redb");
-    let _ = std::fs::remove_file(&store);
-    let config = temp_config(
-        "async-restart",
+    let config = dir.write(
         "lather.toml",
-        &format!(
+        format!(
             "[server]\nlisten = \"127.0.0.1:{port}\"\nshutdown_grace_ms = 1000\n\n\
              [[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\n\
              async_replies = true\nasync_store = \"{}\"\nreply_allow = [\"127.0.0.1\"]\nreply_attempts = 100\n",

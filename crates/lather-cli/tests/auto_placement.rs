@@ -4,7 +4,7 @@
 //! cost) goes remote.
 
 use crate::workers;
-use lather_test_util::nats;
+use lather_test_util::{ScratchDir, nats};
 
 use bytes::Bytes;
 use lather_config::Config;
@@ -12,13 +12,12 @@ use lather_envelope::{Envelope, Limits};
 use lather_pipeline::{Context, Direction, Message, Outcome, Plan, Step, run};
 use lather_remote::EXPLORE_EVERY;
 use nats::NatsServer;
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 use workers::{check, figure, wait_for_worker};
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> ScratchDir {
     workers::scratch("auto", name)
 }
 
@@ -153,7 +152,6 @@ async fn the_cheap_handler_stays_local_and_the_slow_one_goes_to_the_bigger_worke
     assert!(cheap_remote >= 1 && slow_local >= 1, "both sides explored");
     assert_eq!(figure(&slow, "remote_fallbacks"), 0);
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -183,5 +181,4 @@ fn check_shows_auto_placement_and_refuses_it_without_nats() {
     assert!(stderr.contains("auto.toml:3:"), "{stderr}");
     assert!(stderr.contains("handlers.log.placement"), "{stderr}");
     assert!(stderr.contains("[nats]"), "{stderr}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

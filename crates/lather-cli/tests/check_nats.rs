@@ -1,14 +1,9 @@
 //! `lather check` on `[nats]` TLS and authentication: the method and whether TLS is on are
 //! printed, the secret never; an unreadable file is an error naming the file and the line.
 
-use std::path::{Path, PathBuf};
+use lather_test_util::ScratchDir;
+use std::path::Path;
 use std::process::{Command, Output};
-
-fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lather-check-nats-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn check(dir: &Path, name: &str, text: &str) -> Output {
     let path = dir.join(name);
@@ -22,7 +17,7 @@ fn check(dir: &Path, name: &str, text: &str) -> Output {
 
 #[test]
 fn the_method_and_tls_are_printed_and_the_secret_is_not() {
-    let dir = scratch();
+    let dir = ScratchDir::new("check-nats");
     let ca = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
     let ca_path = dir.join("nats-ca.pem");
     std::fs::write(&ca_path, ca.cert.pem()).unwrap();
@@ -60,7 +55,7 @@ fn the_method_and_tls_are_printed_and_the_secret_is_not() {
 
 #[test]
 fn an_unreadable_file_is_named_with_its_line() {
-    let dir = scratch();
+    let dir = ScratchDir::new("check-nats");
     let missing = dir.join("no-such.creds").display().to_string();
     let out = check(
         &dir,

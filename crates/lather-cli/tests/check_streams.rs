@@ -2,19 +2,7 @@
 //! services that accept or send streams are explained; a stream key where it does not
 //! belong is an error naming the file and line.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
-fn check(name: &str, text: &str) -> Output {
-    let dir = std::env::temp_dir().join(format!("lather-check-streams-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path: PathBuf = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_lather"))
-        .args(["check", "--config", path.to_str().unwrap()])
-        .output()
-        .expect("run lather")
-}
+use crate::serving::check_text as check;
 
 #[test]
 fn streams_are_explained() {

@@ -2,14 +2,9 @@
 //! reload, and a gateway's `https://` upstream TLS are explained; a TLS file that cannot be
 //! used is an error naming the file and the line of its key.
 
-use std::path::{Path, PathBuf};
+use lather_test_util::ScratchDir;
+use std::path::Path;
 use std::process::{Command, Output};
-
-fn scratch() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lather-check-tls-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
 
 fn check(dir: &Path, name: &str, text: &str) -> Output {
     let path = dir.join(name);
@@ -32,7 +27,7 @@ fn certificate(dir: &Path) -> (String, String) {
 
 #[test]
 fn tls_settings_are_explained() {
-    let dir = scratch();
+    let dir = ScratchDir::new("check-tls");
     let (cert, key) = certificate(&dir);
     let out = check(
         &dir,
@@ -60,7 +55,7 @@ fn tls_settings_are_explained() {
 
 #[test]
 fn an_unusable_tls_file_is_an_error_at_its_line() {
-    let dir = scratch();
+    let dir = ScratchDir::new("check-tls");
     let (cert, _) = certificate(&dir);
     let missing = dir.join("missing.key").display().to_string();
     let out = check(

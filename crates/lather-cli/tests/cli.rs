@@ -2,7 +2,8 @@
 
 use crate::serving;
 
-use serving::{free_port, lather, temp_config, wait_healthy};
+use lather_test_util::ScratchDir;
+use serving::{free_port, lather, wait_healthy};
 
 use std::net::TcpListener;
 use std::process::{Child, Command, Output, Stdio};
@@ -86,8 +87,8 @@ fn check_prints_the_services_of_the_quickstart() {
 
 #[test]
 fn check_names_the_key_and_line_of_an_error() {
-    let path = temp_config(
-        "cli",
+    let dir = ScratchDir::new("cli");
+    let path = dir.write(
         "bad.toml",
         "[server]\nlisten = \"127.0.0.1:0\"\n\n[[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\ntimeout = 5\n",
     );
@@ -118,10 +119,10 @@ fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
 fn serve_answers_and_exits_zero_on_sigterm_and_sigint() {
     for signal in ["-TERM", "-INT"] {
         let port = free_port();
-        let path = temp_config(
-            "cli",
+        let dir = ScratchDir::new("cli");
+        let path = dir.write(
             &format!("serve{signal}.toml"),
-            &format!(
+            format!(
                 "[server]\nlisten = \"127.0.0.1:{port}\"\n[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\n"
             ),
         );
@@ -153,10 +154,10 @@ fn serve_answers_and_exits_zero_on_sigterm_and_sigint() {
 fn serve_reports_a_port_in_use() {
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port();
-    let path = temp_config(
-        "cli",
+    let dir = ScratchDir::new("cli");
+    let path = dir.write(
         "taken.toml",
-        &format!("[server]\nlisten = \"127.0.0.1:{port}\"\n"),
+        format!("[server]\nlisten = \"127.0.0.1:{port}\"\n"),
     );
     let out = run(&["serve", "--config", path.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(69));
@@ -169,8 +170,8 @@ fn serve_reports_a_port_in_use() {
 
 #[test]
 fn check_prints_handlers_and_stages() {
-    let path = temp_config(
-        "cli",
+    let dir = ScratchDir::new("cli");
+    let path = dir.write(
         "stages.toml",
         "[handlers.log]\nkind = \"logging\"\noneway = true\n[handlers.burn]\nkind = \"cpu-burn\"\nmicros = 10\n[[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\nrequest = [[\"log\", \"burn\"], [\"burn\"]]\n",
     );
@@ -197,7 +198,8 @@ fn check_prints_an_automatic_plan() {
     let service = "[[service]]\nname = \"e\"\npath = \"/e\"\nbuiltin = \"echo\"\nrequest = { auto = [\"hash\", \"squeeze\", \"burn\"] }\n";
     // hash reads everything and squeeze writes the Body: they are ordered as listed; burn
     // touches nothing and joins the first stage.
-    let path = temp_config("cli", "auto.toml", &format!("{handlers}{service}"));
+    let dir = ScratchDir::new("cli");
+    let path = dir.write("auto.toml", format!("{handlers}{service}"));
     let out = run(&["check", "--config", path.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -211,7 +213,7 @@ fn check_prints_an_automatic_plan() {
     );
     // An explicit order moves burn behind squeeze.
     let handlers = handlers.replace("micros = 1\n", "micros = 1\nafter = [\"squeeze\"]\n");
-    let path = temp_config("cli", "auto-after.toml", &format!("{handlers}{service}"));
+    let path = dir.write("auto-after.toml", format!("{handlers}{service}"));
     let out = run(&["check", "--config", path.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(

@@ -4,7 +4,8 @@
 
 use crate::serving;
 
-use serving::{Running, free_port, http_get, lather, temp_config, wait_healthy};
+use lather_test_util::ScratchDir;
+use serving::{Running, free_port, http_get, lather, wait_healthy};
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -36,9 +37,10 @@ fn the_production_example_passes_check_once_its_users_file_exists() {
     }
     // With /etc/lather/ standing for a directory that holds a user table, it passes.
     let text = std::fs::read_to_string(&prod).unwrap();
-    let users = temp_config("deploy", "users", "alice:correct horse battery staple\n");
+    let dir = ScratchDir::new("deploy");
+    let users = dir.write("users", "alice:correct horse battery staple\n");
     let etc = format!("{}/", users.parent().unwrap().display());
-    let config = temp_config("deploy", "lather.toml", &text.replace("/etc/lather/", &etc));
+    let config = dir.write("lather.toml", text.replace("/etc/lather/", &etc));
     let out = lather()
         .args(["check", "--config"])
         .arg(&config)
@@ -143,10 +145,10 @@ fn every_metric_the_dashboard_queries_is_exposed() {
         "no DS_PROMETHEUS datasource variable"
     );
     let port = free_port();
-    let config = temp_config(
-        "deploy",
+    let dir = ScratchDir::new("deploy");
+    let config = dir.write(
         "scraped.toml",
-        &format!(
+        format!(
             "[server]\nlisten = \"127.0.0.1:{port}\"\n\n\
              [handlers.mon]\nkind = \"monitor\"\n\n\
              [[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\nrequest = [[\"mon\"]]\n\n\

@@ -4,6 +4,7 @@
 
 use crate::serving;
 
+use lather_test_util::ScratchDir;
 use serving::free_port;
 
 use std::io::{Read, Write};
@@ -17,8 +18,7 @@ fn a_low_descriptor_limit_lowers_max_connections() {
         panic!("this test needs prlimit (util-linux)");
     }
     let port = free_port();
-    let dir = std::env::temp_dir().join(format!("lather-fd-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ScratchDir::new("fd");
     let path = dir.join("fd.toml");
     std::fs::write(
         &path,

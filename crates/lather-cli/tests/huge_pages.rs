@@ -3,7 +3,8 @@
 
 use crate::serving;
 
-use serving::{Running, free_port, lather, temp_config, wait_healthy};
+use lather_test_util::ScratchDir;
+use serving::{Running, free_port, lather, wait_healthy};
 
 /// The `THP_enabled` field of a process's status, if the kernel reports it.
 fn thp_enabled(pid: u32) -> Option<String> {
@@ -20,10 +21,10 @@ fn a_serving_process_refuses_transparent_huge_pages() {
         .expect("this kernel does not report THP_enabled in /proc/PID/status");
     assert_eq!(own, "1", "the test process itself should still allow them");
     let port = free_port();
-    let config = temp_config(
-        "huge-pages",
+    let dir = ScratchDir::new("huge-pages");
+    let config = dir.write(
         "serve.toml",
-        &format!(
+        format!(
             "[server]\nlisten = \"127.0.0.1:{port}\"\n[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\n"
         ),
     );

@@ -4,7 +4,7 @@
 //! fallback when NATS is down or the stream is full.
 
 use crate::workers;
-use lather_test_util::nats;
+use lather_test_util::{ScratchDir, nats};
 
 use bytes::Bytes;
 use lather_config::Config;
@@ -15,7 +15,7 @@ use lather_remote::worker::Hosted;
 use nats::NatsServer;
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,7 +24,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use workers::{check, figure};
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> ScratchDir {
     workers::scratch("oneway", name)
 }
 
@@ -396,7 +396,6 @@ async fn oneway_messages_are_all_handled_at_least_once_across_a_worker_crash() {
     assert_eq!(exit.code(), Some(0));
     assert_eq!(stored(&config).await, 0, "every message acknowledged");
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -531,5 +530,4 @@ fn check_shows_a_oneway_remote_handler_on_its_work_queue_subject() {
         stdout.contains("remote work queue on edge.oneway.log, fallback fault"),
         "{stdout}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

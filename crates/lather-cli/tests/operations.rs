@@ -3,7 +3,8 @@
 
 use crate::serving;
 
-use serving::{Running, free_port, http_get, lather, temp_config, wait_healthy};
+use lather_test_util::ScratchDir;
+use serving::{Running, free_port, http_get, lather, wait_healthy};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Output, Stdio};
@@ -43,10 +44,10 @@ fn exit_codes_tell_usage_configuration_and_unavailable_apart() {
         .unwrap();
     assert_eq!(out.status.code(), Some(64), "{}", stderr(&out));
     // 78: the configuration, or an environment override of it.
-    let good = temp_config(
-        "ops",
+    let dir = ScratchDir::new("ops");
+    let good = dir.write(
         "good.toml",
-        &format!("[server]\nlisten = \"127.0.0.1:0\"\n{ECHO}"),
+        format!("[server]\nlisten = \"127.0.0.1:0\"\n{ECHO}"),
     );
     let out = lather()
         .env("LATHER_CPU_THREADS", "many")
@@ -61,16 +62,15 @@ fn exit_codes_tell_usage_configuration_and_unavailable_apart() {
     );
     let out = run(&["worker", "--config", good.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(78), "{}", stderr(&out));
-    let syntax = temp_config("ops", "syntax.toml", "[server\nlisten = 1\n");
+    let syntax = dir.write("syntax.toml", "[server\nlisten = 1\n");
     let out = run(&["serve", "--config", syntax.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(78), "{}", stderr(&out));
     assert!(stderr(&out).contains("syntax.toml:1:"), "{}", stderr(&out));
     // 69: a dependency unavailable at start (here the listen address).
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
-    let busy = temp_config(
-        "ops",
+    let busy = dir.write(
         "busy.toml",
-        &format!(
+        format!(
             "[server]\nlisten = \"{}\"\n{ECHO}",
             taken.local_addr().unwrap()
         ),
@@ -81,8 +81,8 @@ fn exit_codes_tell_usage_configuration_and_unavailable_apart() {
 
 #[test]
 fn check_reports_every_problem_with_its_line() {
-    let path = temp_config(
-        "ops",
+    let dir = ScratchDir::new("ops");
+    let path = dir.write(
         "three.toml",
         "[server]\nlisten = \"127.0.0.1:0\"\n\n[[service]]\nname = \"a\"\npath = \"a\"\nbuiltin = \"echo\"\n\n[[service]]\nname = \"a\"\npath = \"/b\"\nbuiltin = \"echo\"\n\n[[service]]\nname = \"c\"\npath = \"/c\"\nbuiltin = \"echo\"\nrequest = [[\"missing\"]]\n",
     );
@@ -107,8 +107,8 @@ fn check_reports_every_problem_with_its_line() {
 
 #[test]
 fn environment_variables_fill_the_configuration() {
-    let path = temp_config(
-        "ops",
+    let dir = ScratchDir::new("ops");
+    let path = dir.write(
         "env.toml",
         "[server]\nlisten = \"127.0.0.1:${LATHER_TEST_PORT}\"\nmax_in_flight = ${LATHER_TEST_UNSET:-7}\n[[service]]\nname = \"echo\"\npath = \"${LATHER_TEST_PATH}\"\nbuiltin = \"echo\"\n",
     );
@@ -178,10 +178,10 @@ fn stop(child: &mut Child) -> String {
 #[test]
 fn json_logs_carry_one_access_line_per_request_and_faults_by_kind() {
     let port = free_port();
-    let path = temp_config(
-        "ops",
+    let dir = ScratchDir::new("ops");
+    let path = dir.write(
         "json.toml",
-        &format!("[server]\nlisten = \"127.0.0.1:{port}\"\n{ECHO}"),
+        format!("[server]\nlisten = \"127.0.0.1:{port}\"\n{ECHO}"),
     );
     let child = lather()
         .args(["--log-format", "json", "serve", "--config"])
@@ -249,10 +249,10 @@ fn json_logs_carry_one_access_line_per_request_and_faults_by_kind() {
 #[test]
 fn access_log_off_and_text_format() {
     let port = free_port();
-    let path = temp_config(
-        "ops",
+    let dir = ScratchDir::new("ops");
+    let path = dir.write(
         "quiet.toml",
-        &format!("[server]\nlisten = \"127.0.0.1:{port}\"\naccess_log = false\n{ECHO}"),
+        format!("[server]\nlisten = \"127.0.0.1:{port}\"\naccess_log = false\n{ECHO}"),
     );
     let child = lather()
         .env("LATHER_LOG_FORMAT", "text")

@@ -9,7 +9,8 @@ use collector::{
     attribute, collector, echo_backend, exporting, hex, post, self_signed_tls, spans_of,
     tls_collector,
 };
-use serving::{Running, free_port, lather, temp_config, wait_healthy};
+use lather_test_util::ScratchDir;
+use serving::{Running, free_port, lather, wait_healthy};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -19,10 +20,10 @@ async fn a_gateway_request_is_exported_with_its_upstream_call_and_carries_its_tr
     let (seen, backend) = echo_backend().await;
 
     let port = free_port();
-    let config = temp_config(
-        "otel",
+    let dir = ScratchDir::new("otel");
+    let config = dir.write(
         "gateway.toml",
-        &format!(
+        format!(
             "[server]\nlisten = \"127.0.0.1:{port}\"\n\n\
              [telemetry]\notlp_endpoint = \"http://{collector}\"\nservice_name = \"lather-test\"\n\
              export_timeout_ms = 5000\n\n\
@@ -115,10 +116,10 @@ async fn a_collector_that_is_down_costs_a_warning_and_requests_are_answered() {
     // Nothing listens there.
     let down = free_port();
     let port = free_port();
-    let config = temp_config(
-        "otel",
+    let dir = ScratchDir::new("otel");
+    let config = dir.write(
         "down.toml",
-        &format!(
+        format!(
             "[server]\nlisten = \"127.0.0.1:{port}\"\n\n\
              [telemetry]\notlp_endpoint = \"http://127.0.0.1:{down}\"\n\n\
              [[service]]\nname = \"quotes\"\npath = \"/quotes\"\n\
@@ -178,11 +179,11 @@ async fn an_https_collector_is_verified_with_outbound_ca_file_and_receives_the_s
     let (acceptor, cert) = self_signed_tls();
     let (received, collector) = tls_collector(acceptor).await;
     let port = free_port();
-    let ca = temp_config("otel", "collector-ca.pem", &cert);
-    let config = temp_config(
-        "otel",
+    let dir = ScratchDir::new("otel");
+    let ca = dir.write("collector-ca.pem", &cert);
+    let config = dir.write(
         "https.toml",
-        &format!(
+        format!(
             "[server]\nlisten = \"127.0.0.1:{port}\"\noutbound_ca_file = {ca:?}\n\n\
              [telemetry]\notlp_endpoint = \"https://localhost:{}\"\n\n\
              [[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\n",

@@ -8,9 +8,9 @@ use crate::workers;
 
 use collector::{attribute, collector, exporting, hex, post, spans_of};
 use lather_config::Config;
-use lather_test_util::nats;
+use lather_test_util::{ScratchDir, nats};
 use nats::NatsServer;
-use serving::{Running, free_port, temp_config, wait_healthy};
+use serving::{Running, free_port, wait_healthy};
 use std::time::Duration;
 
 /// Serves echo with the remote handler `log` (`oneway` or waited for) and a worker, sends
@@ -35,7 +35,8 @@ async fn remote_spans_follow_the_trace(oneway: bool, trace: &str, subject: &str)
         server.url()
     );
     let file = if oneway { "oneway.toml" } else { "remote.toml" };
-    let config = temp_config("otel-remote", file, &text);
+    let dir = ScratchDir::new("otel-remote");
+    let config = dir.write(file, &text);
     let start = |command: &str| Running(exporting(command, &config));
     let _worker = start("worker");
     let mut service = start("serve");

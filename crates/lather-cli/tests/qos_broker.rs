@@ -5,7 +5,8 @@
 
 use crate::serving;
 
-use serving::{Running, free_port, lather, temp_config, wait_healthy};
+use lather_test_util::ScratchDir;
+use serving::{Running, free_port, lather, wait_healthy};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -37,23 +38,20 @@ fn qos(args: &[&str]) -> (bool, String, String) {
 #[test]
 fn a_client_selects_the_offer_a_served_service_registered() {
     let (broker_port, service_port) = (free_port(), free_port());
-    let dir = std::env::temp_dir().join(format!("lather-qosb-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ScratchDir::new("qosb");
     let store = dir.join("offers.sqlite");
-    let broker_config = temp_config(
-        "qosb",
+    let broker_config = dir.write(
         "broker.toml",
-        &format!(
+        format!(
             "[server]\nlisten = \"127.0.0.1:{broker_port}\"\n\
              [[service]]\nname = \"broker\"\npath = \"/qos\"\nbuiltin = \"qos-broker\"\nstore = \"{}\"\n",
             store.display()
         ),
     );
     let url = format!("http://127.0.0.1:{broker_port}/qos");
-    let service_config = temp_config(
-        "qosb",
+    let service_config = dir.write(
         "service.toml",
-        &format!(
+        format!(
             "[server]\nlisten = \"127.0.0.1:{service_port}\"\n\
              [qos]\nbroker = \"{url}\"\nbroker_refresh_s = 1\n\
              [qos.class.gold]\ndscp = 46\npriority = \"high\"\n\
@@ -153,5 +151,4 @@ fn a_client_selects_the_offer_a_served_service_registered() {
     assert!(ok, "{err}");
     assert_eq!(out, "", "the offers outlived a graceful stop");
     drop(broker);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -31,7 +31,8 @@
 )]
 use crate::serving;
 
-use serving::{Running, temp_config};
+use lather_test_util::ScratchDir;
+use serving::Running;
 
 use std::io::Read;
 use std::path::Path;
@@ -314,10 +315,11 @@ fn answers_carry_their_class_code_point_across_a_veth_between_namespaces() {
         run("ip", &["-n", &ns.0, "link", "set", ifname, "up"]);
     }
 
-    let config = temp_config(
-        &format!("qos-netns-{tag}"),
+    // Dropped after the server and the client, which are declared after it.
+    let dir = ScratchDir::new("qos-netns");
+    let config = dir.write(
         "server.toml",
-        &format!(
+        format!(
             "[server]\nlisten = \"{SERVER_IP}:{PORT}\"\n\
              [qos.class.gold]\ndscp = {GOLD_DSCP}\n\
              [[qos.client]]\naddress = \"{CLIENT_IP}/32\"\npath = \"/ruled\"\nclass = \"gold\"\n\
@@ -427,5 +429,4 @@ fn answers_carry_their_class_code_point_across_a_veth_between_namespaces() {
             want >> 2
         );
     }
-    let _ = std::fs::remove_dir_all(config.parent().unwrap());
 }

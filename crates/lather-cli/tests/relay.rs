@@ -6,6 +6,7 @@
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use lather_test_util::ScratchDir;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
@@ -104,8 +105,7 @@ async fn post(addr: SocketAddr, path: &str, body: String) -> (u16, Bytes) {
 #[tokio::test]
 async fn requests_pass_unchanged_are_shown_recorded_and_replayed_byte_for_byte() {
     let (first, seen) = backend().await;
-    let dir = std::env::temp_dir().join(format!("lather-relay-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ScratchDir::new("relay");
     let recording = dir.join("session.jsonl");
     let (mut relay, addr) = start_relay(&[
         "--listen",
@@ -206,8 +206,7 @@ fn bad_arguments_and_recordings_name_the_problem() {
         e.contains("--ca-file") && e.contains("cannot be read"),
         "{e}"
     );
-    let dir = std::env::temp_dir().join(format!("lather-relay-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ScratchDir::new("relay-bad");
     let bad = dir.join("bad.jsonl");
     std::fs::write(&bad, "{\"method\":\"POST\"}\n").unwrap();
     let e = run(&["--replay", bad.to_str().unwrap(), "http://127.0.0.1:9"]);
@@ -242,8 +241,7 @@ async fn tls_echo(dir: &std::path::Path) -> (u16, String) {
 
 #[tokio::test]
 async fn an_https_server_is_relayed_to_and_replayed_against_trusting_ca_file() {
-    let dir = std::env::temp_dir().join(format!("lather-relay-tls-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ScratchDir::new("relay-tls");
     let (port, ca) = tls_echo(&dir).await;
     let to = format!("https://localhost:{port}");
     let recording = dir.join("tls.jsonl");

@@ -8,7 +8,7 @@
 //! heartbeats and connection events these calls hang for the 30 s default timeout.
 
 use crate::workers;
-use lather_test_util::nats;
+use lather_test_util::{ScratchDir, nats};
 
 use bytes::Bytes;
 use lather_config::Config;
@@ -80,7 +80,7 @@ impl Drop for WorkerProcess {
     }
 }
 
-fn scratch(name: &str) -> std::path::PathBuf {
+fn scratch(name: &str) -> ScratchDir {
     workers::scratch("faults", name)
 }
 
@@ -192,7 +192,6 @@ async fn a_worker_killed_mid_call_has_its_calls_sent_to_the_other_worker_at_once
     assert_eq!(figure(step, "remote_timeouts"), 0);
     drop(survivor);
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// An HTTP sink that reads requests and never answers; it counts the requests it got.
@@ -273,7 +272,6 @@ async fn a_worker_killed_mid_call_of_a_kind_that_is_not_idempotent_faults_at_onc
     assert_eq!(got.load(Ordering::SeqCst), 1, "the sink was notified once");
     drop(survivor);
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -332,7 +330,6 @@ async fn a_nats_outage_sends_calls_in_flight_and_later_ones_to_the_fallback_then
     }
     drop(worker);
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -380,7 +377,6 @@ async fn a_call_whose_client_gave_up_is_counted_as_abandoned_and_timeouts_adapt(
     );
     drop(worker);
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -417,5 +413,4 @@ async fn long_cpu_bound_calls_keep_heartbeating_and_are_not_taken_for_lost() {
     assert_eq!(u128::from(figure(step, "remote_calls")), n);
     drop(worker);
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -3,7 +3,7 @@
 //! and the CLI's behaviour when NATS is unreachable.
 
 use crate::workers;
-use lather_test_util::nats;
+use lather_test_util::{ScratchDir, nats};
 
 use bytes::Bytes;
 use lather_config::Config;
@@ -12,7 +12,7 @@ use lather_pipeline::{Context, Direction, Identity, Message, Outcome, Plan, Step
 use lather_remote::Link;
 use lather_remote::worker::Hosted;
 use nats::{NatsServer, free_port};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,7 +22,7 @@ use workers::{check, figure, wait_for_worker};
 const WSSE: &str =
     "http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd";
 
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> ScratchDir {
     workers::scratch("remote", name)
 }
 
@@ -266,7 +266,6 @@ async fn remote_results_equal_local_results_for_every_kind() {
     );
     worker.stop().await;
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A configuration with one remote `sleep` handler named `slow`.
@@ -460,7 +459,6 @@ async fn a_worker_killed_under_load_loses_no_request() {
     };
     assert_eq!(exit.code(), Some(0));
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -485,7 +483,6 @@ fn serve_and_worker_exit_69_naming_the_url_when_nats_is_unreachable() {
             "{command}: {stderr}"
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -504,7 +501,6 @@ fn check_shows_where_a_remote_handler_runs() {
         stdout.contains("remote on edge.handler.log, fallback local"),
         "{stdout}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -521,7 +517,6 @@ fn a_remote_handler_without_nats_is_a_config_error_naming_the_line() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("nonats.toml:3:"), "{stderr}");
     assert!(stderr.contains("[nats]"), "{stderr}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -554,5 +549,4 @@ async fn a_remote_wsse_username_sets_the_identity_in_the_serving_process() {
     assert_eq!(figure(step_of(&plan), "remote_calls"), 1);
     worker.stop().await;
     drop(server);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,7 +4,8 @@
 
 use crate::serving;
 
-use serving::{Running, free_port, lather, temp_config, wait_healthy};
+use lather_test_util::ScratchDir;
+use serving::{Running, free_port, lather, wait_healthy};
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -126,7 +127,8 @@ fn sighup_reloads_without_dropping_connections_or_requests_in_flight() {
     let gateway = format!(
         "[server]\nlisten = \"127.0.0.1:{port}\"\n[[service]]\nname = \"gw\"\npath = \"/gw\"\nupstream = [\"http://127.0.0.1:{backend}/ws\"]\n"
     );
-    let path = temp_config("signals", "hup.toml", &gateway);
+    let dir = ScratchDir::new("signals");
+    let path = dir.write("hup.toml", &gateway);
     let pid_file = path.with_extension("pid");
     let child = lather()
         .args([
@@ -257,7 +259,8 @@ fn config_must_be_a_bounded_regular_file() {
             "{stderr}"
         );
     }
-    let big = temp_config("signals", "big.toml", &"#".repeat(2 * 1024 * 1024));
+    let dir = ScratchDir::new("signals");
+    let big = dir.write("big.toml", "#".repeat(2 * 1024 * 1024));
     let out = lather()
         .args(["check", "--config", big.to_str().unwrap()])
         .output()

@@ -1,6 +1,7 @@
 //! `lather serve` warns at start about what it exposes: a listener on every interface and
 //! a key file every user of the host can read.
 
+use lather_test_util::ScratchDir;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::fs::PermissionsExt;
@@ -14,8 +15,7 @@ fn an_exposed_listener_and_a_world_readable_key_are_warned_about() {
         .local_addr()
         .unwrap()
         .port();
-    let dir = std::env::temp_dir().join(format!("lather-warn-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ScratchDir::new("warn");
     let key = dir.join("aes.key");
     std::fs::write(&key, "00112233445566778899aabbccddeeff\n").unwrap();
     std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
@@ -74,5 +74,4 @@ fn an_exposed_listener_and_a_world_readable_key_are_warned_about() {
         log.contains("a secret file is readable by every user") && log.contains("aes.key"),
         "{log}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

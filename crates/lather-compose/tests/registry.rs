@@ -2,6 +2,7 @@
 
 use lather_compose::service_plans;
 use lather_config::Config;
+use lather_test_util::ScratchDir;
 
 fn config(handlers: &str, request: &str) -> Config {
     let text = format!(
@@ -142,16 +143,9 @@ fn work_and_snapshot_options_override_the_kind() {
     );
 }
 
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("lather-registry-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn wsrf_resource_needs_a_store_it_can_open() {
-    let dir = temp_dir("wsrf");
+    let dir = ScratchDir::new("registry-wsrf");
     let good = dir.join("resources.redb");
     let cfg = config(
         &format!(
@@ -177,7 +171,7 @@ fn wsrf_resource_needs_a_store_it_can_open() {
     // Not a redb file: 4 KiB of bytes no database starts with.
     let garbage = dir.join("garbage.redb");
     std::fs::write(&garbage, vec![0x5a; 4096]).unwrap();
-    for bad in [garbage, dir.clone(), dir.join("missing-dir/x.redb")] {
+    for bad in [garbage, dir.to_path_buf(), dir.join("missing-dir/x.redb")] {
         let msg = error(
             &format!(
                 "[handlers.r]\nkind = \"wsrf-resource\"\npath = {:?}\n",
@@ -309,12 +303,11 @@ fn format_convert_reads_its_mapping_file() {
         "{msg}"
     );
     // A bad rule: the TOML line of mapping_file, and the file and line of the rule.
-    let bad = std::env::temp_dir().join(format!("lather-bad-{}.map", std::process::id()));
-    std::fs::write(
-        &bad,
+    let dir = ScratchDir::new("registry-bad-map");
+    let bad = dir.write(
+        "bad.map",
         "# rules\nnamespace urn:a = urn:b\nrename urn:c = urn:d\n",
-    )
-    .unwrap();
+    );
     let msg = error(
         &format!(
             "[handlers.c]\nkind = \"format-convert\"\nreverse = false\nmapping_file = \"{}\"\n",
@@ -322,7 +315,6 @@ fn format_convert_reads_its_mapping_file() {
         ),
         r#"[["c"]]"#,
     );
-    let _ = std::fs::remove_file(&bad);
     assert!(
         msg.starts_with("h.toml:4:")
             && msg.contains(&format!("{}:3:", bad.display()))
@@ -349,7 +341,7 @@ fn wsa_and_format_convert_share_a_stage() {
 
 #[test]
 fn encrypted_headers_are_named_in_clark_notation() {
-    let dir = temp_dir("header-key");
+    let dir = ScratchDir::new("registry-header-key");
     let key = dir.join("k.hex");
     std::fs::write(&key, "000102030405060708090a0b0c0d0e0f\n").unwrap();
     let handlers = |header: &str| {

@@ -3,12 +3,13 @@
 
 use lather_compose::service_plans;
 use lather_config::Config;
+use lather_test_util::ScratchDir;
 
-fn scratch(test: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("lather-wsse-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("users"), "alice:s3cret\n").unwrap();
-    std::fs::write(dir.join("aes.key"), "11".repeat(32)).unwrap();
+/// A scratch directory with a user table `users` and a key file `aes.key`.
+fn scratch(test: &str) -> ScratchDir {
+    let dir = ScratchDir::new(&format!("wsse-{test}"));
+    dir.write("users", "alice:s3cret\n");
+    dir.write("aes.key", "11".repeat(32));
     dir
 }
 

@@ -3,20 +3,13 @@
 
 use lather_compose::service_plans;
 use lather_config::Config;
+use lather_test_util::ScratchDir;
 
 fn config_error(handler: &str, key_contents: Option<&[u8]>) -> String {
-    let dir = std::env::temp_dir().join(format!(
-        "lather-xmlenc-config-{}-{}",
-        std::process::id(),
-        key_contents.map_or(0, <[u8]>::len)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ScratchDir::new("xmlenc-config");
     let key_path = dir.join("key");
-    match key_contents {
-        Some(bytes) => std::fs::write(&key_path, bytes).unwrap(),
-        None => {
-            let _ = std::fs::remove_file(&key_path);
-        }
+    if let Some(bytes) = key_contents {
+        dir.write("key", bytes);
     }
     let text = format!(
         "[handlers.x]\n{handler}key_file = \"{}\"\n[[service]]\nname = \"s\"\npath = \"/s\"\nbuiltin = \"echo\"\nrequest = [[\"x\"]]\n",

@@ -56,6 +56,7 @@ fn kind_of(kind: &std::fs::FileType) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lather_test_util::ScratchDir;
 
     #[test]
     fn devices_directories_and_big_files_are_refused() {
@@ -66,8 +67,7 @@ mod tests {
         );
         let err = bounded(Path::new("/")).unwrap_err();
         assert!(err.contains("a directory"), "{err}");
-        let dir = std::env::temp_dir().join(format!("lather-read-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = ScratchDir::new("read");
         let big = dir.join("big.toml");
         std::fs::write(&big, vec![b'#'; MAX_CONFIG_BYTES as usize + 1]).unwrap();
         let err = bounded(&big).unwrap_err();
@@ -75,6 +75,5 @@ mod tests {
         let fits = dir.join("fits.toml");
         std::fs::write(&fits, vec![b'#'; MAX_CONFIG_BYTES as usize]).unwrap();
         assert_eq!(bounded(&fits).unwrap().len(), MAX_CONFIG_BYTES as usize);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -10,6 +10,7 @@ use lather_eventing::store::RedbStore;
 use lather_eventing::{
     EventSource, LATHER_EVENTING_NS, SourceSettings, StoreError, Subscription, SubscriptionStore,
 };
+use lather_test_util::ScratchDir;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -122,10 +123,8 @@ async fn a_failing_store_refuses_the_subscribe_with_a_fault() {
 
 #[tokio::test]
 async fn the_redb_store_through_the_trait_is_the_file_the_settings_name() {
-    let dir = std::env::temp_dir().join(format!("lather-store-trait-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ScratchDir::new("store-trait");
     let path = dir.join("subs.redb");
-    let _ = std::fs::remove_file(&path);
 
     let store = RedbStore::open(&path).unwrap();
     let source = EventSource::open_with_store(SourceSettings::allowing_loopback(), Arc::new(store))
@@ -144,5 +143,4 @@ async fn the_redb_store_through_the_trait_is_the_file_the_settings_name() {
     let held: Vec<String> = source.subscriptions().into_iter().map(|s| s.id).collect();
     assert_eq!(held, ids);
     drop(source);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,6 +4,7 @@
 use bytes::Bytes;
 use lather_envelope::{Envelope, Limits};
 use lather_eventing::{EventSource, SourceSettings};
+use lather_test_util::ScratchDir;
 use std::sync::Arc;
 
 const WSE11: &str = "http://www.w3.org/2011/03/ws-evt";
@@ -42,11 +43,8 @@ async fn race(source: &EventSource, n: usize, who: fn(usize) -> Option<String>) 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_subscribes_get_exactly_the_global_cap() {
     // A store makes each Subscribe wait for its write between the check and the insert.
-    let path = std::env::temp_dir().join(format!(
-        "lather-caps-{}-{}.redb",
-        std::process::id(),
-        lather_eventing::unix_ns()
-    ));
+    let dir = ScratchDir::new("caps");
+    let path = dir.join("subs.redb");
     let source = EventSource::open(SourceSettings {
         store: Some(path.clone()),
         max_subscriptions: 7,
@@ -59,16 +57,12 @@ async fn concurrent_subscribes_get_exactly_the_global_cap() {
     // Full stays full.
     assert_eq!(race(&source, 8, |_| None).await, 0);
     drop(source);
-    let _ = std::fs::remove_file(path);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_subscribes_of_one_identity_get_exactly_its_quota() {
-    let path = std::env::temp_dir().join(format!(
-        "lather-quota-{}-{}.redb",
-        std::process::id(),
-        lather_eventing::unix_ns()
-    ));
+    let dir = ScratchDir::new("quota");
+    let path = dir.join("subs.redb");
     let source = EventSource::open(SourceSettings {
         store: Some(path.clone()),
         max_subscriptions_per_identity: 5,
@@ -81,5 +75,4 @@ async fn concurrent_subscribes_of_one_identity_get_exactly_its_quota() {
     assert_eq!(race(&source, 3, |_| None).await, 3);
     assert_eq!(source.subscriptions().len(), 13);
     drop(source);
-    let _ = std::fs::remove_file(path);
 }

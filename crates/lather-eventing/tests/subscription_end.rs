@@ -6,6 +6,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::rt::TokioIo;
 use lather_envelope::{Envelope, Limits, SoapVersion};
 use lather_eventing::{EventSource, SourceSettings};
+use lather_test_util::ScratchDir;
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::net::TcpListener;
@@ -115,14 +116,8 @@ async fn cancelling_and_shutting_down_send_subscription_end_with_their_status() 
 
 #[tokio::test]
 async fn a_reopened_store_holds_the_subscriptions_and_drops_ended_ones() {
-    let path = std::env::temp_dir().join(format!(
-        "lather-eventing-store-{}-{}.redb",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
+    let dir = ScratchDir::new("eventing-store");
+    let path = dir.join("subs.redb");
     let settings = SourceSettings {
         store: Some(path.clone()),
         ..SourceSettings::allowing_loopback()
@@ -159,5 +154,4 @@ async fn a_reopened_store_holds_the_subscriptions_and_drops_ended_ones() {
     again.sort_by(|a, b| a.id.cmp(&b.id));
     assert_eq!(again, kept);
     drop(source);
-    let _ = std::fs::remove_file(&path);
 }

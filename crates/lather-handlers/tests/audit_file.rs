@@ -4,6 +4,7 @@
 use lather_envelope::{Envelope, EnvelopeBuilder, Limits, SoapVersion};
 use lather_handlers::{AuditFile, Fsync};
 use lather_pipeline::{Context, Handler, Message, Verdict};
+use lather_test_util::ScratchDir;
 use std::time::Duration;
 
 fn message(id: u128, text: &str) -> Message {
@@ -22,14 +23,6 @@ fn message(id: u128, text: &str) -> Message {
     )
 }
 
-fn temp(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("lather-audit-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    let _ = std::fs::remove_file(&path);
-    path
-}
-
 #[tokio::test]
 async fn appends_one_record_per_message_under_every_policy() {
     for (name, fsync) in [
@@ -37,7 +30,8 @@ async fn appends_one_record_per_message_under_every_policy() {
         ("never.log", Fsync::Never),
         ("every.log", Fsync::Every(Duration::from_millis(5))),
     ] {
-        let path = temp(name);
+        let dir = ScratchDir::new("audit");
+        let path = dir.join(name);
         let audit = AuditFile::open(&path, fsync).unwrap();
         // The second is larger than the writer's buffer, so its envelope goes to the file
         // past the buffer, between its buffered head line and the next record.
@@ -71,7 +65,8 @@ async fn appends_one_record_per_message_under_every_policy() {
 
 #[tokio::test]
 async fn an_existing_file_is_appended_to() {
-    let path = temp("append.log");
+    let dir = ScratchDir::new("audit");
+    let path = dir.join("append.log");
     std::fs::write(&path, "earlier\n").unwrap();
     let audit = AuditFile::open(&path, Fsync::Always).unwrap();
     audit.call(&message(9, "x")).await;
@@ -93,7 +88,8 @@ fn fsync_policies_parse() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn many_messages_at_once_are_each_recorded_once_and_whole() {
-    let path = temp("concurrent.log");
+    let dir = ScratchDir::new("audit");
+    let path = dir.join("concurrent.log");
     let audit = std::sync::Arc::new(AuditFile::open(&path, Fsync::Always).unwrap());
     let tasks: Vec<_> = (1..=200u128)
         .map(|id| {

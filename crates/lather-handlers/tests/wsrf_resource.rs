@@ -4,17 +4,9 @@
 use lather_envelope::{Element, Envelope, EnvelopeBuilder, FaultKind, Limits, QName, SoapVersion};
 use lather_handlers::{MAX_PROPERTY_BYTES, RESOURCE_NS, WSRL_NS, WSRP_NS, WsrfResource};
 use lather_pipeline::{Access, Context, Handler, Message, Parts, Verdict};
-use std::path::PathBuf;
+use lather_test_util::ScratchDir;
 use std::sync::Arc;
 use std::time::Duration;
-
-fn temp(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lather-wsrf-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    let _ = std::fs::remove_file(&path);
-    path
-}
 
 fn message_v(version: SoapVersion, id: Option<&str>, body: &str) -> Message {
     let mut builder = EnvelopeBuilder::new(version)
@@ -96,7 +88,8 @@ async fn count(handler: &WsrfResource, id: &str) -> u64 {
 
 #[tokio::test]
 async fn set_then_get_round_trips_the_property_element() {
-    let h = WsrfResource::open(&temp("roundtrip.redb"), 100).unwrap();
+    let dir = ScratchDir::new("wsrf");
+    let h = WsrfResource::open(&dir.join("roundtrip.redb"), 100).unwrap();
     // `t` is declared on the Body, outside the property element: the stored element carries it.
     let update = set(r#"<wsrp:Update><t:Temp unit="C">21.5</t:Temp></wsrp:Update>"#);
     let verdict = call(&h, &message(Some("r1"), &update)).await;
@@ -129,7 +122,8 @@ async fn set_then_get_round_trips_the_property_element() {
 
 #[tokio::test]
 async fn update_insert_and_delete_apply_together_or_not_at_all() {
-    let h = WsrfResource::open(&temp("changes.redb"), 100).unwrap();
+    let dir = ScratchDir::new("wsrf");
+    let h = WsrfResource::open(&dir.join("changes.redb"), 100).unwrap();
     let id = Some("log");
     let insert = set("<wsrp:Insert><t:Log>a</t:Log><t:Log>b</t:Log></wsrp:Insert>");
     call(&h, &message(id, &insert)).await;
@@ -177,7 +171,8 @@ async fn update_insert_and_delete_apply_together_or_not_at_all() {
 
 #[tokio::test]
 async fn other_operations_update_the_bookkeeping_and_go_on() {
-    let h = WsrfResource::open(&temp("bookkeeping.redb"), 100).unwrap();
+    let dir = ScratchDir::new("wsrf");
+    let h = WsrfResource::open(&dir.join("bookkeeping.redb"), 100).unwrap();
     for _ in 0..3 {
         let verdict = call(&h, &message(Some("cart"), BUY)).await;
         assert!(
@@ -210,7 +205,8 @@ async fn other_operations_update_the_bookkeeping_and_go_on() {
 
 #[tokio::test]
 async fn counts_and_properties_survive_a_restart() {
-    let path = temp("restart.redb");
+    let dir = ScratchDir::new("wsrf");
+    let path = dir.join("restart.redb");
     {
         let h = WsrfResource::open(&path, 100).unwrap();
         for _ in 0..4 {
@@ -234,7 +230,8 @@ async fn counts_and_properties_survive_a_restart() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_messages_on_one_resource_lose_no_increment() {
-    let h = Arc::new(WsrfResource::open(&temp("concurrent.redb"), 100).unwrap());
+    let dir = ScratchDir::new("wsrf");
+    let h = Arc::new(WsrfResource::open(&dir.join("concurrent.redb"), 100).unwrap());
     let tasks: Vec<_> = (0..50)
         .map(|_| {
             let h = h.clone();
@@ -252,7 +249,8 @@ async fn concurrent_messages_on_one_resource_lose_no_increment() {
 
 #[tokio::test]
 async fn new_resources_beyond_the_bound_are_refused() {
-    let h = WsrfResource::open(&temp("bounded.redb"), 2).unwrap();
+    let dir = ScratchDir::new("wsrf");
+    let h = WsrfResource::open(&dir.join("bounded.redb"), 2).unwrap();
     for id in ["a", "b"] {
         assert!(matches!(
             call(&h, &message(Some(id), BUY)).await,
@@ -289,7 +287,8 @@ async fn new_resources_beyond_the_bound_are_refused() {
 
 #[tokio::test]
 async fn resource_operations_without_a_known_resource_fault() {
-    let h = WsrfResource::open(&temp("unknown.redb"), 100).unwrap();
+    let dir = ScratchDir::new("wsrf");
+    let h = WsrfResource::open(&dir.join("unknown.redb"), 100).unwrap();
     for body in [get("t:Temp"), set("<wsrp:Update><t:A/></wsrp:Update>")] {
         let (kind, why) = fault_kind(call(&h, &message(None, &body)).await);
         assert_eq!(kind, FaultKind::ResourceUnknown);
@@ -307,7 +306,8 @@ async fn resource_operations_without_a_known_resource_fault() {
 
 #[tokio::test]
 async fn a_dropped_call_leaves_its_change_whole() {
-    let h = WsrfResource::open(&temp("dropped.redb"), 100).unwrap();
+    let dir = ScratchDir::new("wsrf");
+    let h = WsrfResource::open(&dir.join("dropped.redb"), 100).unwrap();
     let two = set("<wsrp:Update><t:A>1</t:A></wsrp:Update><wsrp:Update><t:B>2</t:B></wsrp:Update>");
     let msg = message(Some("d"), &two);
     {
@@ -344,7 +344,8 @@ async fn futures_poll_once<F: std::future::Future + Unpin>(future: &mut F) -> Op
 
 #[test]
 fn declares_what_it_reads_and_writes_nothing() {
-    let h = WsrfResource::open(&temp("access.redb"), 1).unwrap();
+    let dir = ScratchDir::new("wsrf");
+    let h = WsrfResource::open(&dir.join("access.redb"), 1).unwrap();
     assert_eq!(
         h.access(),
         Access::read_only(

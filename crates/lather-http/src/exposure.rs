@@ -47,17 +47,17 @@ pub(crate) fn world_readable(path: &str) -> bool {
 #[cfg(all(test, unix))]
 mod tests {
     use super::world_readable;
+    use lather_test_util::ScratchDir;
     use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn the_other_read_bit_decides() {
-        let path = std::env::temp_dir().join(format!("lather-key-{}", std::process::id()));
-        std::fs::write(&path, b"0123456789abcdef").unwrap();
+        let dir = ScratchDir::new("key");
+        let path = dir.write("key", b"0123456789abcdef");
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         assert!(world_readable(path.to_str().unwrap()));
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
         assert!(!world_readable(path.to_str().unwrap()));
-        let _ = std::fs::remove_file(&path);
         assert!(!world_readable("/nonexistent/lather.key"));
     }
 }

@@ -5,6 +5,7 @@
 use crate::support;
 
 use lather_envelope::{FaultKind, SoapVersion, WSSE_NS};
+use lather_test_util::ScratchDir;
 use support::*;
 
 const LC: &str = "urn:lather:context";
@@ -254,10 +255,8 @@ async fn bad_requests_get_clear_faults() {
 
 #[tokio::test]
 async fn contexts_in_a_redb_file_outlive_the_server() {
-    let dir = std::env::temp_dir().join(format!("lather-ctx-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ScratchDir::new("ctx");
     let file = dir.join("contexts.redb");
-    let _ = std::fs::remove_file(&file);
     let keys = format!("store = \"{}\"\n", file.display());
     let mut first = store(&keys).await;
     let created = call(&first, &set("<lc:Readers>anyone</lc:Readers>", CONTENTS)).await;
@@ -274,15 +273,12 @@ async fn contexts_in_a_redb_file_outlive_the_server() {
     assert_eq!(read.status, 200, "{}", read.text());
     assert_eq!(field(&read, "lc:Contents"), CONTENTS);
     assert_eq!(field(&read, "lc:Version"), "1");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]
 async fn an_authenticated_identity_owns_what_it_creates() {
-    let dir = std::env::temp_dir().join(format!("lather-ctx-users-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let users = dir.join("users");
-    std::fs::write(&users, "alice:s3cret\nbob:hunter2\n").unwrap();
+    let dir = ScratchDir::new("ctx-users");
+    let users = dir.write("users", "alice:s3cret\nbob:hunter2\n");
     let server = TestServer::start(&format!(
         "[handlers.auth]\nkind = \"wsse-username\"\nusers_file = \"{}\"\n\
          [[service]]\nname = \"ctx\"\npath = \"/ctx\"\nbuiltin = \"context-store\"\nrequest = [[\"auth\"]]\n",
@@ -316,7 +312,6 @@ async fn an_authenticated_identity_owns_what_it_creates() {
     )
     .await;
     assert_eq!(by_alice.status, 200, "{}", by_alice.text());
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -5,6 +5,7 @@
 use crate::support;
 
 use lather_envelope::{Envelope, FaultKind, QName, SoapVersion};
+use lather_test_util::ScratchDir;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use support::sink::{next, sink};
@@ -831,14 +832,8 @@ async fn a_slow_sink_does_not_delay_a_fast_one() {
 
 #[tokio::test]
 async fn subscriptions_survive_a_restart() {
-    let path = std::env::temp_dir().join(format!(
-        "lather-eventing-{}-{}.redb",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
+    let dir = ScratchDir::new("eventing");
+    let path = dir.join("subs.redb");
     let extra = format!("store = {:?}", path.display().to_string());
     let (addr, mut rx) = sink(Duration::ZERO).await;
     let soap = SoapVersion::V12;
@@ -890,5 +885,4 @@ async fn subscriptions_survive_a_restart() {
     .await;
     assert_eq!(status.status, 200, "{}", status.text());
     drop(server);
-    let _ = std::fs::remove_file(&path);
 }

@@ -5,6 +5,7 @@ use crate::support;
 
 use bytes::Bytes;
 use lather_envelope::{Envelope, FaultKind, Limits, QName, SoapVersion};
+use lather_test_util::ScratchDir;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
@@ -293,14 +294,8 @@ async fn bad_filters_and_compressions_are_refused_with_their_version_s_fault() {
 
 #[tokio::test]
 async fn an_xpath_subscription_survives_a_restart() {
-    let path = std::env::temp_dir().join(format!(
-        "lather-eventing-xpath-{}-{}.redb",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
+    let dir = ScratchDir::new("eventing-xpath");
+    let path = dir.join("subs.redb");
     let extra = format!("store = {:?}", path.display().to_string());
     let (addr, mut rx) = sink().await;
     {
@@ -329,7 +324,6 @@ async fn an_xpath_subscription_survives_a_restart() {
     assert!(next(&mut rx).await.plain().contains("<r:Site>b</r:Site>"));
     nothing_more(&mut rx).await;
     drop(server);
-    let _ = std::fs::remove_file(&path);
 }
 
 /// `bytes` decompressed by the system's `gzip -dc` (an implementation independent of the

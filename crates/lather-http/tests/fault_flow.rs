@@ -5,16 +5,9 @@ use crate::support;
 
 use http::StatusCode;
 use lather_envelope::{FaultKind, SoapVersion};
-use std::path::{Path, PathBuf};
+use lather_test_util::ScratchDir;
+use std::path::Path;
 use support::*;
-
-fn audit_path(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lather-fault-flow-{}-{test}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("faults.log");
-    let _ = std::fs::remove_file(&path);
-    path
-}
 
 fn config(path: &Path, service: &str) -> String {
     format!(
@@ -47,7 +40,8 @@ fn records(path: &Path) -> Vec<String> {
 
 #[tokio::test]
 async fn a_handler_fault_runs_the_fault_flow_and_keeps_its_status() {
-    let path = audit_path("handler");
+    let dir = ScratchDir::new("fault-flow-handler");
+    let path = dir.join("faults.log");
     let s = TestServer::start(&config(
         &path,
         "[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\nrequest = [[\"slow\"]]",
@@ -72,7 +66,8 @@ async fn a_handler_fault_runs_the_fault_flow_and_keeps_its_status() {
 
 #[tokio::test]
 async fn a_message_refusal_runs_the_fault_flow_but_a_success_does_not() {
-    let path = audit_path("refusal");
+    let dir = ScratchDir::new("fault-flow-refusal");
+    let path = dir.join("faults.log");
     let s = TestServer::start(&config(
         &path,
         "[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"",
@@ -108,7 +103,8 @@ async fn a_message_refusal_runs_the_fault_flow_but_a_success_does_not() {
 #[tokio::test]
 async fn a_fault_answered_by_the_backend_runs_the_fault_flow() {
     const FAULT: &str = r#"<soap:Envelope xmlns:soap="http://www.w3.org/2003/05/soap-envelope"><soap:Body><soap:Fault><soap:Code><soap:Value>soap:Receiver</soap:Value></soap:Code><soap:Reason><soap:Text xml:lang="en">backend says no</soap:Text></soap:Reason></soap:Fault></soap:Body></soap:Envelope>"#;
-    let path = audit_path("backend");
+    let dir = ScratchDir::new("fault-flow-backend");
+    let path = dir.join("faults.log");
     let backend = fixed_backend(500, "application/soap+xml; charset=utf-8", FAULT, 0).await;
     let s = TestServer::start(&config(
         &path,

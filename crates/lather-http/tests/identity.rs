@@ -9,6 +9,7 @@ use http::StatusCode;
 use lather_envelope::{EnvelopeBuilder, FaultKind, SoapVersion, WSSE_NS};
 use lather_http::Server;
 use lather_pipeline::{Reply, ServiceFuture, ServiceRequest, SoapService};
+use lather_test_util::ScratchDir;
 use support::*;
 
 /// A backend that answers with the `X-Authenticated-User` header it received.
@@ -36,14 +37,6 @@ impl SoapService for WhoAmI {
     }
 }
 
-fn users_file() -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("lather-identity-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let users = dir.join("users");
-    std::fs::write(&users, "alice:s3cret\nbob:hunter2\n").unwrap();
-    users
-}
-
 fn token(user: &str, password: &str) -> String {
     format!(
         r#"<wsse:Security xmlns:wsse="{WSSE_NS}"><wsse:UsernameToken><wsse:Username>{user}</wsse:Username><wsse:Password>{password}</wsse:Password></wsse:UsernameToken></wsse:Security>"#
@@ -60,12 +53,14 @@ async fn the_identity_reaches_require_identity_and_the_backend_but_a_forged_head
         .unwrap();
     let backend_addr = backend.local_addr();
     tokio::spawn(backend.serve(std::future::pending()));
+    let dir = ScratchDir::new("identity");
+    let users = dir.write("users", "alice:s3cret\nbob:hunter2\n");
     let gateway = TestServer::start(&format!(
         "[handlers.auth]\nkind = \"wsse-username\"\nusers_file = \"{}\"\n\
          [handlers.only_alice]\nkind = \"require-identity\"\nallow = [\"alice\"]\n\
          [[service]]\nname = \"gw\"\npath = \"/gw\"\nupstream = [\"http://{backend_addr}/who\"]\n\
          identity_header = \"X-Authenticated-User\"\nrequest = [[\"auth\"], [\"only_alice\"]]\n",
-        users_file().display()
+        users.display()
     ))
     .await;
 

@@ -13,6 +13,7 @@ use http_body_util::Full;
 use lather_config::Config;
 use lather_envelope::{FaultKind, SoapVersion};
 use lather_qos::CpuGauge;
+use lather_test_util::ScratchDir;
 use support::*;
 
 const ECHO: &str = "[[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\n";
@@ -121,10 +122,8 @@ async fn a_bad_qos_header_is_a_fault_and_must_understand_is_honoured() {
 /// (`wsse-username`): alice's answers are compressed, bob's are not.
 #[tokio::test]
 async fn a_client_rule_matches_the_authenticated_identity() {
-    let dir = std::env::temp_dir().join(format!("lather-qos-identity-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let users = dir.join("users");
-    std::fs::write(&users, "alice:s3cret\nbob:hunter2\n").unwrap();
+    let dir = ScratchDir::new("qos-identity");
+    let users = dir.write("users", "alice:s3cret\nbob:hunter2\n");
     let text = format!(
         "[server]\nlisten = \"127.0.0.1:0\"\n\
          [[qos.client]]\nidentity = \"alice\"\ncompression = \"required\"\n\
@@ -160,5 +159,4 @@ async fn a_client_rule_matches_the_authenticated_identity() {
     let bob = send(s.addr, call("bob", "hunter2")).await;
     assert_eq!(bob.status, 200, "{}", bob.text());
     assert!(bob.headers.get("content-encoding").is_none());
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -11,6 +11,7 @@ use lather_config::Config;
 use lather_envelope::{Element, FaultKind, Limits, SoapVersion};
 use lather_qos::broker::{BrokerClient, BrokerError, Selection};
 use lather_qos::{CpuGauge, Offer, offers_of};
+use lather_test_util::ScratchDir;
 use std::time::Duration;
 use support::*;
 
@@ -162,10 +163,8 @@ fn broker_config(store: &std::path::Path) -> String {
 
 #[tokio::test]
 async fn the_broker_selects_follows_moved_prices_and_keeps_offers_across_a_restart() {
-    let dir = std::env::temp_dir().join(format!("lather-qos-broker-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ScratchDir::new("qos-broker");
     let store = dir.join("offers.sqlite");
-    let _ = std::fs::remove_file(&store);
     let mut broker = TestServer::start(&broker_config(&store)).await;
     let url = broker.url("/qos");
     let gauge = CpuGauge::manual(0);
@@ -240,7 +239,6 @@ async fn the_broker_selects_follows_moved_prices_and_keeps_offers_across_a_resta
         kept.iter()
             .all(|o| o.endpoint == format!("http://{}/quotes", service.addr))
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test]

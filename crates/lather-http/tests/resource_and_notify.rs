@@ -5,6 +5,7 @@ use crate::support;
 
 use http::StatusCode;
 use lather_envelope::SoapVersion;
+use lather_test_util::ScratchDir;
 use support::*;
 
 const ID: &str = r#"<wsrf:ResourceId xmlns:wsrf="urn:lather:wsrf">sensor-1</wsrf:ResourceId>"#;
@@ -15,9 +16,7 @@ const GET_COUNT: &str = r#"<wsrp:GetResourceProperty xmlns:wsrp="http://docs.oas
 #[tokio::test]
 async fn messages_update_their_resource_and_reach_the_sink() {
     let sink = TestServer::echo().await;
-    let dir = std::env::temp_dir().join(format!("lather-wsrf-http-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = ScratchDir::new("wsrf-http");
     let store = dir.join("resources.redb");
     let s = TestServer::start(&format!(
         r#"

@@ -12,19 +12,19 @@ mod vectors {
 
 use http::StatusCode;
 use lather_envelope::{FaultKind, SoapVersion, WSSE_NS};
+use lather_test_util::ScratchDir;
 use support::*;
 
 async fn server() -> TestServer {
-    let dir = std::env::temp_dir().join(format!("lather-security-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let users = dir.join("users");
-    std::fs::write(&users, "# name:password\nalice:s3cret\n").unwrap();
+    let dir = ScratchDir::new("security");
+    let users = dir.write("users", "# name:password\nalice:s3cret\n");
     TestServer::start(&format!(
         "[handlers.auth]\nkind = \"wsse-username\"\nusers_file = \"{}\"\n\
          [[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\nrequest = [[\"auth\"]]\n",
         users.display()
     ))
     .await
+    .holding(dir)
 }
 
 fn security(version: SoapVersion, password: &str) -> String {
@@ -103,23 +103,22 @@ const WSU_NS: &str =
     "http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-utility-1.0.xsd";
 const PASSWORD_DIGEST: &str = "http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-username-token-profile-1.0#PasswordDigest";
 
-/// A users file holding alice, in a directory of this test's own.
-fn users_file(test: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("lather-security-{test}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let users = dir.join("users");
-    std::fs::write(&users, "alice:s3cret\n").unwrap();
-    users
+/// A users file holding alice, written to `dir`.
+fn users_file(dir: &ScratchDir) -> std::path::PathBuf {
+    dir.write("users", "alice:s3cret\n")
 }
 
-/// An echo server behind `wsse-username` with the extra handler keys `extra`.
+/// An echo server behind `wsse-username` with the extra handler keys `extra`; its users
+/// file is in a directory of this test's own.
 async fn auth_server(test: &str, extra: &str) -> TestServer {
+    let dir = ScratchDir::new(&format!("security-{test}"));
     TestServer::start(&format!(
         "[handlers.auth]\nkind = \"wsse-username\"\nusers_file = \"{}\"\n{extra}\n\
          [[service]]\nname = \"echo\"\npath = \"/echo\"\nbuiltin = \"echo\"\nrequest = [[\"auth\"]]\n",
-        users_file(test).display()
+        users_file(&dir).display()
     ))
     .await
+    .holding(dir)
 }
 
 /// `wsu:Created` for now.
@@ -344,15 +343,17 @@ async fn gateway(upstream: &str, handlers: &str, handler: &str) -> TestServer {
     .await
 }
 
-fn auth_table(test: &str, extra: &str) -> String {
+/// The `auth` handler's table, its users file written to `dir`.
+fn auth_table(dir: &ScratchDir, extra: &str) -> String {
     format!(
         "[handlers.auth]\nkind = \"wsse-username\"\nusers_file = \"{}\"\n{extra}\n",
-        users_file(test).display()
+        users_file(dir).display()
     )
 }
 
 #[tokio::test]
 async fn a_gateway_removes_the_authenticated_header_so_a_strict_backend_answers() {
+    let dir = ScratchDir::new("security-gw");
     // lather's echo is an ultimate receiver: it faults on a mandatory header it does not
     // know, as CXF and gSOAP do.
     let backend = TestServer::echo().await;
@@ -368,7 +369,7 @@ async fn a_gateway_removes_the_authenticated_header_so_a_strict_backend_answers(
     )
     .await;
     direct.assert_fault(FaultKind::MustUnderstand, SoapVersion::V11);
-    let gw = gateway(&backend.url("/echo"), &auth_table("gw-remove", ""), "auth").await;
+    let gw = gateway(&backend.url("/echo"), &auth_table(&dir, ""), "auth").await;
     for v in [SoapVersion::V11, SoapVersion::V12] {
         for header in [
             security(v, "s3cret"),
@@ -396,6 +397,7 @@ async fn a_gateway_removes_the_authenticated_header_so_a_strict_backend_answers(
 
 #[tokio::test]
 async fn what_the_backend_receives_with_and_without_forward_security() {
+    let dir = ScratchDir::new("security-gw");
     let (sink, mut received) = sink::sink(Duration::ZERO).await;
     let upstream = format!("http://{sink}/ws");
     let v = SoapVersion::V11;
@@ -408,7 +410,7 @@ async fn what_the_backend_receives_with_and_without_forward_security() {
         ECHO_PAYLOAD,
     );
 
-    let gw = gateway(&upstream, &auth_table("gw-sink", ""), "auth").await;
+    let gw = gateway(&upstream, &auth_table(&dir, ""), "auth").await;
     let answer = post(gw.addr, "/gw", v, request.clone()).await;
     assert_eq!(answer.status, StatusCode::ACCEPTED, "{}", answer.text());
     let got = sink::next(&mut received, Duration::from_secs(10))
@@ -424,7 +426,7 @@ async fn what_the_backend_receives_with_and_without_forward_security() {
 
     let forwarding = gateway(
         &upstream,
-        &auth_table("gw-forward", "forward_security = true"),
+        &auth_table(&dir, "forward_security = true"),
         "auth",
     )
     .await;
@@ -445,10 +447,11 @@ async fn what_the_backend_receives_with_and_without_forward_security() {
 
 #[tokio::test]
 async fn a_forwarded_header_no_longer_trips_a_strict_backend() {
+    let dir = ScratchDir::new("security-gw");
     let backend = TestServer::echo().await;
     let gw = gateway(
         &backend.url("/echo"),
-        &auth_table("gw-forward-echo", "forward_security = true"),
+        &auth_table(&dir, "forward_security = true"),
         "auth",
     )
     .await;
@@ -475,9 +478,9 @@ fn encrypted_request(inner: &str) -> String {
     )
 }
 
-fn decrypt_table(test: &str, extra: &str) -> String {
-    let key = users_file(test).with_file_name("aes.key");
-    std::fs::write(&key, vectors::KEY256).unwrap();
+/// The `open` handler's table, its key file written to `dir`.
+fn decrypt_table(dir: &ScratchDir, extra: &str) -> String {
+    let key = dir.write("aes.key", vectors::KEY256);
     format!(
         "[handlers.open]\nkind = \"decrypt\"\nkey_file = \"{}\"\n{extra}\n",
         key.display()
@@ -486,14 +489,10 @@ fn decrypt_table(test: &str, extra: &str) -> String {
 
 #[tokio::test]
 async fn a_decrypting_gateway_removes_the_security_header_of_its_encryption() {
+    let dir = ScratchDir::new("security-gw");
     let backend = TestServer::echo().await;
     let v = SoapVersion::V12;
-    let gw = gateway(
-        &backend.url("/echo"),
-        &decrypt_table("gw-decrypt", ""),
-        "open",
-    )
-    .await;
+    let gw = gateway(&backend.url("/echo"), &decrypt_table(&dir, ""), "open").await;
     let answer = post(gw.addr, "/gw", v, encrypted_request("")).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
     assert!(answer.text().contains("LATH"), "{}", answer.text());
@@ -501,7 +500,7 @@ async fn a_decrypting_gateway_removes_the_security_header_of_its_encryption() {
     // asked for by name).
     let forwarding = gateway(
         &backend.url("/echo"),
-        &decrypt_table("gw-decrypt-forward", "forward_security = true"),
+        &decrypt_table(&dir, "forward_security = true"),
         "open",
     )
     .await;
@@ -512,13 +511,10 @@ async fn a_decrypting_gateway_removes_the_security_header_of_its_encryption() {
 
 #[tokio::test]
 async fn decrypt_then_authenticate_on_one_security_header() {
+    let dir = ScratchDir::new("security-gw");
     let backend = TestServer::echo().await;
     let v = SoapVersion::V12;
-    let tables = format!(
-        "{}{}",
-        decrypt_table("gw-both", ""),
-        auth_table("gw-both", "")
-    );
+    let tables = format!("{}{}", decrypt_table(&dir, ""), auth_table(&dir, ""));
     let gw = TestServer::start(&format!(
         "{tables}\n[[service]]\nname = \"gw\"\npath = \"/gw\"\nupstream = [\"{}\"]\n\
          request = {{ auto = [\"open\", \"auth\"] }}\n",

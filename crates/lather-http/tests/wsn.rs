@@ -6,6 +6,7 @@ use crate::support;
 
 use lather_envelope::datetime;
 use lather_envelope::{Envelope, FaultKind, QName, SoapVersion};
+use lather_test_util::ScratchDir;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use support::sink::{next, nothing, sink};
 use support::{Answer, TestServer, closed_port, event_source as source, post_with_action as post};
@@ -733,14 +734,8 @@ async fn a_dead_consumer_loses_its_subscription_after_the_retries() {
 
 #[tokio::test]
 async fn subscriptions_survive_a_restart() {
-    let path = std::env::temp_dir().join(format!(
-        "lather-wsn-{}-{}.redb",
-        std::process::id(),
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
+    let dir = ScratchDir::new("wsn");
+    let path = dir.join("subs.redb");
     let extra = format!("store = {:?}", path.display().to_string());
     let (addr, mut rx) = sink(Duration::ZERO).await;
     let id = {
@@ -801,5 +796,4 @@ async fn subscriptions_survive_a_restart() {
     .await;
     assert_eq!(renew.status, 200, "{}", renew.text());
     drop(server);
-    let _ = std::fs::remove_file(&path);
 }

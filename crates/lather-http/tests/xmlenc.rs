@@ -13,6 +13,7 @@ use http::StatusCode;
 use lather_envelope::{Envelope, FaultKind, Limits, QName, SoapVersion, WSSE_NS};
 use lather_handlers::{Decrypt, EncryptionAlgorithm, EncryptionKey, XENC_NS};
 use lather_pipeline::{Context, Message, Options, Outcome, Plan, Step, run};
+use lather_test_util::ScratchDir;
 use std::sync::Arc;
 use support::*;
 
@@ -23,12 +24,9 @@ const RESPONSE_KEY: [u8; 16] = [0x77; 16];
 /// responses with another key under aes128-gcm, so an answer that decrypts under the
 /// response key cannot be the request's ciphertext sent back.
 async fn server() -> TestServer {
-    let dir = std::env::temp_dir().join(format!("lather-xmlenc-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let request_key = dir.join("request.key");
-    let response_key = dir.join("response.key");
-    std::fs::write(&request_key, vectors::KEY256).unwrap();
-    std::fs::write(&response_key, format!("{}\n", "77".repeat(16))).unwrap();
+    let dir = ScratchDir::new("xmlenc");
+    let request_key = dir.write("request.key", vectors::KEY256);
+    let response_key = dir.write("response.key", format!("{}\n", "77".repeat(16)));
     TestServer::start(&format!(
         "[handlers.open]\nkind = \"decrypt\"\nkey_file = \"{}\"\nrequired = true\n\
          [handlers.seal]\nkind = \"encrypt\"\nkey_file = \"{}\"\nalgorithm = \"aes128-gcm\"\n\
@@ -38,6 +36,7 @@ async fn server() -> TestServer {
         response_key.display()
     ))
     .await
+    .holding(dir)
 }
 
 /// The Body content of `envelope` decrypted with `key`, as a client would do it.

@@ -76,8 +76,8 @@ async fn connects(config: &NatsConfig) -> Result<(), String> {
 }
 
 /// A server with a certificate for 127.0.0.1 from `pki`, asking clients for one when
-/// `verify`; the server and the directory its files are in.
-fn tls_server(name: &str, pki: &Pki, verify: bool) -> (NatsServer, std::path::PathBuf) {
+/// `verify`; its files are in [`NatsServer::dir`].
+fn tls_server(name: &str, pki: &Pki, verify: bool) -> NatsServer {
     let dir = NatsServer::scratch_dir(name);
     let server = pki.issue(
         &["127.0.0.1", "localhost"],
@@ -94,15 +94,16 @@ fn tls_server(name: &str, pki: &Pki, verify: bool) -> (NatsServer, std::path::Pa
     let conf = format!(
         "tls {{\n  cert_file: \"{cert}\"\n  key_file: \"{key}\"\n  timeout: 2\n{verify}}}\n"
     );
-    (NatsServer::start_configured(name, &conf), dir)
+    NatsServer::start_configured_in(dir, &conf)
 }
 
 #[tokio::test]
 async fn tls_verifies_the_server_against_the_configured_ca_and_refuses_another() {
     let pki = Pki::new("nats test CA");
-    let (server, dir) = tls_server("tls-ca", &pki, false);
-    let ca = write(&dir, "right-ca.pem", &pki.ca.pem());
-    let wrong = write(&dir, "wrong-ca.pem", &Pki::new("another CA").ca.pem());
+    let server = tls_server("tls-ca", &pki, false);
+    let dir = server.dir();
+    let ca = write(dir, "right-ca.pem", &pki.ca.pem());
+    let wrong = write(dir, "wrong-ca.pem", &Pki::new("another CA").ca.pem());
 
     let right = nats(&server.tls_url(), &format!("tls_ca_file = {ca:?}\n"));
     connects(&right).await.unwrap();
@@ -137,11 +138,12 @@ async fn tls_required_refuses_a_server_without_tls() {
 #[tokio::test]
 async fn a_server_asking_for_client_certificates_admits_one_from_its_ca() {
     let pki = Pki::new("nats mtls CA");
-    let (server, dir) = tls_server("tls-mtls", &pki, true);
-    let ca = write(&dir, "client-ca.pem", &pki.ca.pem());
+    let server = tls_server("tls-mtls", &pki, true);
+    let dir = server.dir();
+    let ca = write(dir, "client-ca.pem", &pki.ca.pem());
     let client = pki.issue(&[], rcgen::ExtendedKeyUsagePurpose::ClientAuth);
-    let cert = write(&dir, "client.pem", &client.cert);
-    let key = write(&dir, "client.key", &client.key);
+    let cert = write(dir, "client.pem", &client.cert);
+    let key = write(dir, "client.key", &client.key);
 
     let with_cert = format!(
         "tls_ca_file = {ca:?}\ntls_client_cert_file = {cert:?}\ntls_client_key_file = {key:?}\n"
@@ -152,8 +154,8 @@ async fn a_server_asking_for_client_certificates_admits_one_from_its_ca() {
     let without = format!("tls_ca_file = {ca:?}\n");
     assert!(connects(&nats(&server.tls_url(), &without)).await.is_err());
     let foreign = Pki::new("foreign CA").issue(&[], rcgen::ExtendedKeyUsagePurpose::ClientAuth);
-    let cert = write(&dir, "foreign.pem", &foreign.cert);
-    let key = write(&dir, "foreign.key", &foreign.key);
+    let cert = write(dir, "foreign.pem", &foreign.cert);
+    let key = write(dir, "foreign.key", &foreign.key);
     let with_foreign = format!(
         "tls_ca_file = {ca:?}\ntls_client_cert_file = {cert:?}\ntls_client_key_file = {key:?}\n"
     );
@@ -247,7 +249,6 @@ fn unreadable_or_unusable_files_are_named_with_their_key() {
     );
     let e = connect_options(&config).unwrap_err();
     assert!(e.to_string().contains("nkey_seed_file"), "{e}");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[cfg(feature = "nkeys")]
@@ -260,9 +261,9 @@ async fn an_nkey_user_signs_the_servers_nonce() {
         user.public_key()
     );
     let server = NatsServer::start_configured("auth-nkey", &conf);
-    let dir = server.dir().clone();
-    let seed = write(&dir, "user.seed", &format!("{}\n", user.seed().unwrap()));
-    let other_seed = write(&dir, "other.seed", &other.seed().unwrap());
+    let dir = server.dir();
+    let seed = write(dir, "user.seed", &format!("{}\n", user.seed().unwrap()));
+    let other_seed = write(dir, "other.seed", &other.seed().unwrap());
     connects(&nats(
         &server.url(),
         &format!("nkey_seed_file = {seed:?}\n"),
@@ -324,7 +325,7 @@ async fn a_credentials_file_authenticates_in_operator_mode() {
         account.public_key()
     );
     let server = NatsServer::start_configured("auth-creds", &conf);
-    let dir = server.dir().clone();
+    let dir = server.dir();
     let creds = |seed: &str| {
         format!(
             "-----BEGIN NATS USER JWT-----\n{user_jwt}\n------END NATS USER JWT------\n\n\
@@ -333,7 +334,7 @@ async fn a_credentials_file_authenticates_in_operator_mode() {
              -----BEGIN USER NKEY SEED-----\n{seed}\n------END USER NKEY SEED------\n"
         )
     };
-    let good = write(&dir, "user.creds", &creds(&user.seed().unwrap()));
+    let good = write(dir, "user.creds", &creds(&user.seed().unwrap()));
     connects(&nats(
         &server.url(),
         &format!("credentials_file = {good:?}\n"),
@@ -342,7 +343,7 @@ async fn a_credentials_file_authenticates_in_operator_mode() {
     .unwrap();
     // The JWT with another user's seed: the nonce's signature does not match.
     let stranger = nkeys::KeyPair::new_user();
-    let bad = write(&dir, "bad.creds", &creds(&stranger.seed().unwrap()));
+    let bad = write(dir, "bad.creds", &creds(&stranger.seed().unwrap()));
     assert!(
         connects(&nats(
             &server.url(),

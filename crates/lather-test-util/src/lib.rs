@@ -4,9 +4,14 @@
 //!   directory, stopped by its PID when dropped.
 //! - [`free_port`]: a loopback port nobody listens on at the time of the call.
 //! - [`log`]: what code logs through `tracing`, captured as text.
+//! - [`ScratchDir`]: a test's own directory under the system's temporary directory, removed
+//!   when it is dropped.
 
 pub mod log;
 pub mod nats;
+mod scratch;
+
+pub use scratch::ScratchDir;
 
 use std::net::TcpListener;
 

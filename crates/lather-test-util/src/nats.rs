@@ -2,10 +2,11 @@
 //! directory, stopped by its PID. The Debian package `nats-server` provides the binary;
 //! without it the tests fail and say how to install it.
 
+use crate::ScratchDir;
 pub use crate::free_port;
 use std::io::Read;
 use std::net::TcpStream;
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -14,7 +15,8 @@ use std::time::{Duration, Instant};
 pub struct NatsServer {
     child: Option<Child>,
     port: u16,
-    dir: PathBuf,
+    /// Logs, `nats.conf`, JetStream's storage; removed after the server is stopped.
+    dir: ScratchDir,
     /// Whether JetStream is enabled (its storage in `dir`, kept across restarts).
     jetstream: bool,
     /// Whether `dir/nats.conf` is passed with `-c` (see [`NatsServer::start_configured`]).
@@ -33,13 +35,16 @@ impl NatsServer {
     }
 
     /// Starts a server reading the configuration `conf` (nats-server's own format, e.g. a
-    /// `tls { … }` or `authorization { … }` block), written to `nats.conf` in its
-    /// directory; the address and port are still chosen here. `conf` may name files in
-    /// [`NatsServer::scratch_dir`] for `name`, which the caller writes first.
+    /// `tls { … }` or `authorization { … }` block), written to `nats.conf` in a directory
+    /// of its own; the address and port are still chosen here.
     pub fn start_configured(name: &str, conf: &str) -> NatsServer {
-        let dir = Self::scratch_dir(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("nats.conf"), conf).unwrap();
+        Self::start_configured_in(Self::scratch_dir(name), conf)
+    }
+
+    /// [`NatsServer::start_configured`] in `dir`, which the server owns from now on:
+    /// `conf` may name files the caller wrote there first.
+    pub fn start_configured_in(dir: ScratchDir, conf: &str) -> NatsServer {
+        dir.write("nats.conf", conf);
         let mut server = NatsServer {
             child: None,
             port: free_port(),
@@ -51,25 +56,17 @@ impl NatsServer {
         server
     }
 
-    /// The directory a server started as `name` by this process keeps its files in
-    /// (created when needed; removed when the server is dropped).
-    pub fn scratch_dir(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("lather-nats-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+    /// A fresh directory for a server named `name` (`lather-nats-{name}-…`), to write the
+    /// files its configuration names into before [`NatsServer::start_configured_in`].
+    pub fn scratch_dir(name: &str) -> ScratchDir {
+        ScratchDir::new(&format!("nats-{name}"))
     }
 
     fn start_with(name: &str, jetstream: bool) -> NatsServer {
-        let dir = std::env::temp_dir().join(format!(
-            "lather-nats-{name}-{}-{}",
-            std::process::id(),
-            free_port()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
         let mut server = NatsServer {
             child: None,
             port: free_port(),
-            dir,
+            dir: Self::scratch_dir(name),
             jetstream,
             configured: false,
         };
@@ -87,9 +84,9 @@ impl NatsServer {
         format!("nats://127.0.0.1:{}", self.port)
     }
 
-    /// The server's temporary directory (logs).
-    pub fn dir(&self) -> &PathBuf {
-        &self.dir
+    /// The server's temporary directory (logs), removed when the server is dropped.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
     }
 
     /// Starts the server again on the same port (after [`NatsServer::stop`]), trying a
@@ -204,8 +201,8 @@ fn greets(port: u16) -> bool {
 }
 
 impl Drop for NatsServer {
+    /// Stops the server; its directory goes afterwards, when the `dir` field is dropped.
     fn drop(&mut self) {
         self.stop();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

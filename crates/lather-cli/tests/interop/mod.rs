@@ -6,6 +6,7 @@
     reason = "each interop test file uses its own part of the harness"
 )]
 
+use lather_test_util::ScratchDir;
 use serde_json::Value;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -65,21 +66,24 @@ pub(crate) fn free_port() -> u16 {
         .port()
 }
 
-/// `lather serve` with one event source at /events; returns it and its port. `name` keeps
-/// each test file's configurations apart.
-pub(crate) fn serve_event_source(name: &str) -> (Running, u16) {
+/// `lather serve` started by [`serve_event_source`]: when dropped, the process is killed,
+/// then the directory of its configuration removed.
+pub(crate) struct Served {
+    _lather: Running,
+    _dir: ScratchDir,
+}
+
+/// `lather serve` with one event source at /events; returns it and its port. `name` names
+/// its configuration's scratch directory.
+pub(crate) fn serve_event_source(name: &str) -> (Served, u16) {
     let port = free_port();
-    let dir = std::env::temp_dir().join(format!("lather-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    // One file per server: two tests start one at the same time.
-    let config = dir.join(format!("events-{port}.toml"));
-    std::fs::write(
-        &config,
+    let dir = ScratchDir::new(name);
+    let config = dir.write(
+        "events.toml",
         format!(
             "[server]\nlisten = \"127.0.0.1:{port}\"\n[[service]]\nname = \"events\"\npath = \"/events\"\nbuiltin = \"event-source\"\nnotify_allow = [\"127.0.0.1\"]\nmax_expires_s = 900\n"
         ),
-    )
-    .unwrap();
+    );
     let child = Command::new(env!("CARGO_BIN_EXE_lather"))
         .args(["serve", "--config"])
         .arg(&config)
@@ -91,7 +95,11 @@ pub(crate) fn serve_event_source(name: &str) -> (Running, u16) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while Instant::now() < deadline {
         if TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return (running, port);
+            let served = Served {
+                _lather: running,
+                _dir: dir,
+            };
+            return (served, port);
         }
         std::thread::sleep(Duration::from_millis(25));
     }

@@ -1,12 +1,14 @@
-//! What the tests that start `lather serve` as a child share: the binary, scratch config
-//! files, a free port, a child killed on drop, and waiting until it answers `/health`.
+//! What the tests that start `lather serve` as a child share: the binary, `lather check` on
+//! a configuration's text, a free port, a child killed on drop, and waiting until it
+//! answers `/health`. Scratch files go in a [`ScratchDir`] the test keeps until its child
+//! has stopped.
 
 #![allow(dead_code, reason = "each test file uses its own part of the harness")]
 
+use lather_test_util::ScratchDir;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
-use std::process::{Child, Command};
+use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
 /// The `lather` binary under test.
@@ -14,14 +16,15 @@ pub(crate) fn lather() -> Command {
     Command::new(env!("CARGO_BIN_EXE_lather"))
 }
 
-/// Writes `text` to `name` in a scratch directory of this test process (`tag` keeps test
-/// files apart) and returns its path.
-pub(crate) fn temp_config(tag: &str, name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lather-{tag}-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
+/// `lather check --config` on `text`, written as `name` in a scratch directory removed once
+/// the command has run.
+pub(crate) fn check_text(name: &str, text: &str) -> Output {
+    let dir = ScratchDir::new("check");
+    lather()
+        .args(["check", "--config"])
+        .arg(dir.write(name, text))
+        .output()
+        .expect("run lather")
 }
 
 /// A loopback port free at the time of the call.

@@ -7,19 +7,15 @@ use bytes::Bytes;
 use lather_config::Config;
 use lather_pipeline::Step;
 use lather_remote::Link;
-use std::path::{Path, PathBuf};
+use lather_test_util::ScratchDir;
+use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-/// A fresh directory `lather-{prefix}-{name}-…` under the system's temporary directory.
-pub(crate) fn scratch(prefix: &str, name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "lather-{prefix}-{name}-{}-{}",
-        std::process::id(),
-        lather_test_util::nats::free_port()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh directory `lather-{prefix}-{name}-…` under the system's temporary directory,
+/// removed when dropped.
+pub(crate) fn scratch(prefix: &str, name: &str) -> ScratchDir {
+    ScratchDir::new(&format!("{prefix}-{name}"))
 }
 
 /// A handler's own figure by name (from `Handler::observations`, as `/metrics` reads it).

@@ -65,6 +65,7 @@ pub trait ContextStore: Send + Sync + std::fmt::Debug {
 mod tests {
     use super::*;
     use crate::{Owner, Readers};
+    use lather_test_util::ScratchDir;
     use std::sync::Arc;
 
     fn context(uri: &str, version: u64, expires_at_ms: u64) -> StoredContext {
@@ -170,10 +171,8 @@ mod tests {
 
     #[tokio::test]
     async fn the_redb_store_keeps_the_contract_and_its_contents() {
-        let dir = std::env::temp_dir().join(format!("lather-ctx-store-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = ScratchDir::new("ctx-store");
         let path = dir.join("c.redb");
-        let _ = std::fs::remove_file(&path);
         keeps_the_contract(Arc::new(RedbStore::open(&path).unwrap())).await;
         let store = RedbStore::open(&path).unwrap();
         store
@@ -183,6 +182,5 @@ mod tests {
         drop(store);
         let reopened = RedbStore::open(&path).unwrap();
         assert_eq!(reopened.get("urn:kept").await.unwrap().unwrap().version, 1);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

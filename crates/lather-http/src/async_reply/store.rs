@@ -145,6 +145,7 @@ fn lock(jobs: &Mutex<BTreeMap<String, Job>>) -> std::sync::MutexGuard<'_, BTreeM
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lather_test_util::ScratchDir;
 
     fn job(id: &str) -> Job {
         Job {
@@ -161,10 +162,8 @@ mod tests {
 
     #[test]
     fn a_file_store_keeps_its_jobs_across_opens() {
-        let dir = std::env::temp_dir().join(format!("lather-async-store-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = ScratchDir::new("async-store");
         let path = dir.join("jobs.redb");
-        let _ = std::fs::remove_file(&path);
         {
             let store = JobStore::open(&path).unwrap();
             store.put(&job("a")).unwrap();

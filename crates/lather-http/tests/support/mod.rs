@@ -12,6 +12,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use lather_config::Config;
 use lather_envelope::{Envelope, FaultKind, Limits, SoapVersion};
+use lather_test_util::ScratchDir;
 use std::net::SocketAddr;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
@@ -22,6 +23,8 @@ pub struct TestServer {
     pub addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
     pub done: Option<JoinHandle<Result<(), lather_http::ServeError>>>,
+    /// The directory of files its configuration names (see [`TestServer::holding`]).
+    scratch: Option<ScratchDir>,
 }
 
 impl TestServer {
@@ -59,7 +62,14 @@ impl TestServer {
             addr,
             stop: Some(stop),
             done: Some(done),
+            scratch: None,
         }
+    }
+
+    /// The server, keeping `dir` (the files its configuration names) until it is dropped.
+    pub fn holding(mut self, dir: ScratchDir) -> TestServer {
+        self.scratch = Some(dir);
+        self
     }
 
     /// An echo server.

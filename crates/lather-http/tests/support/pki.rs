@@ -8,10 +8,11 @@ use http::Request;
 use http_body_util::Full;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use lather_envelope::SoapVersion;
+use lather_test_util::ScratchDir;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use tokio::net::TcpStream;
 
@@ -89,12 +90,9 @@ impl TestCa {
     }
 }
 
-/// A scratch directory of this test process, emptied first.
-pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("lather-tls-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh scratch directory for a test's certificates and keys, removed when dropped.
+pub fn scratch(name: &str) -> ScratchDir {
+    ScratchDir::new(&format!("tls-{name}"))
 }
 
 /// Writes `text` to `dir/name`; its path as a TOML string value (quoted).

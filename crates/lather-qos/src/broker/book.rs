@@ -310,6 +310,7 @@ impl OfferBook {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use lather_test_util::ScratchDir;
 
     fn offer(endpoint: &str, name: &str, ms: u64, throughput: f64, price: f64) -> Offer {
         Offer {
@@ -437,10 +438,8 @@ mod tests {
 
     #[test]
     fn a_reopened_file_holds_every_registration() {
-        let dir = std::env::temp_dir().join(format!("lather-book-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = ScratchDir::new("book");
         let path = dir.join("offers.sqlite");
-        let _ = std::fs::remove_file(&path);
         {
             let b = book(Some(&path), 100);
             let mut gold = offer("http://a/q", "gold", 20, 500.0, 10.25);
@@ -467,6 +466,5 @@ mod tests {
             b.deregister("http://a/q", "10.9.9.9", 1000),
             Err(BookError::NotOwner { .. })
         ));
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
