@@ -13,6 +13,7 @@
 # callgrind (only the gateway's instructions are counted); DIGESTS=1 counts echo with the
 # five digest(10) request handlers of bench/efficiency.sh's lather-5h (DIGEST_ROUNDS=0: five
 # digest handlers that hash nothing, the engine's own cost of a stage of five handlers).
+# SERVER_EXTRA adds lines to the servers' [server] table (e.g. "phase_metrics = false").
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -25,6 +26,7 @@ N="${N:-5000}"
 WARM="${WARM:-1000}"
 CONNECTIONS="${CONNECTIONS:-4}"
 TOP="${TOP:-40}"
+server_extra="${SERVER_EXTRA:-}"
 command -v valgrind >/dev/null 2>&1 || die "valgrind not found (apt-get install -y valgrind)"
 command -v callgrind_control >/dev/null 2>&1 || die "callgrind_control not found"
 build_lather
@@ -35,7 +37,7 @@ counts="$out_dir/callgrind.out"
 # lather_config FILE PORT SERVICE_TOML : a config listening on PORT with SERVICE_TOML.
 lather_config() {
     printf '[server]\nlisten = "127.0.0.1:%s"\n%s\n%s\n\n[[service]]\n%s\n' \
-        "$2" "$(access_log_off "$LATHER")" "${server_extra:-}" "$3" >"$1"
+        "$2" "$(access_log_off "$LATHER")" "$server_extra" "$3" >"$1"
 }
 echo_service='name = "echo"
 path = "/echo"
@@ -58,7 +60,8 @@ else
     if [ "${DIGESTS:-0}" = "1" ]; then
         # Under callgrind a digest takes far longer than on the CPU, and would go to the
         # CPU pool; at full speed it takes about 2.5 µs and runs inline (below 50 µs).
-        server_extra="cpu_inline_micros = 1000000000"
+        server_extra="${server_extra}
+cpu_inline_micros = 1000000000"
         echo_service="${echo_service}
 request = [[\"d1\", \"d2\", \"d3\", \"d4\", \"d5\"]]
 $(for i in 1 2 3 4 5; do printf '\n[handlers.d%s]\nkind = "digest"\nrounds = %s\n' "$i" "${DIGEST_ROUNDS:-10}"; done)"
