@@ -16,8 +16,9 @@
 # with `threading = "per-core"` / `"work-stealing"`, and bare, a bare hyper HTTP/1.1 server
 # answering with the request's body: the floor under lather's echo), WARMUP_CXF=120 (seconds of load on each
 # CXF server before the first round, for its JIT), LATHER, OLD_LATHER (optional: another
-# lather binary measured as lather-old, and as the gateway of lather-gw-old, in front of
-# an echo of LATHER: e.g. a build of an earlier commit), SKIP_BUILD=1,
+# lather binary measured as lather-old, as the gateway of lather-gw-old, in front of
+# an echo of LATHER, and with the five handlers as lather-5h-old: e.g. a build of an
+# earlier commit), SKIP_BUILD=1,
 # CXF_JAR, JAVA.
 set -euo pipefail
 
@@ -91,8 +92,10 @@ upstream = [\"http://127.0.0.1:$started_port/echo\"]
 "
             port=$started_port
             ;;
-        lather-5h)
-            lather_server lather-5h "$LATHER" "${echo_service}request = [[\"d1\", \"d2\", \"d3\", \"d4\", \"d5\"]]
+        lather-5h | lather-5h-old)
+            bin=$LATHER
+            [ "$1" = lather-5h-old ] && bin=$OLD_LATHER
+            lather_server "$1" "$bin" "${echo_service}request = [[\"d1\", \"d2\", \"d3\", \"d4\", \"d5\"]]
 $(for i in 1 2 3 4 5; do printf '\n[handlers.d%s]\nkind = "digest"\nrounds = 10\n' "$i"; done)
 "
             port=$started_port
@@ -128,7 +131,7 @@ $(for i in 1 2 3 4 5; do printf '\n[handlers.d%s]\nkind = "digest"\nrounds = 10\
             pid[$1]=$bg_pid
             wait_for "$1" "${pid[$1]}" "$out_dir/$1.log" 60 port_open "$port"
             ;;
-        *) die "unknown server $1 (SERVERS takes lather lather-old lather-gw lather-gw-old lather-5h lather-pc lather-ws bare gsoap cxf cxf-5i)" ;;
+        *) die "unknown server $1 (SERVERS takes lather lather-old lather-gw lather-gw-old lather-5h lather-5h-old lather-pc lather-ws bare gsoap cxf cxf-5i)" ;;
     esac
     url[$1]="http://127.0.0.1:$port/echo"
 }

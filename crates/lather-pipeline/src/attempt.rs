@@ -46,12 +46,16 @@ pub(crate) async fn perform(step: &Step, message: &Message) -> Result<Verdict, F
             tokio::time::sleep(backoff).await;
             backoff = backoff.saturating_mul(2);
         }
-        let call = ATTEMPT.scope(
-            attempt,
-            AssertUnwindSafe(step.handler().call(message)).catch_unwind(),
-        );
+        let call = AssertUnwindSafe(step.handler().call(message)).catch_unwind();
         let started = Instant::now();
-        match within(options.timeout, started, call).await {
+        // A first attempt outside any other attempt needs no scope: `current_attempt` reads
+        // 0 there all the same, and most calls are first attempts.
+        let ended = if attempt == 0 && current_attempt() == 0 {
+            within(options.timeout, started, call).await
+        } else {
+            within(options.timeout, started, ATTEMPT.scope(attempt, call)).await
+        };
+        match ended {
             Ok(Ok(verdict)) => {
                 step.cost().record(started.elapsed());
                 return Ok(verdict);

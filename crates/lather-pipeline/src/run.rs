@@ -105,20 +105,22 @@ async fn run_stage(
     pool: &CpuPool,
 ) -> Result<Message, Outcome> {
     let snapshot = Arc::new(message);
-    let waited: Vec<&Arc<Step>> = stage.iter().filter(|s| !s.options().oneway).collect();
+    // The steps waited for, walked twice (to start them, then to read their results in
+    // stage order) rather than gathered in a list of their own.
+    let waited = || stage.iter().filter(|s| !s.options().oneway);
     for step in stage.iter().filter(|s| s.options().oneway) {
         spawn_oneway(step.clone(), snapshot.clone(), pool.clone());
     }
-    let pending: Vec<Pending> = waited
-        .iter()
-        .map(|step| start(step, &snapshot, pool))
-        .collect();
+    // Gathered at their full length first: `join_all` sizes its slots by the iterator's
+    // lower bound, which a filter leaves at zero, and would grow them one move at a time.
+    let mut pending: Vec<Pending> = Vec::with_capacity(stage.len());
+    pending.extend(waited().map(|step| start(step, &snapshot, pool)));
     let results = join_all(pending).await;
 
     let mut edits: Vec<Edit> = Vec::new();
     let mut properties: Vec<crate::Property> = Vec::new();
     let mut response = None;
-    for (step, settled) in waited.iter().zip(results) {
+    for (step, settled) in waited().zip(results) {
         let failed = match settled.result {
             Ok(Verdict::Continue(patch)) => match settled.edits {
                 Ok(made) => {

@@ -53,6 +53,65 @@ async fn perform_retries_and_hands_the_attempt_number_to_the_handler() {
     assert_eq!(current_attempt(), 0, "outside the engine");
 }
 
+/// On each call, performs `inner` (a step of its own) and records the attempt it saw
+/// itself; panics on the first `panics` calls.
+struct Nesting {
+    inner: Step,
+    seen: Arc<Mutex<Vec<u32>>>,
+    panics: u32,
+}
+
+impl Handler for Nesting {
+    fn access(&self) -> Access {
+        Access::read_only(Parts::none())
+    }
+
+    fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
+        Box::pin(async move {
+            let attempt = current_attempt();
+            self.inner.perform(message).await;
+            self.seen.lock().unwrap().push(attempt);
+            assert!(attempt >= self.panics, "failing attempt {attempt}");
+            Verdict::proceed()
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_step_performed_inside_a_retry_sees_its_own_first_attempt() {
+    // The outer step's second attempt performs the inner step, whose first attempt must
+    // read 0, not the outer step's 1.
+    let inner_seen = Arc::new(Mutex::new(Vec::new()));
+    let inner = Step::new(
+        "inner",
+        Arc::new(Attempts {
+            seen: inner_seen.clone(),
+            panics: 0,
+        }),
+        Options::default(),
+    );
+    let outer_seen = Arc::new(Mutex::new(Vec::new()));
+    let outer = Step::new(
+        "outer",
+        Arc::new(Nesting {
+            inner,
+            seen: outer_seen.clone(),
+            panics: 1,
+        }),
+        Options {
+            retries: 1,
+            retry_backoff: Duration::from_millis(1),
+            ..Options::default()
+        },
+    );
+    assert!(matches!(
+        outer.perform(&message()).await,
+        Verdict::Continue(_)
+    ));
+    assert_eq!(*outer_seen.lock().unwrap(), [0, 1]);
+    assert_eq!(*inner_seen.lock().unwrap(), [0, 0]);
+}
+
 #[tokio::test]
 async fn perform_turns_timeouts_and_panics_into_faults() {
     let slow = Step::new(
