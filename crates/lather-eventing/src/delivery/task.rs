@@ -6,6 +6,7 @@ use crate::delivery::DeliveryError;
 use crate::delivery::address_policy::DeliveryPolicy;
 use crate::delivery::binding::Connection;
 use crate::delivery::binding::end::{Farewell, FarewellSender};
+use crate::delivery::binding::http::Answered;
 use crate::delivery::gauges::Gauges;
 use crate::delivery::retry::{DeliveryProbe, RetryPolicy};
 use crate::delivery::sink_queue::{Queued, SinkQueue, SinkReceiver};
@@ -97,7 +98,7 @@ pub(crate) fn spawn_sink(
 
 /// What the delivery loop does next.
 enum Step {
-    Answer(Result<bool, DeliveryError>),
+    Answer(Result<Answered, DeliveryError>),
     Batch(usize),
 }
 

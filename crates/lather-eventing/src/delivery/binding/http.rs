@@ -5,6 +5,7 @@
 //! it left unanswered sent again, with backoff when that makes no progress. `https://` sinks
 //! get the same over TLS. SubscriptionEnd goes on a connection of its own ([`send_once`]).
 
+pub(crate) use super::pipeline::Answered;
 use super::pipeline::{MAX_WRITE, Pipeline};
 use super::post::post_once;
 use super::soap::Template;
@@ -160,9 +161,9 @@ impl HttpSink {
         self.unanswered.len() >= self.window
     }
 
-    /// The next answer, or an error once the oldest unanswered notification's deadline
+    /// The next answers, or an error once the oldest unanswered notification's deadline
     /// has passed. Cancel-safe.
-    pub(crate) async fn answer(&mut self) -> Result<bool, DeliveryError> {
+    pub(crate) async fn answer(&mut self) -> Result<Answered, DeliveryError> {
         let timeout = self.policy.timeout;
         loop {
             let deadline = self.deadline.unwrap_or_else(|| Instant::now() + timeout);
@@ -184,19 +185,22 @@ impl HttpSink {
         }
     }
 
-    /// Takes an answer (or a failure: an error answer, a lost connection, a missed
+    /// Takes answers (or a failure: an error answer, a lost connection, a missed
     /// deadline); after a failure the unanswered notifications go again on a new
     /// connection. An error means every retry failed.
     pub(crate) async fn on_answer(
         &mut self,
-        answer: Result<bool, DeliveryError>,
+        answer: Result<Answered, DeliveryError>,
         ready: &(dyn Fn(&[Queued]) + Send + Sync),
     ) -> Result<(), DeliveryError> {
         match answer {
-            Ok(open) => {
-                self.unanswered.pop_front();
-                self.written = self.written.saturating_sub(1);
-                self.announced = self.announced.saturating_sub(1);
+            Ok(Answered { count, open }) => {
+                // Answers only come to what was written, so `count` is never more than
+                // `written`; `min` keeps a confused sink from taking what it was not sent.
+                let count = count.min(self.written);
+                self.unanswered.drain(..count);
+                self.written -= count;
+                self.announced = self.announced.saturating_sub(count);
                 self.progress = true;
                 self.rearm();
                 if !open {

@@ -126,9 +126,9 @@ impl Connection {
         }
     }
 
-    /// The next answer, or an error once one is overdue (HTTP; never on a TCP binding).
+    /// The next answers, or an error once one is overdue (HTTP; never on a TCP binding).
     /// Cancel-safe.
-    pub(crate) async fn answer(&mut self) -> Result<bool, DeliveryError> {
+    pub(crate) async fn answer(&mut self) -> Result<http::Answered, DeliveryError> {
         match self {
             Connection::Http(sink) => sink.answer().await,
             Connection::Stream(_) => std::future::pending().await,
@@ -138,7 +138,7 @@ impl Connection {
     /// Takes an answer or a failure (see `http::HttpSink::on_answer`).
     pub(crate) async fn on_answer(
         &mut self,
-        answer: Result<bool, DeliveryError>,
+        answer: Result<http::Answered, DeliveryError>,
         ready: &(dyn Fn(&[Queued]) + Send + Sync),
     ) -> Result<(), DeliveryError> {
         match self {

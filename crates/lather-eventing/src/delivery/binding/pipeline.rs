@@ -1,9 +1,10 @@
 //! A pipelined HTTP/1.1 POST client for one sink (RFC 9112 §9.3.2): requests are written
 //! back to back on one keep-alive connection as they come, without waiting for the answers
 //! to earlier ones, and a reader task reads the answers in order and hands them over a
-//! channel ([`Pipeline::next`], which is cancel-safe). So a sink far away gets a steady
-//! stream instead of one batch per round trip. Order is kept, one connection per sink; the
-//! caller replaces a connection that fails and sends the unanswered requests again.
+//! channel ([`Pipeline::next`], which is cancel-safe), counted: one message for all the
+//! answers one read brought, not one each. So a sink far away gets a steady stream instead
+//! of one batch per round trip. Order is kept, one connection per sink; the caller replaces
+//! a connection that fails and sends the unanswered requests again.
 //!
 //! The same code runs over plain TCP (`http://`) and over TLS (`https://`): the reader is
 //! generic over the stream's reading half, the writer is the stream's writing half.
@@ -34,8 +35,29 @@ pub(crate) struct Pipeline {
     /// Whether connections speak TLS (`https://`), verified for the authority's host.
     tls: bool,
     writer: Option<Writer>,
-    answers: Option<mpsc::UnboundedReceiver<Result<bool, DeliveryError>>>,
+    answers: Option<mpsc::UnboundedReceiver<Answers>>,
     reader: Option<JoinHandle<()>>,
+}
+
+/// What the reader hands over, in request order.
+#[derive(Debug)]
+enum Answers {
+    /// This many 2xx answers after which the connection stays usable.
+    Kept(usize),
+    /// A 2xx answer after which the sink closes the connection (the reader's last).
+    Closing,
+    /// An answer that is not a 2xx, an unreadable one, or the end of the connection (the
+    /// reader's last).
+    Failed(DeliveryError),
+}
+
+/// 2xx answers taken by one [`Pipeline::next`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Answered {
+    /// How many (at least one).
+    pub(crate) count: usize,
+    /// Whether the connection stays usable after them (else it was closed here).
+    pub(crate) open: bool,
 }
 
 /// The writing half of a connection, plain or TLS.
@@ -128,28 +150,34 @@ impl Pipeline {
             authority: self.authority.clone(),
             half: read,
             read: BytesMut::new(),
+            answers: tx,
+            kept: 0,
+            known: None,
         };
-        self.reader = Some(tokio::spawn(reader.run(tx)));
+        self.reader = Some(tokio::spawn(reader.run()));
         self.answers = Some(rx);
         self.writer = Some(Writer(Box::new(write)));
     }
 
-    /// The next answer, in request order. `Ok(true)`: a 2xx and the connection stays
-    /// usable; `Ok(false)`: a 2xx after which the sink closes it (dropped here). Any other
-    /// status, an unreadable answer or the end of the connection is an error and drops
-    /// it. Cancel-safe: an answer not yet taken stays for the next call.
-    pub(crate) async fn next(&mut self) -> Result<bool, DeliveryError> {
+    /// The next answers, in request order: 2xx answers after which the connection stays
+    /// usable (as many as came together), or one after which the sink closes it (dropped
+    /// here). Any other status, an unreadable answer or the end of the connection is an
+    /// error and drops it. Cancel-safe: answers not yet taken stay for the next call.
+    pub(crate) async fn next(&mut self) -> Result<Answered, DeliveryError> {
         let answer = match self.answers.as_mut() {
             Some(answers) => answers.recv().await,
             None => return Err(DeliveryError::Connection("no connection".into())),
         };
         match answer {
-            Some(Ok(true)) => Ok(true),
-            Some(Ok(false)) => {
+            Some(Answers::Kept(count)) => Ok(Answered { count, open: true }),
+            Some(Answers::Closing) => {
                 self.close();
-                Ok(false)
+                Ok(Answered {
+                    count: 1,
+                    open: false,
+                })
             }
-            Some(Err(why)) => Err(self.fail(why)),
+            Some(Answers::Failed(why)) => Err(self.fail(why)),
             None => Err(self.fail(DeliveryError::Connection(format!(
                 "{} closed the connection",
                 self.authority
@@ -188,30 +216,64 @@ struct Reader<R> {
     half: R,
     /// Bytes read and not yet taken; taking from the front is O(1) ([`Buf::advance`]).
     read: BytesMut,
+    answers: mpsc::UnboundedSender<Answers>,
+    /// 2xx answers read (the connection kept) and not yet handed over: they go together
+    /// before the reader waits for more bytes, or before its last message.
+    kept: usize,
+    /// The last final answer head read whole and its meaning, for the next answer that
+    /// begins with the same bytes (a sink's answers are mostly alike byte for byte).
+    known: Option<KnownHead>,
+}
+
+/// An answer head's bytes (up to and with its empty line) and what they say: the same
+/// bytes parse the same way, so they need not be parsed again.
+struct KnownHead {
+    bytes: Vec<u8>,
+    status: u16,
+    length: u64,
+    keep: bool,
 }
 
 impl<R: AsyncRead + Unpin> Reader<R> {
-    /// Reads answers and hands each over until the connection ends, fails, or is closed
-    /// after an answer; the last thing sent is then the error (or `Ok(false)`).
-    async fn run(mut self, answers: mpsc::UnboundedSender<Result<bool, DeliveryError>>) {
-        loop {
-            let (outcome, last) = match self.answer().await {
-                Ok(Answer::Status(status, keep)) if (200..300).contains(&status) => {
-                    (Ok(keep), !keep)
+    /// Reads answers and hands them over until the connection ends, fails, or is closed
+    /// after an answer; the last thing sent is then the failure (or [`Answers::Closing`]).
+    async fn run(mut self) {
+        let last = loop {
+            match self.answer().await {
+                Ok(Answer::Status(status, true)) if (200..300).contains(&status) => {
+                    self.kept += 1;
                 }
-                Ok(Answer::Status(status, _)) => (Err(DeliveryError::Status(status)), true),
-                Err(why) => (Err(why), true),
-            };
-            if answers.send(outcome).is_err() || last {
-                return;
+                Ok(Answer::Status(status, false)) if (200..300).contains(&status) => {
+                    break Answers::Closing;
+                }
+                Ok(Answer::Status(status, _)) => {
+                    break Answers::Failed(DeliveryError::Status(status));
+                }
+                Err(why) => break Answers::Failed(why),
             }
+        };
+        if self.hand_over() {
+            let _ = self.answers.send(last);
         }
     }
 
-    /// Reads more bytes into `read`; an error at end of stream. Reads straight into the
-    /// buffer's spare room (no stack chunk in the task's state: a sink's answers are a
-    /// few hundred bytes, and thousands of sinks each keep a reader waiting here).
+    /// Hands over the 2xx answers read and not yet handed over; false when nobody takes
+    /// them any more.
+    fn hand_over(&mut self) -> bool {
+        let kept = std::mem::take(&mut self.kept);
+        kept == 0 || self.answers.send(Answers::Kept(kept)).is_ok()
+    }
+
+    /// Reads more bytes into `read`, after handing over the answers read so far; an
+    /// error at end of stream. Reads straight into the buffer's spare room (no stack
+    /// chunk in the task's state: a sink's answers are a few hundred bytes, and thousands
+    /// of sinks each keep a reader waiting here).
     async fn fill(&mut self) -> Result<(), DeliveryError> {
+        if !self.hand_over() {
+            return Err(DeliveryError::Connection(
+                "the sink's delivery ended".into(),
+            ));
+        }
         self.read.reserve(READ_CHUNK);
         match self.half.read_buf(&mut self.read).await {
             Ok(0) => Err(DeliveryError::Connection(format!(
@@ -228,6 +290,14 @@ impl<R: AsyncRead + Unpin> Reader<R> {
 
     /// Reads one final answer (skipping 1xx) and its body.
     async fn answer(&mut self) -> Result<Answer, DeliveryError> {
+        if let Some(known) = &self.known
+            && self.read.starts_with(&known.bytes)
+        {
+            let (status, length, keep) = (known.status, known.length, known.keep);
+            self.read.advance(known.bytes.len());
+            self.skip(length).await?;
+            return Ok(Answer::Status(status, keep));
+        }
         loop {
             let (status, head_len, body, keep) = loop {
                 let mut headers = [httparse::EMPTY_HEADER; 32];
@@ -247,6 +317,19 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                     Err(e) => return Err(DeliveryError::Answer(format!("unreadable answer: {e}"))),
                 }
             };
+            if let Body::Length(length) = body
+                && status >= 200
+            {
+                let known = self.known.get_or_insert_with(|| KnownHead {
+                    bytes: Vec::new(),
+                    status,
+                    length,
+                    keep,
+                });
+                known.bytes.clear();
+                known.bytes.extend_from_slice(&self.read[..head_len]);
+                (known.status, known.length, known.keep) = (status, length, keep);
+            }
             self.read.advance(head_len);
             match body {
                 Body::Length(n) => self.skip(n).await?,
@@ -392,12 +475,8 @@ mod tests {
         addr
     }
 
-    #[tokio::test]
-    async fn answers_in_every_framing_are_read_in_order() {
-        let addr = scripted(
-            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 202 Accepted\r\nContent-Length: 3\r\n\r\nabcHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\nHTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n",
-        )
-        .await;
+    /// A pipeline to `addr` (loopback allowed), one request written.
+    async fn sent(addr: String) -> Pipeline {
         let mut p = Pipeline::new(
             addr,
             crate::delivery::address_policy::DeliveryPolicy::allow_loopback(),
@@ -407,9 +486,29 @@ mod tests {
         p.send(&mut Wire::of(b"x"), Duration::from_secs(2))
             .await
             .unwrap();
-        for _ in 0..3 {
-            assert_eq!(p.next().await, Ok(true));
+        p
+    }
+
+    /// Takes 2xx answers (the connection kept) until `n` came, however the reads split
+    /// them; fails on anything else.
+    async fn kept_answers(p: &mut Pipeline, n: usize) {
+        let mut taken = 0;
+        while taken < n {
+            let answered = p.next().await.expect("a 2xx answer");
+            assert!(answered.open, "the connection stays usable");
+            taken += answered.count;
         }
+        assert_eq!(taken, n);
+    }
+
+    #[tokio::test]
+    async fn answers_in_every_framing_are_read_in_order() {
+        let addr = scripted(
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 202 Accepted\r\nContent-Length: 3\r\n\r\nabcHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\nHTTP/1.1 204 No Content\r\n\r\nHTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n",
+        )
+        .await;
+        let mut p = sent(addr).await;
+        kept_answers(&mut p, 3).await;
         assert_eq!(
             p.next().await.map_err(|e| e.to_string()),
             Err("the sink answered 500".into())
@@ -420,31 +519,38 @@ mod tests {
     #[tokio::test]
     async fn a_close_after_an_answer_ends_the_connection() {
         let addr = scripted(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n").await;
-        let mut p = Pipeline::new(
-            addr,
-            crate::delivery::address_policy::DeliveryPolicy::allow_loopback(),
-            false,
-            false,
-        );
-        p.send(&mut Wire::of(b"x"), Duration::from_secs(2))
-            .await
-            .unwrap();
-        assert_eq!(p.next().await, Ok(true));
+        let mut p = sent(addr).await;
+        kept_answers(&mut p, 1).await;
         assert!(p.next().await.unwrap_err().to_string().contains("closed"));
         assert!(!p.connected());
         let addr =
             scripted(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n").await;
-        let mut p = Pipeline::new(
-            addr,
-            crate::delivery::address_policy::DeliveryPolicy::allow_loopback(),
-            false,
-            false,
+        let mut p = sent(addr).await;
+        assert_eq!(
+            p.next().await,
+            Ok(Answered {
+                count: 1,
+                open: false
+            })
         );
-        p.send(&mut Wire::of(b"x"), Duration::from_secs(2))
-            .await
-            .unwrap();
-        assert_eq!(p.next().await, Ok(false));
         assert!(!p.connected());
+    }
+
+    #[tokio::test]
+    async fn an_answer_head_seen_before_is_taken_with_its_body_and_a_new_one_parsed() {
+        // The same head twice (its body skipped each time), a head that begins like it
+        // but says more, the first head again, then a failure: each is read for what its
+        // bytes say.
+        let addr = scripted(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabcHTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nxyzHTTP/1.1 200 OK\r\nContent-Length: 3\r\nX-More: 1\r\n\r\n123HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nHTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n",
+        )
+        .await;
+        let mut p = sent(addr).await;
+        // The fourth answer's body is the first bytes of the fifth: taken as its body,
+        // what is left is no answer head.
+        kept_answers(&mut p, 4).await;
+        let err = p.next().await.unwrap_err().to_string();
+        assert!(err.contains("unreadable answer"), "{err}");
     }
 
     #[tokio::test]
@@ -475,12 +581,9 @@ mod tests {
         let t = Duration::from_secs(2);
         p.send(&mut Wire::of(b"first"), t).await.unwrap();
         p.send(&mut Wire::of(b"second"), t).await.unwrap();
-        let answered = tokio::time::timeout(Duration::from_secs(5), async {
-            (p.next().await, p.next().await)
-        })
-        .await
-        .expect("both answered");
-        assert_eq!(answered, (Ok(true), Ok(true)));
+        tokio::time::timeout(Duration::from_secs(5), kept_answers(&mut p, 2))
+            .await
+            .expect("both answered");
     }
 
     /// The framing of `head` (a complete answer head).
