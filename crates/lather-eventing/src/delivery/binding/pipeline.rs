@@ -290,13 +290,19 @@ impl<R: AsyncRead + Unpin> Reader<R> {
 
     /// Reads one final answer (skipping 1xx) and its body.
     async fn answer(&mut self) -> Result<Answer, DeliveryError> {
-        if let Some(known) = &self.known
-            && self.read.starts_with(&known.bytes)
-        {
-            let (status, length, keep) = (known.status, known.length, known.keep);
-            self.read.advance(known.bytes.len());
-            self.skip(length).await?;
-            return Ok(Answer::Status(status, keep));
+        // While what is read may still be the last head again (nothing read yet, or the
+        // start of it), read on; once it is, take it as that one.
+        while let Some(known) = &self.known {
+            if self.read.starts_with(&known.bytes) {
+                let (status, length, keep) = (known.status, known.length, known.keep);
+                self.read.advance(known.bytes.len());
+                self.skip(length).await?;
+                return Ok(Answer::Status(status, keep));
+            }
+            if !known.bytes.starts_with(&self.read) {
+                break;
+            }
+            self.fill().await?;
         }
         loop {
             let (status, head_len, body, keep) = loop {
@@ -551,6 +557,37 @@ mod tests {
         kept_answers(&mut p, 4).await;
         let err = p.next().await.unwrap_err().to_string();
         assert!(err.contains("unreadable answer"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn answers_split_across_reads_are_read_whole_like_or_unlike_the_last() {
+        // Written in pieces with pauses, so that they come in separate reads: the second
+        // answer arrives in two parts, the first of them the start of the head read
+        // before; the third starts the same way and then differs.
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = s.read(&mut buf).await;
+            let pieces: [&[u8]; 5] = [
+                b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n",
+                b"HTTP/1.1 202 Acc",
+                b"epted\r\nContent-Length: 0\r\n\r\nHTTP/1.1 202 Acc",
+                b"epted\r\nContent-Length: 2\r\n\r\nok",
+                b"HTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n",
+            ];
+            for piece in pieces {
+                s.write_all(piece).await.unwrap();
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        });
+        let mut p = sent(addr).await;
+        kept_answers(&mut p, 3).await;
+        assert_eq!(
+            p.next().await.map_err(|e| e.to_string()),
+            Err("the sink answered 500".into())
+        );
     }
 
     #[tokio::test]
