@@ -1,6 +1,7 @@
 //! Delivery's bounds over real loopback sockets: the source refuses a publish beyond its
 //! byte bound; a sink that takes bytes but never reads gets exactly the retry budget's
-//! connections; an expired subscription's delivery task ends.
+//! connections, and so does one that answers more requests than it was sent; an expired
+//! subscription's delivery task ends.
 
 use bytes::Bytes;
 use lather_envelope::{Envelope, FaultKind, Limits, SoapVersion};
@@ -51,6 +52,28 @@ async fn mute_sink() -> (SocketAddr, Arc<AtomicUsize>, tokio::task::JoinHandle<(
         }
     });
     (addr, accepted, held)
+}
+
+/// Two connections per notification at most, soon given up.
+fn two_attempts() -> RetryPolicy {
+    RetryPolicy {
+        attempts: 2,
+        first_backoff: Duration::from_millis(20),
+        timeout: Duration::from_millis(500),
+    }
+}
+
+/// The next SubscriptionEnd `ends` receives (within 10 s), which must say DeliveryFailure.
+async fn delivery_failure(ends: &mut tokio::sync::mpsc::UnboundedReceiver<String>) -> String {
+    let end = tokio::time::timeout(Duration::from_secs(10), ends.recv())
+        .await
+        .expect("SubscriptionEnd in time")
+        .unwrap();
+    assert!(
+        end.contains(&format!("<wse:Status>{WSE11}/DeliveryFailure</wse:Status>")),
+        "{end}"
+    );
+    end
 }
 
 /// Waits (at most 10 s) until `done` holds.
@@ -128,11 +151,7 @@ async fn end_sink() -> (SocketAddr, tokio::sync::mpsc::UnboundedReceiver<String>
 async fn a_sink_that_never_reads_gets_exactly_the_budgeted_connections() {
     for scheme in ["lather.bin", "soap.tcp"] {
         let source = EventSource::open(SourceSettings {
-            retry: RetryPolicy {
-                attempts: 2,
-                first_backoff: Duration::from_millis(20),
-                timeout: Duration::from_millis(500),
-            },
+            retry: two_attempts(),
             sink_queue_bytes: 64 * 1024 * 1024,
             ..SourceSettings::allowing_loopback()
         })
@@ -151,14 +170,7 @@ async fn a_sink_that_never_reads_gets_exactly_the_budgeted_connections() {
         for _ in 0..192 {
             assert_eq!(source.publish_event(event(256 * 1024)), 1);
         }
-        let end = tokio::time::timeout(Duration::from_secs(10), ends.recv())
-            .await
-            .expect("SubscriptionEnd in time")
-            .unwrap();
-        assert!(
-            end.contains(&format!("<wse:Status>{WSE11}/DeliveryFailure</wse:Status>")),
-            "{end}"
-        );
+        delivery_failure(&mut ends).await;
         assert_eq!(accepted.load(Ordering::SeqCst), 2, "{scheme}: connections");
         assert!(source.subscriptions().is_empty());
         until("the delivery task ends", || source.delivery_tasks() == 0).await;
@@ -276,4 +288,69 @@ async fn a_sink_over_its_byte_bound_drops_events_for_itself_and_counts_them() {
     assert_eq!(source.refused_publishes(), 0);
     held.abort();
     other_held.abort();
+}
+
+/// An HTTP sink that answers each notification twice (both answers in one write, once the
+/// notification has come whole); counts the connections.
+async fn double_answering_sink() -> (SocketAddr, Arc<AtomicUsize>, tokio::task::JoinHandle<()>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let count = accepted.clone();
+    let held = tokio::spawn(async move {
+        while let Ok((mut s, _)) = listener.accept().await {
+            count.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                let mut buf = [0u8; 4096];
+                loop {
+                    match s.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                    while let Some(end) = got
+                        .windows(b"</s:Envelope>".len())
+                        .position(|w| w == b"</s:Envelope>")
+                    {
+                        got.drain(..end + b"</s:Envelope>".len());
+                        let ok = b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n";
+                        if s.write_all(&[&ok[..], &ok[..]].concat()).await.is_err() {
+                            return;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    (addr, accepted, held)
+}
+
+#[tokio::test]
+async fn a_sink_answering_more_requests_than_it_was_sent_is_given_up_after_the_budget() {
+    let source = EventSource::open(SourceSettings {
+        retry: two_attempts(),
+        ..SourceSettings::allowing_loopback()
+    })
+    .unwrap();
+    let (addr, accepted, held) = double_answering_sink().await;
+    let (end_to, mut ends) = end_sink().await;
+    source
+        .handle(
+            &subscribe(&format!("http://{addr}/n"), Some(end_to), None),
+            "http://h/e",
+        )
+        .await
+        .unwrap();
+    assert_eq!(source.publish_event(event(100)), 1);
+    // Its answers cannot be matched to notifications any more: each connection is given
+    // up at its first answers, the notification sent again on the next, until the retry
+    // budget is spent.
+    let end = delivery_failure(&mut ends).await;
+    assert!(
+        end.contains("answered 2 requests with 1 of them unanswered"),
+        "{end}"
+    );
+    assert_eq!(accepted.load(Ordering::SeqCst), 2, "connections");
+    held.abort();
 }

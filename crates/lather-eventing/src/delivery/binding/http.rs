@@ -193,11 +193,20 @@ impl HttpSink {
         answer: Result<Answered, DeliveryError>,
         ready: &(dyn Fn(&[Queued]) + Send + Sync),
     ) -> Result<(), DeliveryError> {
+        // A sink that answers more requests than it was sent on the connection has lost
+        // count of them: its answers can no longer be matched to notifications, so the
+        // connection is given up like one that failed.
+        let answer = answer.and_then(|answered| {
+            if answered.count > self.written {
+                return Err(DeliveryError::Answer(format!(
+                    "{} answered {} requests with {} of them unanswered",
+                    self.address, answered.count, self.written
+                )));
+            }
+            Ok(answered)
+        });
         match answer {
             Ok(Answered { count, open }) => {
-                // Answers only come to what was written, so `count` is never more than
-                // `written`; `min` keeps a confused sink from taking what it was not sent.
-                let count = count.min(self.written);
                 self.unanswered.drain(..count);
                 self.written -= count;
                 self.announced = self.announced.saturating_sub(count);

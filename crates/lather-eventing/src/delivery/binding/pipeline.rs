@@ -22,6 +22,9 @@ use tokio::task::JoinHandle;
 pub(crate) const MAX_WRITE: usize = 256 * 1024;
 /// Largest answer head accepted.
 const MAX_HEAD: usize = 16 * 1024;
+/// Largest answer head remembered as the last one ([`KnownHead`]): a sink's usual answer
+/// head is well under it, and thousands of readers each keep one.
+const MAX_KNOWN_HEAD: usize = 512;
 /// Largest answer body skipped (a sink's answer to a notification is normally empty).
 const MAX_BODY: u64 = 1024 * 1024;
 
@@ -54,7 +57,8 @@ enum Answers {
 /// 2xx answers taken by one [`Pipeline::next`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Answered {
-    /// How many (at least one).
+    /// How many (at least one; a sink that answers more than it was sent is failed by
+    /// `HttpSink::on_answer`).
     pub(crate) count: usize,
     /// Whether the connection stays usable after them (else it was closed here).
     pub(crate) open: bool,
@@ -153,6 +157,7 @@ impl Pipeline {
             answers: tx,
             kept: 0,
             known: None,
+            parsed: 0,
         };
         self.reader = Some(tokio::spawn(reader.run()));
         self.answers = Some(rx);
@@ -223,6 +228,8 @@ struct Reader<R> {
     /// The last final answer head read whole and its meaning, for the next answer that
     /// begins with the same bytes (a sink's answers are mostly alike byte for byte).
     known: Option<KnownHead>,
+    /// Answer heads parsed in full so far (the others were the known head again).
+    parsed: u64,
 }
 
 /// An answer head's bytes (up to and with its empty line) and what they say: the same
@@ -261,7 +268,10 @@ impl<R: AsyncRead + Unpin> Reader<R> {
     /// them any more.
     fn hand_over(&mut self) -> bool {
         let kept = std::mem::take(&mut self.kept);
-        kept == 0 || self.answers.send(Answers::Kept(kept)).is_ok()
+        if kept == 0 {
+            return !self.answers.is_closed();
+        }
+        self.answers.send(Answers::Kept(kept)).is_ok()
     }
 
     /// Reads more bytes into `read`, after handing over the answers read so far; an
@@ -309,7 +319,11 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                 let mut headers = [httparse::EMPTY_HEADER; 32];
                 let mut response = httparse::Response::new(&mut headers);
                 match response.parse(&self.read) {
+                    Ok(httparse::Status::Complete(len)) if len > MAX_HEAD => {
+                        return Err(DeliveryError::Answer("answer head too long".into()));
+                    }
                     Ok(httparse::Status::Complete(len)) => {
+                        self.parsed += 1;
                         let status = response.code.unwrap_or(0);
                         let (body, keep) = framing(&response, status)?;
                         break (status, len, body, keep);
@@ -325,6 +339,7 @@ impl<R: AsyncRead + Unpin> Reader<R> {
             };
             if let Body::Length(length) = body
                 && status >= 200
+                && head_len <= MAX_KNOWN_HEAD
             {
                 let known = self.known.get_or_insert_with(|| KnownHead {
                     bytes: Vec::new(),
@@ -588,6 +603,108 @@ mod tests {
             p.next().await.map_err(|e| e.to_string()),
             Err("the sink answered 500".into())
         );
+    }
+
+    /// A connection's reading half that brings `chunks` one per read, then its end.
+    struct Chunks(std::collections::VecDeque<Vec<u8>>);
+
+    impl AsyncRead for Chunks {
+        fn poll_read(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            if let Some(chunk) = self.0.pop_front() {
+                buf.put_slice(&chunk);
+            }
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    /// A reader of `chunks`, and where it hands its answers over.
+    fn reader_of(chunks: &[&[u8]]) -> (Reader<Chunks>, mpsc::UnboundedReceiver<Answers>) {
+        let (answers, handed) = mpsc::unbounded_channel();
+        let reader = Reader {
+            authority: "sink".into(),
+            half: Chunks(chunks.iter().map(|c| c.to_vec()).collect()),
+            read: BytesMut::new(),
+            answers,
+            kept: 0,
+            known: None,
+            parsed: 0,
+        };
+        (reader, handed)
+    }
+
+    const ACCEPTED: &[u8] = b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n";
+
+    #[tokio::test]
+    async fn a_read_s_answers_go_over_as_one_count_and_a_closing_one_last() {
+        let closing = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n";
+        let (reader, mut handed) = reader_of(&[
+            &[ACCEPTED, ACCEPTED, ACCEPTED].concat(),
+            &[ACCEPTED, ACCEPTED, &closing[..]].concat(),
+        ]);
+        reader.run().await;
+        let mut got = Vec::new();
+        while let Ok(answers) = handed.try_recv() {
+            got.push(format!("{answers:?}"));
+        }
+        assert_eq!(got, ["Kept(3)", "Kept(2)", "Closing"]);
+    }
+
+    #[tokio::test]
+    async fn a_known_head_is_not_parsed_again_even_in_pieces_and_a_long_one_is_not_kept() {
+        let (mut reader, _handed) = reader_of(&[
+            ACCEPTED,
+            &ACCEPTED[..10],
+            &ACCEPTED[10..30],
+            &ACCEPTED[30..],
+            ACCEPTED,
+        ]);
+        for _ in 0..3 {
+            assert!(matches!(
+                reader.answer().await,
+                Ok(Answer::Status(202, true))
+            ));
+        }
+        assert_eq!(reader.parsed, 1, "the same head again is taken as known");
+        // A different head is parsed (and becomes the known one).
+        let (mut reader, _handed) = reader_of(&[
+            ACCEPTED,
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n",
+            b"HTTP/1.1 204 No Content\r\n\r\n",
+        ]);
+        assert!(matches!(
+            reader.answer().await,
+            Ok(Answer::Status(202, true))
+        ));
+        assert!(matches!(
+            reader.answer().await,
+            Ok(Answer::Status(204, true))
+        ));
+        assert!(matches!(
+            reader.answer().await,
+            Ok(Answer::Status(204, true))
+        ));
+        assert_eq!(
+            reader.parsed, 3,
+            "202, 100 and 204 parsed; the second 204 known"
+        );
+        // A head beyond MAX_KNOWN_HEAD is parsed every time.
+        let long = format!(
+            "HTTP/1.1 202 Accepted\r\nX-Pad: {}\r\nContent-Length: 0\r\n\r\n",
+            "p".repeat(MAX_KNOWN_HEAD)
+        );
+        let (mut reader, _handed) = reader_of(&[long.as_bytes(), long.as_bytes()]);
+        for _ in 0..2 {
+            assert!(matches!(
+                reader.answer().await,
+                Ok(Answer::Status(202, true))
+            ));
+        }
+        assert_eq!(reader.parsed, 2);
+        assert!(reader.known.is_none());
     }
 
     #[tokio::test]
