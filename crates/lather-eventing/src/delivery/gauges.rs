@@ -1,6 +1,7 @@
 //! What a source's delivery holds now, counted as it changes: the bytes of the events
-//! queued (each event once, however many sinks it waits for — sinks share it), the bytes
-//! each sink holds, the delivery tasks alive, and the notifications dropped or refused.
+//! queued (each event once, however many sinks it waits for — sinks share it), the
+//! delivery tasks alive, and the notifications dropped or refused (each sink's own counts
+//! are its queue's: `crate::delivery::sink_queue`).
 //! The bounds on bytes are checked against these counts (`crate::source::Inner::deliver`).
 
 use std::sync::Arc;
@@ -71,61 +72,12 @@ impl Drop for TaskGuard {
     }
 }
 
-/// The bytes and notifications one sink holds (queued or being written), the bytes
-/// bounded by the source's `sink_queue_bytes`.
-#[derive(Debug, Default)]
-pub(crate) struct SinkBytes {
-    bytes: AtomicU64,
-    notifications: AtomicUsize,
-}
-
-impl SinkBytes {
-    /// Takes `bytes` if the sink then holds at most `limit`: the returned share is given
-    /// back when dropped. `None` (nothing taken) beyond the limit.
-    pub(crate) fn take(self: &Arc<Self>, bytes: u64, limit: u64) -> Option<SinkShare> {
-        let before = self.bytes.fetch_add(bytes, Ordering::Relaxed);
-        if before.saturating_add(bytes) > limit && before > 0 {
-            self.bytes.fetch_sub(bytes, Ordering::Relaxed);
-            return None;
-        }
-        self.notifications.fetch_add(1, Ordering::Relaxed);
-        Some(SinkShare {
-            sink: Arc::clone(self),
-            bytes,
-        })
-    }
-
-    /// Bytes the sink holds now.
-    pub(crate) fn held(&self) -> u64 {
-        self.bytes.load(Ordering::Relaxed)
-    }
-
-    /// Notifications the sink holds now.
-    pub(crate) fn notifications(&self) -> usize {
-        self.notifications.load(Ordering::Relaxed)
-    }
-}
-
-/// One notification's bytes held by a sink.
-#[derive(Debug)]
-pub(crate) struct SinkShare {
-    sink: Arc<SinkBytes>,
-    bytes: u64,
-}
-
-impl Drop for SinkShare {
-    fn drop(&mut self) {
-        self.sink.bytes.fetch_sub(self.bytes, Ordering::Relaxed);
-        self.sink.notifications.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn charges_and_shares_are_given_back_when_dropped() {
+    fn charges_and_tasks_are_given_back_when_dropped() {
         let gauges = Arc::new(Gauges::default());
         let a = gauges.charge(10);
         let b = gauges.charge(5);
@@ -135,16 +87,6 @@ mod tests {
         drop(b);
         assert_eq!(gauges.queued_bytes(), 0);
 
-        let sink = Arc::new(SinkBytes::default());
-        let one = sink.take(60, 100).unwrap();
-        assert!(sink.take(60, 100).is_none(), "beyond the limit");
-        assert_eq!((sink.held(), sink.notifications()), (60, 1));
-        drop(one);
-        // An empty sink always takes one notification, even one beyond the limit.
-        let big = sink.take(500, 100).unwrap();
-        assert_eq!(sink.held(), 500);
-        drop(big);
-        assert_eq!((sink.held(), sink.notifications()), (0, 0));
         let task = gauges.task();
         assert_eq!(gauges.tasks(), 1);
         drop(task);

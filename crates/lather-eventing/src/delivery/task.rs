@@ -130,5 +130,8 @@ async fn run(
                 delivered?;
             }
         }
+        // What was answered or written no longer counts against the sink's bounds.
+        let (count, bytes) = connection.held();
+        rx.holding(count, bytes);
     }
 }

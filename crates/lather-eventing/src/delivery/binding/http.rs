@@ -41,6 +41,8 @@ pub(crate) struct HttpSink {
     pipeline: Pipeline,
     /// Notifications handed over and not yet answered, oldest first.
     unanswered: VecDeque<Queued>,
+    /// Bytes of the events of `unanswered`.
+    unanswered_bytes: u64,
     /// Most notifications in `unanswered`.
     window: usize,
     /// How many of `unanswered` (from the front) are written on the current connection.
@@ -63,11 +65,25 @@ pub(crate) struct HttpSink {
     wire: Wire,
     /// A notification rendered whole, to compress it.
     scratch: Vec<u8>,
-    /// The last action and its header lines (Content-Type, SOAPAction), reused while
-    /// the action stays the same.
-    action_lines: Option<(String, String)>,
+    /// What a request begins with for the last action, reused while the action stays
+    /// the same.
+    action_parts: Option<ActionParts>,
     /// Notifications of at least this many bytes go gzip-compressed (`None`: never).
     gzip_from: Option<usize>,
+}
+
+/// The parts of a request that depend on its action alone.
+#[derive(Debug)]
+struct ActionParts {
+    action: String,
+    /// The header lines after the request line (SOAPAction, Content-Type).
+    lines: String,
+    /// The request line, `lines`, the Content-Length field (value not yet written) and,
+    /// where the template splits, the notification's opening.
+    start: Vec<u8>,
+    /// Where in `start` the Content-Length field's value goes, and where the body begins.
+    field: usize,
+    body: usize,
 }
 
 /// The Content-Length field, its value right-aligned in 10 places (leading spaces are
@@ -113,6 +129,7 @@ impl HttpSink {
             policy,
             pipeline: Pipeline::new(authority, guard, publish, tls),
             unanswered: VecDeque::new(),
+            unanswered_bytes: 0,
             window: window.clamp(1, MAX_WINDOW),
             written: 0,
             announced: 0,
@@ -123,7 +140,7 @@ impl HttpSink {
             progress: false,
             wire: Wire::default(),
             scratch: Vec::new(),
-            action_lines: None,
+            action_parts: None,
             gzip_from,
         }
     }
@@ -137,7 +154,10 @@ impl HttpSink {
         ready: &(dyn Fn(&[Queued]) + Send + Sync),
     ) -> Result<(), DeliveryError> {
         let was_settled = self.unanswered.is_empty();
-        self.unanswered.extend(batch.drain(..));
+        for queued in batch.drain(..) {
+            self.unanswered_bytes += queued.size();
+            self.unanswered.push_back(queued);
+        }
         if was_settled {
             self.rearm();
         }
@@ -149,6 +169,11 @@ impl HttpSink {
         self.deadline = self
             .unsettled()
             .then(|| Instant::now() + self.policy.timeout);
+    }
+
+    /// The notifications handed over and not yet answered, and their events' bytes.
+    pub(crate) fn held(&self) -> (usize, u64) {
+        (self.unanswered.len(), self.unanswered_bytes)
     }
 
     /// Whether notifications are written and not yet answered.
@@ -207,7 +232,9 @@ impl HttpSink {
         });
         match answer {
             Ok(Answered { count, open }) => {
-                self.unanswered.drain(..count);
+                for queued in self.unanswered.drain(..count) {
+                    self.unanswered_bytes -= queued.size();
+                }
                 self.written -= count;
                 self.announced = self.announced.saturating_sub(count);
                 self.progress = true;
@@ -304,7 +331,11 @@ impl HttpSink {
             )));
         };
         let action = self.template.action(event);
-        if self.action_lines.as_ref().is_none_or(|(a, _)| a != action) {
+        if self
+            .action_parts
+            .as_ref()
+            .is_none_or(|p| p.action != action)
+        {
             let h = headers(self.soap, action)?;
             let mut lines = String::new();
             for (name, value) in [
@@ -322,12 +353,29 @@ impl HttpSink {
                     lines.push_str("\r\n");
                 }
             }
-            self.action_lines = Some((action.to_owned(), lines));
+            let mut start = Vec::new();
+            start.extend_from_slice(line.as_bytes());
+            start.extend_from_slice(lines.as_bytes());
+            let field = start.len() + "Content-Length: ".len();
+            start.extend_from_slice(LENGTH_FIELD);
+            let body = start.len();
+            if self.template.splits() {
+                self.template.opening(event, &mut start);
+            }
+            self.action_parts = Some(ActionParts {
+                action: action.to_owned(),
+                lines,
+                start,
+                field,
+                body,
+            });
         }
-        let lines = self.action_lines.as_ref().map_or("", |(_, l)| l.as_str());
-        self.wire.own(line.as_bytes());
-        self.wire.own(lines.as_bytes());
+        let Some(parts) = &self.action_parts else {
+            return Err(DeliveryError::Encode("no request parts".into()));
+        };
         if let Some(min) = self.gzip_from {
+            self.wire.own(line.as_bytes());
+            self.wire.own(parts.lines.as_bytes());
             self.scratch.clear();
             self.template.render(event, &mut self.scratch);
             match crate::protocol::compression::gzip(&self.scratch, min) {
@@ -349,11 +397,16 @@ impl HttpSink {
             }
             return Ok(());
         }
-        // The length is written once the body is rendered, into its field.
-        let field = self.wire.own_len() + "Content-Length: ".len();
-        self.wire.own(LENGTH_FIELD);
-        let body_start = self.wire.len();
-        self.template.render(event, &mut self.wire);
+        // The request's start in one piece, then the rest of the body; the length is
+        // written once the body is rendered, into its field.
+        let field = self.wire.own_len() + parts.field;
+        let body_start = self.wire.len() + parts.body;
+        self.wire.own(&parts.start);
+        if self.template.splits() {
+            self.template.rest(event, &mut self.wire);
+        } else {
+            self.template.render(event, &mut self.wire);
+        }
         let mut length = itoa::Buffer::new();
         let digits = length.format(self.wire.len() - body_start);
         if digits.len() > LENGTH_DIGITS {

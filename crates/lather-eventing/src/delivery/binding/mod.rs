@@ -118,6 +118,15 @@ impl Connection {
         }
     }
 
+    /// The notifications handed over and not yet let go (written and unanswered, HTTP),
+    /// and their bytes; none on a TCP binding once a batch is written.
+    pub(crate) fn held(&self) -> (usize, u64) {
+        match self {
+            Connection::Http(sink) => sink.held(),
+            Connection::Stream(_) => (0, 0),
+        }
+    }
+
     /// Whether so many notifications wait for answers that no more should be taken.
     pub(crate) fn window_full(&self) -> bool {
         match self {

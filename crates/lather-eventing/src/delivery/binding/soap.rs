@@ -112,17 +112,31 @@ impl Template {
             out.own(&built.envelope);
             return;
         }
-        // Written piece by piece into `out`: no buffer of the notification's own.
+        self.opening(event, out);
+        self.rest(event, out);
+    }
+
+    /// Whether a notification is [`Template::opening`] then [`Template::rest`] (not a
+    /// WS-BaseNotification one, which is built whole).
+    pub(crate) fn splits(&self) -> bool {
+        self.wsn.is_none()
+    }
+
+    /// Appends a notification's bytes up to its message id: the same for every event of
+    /// the same [`Template::action`], so a sink may keep them.
+    pub(crate) fn opening(&self, event: &Stamped, out: &mut impl Out) {
         out.own(self.head.as_bytes());
-        let action_uri = self
-            .wrapped
-            .then(|| lather_envelope::escape::escape_attribute(&event.action));
-        if action_uri.is_some() {
+        if self.wrapped {
             out.own(crate::NOTIFY_EVENT_ACTION.as_bytes());
         } else {
             out.own(event.action_xml.as_bytes());
         }
         out.own(self.before_id.as_bytes());
+    }
+
+    /// Appends the rest of a notification after its [`Template::opening`]: written piece
+    /// by piece into `out`, no buffer of the notification's own.
+    pub(crate) fn rest(&self, event: &Stamped, out: &mut impl Out) {
         out.own(&uuid(&self.id_base, event.seq));
         out.own(self.before_stamp.as_bytes());
         let mut digits = itoa::Buffer::new();
@@ -132,9 +146,9 @@ impl Template {
         out.own(br#""/>"#);
         out.own(event.headers_xml.as_bytes());
         out.own(b"</s:Header><s:Body>");
-        if let Some(uri) = &action_uri {
+        if self.wrapped {
             out.own(NOTIFY_OPEN.as_bytes());
-            out.own(uri.as_bytes());
+            out.own(lather_envelope::escape::escape_attribute(&event.action).as_bytes());
             out.own(b"\">");
             out.payload(&event.payload);
             out.own(NOTIFY_CLOSE.as_bytes());
