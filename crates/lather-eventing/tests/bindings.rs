@@ -133,6 +133,19 @@ async fn http_sink() -> (SocketAddr, mpsc::UnboundedReceiver<String>) {
 }
 
 /// Checks a SOAP notification of `event(n, _)` as a sink would read it.
+/// An [`http_sink`] subscribed (WS-Eventing 2011) to `source`; its bodies.
+async fn subscribed_http_sink(source: &EventSource) -> mpsc::UnboundedReceiver<String> {
+    let (addr, rx) = http_sink().await;
+    source
+        .handle(
+            &subscribe(WSE11, &format!("http://{addr}/n"), None),
+            "http://h/e",
+        )
+        .await
+        .unwrap();
+    rx
+}
+
 fn check_envelope(bytes: &[u8], n: u32, source: &EventSource) -> u64 {
     let env = Envelope::parse(Bytes::copy_from_slice(bytes), &Limits::default()).unwrap();
     let payload = String::from_utf8(env.extract_payload().unwrap().to_vec()).unwrap();
@@ -159,14 +172,7 @@ fn check_envelope(bytes: &[u8], n: u32, source: &EventSource) -> u64 {
 #[tokio::test]
 async fn soap_over_http_carries_the_stamp_headers_and_parameters_in_order() {
     let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
-    let (addr, mut rx) = http_sink().await;
-    source
-        .handle(
-            &subscribe(WSE11, &format!("http://{addr}/n"), None),
-            "http://h/e",
-        )
-        .await
-        .unwrap();
+    let mut rx = subscribed_http_sink(&source).await;
     // Many at once: they go pipelined on one connection and still arrive in order.
     let mut seqs = Vec::new();
     for n in 0..200 {
@@ -180,6 +186,40 @@ async fn soap_over_http_carries_the_stamp_headers_and_parameters_in_order() {
         seqs.push(check_envelope(body.as_bytes(), n, &source));
     }
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+}
+
+#[tokio::test]
+async fn an_http_sink_gets_each_action_whole_when_the_action_changes_between_events() {
+    // A request's start is kept per action: when the action changes, it is made again, and
+    // each request still says its own action and length (the sink parses every one).
+    let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
+    let mut rx = subscribed_http_sink(&source).await;
+    let actions = [
+        "urn:q:A",
+        "urn:q:A",
+        "urn:q:Longer&Other",
+        "urn:q:A",
+        "urn:q:B",
+    ];
+    for (n, action) in actions.iter().enumerate() {
+        let mut e = event(n as u32, 10 + 300 * n);
+        e.action = Some((*action).into());
+        assert_eq!(source.publish_event(e), 1);
+    }
+    for (n, action) in actions.iter().enumerate() {
+        let body = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        let env = Envelope::parse(Bytes::from(body), &Limits::default()).unwrap();
+        let said = env
+            .header(&QName::new(WSA10, "Action"))
+            .and_then(|b| env.header_text(b));
+        assert_eq!(said.as_deref(), Some(*action));
+        let payload = String::from_utf8(env.extract_payload().unwrap().to_vec()).unwrap();
+        assert!(payload.contains(&format!(r#"n="{n}""#)), "{payload}");
+        assert!(payload.ends_with("</q:Quote>"), "whole: {payload}");
+    }
 }
 
 #[tokio::test]

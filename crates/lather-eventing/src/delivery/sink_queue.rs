@@ -12,6 +12,7 @@
 use crate::delivery::gauges::Gauges;
 use crate::delivery::stamped::Stamped;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 
@@ -47,8 +48,6 @@ struct State {
     taken_bytes: u64,
     /// The delivery task, waiting for a notification.
     waker: Option<Waker>,
-    /// Live [`SinkQueue`]s: with none left the queue is closed.
-    senders: usize,
     /// Whether the [`SinkReceiver`] lives; without it nothing is queued.
     receiving: bool,
 }
@@ -56,6 +55,9 @@ struct State {
 #[derive(Debug)]
 struct Shared {
     state: Mutex<State>,
+    /// Live [`SinkQueue`]s: with none left the queue is closed. Outside the lock, so that
+    /// a clone for one publish takes none; the last one takes it to wake the receiver.
+    senders: AtomicUsize,
     /// Most notifications waiting.
     capacity: usize,
     /// Most bytes the sink holds (`sink_queue_bytes`).
@@ -96,9 +98,9 @@ impl SinkQueue {
                 taken: 0,
                 taken_bytes: 0,
                 waker: None,
-                senders: 1,
                 receiving: true,
             }),
+            senders: AtomicUsize::new(1),
             capacity: capacity.max(1),
             limit,
             gauges,
@@ -136,17 +138,14 @@ impl SinkQueue {
         true
     }
 
-    /// Notifications the sink holds now: queued, or taken by its delivery task and not
-    /// yet delivered.
-    pub(crate) fn held(&self) -> usize {
+    /// The notifications the sink holds now (waiting, or taken by its delivery task and
+    /// not yet let go) and their bytes, read at one moment.
+    pub(crate) fn held_and_bytes(&self) -> (usize, u64) {
         let state = self.shared.lock();
-        state.waiting.len() + state.taken
-    }
-
-    /// Bytes the sink holds now: its queue and the notifications being delivered.
-    pub(crate) fn bytes(&self) -> u64 {
-        let state = self.shared.lock();
-        state.waiting_bytes + state.taken_bytes
+        (
+            state.waiting.len() + state.taken,
+            state.waiting_bytes + state.taken_bytes,
+        )
     }
 
     fn dropped(&self, id: &str, bound: &str) {
@@ -160,7 +159,7 @@ impl SinkQueue {
 
 impl Clone for SinkQueue {
     fn clone(&self) -> SinkQueue {
-        self.shared.lock().senders += 1;
+        self.shared.senders.fetch_add(1, Ordering::Relaxed);
         SinkQueue {
             shared: Arc::clone(&self.shared),
         }
@@ -169,10 +168,13 @@ impl Clone for SinkQueue {
 
 impl Drop for SinkQueue {
     fn drop(&mut self) {
-        let mut state = self.shared.lock();
-        state.senders -= 1;
-        let waker = (state.senders == 0).then(|| state.waker.take()).flatten();
-        drop(state);
+        if self.shared.senders.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return;
+        }
+        // The last one: the receiver, if waiting, learns that the queue is closed. (It
+        // reads the count under the lock, so it either sees it at 0 or has left its
+        // waker here first.)
+        let waker = self.shared.lock().waker.take();
         if let Some(waker) = waker {
             waker.wake();
         }
@@ -206,7 +208,7 @@ impl SinkReceiver {
             state.taken_bytes += bytes;
             return Poll::Ready(n);
         }
-        if state.senders == 0 {
+        if self.shared.senders.load(Ordering::Acquire) == 0 {
             return Poll::Ready(0);
         }
         if !state
@@ -233,12 +235,14 @@ impl Drop for SinkReceiver {
         let mut state = self.shared.lock();
         state.receiving = false;
         let waiting = std::mem::take(&mut state.waiting);
+        let waker = state.waker.take();
         state.waiting_bytes = 0;
         state.taken = 0;
         state.taken_bytes = 0;
         drop(state);
-        // The events are let go outside the lock.
+        // The events and the task's waker are let go outside the lock.
         drop(waiting);
+        drop(waker);
     }
 }
 
@@ -268,22 +272,63 @@ mod tests {
         assert!(!queue.offer("s", &event(60)), "beyond the bytes");
         assert!(queue.offer("s", &event(40)));
         assert!(!queue.offer("s", &event(0)), "beyond the count");
-        assert_eq!((queue.held(), queue.bytes()), (2, 100));
+        assert_eq!(queue.held_and_bytes(), (2, 100));
         let mut taken = Vec::new();
         assert_eq!(rx.recv_many(&mut taken, 64).await, 2);
         // Taken, still held: the count has room, the bytes have not.
-        assert_eq!((queue.held(), queue.bytes()), (2, 100));
+        assert_eq!(queue.held_and_bytes(), (2, 100));
         assert!(!queue.offer("s", &event(10)));
         // The task let the first go.
         rx.holding(1, 40);
         assert!(queue.offer("s", &event(10)));
-        assert_eq!((queue.held(), queue.bytes()), (2, 50));
+        assert_eq!(queue.held_and_bytes(), (2, 50));
         rx.holding(0, 0);
         // An empty sink takes one event of any size.
         let (queue, _rx) = SinkQueue::new(2, 100, gauges.clone());
         assert!(queue.offer("s", &event(500)));
         assert!(!queue.offer("s", &event(1)));
         assert_eq!(gauges.dropped.load(std::sync::atomic::Ordering::Relaxed), 4);
+    }
+
+    /// A waker that counts its wakes.
+    struct Counting(std::sync::atomic::AtomicUsize);
+
+    impl std::task::Wake for Counting {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn a_waiting_receiver_is_woken_by_an_offer_and_by_the_close() {
+        let (queue, rx) = SinkQueue::new(8, 1 << 20, Arc::new(Gauges::default()));
+        let counting = Arc::new(Counting(AtomicUsize::new(0)));
+        let waker = Waker::from(counting.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut taken = Vec::new();
+        assert_eq!(rx.poll_recv_many(&mut cx, &mut taken, 8), Poll::Pending);
+        assert!(queue.offer("s", &event(1)));
+        assert_eq!(counting.0.load(Ordering::SeqCst), 1, "woken by the offer");
+        assert_eq!(rx.poll_recv_many(&mut cx, &mut taken, 8), Poll::Ready(1));
+        // A poll with another task's waker replaces the one kept.
+        let other = Arc::new(Counting(AtomicUsize::new(0)));
+        let other_waker = Waker::from(other.clone());
+        let mut other_cx = Context::from_waker(&other_waker);
+        assert_eq!(rx.poll_recv_many(&mut cx, &mut taken, 8), Poll::Pending);
+        assert_eq!(
+            rx.poll_recv_many(&mut other_cx, &mut taken, 8),
+            Poll::Pending
+        );
+        let clone = queue.clone();
+        drop(queue);
+        assert_eq!(other.0.load(Ordering::SeqCst), 0, "one sender is left");
+        drop(clone);
+        assert_eq!(other.0.load(Ordering::SeqCst), 1, "woken by the close");
+        assert_eq!(counting.0.load(Ordering::SeqCst), 1);
+        assert_eq!(
+            rx.poll_recv_many(&mut other_cx, &mut taken, 8),
+            Poll::Ready(0)
+        );
     }
 
     #[tokio::test]
@@ -316,7 +361,7 @@ mod tests {
         let (queue, rx) = SinkQueue::new(8, 1 << 20, gauges);
         assert!(queue.offer("s", &event(1)));
         drop(rx);
-        assert_eq!((queue.held(), queue.bytes()), (0, 0));
+        assert_eq!(queue.held_and_bytes(), (0, 0));
         assert!(!queue.offer("s", &event(1)), "no delivery task takes it");
     }
 }

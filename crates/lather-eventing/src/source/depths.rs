@@ -28,10 +28,10 @@ impl EventSource {
             ..SinkDepths::default()
         };
         for a in active.values() {
-            let queued = a.queue.held();
+            let (queued, bytes) = a.queue.held_and_bytes();
             depths.queued_notifications += queued;
             depths.largest_sink_notifications = depths.largest_sink_notifications.max(queued);
-            depths.largest_sink_bytes = depths.largest_sink_bytes.max(a.queue.bytes());
+            depths.largest_sink_bytes = depths.largest_sink_bytes.max(bytes);
         }
         depths
     }

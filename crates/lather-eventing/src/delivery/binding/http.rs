@@ -359,7 +359,8 @@ impl HttpSink {
             let field = start.len() + "Content-Length: ".len();
             start.extend_from_slice(LENGTH_FIELD);
             let body = start.len();
-            if self.template.splits() {
+            // (A compressed notification is rendered whole: no opening kept for it.)
+            if self.gzip_from.is_none() && self.template.splits() {
                 self.template.opening(event, &mut start);
             }
             self.action_parts = Some(ActionParts {
