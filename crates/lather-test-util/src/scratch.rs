@@ -3,47 +3,37 @@
 
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Numbers the directories this process makes, so that no two share a name.
-static NEXT: AtomicU64 = AtomicU64::new(0);
-
-/// A fresh, empty directory `lather-{prefix}-{pid}-{n}` under [`std::env::temp_dir`],
-/// removed with everything in it when dropped (errors ignored). It dereferences to its
-/// [`Path`], so `dir.join("a.toml")` reads as on a path. Keep it alive as long as anything
-/// (a child process, a server) uses its files.
+/// A fresh, empty directory `lather-{prefix}-…` under [`std::env::temp_dir`], removed with
+/// everything in it when dropped (errors ignored; `tempfile`'s [`tempfile::TempDir`]). It
+/// dereferences to its [`Path`], so `dir.join("a.toml")` reads as on a path. Keep it alive
+/// as long as anything (a child process, a server) uses its files.
 #[derive(Debug)]
 #[must_use = "the directory is removed when this is dropped"]
 pub struct ScratchDir {
-    path: PathBuf,
+    dir: tempfile::TempDir,
 }
 
 impl ScratchDir {
-    /// Makes a new empty directory named after `prefix`, this process and a counter;
-    /// panics if it cannot be made.
+    /// Makes a new empty directory named after `prefix` (and a random part); panics if it
+    /// cannot be made.
     pub fn new(prefix: &str) -> ScratchDir {
-        let pid = std::process::id();
-        loop {
-            let n = NEXT.fetch_add(1, Ordering::Relaxed);
-            let path = std::env::temp_dir().join(format!("lather-{prefix}-{pid}-{n}"));
-            match std::fs::create_dir(&path) {
-                Ok(()) => return ScratchDir { path },
-                // Left by an earlier process with the same PID: take the next number.
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => panic!("cannot make {}: {e}", path.display()),
-            }
-        }
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("lather-{prefix}-"))
+            .tempdir()
+            .unwrap_or_else(|e| panic!("cannot make a scratch directory for {prefix}: {e}"));
+        ScratchDir { dir }
     }
 
     /// The directory's path.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.dir.path()
     }
 
     /// Writes `contents` to the file `name` in the directory and returns the file's path;
     /// panics if it cannot.
     pub fn write(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
-        let path = self.path.join(name);
+        let path = self.path().join(name);
         std::fs::write(&path, contents)
             .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
         path
@@ -54,19 +44,13 @@ impl Deref for ScratchDir {
     type Target = Path;
 
     fn deref(&self) -> &Path {
-        &self.path
+        self.path()
     }
 }
 
 impl AsRef<Path> for ScratchDir {
     fn as_ref(&self) -> &Path {
-        &self.path
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.path);
+        self.path()
     }
 }
 
