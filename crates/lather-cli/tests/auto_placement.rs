@@ -18,7 +18,7 @@ use std::time::Duration;
 use workers::{check, figure, wait_for_worker};
 
 fn scratch(name: &str) -> ScratchDir {
-    workers::scratch("auto", name)
+    ScratchDir::new(&format!("auto-{name}"))
 }
 
 /// Two auto-placed handlers, `cheap` (logging) and `slow` (sleep `slow_millis`), and a

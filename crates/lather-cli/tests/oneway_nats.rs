@@ -25,7 +25,7 @@ use tokio::sync::oneshot;
 use workers::{check, figure};
 
 fn scratch(name: &str) -> ScratchDir {
-    workers::scratch("oneway", name)
+    ScratchDir::new(&format!("oneway-{name}"))
 }
 
 /// An HTTP sink on 127.0.0.1 for `notify`: it counts the notifications per message id

@@ -81,7 +81,7 @@ impl Drop for WorkerProcess {
 }
 
 fn scratch(name: &str) -> ScratchDir {
-    workers::scratch("faults", name)
+    ScratchDir::new(&format!("faults-{name}"))
 }
 
 /// Writes `text` as `dir/name` and parses it.

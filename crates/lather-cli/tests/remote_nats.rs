@@ -23,7 +23,7 @@ const WSSE: &str =
     "http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd";
 
 fn scratch(name: &str) -> ScratchDir {
-    workers::scratch("remote", name)
+    ScratchDir::new(&format!("remote-{name}"))
 }
 
 /// Every built-in kind that can run on a worker, with its parameters. `notify` (it needs an

@@ -7,16 +7,9 @@ use bytes::Bytes;
 use lather_config::Config;
 use lather_pipeline::Step;
 use lather_remote::Link;
-use lather_test_util::ScratchDir;
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
-
-/// A fresh directory `lather-{prefix}-{name}-…` under the system's temporary directory,
-/// removed when dropped.
-pub(crate) fn scratch(prefix: &str, name: &str) -> ScratchDir {
-    ScratchDir::new(&format!("{prefix}-{name}"))
-}
 
 /// A handler's own figure by name (from `Handler::observations`, as `/metrics` reads it).
 pub(crate) fn figure(step: &Step, name: &str) -> u64 {
