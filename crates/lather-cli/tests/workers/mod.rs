@@ -1,5 +1,5 @@
-//! What the remote-stage tests share: scratch directories, a handler's own figures, waiting
-//! for a worker to serve a handler, and `lather check`.
+//! What the remote-stage tests share: a handler's own figures, waiting for a worker to
+//! serve a handler, and `lather check`.
 
 #![allow(dead_code, reason = "each test file uses its own part of the harness")]
 
