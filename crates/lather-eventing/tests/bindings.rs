@@ -3,13 +3,12 @@
 //! ends with DeliveryFailure, a sink that stops reading does not delay another, and an
 //! unknown scheme is refused at Subscribe naming the supported ones.
 
+use crate::support::{delivery_failure, http_sink, two_attempts};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
 use lather_envelope::{Envelope, FaultKind, Limits, QName};
 use lather_eventing::binding::binary::{self, FieldKind, Frame};
 use lather_eventing::binding::tcp::split_length_prefixed;
-use lather_eventing::{Event, EventHeader, EventSource, RetryPolicy, SourceSettings};
+use lather_eventing::{Event, EventHeader, EventSource, SourceSettings};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
@@ -48,11 +47,7 @@ fn event(n: u32, filler: usize) -> Event {
 
 fn fast_retries() -> SourceSettings {
     SourceSettings {
-        retry: RetryPolicy {
-            attempts: 2,
-            first_backoff: Duration::from_millis(20),
-            timeout: Duration::from_millis(500),
-        },
+        retry: two_attempts(),
         ..SourceSettings::allowing_loopback()
     }
 }
@@ -103,49 +98,22 @@ async fn frames<T>(
     out
 }
 
-/// An HTTP sink answering 202 and sending each body down the channel.
-async fn http_sink() -> (SocketAddr, mpsc::UnboundedReceiver<String>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let svc =
-                    hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                        let tx = tx.clone();
-                        async move {
-                            let body = req.into_body().collect().await.unwrap().to_bytes();
-                            let _ = tx.send(String::from_utf8(body.to_vec()).unwrap());
-                            let mut answer = http::Response::new(Full::new(Bytes::new()));
-                            *answer.status_mut() = http::StatusCode::ACCEPTED;
-                            Ok::<_, std::convert::Infallible>(answer)
-                        }
-                    });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), svc)
-                    .await;
-            });
-        }
-    });
-    (addr, rx)
+/// `source` subscribes `notify` ([`subscribe`]); it must take it.
+async fn subscribed(source: &EventSource, wse: &str, notify: &str, end_to: Option<SocketAddr>) {
+    source
+        .handle(&subscribe(wse, notify, end_to), "http://h/e")
+        .await
+        .unwrap();
 }
 
-/// Checks a SOAP notification of `event(n, _)` as a sink would read it.
 /// An [`http_sink`] subscribed (WS-Eventing 2011) to `source`; its bodies.
 async fn subscribed_http_sink(source: &EventSource) -> mpsc::UnboundedReceiver<String> {
     let (addr, rx) = http_sink().await;
-    source
-        .handle(
-            &subscribe(WSE11, &format!("http://{addr}/n"), None),
-            "http://h/e",
-        )
-        .await
-        .unwrap();
+    subscribed(source, WSE11, &format!("http://{addr}/n"), None).await;
     rx
 }
 
+/// Checks a SOAP notification of `event(n, _)` as a sink would read it.
 fn check_envelope(bytes: &[u8], n: u32, source: &EventSource) -> u64 {
     let env = Envelope::parse(Bytes::copy_from_slice(bytes), &Limits::default()).unwrap();
     let payload = String::from_utf8(env.extract_payload().unwrap().to_vec()).unwrap();
@@ -226,13 +194,7 @@ async fn an_http_sink_gets_each_action_whole_when_the_action_changes_between_eve
 async fn soap_over_tcp_frames_each_envelope_with_its_length() {
     let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
     let (addr, mut rx) = tcp_sink().await;
-    source
-        .handle(
-            &subscribe(WSE04, &format!("soap.tcp://{addr}"), None),
-            "http://h/e",
-        )
-        .await
-        .unwrap();
+    subscribed(&source, WSE04, &format!("soap.tcp://{addr}"), None).await;
     for n in 0..20 {
         assert_eq!(source.publish_event(event(n, 100)), 1);
     }
@@ -269,13 +231,7 @@ async fn binary_frames_carry_id_sequence_time_action_fields_and_payload() {
     })
     .unwrap();
     let (addr, mut rx) = tcp_sink().await;
-    source
-        .handle(
-            &subscribe(WSE11, &format!("lather.bin://{addr}"), None),
-            "http://h/e",
-        )
-        .await
-        .unwrap();
+    subscribed(&source, WSE11, &format!("lather.bin://{addr}"), None).await;
     let id = source.subscriptions()[0].id.clone();
     let before = lather_eventing::unix_ns();
     for n in 0..20 {
@@ -317,22 +273,9 @@ async fn a_dead_tcp_sink_ends_with_delivery_failure() {
             l.local_addr().unwrap()
         };
         let (end_to, mut ends) = http_sink().await;
-        source
-            .handle(
-                &subscribe(WSE11, &format!("{scheme}://{dead}"), Some(end_to)),
-                "http://h/e",
-            )
-            .await
-            .unwrap();
+        subscribed(&source, WSE11, &format!("{scheme}://{dead}"), Some(end_to)).await;
         assert_eq!(source.publish_event(event(0, 1)), 1);
-        let end = tokio::time::timeout(Duration::from_secs(5), ends.recv())
-            .await
-            .expect("SubscriptionEnd in time")
-            .unwrap();
-        assert!(
-            end.contains(&format!("<wse:Status>{WSE11}/DeliveryFailure</wse:Status>")),
-            "{end}"
-        );
+        delivery_failure(&mut ends).await;
         assert!(source.subscriptions().is_empty(), "{scheme}");
     }
 }
@@ -356,20 +299,8 @@ async fn a_sink_that_stops_reading_does_not_delay_another() {
         }
     });
     let (fast, mut rx) = tcp_sink().await;
-    source
-        .handle(
-            &subscribe(WSE11, &format!("lather.bin://{stuck_addr}"), None),
-            "http://h/e",
-        )
-        .await
-        .unwrap();
-    source
-        .handle(
-            &subscribe(WSE11, &format!("lather.bin://{fast}"), None),
-            "http://h/e",
-        )
-        .await
-        .unwrap();
+    subscribed(&source, WSE11, &format!("lather.bin://{stuck_addr}"), None).await;
+    subscribed(&source, WSE11, &format!("lather.bin://{fast}"), None).await;
     // 400 × 64 KiB = 25 MiB: far beyond what loopback buffers hold for the stuck sink.
     let started = std::time::Instant::now();
     for n in 0..400 {
@@ -532,13 +463,7 @@ async fn next_arrival(arrivals: &mut mpsc::UnboundedReceiver<usize>) -> usize {
 async fn an_http_sink_that_stops_answering_gets_the_notification_again_on_a_new_connection() {
     let source = EventSource::open(fast_retries()).unwrap();
     let (addr, mut arrivals) = http_sink_mute_at_first().await;
-    source
-        .handle(
-            &subscribe(WSE11, &format!("http://{addr}/n"), None),
-            "http://h/e",
-        )
-        .await
-        .unwrap();
+    subscribed(&source, WSE11, &format!("http://{addr}/n"), None).await;
     assert_eq!(source.publish_event(event(1, 10)), 1);
     // Taken on the first connection and never answered; after the timeout it goes again
     // on a second connection, which answers.

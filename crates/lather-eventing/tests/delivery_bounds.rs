@@ -3,9 +3,10 @@
 //! connections, and so does one that answers more requests than it was sent; an expired
 //! subscription's delivery task ends.
 
+use crate::support::{delivery_failure, http_sink, two_attempts};
 use bytes::Bytes;
 use lather_envelope::{Envelope, FaultKind, Limits, SoapVersion};
-use lather_eventing::{Event, EventSource, LATHER_EVENTING_NS, RetryPolicy, SourceSettings};
+use lather_eventing::{Event, EventSource, LATHER_EVENTING_NS, SourceSettings};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -54,28 +55,6 @@ async fn mute_sink() -> (SocketAddr, Arc<AtomicUsize>, tokio::task::JoinHandle<(
     (addr, accepted, held)
 }
 
-/// Two connections per notification at most, soon given up.
-fn two_attempts() -> RetryPolicy {
-    RetryPolicy {
-        attempts: 2,
-        first_backoff: Duration::from_millis(20),
-        timeout: Duration::from_millis(500),
-    }
-}
-
-/// The next SubscriptionEnd `ends` receives (within 10 s), which must say DeliveryFailure.
-async fn delivery_failure(ends: &mut tokio::sync::mpsc::UnboundedReceiver<String>) -> String {
-    let end = tokio::time::timeout(Duration::from_secs(10), ends.recv())
-        .await
-        .expect("SubscriptionEnd in time")
-        .unwrap();
-    assert!(
-        end.contains(&format!("<wse:Status>{WSE11}/DeliveryFailure</wse:Status>")),
-        "{end}"
-    );
-    end
-}
-
 /// Waits (at most 10 s) until `done` holds.
 async fn until(what: &str, done: impl Fn() -> bool) {
     let waited = tokio::time::timeout(Duration::from_secs(10), async {
@@ -117,36 +96,6 @@ async fn a_publish_beyond_the_source_s_byte_bound_is_refused() {
     held.abort();
 }
 
-/// An HTTP sink answering 202 that sends each body down the channel.
-async fn end_sink() -> (SocketAddr, tokio::sync::mpsc::UnboundedReceiver<String>) {
-    use http_body_util::{BodyExt, Full};
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let svc =
-                    hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                        let tx = tx.clone();
-                        async move {
-                            let body = req.into_body().collect().await.unwrap().to_bytes();
-                            let _ = tx.send(String::from_utf8_lossy(&body).into_owned());
-                            let mut answer = http::Response::new(Full::new(Bytes::new()));
-                            *answer.status_mut() = http::StatusCode::ACCEPTED;
-                            Ok::<_, std::convert::Infallible>(answer)
-                        }
-                    });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
-                    .await;
-            });
-        }
-    });
-    (addr, rx)
-}
-
 #[tokio::test]
 async fn a_sink_that_never_reads_gets_exactly_the_budgeted_connections() {
     for scheme in ["lather.bin", "soap.tcp"] {
@@ -157,7 +106,7 @@ async fn a_sink_that_never_reads_gets_exactly_the_budgeted_connections() {
         })
         .unwrap();
         let (addr, accepted, held) = mute_sink().await;
-        let (end_to, mut ends) = end_sink().await;
+        let (end_to, mut ends) = http_sink().await;
         source
             .handle(
                 &subscribe(&format!("{scheme}://{addr}"), Some(end_to), None),
@@ -334,7 +283,7 @@ async fn a_sink_answering_more_requests_than_it_was_sent_is_given_up_after_the_b
     })
     .unwrap();
     let (addr, accepted, held) = double_answering_sink().await;
-    let (end_to, mut ends) = end_sink().await;
+    let (end_to, mut ends) = http_sink().await;
     source
         .handle(
             &subscribe(&format!("http://{addr}/n"), Some(end_to), None),

@@ -1,49 +1,18 @@
 //! SubscriptionEnd for the source's own decisions (SourceCancelling, SourceShuttingDown),
 //! sent over real HTTP to a sink on 127.0.0.1, and the store read back on reopening.
 
+use crate::support::http_sink;
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper_util::rt::TokioIo;
 use lather_envelope::{Envelope, Limits, SoapVersion};
 use lather_eventing::{EventSource, SourceSettings};
 use lather_test_util::ScratchDir;
 use std::net::SocketAddr;
 use std::time::Duration;
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 const WSE04: &str = "http://schemas.xmlsoap.org/ws/2004/08/eventing";
 const WSE11: &str = "http://www.w3.org/2011/03/ws-evt";
 const WSA10: &str = "http://www.w3.org/2005/08/addressing";
-
-/// A sink answering 200 and sending each body it receives down the channel.
-async fn sink() -> (SocketAddr, mpsc::UnboundedReceiver<String>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let svc =
-                    hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                        let tx = tx.clone();
-                        async move {
-                            let body = req.into_body().collect().await.unwrap().to_bytes();
-                            let _ = tx.send(String::from_utf8(body.to_vec()).unwrap());
-                            Ok::<_, std::convert::Infallible>(http::Response::new(Full::new(
-                                Bytes::new(),
-                            )))
-                        }
-                    });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), svc)
-                    .await;
-            });
-        }
-    });
-    (addr, rx)
-}
 
 fn subscribe(wse: &str, notify: SocketAddr, end_to: SocketAddr) -> Envelope {
     let text = format!(
@@ -62,8 +31,8 @@ async fn next(rx: &mut mpsc::UnboundedReceiver<String>) -> String {
 #[tokio::test]
 async fn cancelling_and_shutting_down_send_subscription_end_with_their_status() {
     let source = EventSource::open(SourceSettings::allowing_loopback()).unwrap();
-    let (notify, _n) = sink().await;
-    let (end_to, mut ends) = sink().await;
+    let (notify, _n) = http_sink().await;
+    let (end_to, mut ends) = http_sink().await;
     source
         .handle(&subscribe(WSE04, notify, end_to), "http://h/events")
         .await
@@ -122,8 +91,8 @@ async fn a_reopened_store_holds_the_subscriptions_and_drops_ended_ones() {
         store: Some(path.clone()),
         ..SourceSettings::allowing_loopback()
     };
-    let (notify, _n) = sink().await;
-    let (end_to, _e) = sink().await;
+    let (notify, _n) = http_sink().await;
+    let (end_to, _e) = http_sink().await;
     let kept = {
         let source = EventSource::open(settings.clone()).unwrap();
         for wse in [WSE04, WSE11, WSE04] {

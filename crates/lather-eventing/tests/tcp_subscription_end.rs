@@ -9,7 +9,7 @@ use lather_envelope::{FaultKind, QName};
 use lather_eventing::binding::binary::{self, BinaryMessage, EndFrame};
 use lather_eventing::binding::tcp::decode_soap_frame;
 use lather_eventing::client::{Sink, SinkMessage};
-use lather_eventing::{Binding, EventSource, RetryPolicy, SourceSettings};
+use lather_eventing::{Binding, EventSource, SourceSettings};
 use std::time::Duration;
 use support::*;
 
@@ -103,11 +103,7 @@ async fn at_shutdown_subscription_end_comes_last_on_the_subscriptions_stream() {
 async fn after_a_delivery_failure_subscription_end_goes_to_end_to_on_a_new_connection() {
     for binding in [Binding::SoapTcp, Binding::Binary] {
         let source = EventSource::open(SourceSettings {
-            retry: RetryPolicy {
-                attempts: 2,
-                first_backoff: Duration::from_millis(20),
-                timeout: Duration::from_millis(500),
-            },
+            retry: two_attempts(),
             ..SourceSettings::allowing_loopback()
         })
         .unwrap();

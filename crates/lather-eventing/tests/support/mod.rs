@@ -1,11 +1,12 @@
-//! Helpers for the TCP-binding tests: a raw TCP sink that keeps each connection's bytes
-//! apart, a frame reader, and Subscribe envelopes.
+//! Helpers for the delivery tests: a raw TCP sink that keeps each connection's bytes
+//! apart, a frame reader, Subscribe envelopes, an HTTP sink, a short retry budget and the
+//! SubscriptionEnd that follows its failure.
 
 #![allow(dead_code)]
 
 use bytes::Bytes;
 use lather_envelope::{Envelope, Limits};
-use lather_eventing::{Event, EventHeader};
+use lather_eventing::{Event, EventHeader, RetryPolicy};
 use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::AsyncReadExt;
@@ -166,4 +167,56 @@ pub(crate) fn is_event(body: &[u8], n: u32, filler: usize) -> bool {
     let text = String::from_utf8_lossy(body);
     let content = format!(r#"n="{n}">{}</q:Quote>"#, "ab".repeat(filler / 2));
     text.starts_with("<q:Quote ") && text.ends_with(&content) && text.contains(r#"xmlns:q="urn:q""#)
+}
+
+/// An HTTP sink answering 202 and sending each body down the channel.
+pub(crate) async fn http_sink() -> (SocketAddr, mpsc::UnboundedReceiver<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (tx, rx) = mpsc::unbounded_channel();
+    use http_body_util::{BodyExt, Full};
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let svc =
+                    hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                        let tx = tx.clone();
+                        async move {
+                            let body = req.into_body().collect().await.unwrap().to_bytes();
+                            let _ = tx.send(String::from_utf8(body.to_vec()).unwrap());
+                            let mut answer = http::Response::new(Full::new(Bytes::new()));
+                            *answer.status_mut() = http::StatusCode::ACCEPTED;
+                            Ok::<_, std::convert::Infallible>(answer)
+                        }
+                    });
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
+                    .await;
+            });
+        }
+    });
+    (addr, rx)
+}
+
+/// Two connections per notification at most, soon given up.
+pub(crate) fn two_attempts() -> RetryPolicy {
+    RetryPolicy {
+        attempts: 2,
+        first_backoff: Duration::from_millis(20),
+        timeout: Duration::from_millis(500),
+    }
+}
+
+/// The next SubscriptionEnd `ends` receives (within 10 s), which must say DeliveryFailure.
+pub(crate) async fn delivery_failure(ends: &mut mpsc::UnboundedReceiver<String>) -> String {
+    let end = tokio::time::timeout(Duration::from_secs(10), ends.recv())
+        .await
+        .expect("SubscriptionEnd in time")
+        .unwrap();
+    assert!(
+        end.contains(&format!("<wse:Status>{WSE11}/DeliveryFailure</wse:Status>")),
+        "{end}"
+    );
+    end
 }
