@@ -86,6 +86,54 @@ struct ActionParts {
     body: usize,
 }
 
+impl ActionParts {
+    /// The parts of `event`'s requests (and every other event's of the same action), to
+    /// `line` (the request line and Host), with the notification's opening when `opening`
+    /// and the template splits.
+    fn new(
+        soap: SoapVersion,
+        line: &str,
+        template: &Template,
+        event: &Stamped,
+        opening: bool,
+    ) -> Result<ActionParts, DeliveryError> {
+        let action = template.action(event);
+        let h = headers(soap, action)?;
+        let mut lines = String::new();
+        for (name, value) in [
+            ("SOAPAction", h.soap_action),
+            ("Content-Type", Some(h.content_type)),
+        ] {
+            if let Some(value) = value {
+                lines.push_str(name);
+                lines.push_str(": ");
+                lines.push_str(
+                    value
+                        .to_str()
+                        .map_err(|e| DeliveryError::Encode(e.to_string()))?,
+                );
+                lines.push_str("\r\n");
+            }
+        }
+        let mut start = Vec::new();
+        start.extend_from_slice(line.as_bytes());
+        start.extend_from_slice(lines.as_bytes());
+        let field = start.len() + "Content-Length: ".len();
+        start.extend_from_slice(LENGTH_FIELD);
+        let body = start.len();
+        if opening && template.splits() {
+            template.opening(event, &mut start);
+        }
+        Ok(ActionParts {
+            action: action.to_owned(),
+            lines,
+            start,
+            field,
+            body,
+        })
+    }
+}
+
 /// The Content-Length field, its value right-aligned in 10 places (leading spaces are
 /// optional whitespace) so it can be written after the body.
 const LENGTH_FIELD: &[u8] = b"Content-Length:           \r\n\r\n";
@@ -331,48 +379,16 @@ impl HttpSink {
             )));
         };
         let action = self.template.action(event);
-        if self
-            .action_parts
-            .as_ref()
-            .is_none_or(|p| p.action != action)
-        {
-            let h = headers(self.soap, action)?;
-            let mut lines = String::new();
-            for (name, value) in [
-                ("SOAPAction", h.soap_action),
-                ("Content-Type", Some(h.content_type)),
-            ] {
-                if let Some(value) = value {
-                    lines.push_str(name);
-                    lines.push_str(": ");
-                    lines.push_str(
-                        value
-                            .to_str()
-                            .map_err(|e| DeliveryError::Encode(e.to_string()))?,
-                    );
-                    lines.push_str("\r\n");
-                }
-            }
-            let mut start = Vec::new();
-            start.extend_from_slice(line.as_bytes());
-            start.extend_from_slice(lines.as_bytes());
-            let field = start.len() + "Content-Length: ".len();
-            start.extend_from_slice(LENGTH_FIELD);
-            let body = start.len();
-            // (A compressed notification is rendered whole: no opening kept for it.)
-            if self.gzip_from.is_none() && self.template.splits() {
-                self.template.opening(event, &mut start);
-            }
-            self.action_parts = Some(ActionParts {
-                action: action.to_owned(),
-                lines,
-                start,
-                field,
-                body,
-            });
-        }
-        let Some(parts) = &self.action_parts else {
-            return Err(DeliveryError::Encode("no request parts".into()));
+        let parts = match &mut self.action_parts {
+            Some(parts) if parts.action == action => parts,
+            slot => slot.insert(ActionParts::new(
+                self.soap,
+                line,
+                &self.template,
+                event,
+                // A compressed notification is rendered whole: no opening kept for it.
+                self.gzip_from.is_none(),
+            )?),
         };
         if let Some(min) = self.gzip_from {
             self.wire.own(line.as_bytes());

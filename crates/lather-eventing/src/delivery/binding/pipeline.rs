@@ -341,15 +341,16 @@ impl<R: AsyncRead + Unpin> Reader<R> {
                 && status >= 200
                 && head_len <= MAX_KNOWN_HEAD
             {
-                let known = self.known.get_or_insert_with(|| KnownHead {
-                    bytes: Vec::new(),
+                // The last head's buffer is reused.
+                let mut bytes = self.known.take().map(|k| k.bytes).unwrap_or_default();
+                bytes.clear();
+                bytes.extend_from_slice(&self.read[..head_len]);
+                self.known = Some(KnownHead {
+                    bytes,
                     status,
                     length,
                     keep,
                 });
-                known.bytes.clear();
-                known.bytes.extend_from_slice(&self.read[..head_len]);
-                (known.status, known.length, known.keep) = (status, length, keep);
             }
             self.read.advance(head_len);
             match body {
@@ -485,25 +486,41 @@ mod tests {
 
     /// A sink that answers the pipelined requests with `answers` (raw bytes), then closes.
     async fn scripted(answers: &'static [u8]) -> String {
+        scripted_in_pieces(vec![answers]).await
+    }
+
+    /// A sink that reads, then writes `pieces` with a pause between them (so that they
+    /// come in separate reads), then closes.
+    async fn scripted_in_pieces(pieces: Vec<&'static [u8]>) -> String {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap().to_string();
         tokio::spawn(async move {
             let (mut s, _) = listener.accept().await.unwrap();
             let mut buf = [0u8; 4096];
             let _ = s.read(&mut buf).await;
-            s.write_all(answers).await.unwrap();
+            for (i, piece) in pieces.iter().enumerate() {
+                if i > 0 {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                s.write_all(piece).await.unwrap();
+            }
         });
         addr
     }
 
-    /// A pipeline to `addr` (loopback allowed), one request written.
-    async fn sent(addr: String) -> Pipeline {
-        let mut p = Pipeline::new(
+    /// A pipeline to `addr` (loopback allowed, plain HTTP).
+    fn pipeline_to(addr: String) -> Pipeline {
+        Pipeline::new(
             addr,
             crate::delivery::address_policy::DeliveryPolicy::allow_loopback(),
             false,
             false,
-        );
+        )
+    }
+
+    /// A pipeline to `addr`, one request written.
+    async fn sent(addr: String) -> Pipeline {
+        let mut p = pipeline_to(addr);
         p.send(&mut Wire::of(b"x"), Duration::from_secs(2))
             .await
             .unwrap();
@@ -579,24 +596,14 @@ mod tests {
         // Written in pieces with pauses, so that they come in separate reads: the second
         // answer arrives in two parts, the first of them the start of the head read
         // before; the third starts the same way and then differs.
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap().to_string();
-        tokio::spawn(async move {
-            let (mut s, _) = listener.accept().await.unwrap();
-            let mut buf = [0u8; 4096];
-            let _ = s.read(&mut buf).await;
-            let pieces: [&[u8]; 5] = [
-                b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n",
-                b"HTTP/1.1 202 Acc",
-                b"epted\r\nContent-Length: 0\r\n\r\nHTTP/1.1 202 Acc",
-                b"epted\r\nContent-Length: 2\r\n\r\nok",
-                b"HTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n",
-            ];
-            for piece in pieces {
-                s.write_all(piece).await.unwrap();
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-        });
+        let addr = scripted_in_pieces(vec![
+            b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n",
+            b"HTTP/1.1 202 Acc",
+            b"epted\r\nContent-Length: 0\r\n\r\nHTTP/1.1 202 Acc",
+            b"epted\r\nContent-Length: 2\r\n\r\nok",
+            b"HTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n",
+        ])
+        .await;
         let mut p = sent(addr).await;
         kept_answers(&mut p, 3).await;
         assert_eq!(
@@ -726,12 +733,7 @@ mod tests {
             s.write_all(&[&ok[..], &ok[..]].concat()).await.unwrap();
             let _ = s.read(&mut buf).await;
         });
-        let mut p = Pipeline::new(
-            addr,
-            crate::delivery::address_policy::DeliveryPolicy::allow_loopback(),
-            false,
-            false,
-        );
+        let mut p = pipeline_to(addr);
         let t = Duration::from_secs(2);
         p.send(&mut Wire::of(b"first"), t).await.unwrap();
         p.send(&mut Wire::of(b"second"), t).await.unwrap();
