@@ -14,8 +14,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 use support::*;
 
-/// Records the attempt number of each call and panics on the first ones.
+/// Records the attempt number of each call and panics on the first `panics` ones; with
+/// an `inner` step, performs it first, on every call.
 struct Attempts {
+    inner: Option<Step>,
     seen: Arc<Mutex<Vec<u32>>>,
     panics: u32,
 }
@@ -25,9 +27,12 @@ impl Handler for Attempts {
         Access::read_only(Parts::none())
     }
 
-    fn call<'a>(&'a self, _: &'a Message) -> HandlerFuture<'a> {
+    fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
         Box::pin(async move {
             let attempt = current_attempt();
+            if let Some(inner) = &self.inner {
+                inner.perform(message).await;
+            }
             self.seen.lock().unwrap().push(attempt);
             assert!(attempt >= self.panics, "failing attempt {attempt}");
             Verdict::proceed()
@@ -44,6 +49,7 @@ async fn perform_retries_and_hands_the_attempt_number_to_the_handler() {
         ..Options::default()
     };
     let handler = Attempts {
+        inner: None,
         seen: seen.clone(),
         panics: 2,
     };
@@ -51,30 +57,6 @@ async fn perform_retries_and_hands_the_attempt_number_to_the_handler() {
     assert!(matches!(step.perform(&message()).await, Verdict::Continue(p) if p.is_empty()));
     assert_eq!(*seen.lock().unwrap(), [0, 1, 2]);
     assert_eq!(current_attempt(), 0, "outside the engine");
-}
-
-/// On each call, performs `inner` (a step of its own) and records the attempt it saw
-/// itself; panics on the first `panics` calls.
-struct Nesting {
-    inner: Step,
-    seen: Arc<Mutex<Vec<u32>>>,
-    panics: u32,
-}
-
-impl Handler for Nesting {
-    fn access(&self) -> Access {
-        Access::read_only(Parts::none())
-    }
-
-    fn call<'a>(&'a self, message: &'a Message) -> HandlerFuture<'a> {
-        Box::pin(async move {
-            let attempt = current_attempt();
-            self.inner.perform(message).await;
-            self.seen.lock().unwrap().push(attempt);
-            assert!(attempt >= self.panics, "failing attempt {attempt}");
-            Verdict::proceed()
-        })
-    }
 }
 
 #[tokio::test]
@@ -85,6 +67,7 @@ async fn a_step_performed_inside_a_retry_sees_its_own_first_attempt() {
     let inner = Step::new(
         "inner",
         Arc::new(Attempts {
+            inner: None,
             seen: inner_seen.clone(),
             panics: 0,
         }),
@@ -93,8 +76,8 @@ async fn a_step_performed_inside_a_retry_sees_its_own_first_attempt() {
     let outer_seen = Arc::new(Mutex::new(Vec::new()));
     let outer = Step::new(
         "outer",
-        Arc::new(Nesting {
-            inner,
+        Arc::new(Attempts {
+            inner: Some(inner),
             seen: outer_seen.clone(),
             panics: 1,
         }),
@@ -132,7 +115,11 @@ async fn perform_turns_timeouts_and_panics_into_faults() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let broken = Step::new(
         "broken",
-        Arc::new(Attempts { seen, panics: 9 }),
+        Arc::new(Attempts {
+            inner: None,
+            seen,
+            panics: 9,
+        }),
         Options::default(),
     );
     match broken.perform(&message()).await {
