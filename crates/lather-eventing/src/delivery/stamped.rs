@@ -4,8 +4,8 @@ use crate::delivery::gauges::{Charge, Gauges};
 use crate::protocol::event::{Event, EventHeader, unix_ns};
 use bytes::Bytes;
 use lather_envelope::escape::escape_text;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 /// An event stamped by the source: shared (behind an `Arc`) by every queue it goes to, so
 /// publishing costs one allocation per event, not per subscriber.
@@ -25,6 +25,10 @@ pub(crate) struct Stamped {
     pub(crate) headers: Vec<EventHeader>,
     /// The headers as XML, once.
     pub(crate) headers_xml: String,
+    /// The text every SOAP notification of this event has in common from its stamp's
+    /// `seq` value to the start of its Body: made once, by the first SOAP sink that
+    /// renders the event (`super::binding::soap`), and copied by every other.
+    pub(crate) soap_stamp: OnceLock<String>,
     /// Counts the event's bytes in its source's queued bytes while it lives.
     _charge: Option<Charge>,
 }
@@ -47,6 +51,7 @@ impl Stamped {
             payload: event.payload,
             headers: event.headers,
             headers_xml,
+            soap_stamp: OnceLock::new(),
         })
     }
 

@@ -1,6 +1,7 @@
-//! A subscription's notification envelope, built from parts made once per subscription:
-//! per notification only the action, the message id, the stamp, the event's headers and
-//! the event itself are copied in, into one buffer of the right size. A 2011 subscription
+//! A subscription's notification envelope, built from parts made once per subscription
+//! and parts made once per event: per notification only the action, the second half of
+//! the message id (the only part formatted per notification), the event's stamp and
+//! headers (formatted once per event) and the event itself are copied in. A 2011 subscription
 //! in the Wrap format gets the event inside `wse:Notify@actionURI` ([`crate::protocol::format`]).
 
 use super::wire::Out;
@@ -15,7 +16,8 @@ use lather_envelope::escape::escape_text;
 pub(crate) struct Template {
     /// Up to the start of the `wsa:Action` text.
     head: String,
-    /// From the end of the action to the start of the message id's UUID.
+    /// From the end of the action to the second half of the message id's UUID (its first
+    /// half, [`Template::id_base`]'s first eight bytes, is the same for every notification).
     before_id: String,
     /// From the end of the message id to the stamp's `seq` value.
     before_stamp: String,
@@ -55,9 +57,12 @@ impl Template {
         let head = format!(
             r#"<?xml version="1.0" encoding="UTF-8"?><s:Envelope xmlns:s="{ns}" xmlns:wsa="{wsa}" xmlns:lev="{LATHER_EVENTING_NS}"><s:Header><wsa:Action>"#
         );
+        let mut id_base = [0u8; 16];
+        let _ = getrandom::fill(&mut id_base);
         let before_id = format!(
-            r#"</wsa:Action><wsa:To>{}</wsa:To><wsa:MessageID>urn:uuid:"#,
-            escape_text(&sub.notify_to.address)
+            r#"</wsa:Action><wsa:To>{}</wsa:To><wsa:MessageID>urn:uuid:{}"#,
+            escape_text(&sub.notify_to.address),
+            uuid_head(&id_base)
         );
         let mut before_stamp = String::from("</wsa:MessageID>");
         for param in &sub.notify_to.params {
@@ -68,8 +73,6 @@ impl Template {
             }
         }
         before_stamp.push_str(r#"<lev:EventStamp seq=""#);
-        let mut id_base = [0u8; 16];
-        let _ = getrandom::fill(&mut id_base);
         let wsn = sub.wsn.as_ref().map(|terms| {
             Box::new(WsnParts {
                 sub: sub.clone(),
@@ -137,15 +140,9 @@ impl Template {
     /// Appends the rest of a notification after its [`Template::opening`]: written piece
     /// by piece into `out`, no buffer of the notification's own.
     pub(crate) fn rest(&self, event: &Stamped, out: &mut impl Out) {
-        out.own(&uuid(&self.id_base, event.seq));
+        out.own(&uuid_tail(&self.id_base, event.seq));
         out.own(self.before_stamp.as_bytes());
-        let mut digits = itoa::Buffer::new();
-        out.own(digits.format(event.seq).as_bytes());
-        out.own(br#"" published=""#);
-        out.own(digits.format(event.published_ns).as_bytes());
-        out.own(br#""/>"#);
-        out.own(event.headers_xml.as_bytes());
-        out.own(b"</s:Header><s:Body>");
+        out.own(stamp(event).as_bytes());
         if self.wrapped {
             out.own(NOTIFY_OPEN.as_bytes());
             out.own(lather_envelope::escape::escape_attribute(&event.action).as_bytes());
@@ -159,40 +156,111 @@ impl Template {
     }
 }
 
-/// A version-4 UUID: `base` with its last eight bytes XORed with `seq`, so each
-/// notification of a subscription has its own id without asking the system for randomness.
-fn uuid(base: &[u8; 16], seq: u64) -> [u8; 36] {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut b = *base;
-    for (byte, s) in b[8..].iter_mut().zip(seq.to_be_bytes()) {
-        *byte ^= s;
-    }
+/// The text of `event`'s notifications from the stamp's `seq` value to the start of the
+/// Body: the same in every SOAP notification of the event, so formatted once.
+fn stamp(event: &Stamped) -> &str {
+    event.soap_stamp.get_or_init(|| {
+        let mut digits = itoa::Buffer::new();
+        // Two numbers of at most 20 digits and 35 bytes of markup around the headers.
+        let mut text = String::with_capacity(75 + event.headers_xml.len());
+        text.push_str(digits.format(event.seq));
+        text.push_str(r#"" published=""#);
+        text.push_str(digits.format(event.published_ns));
+        text.push_str(r#""/>"#);
+        text.push_str(&event.headers_xml);
+        text.push_str("</s:Header><s:Body>");
+        text
+    })
+}
+
+/// A subscription's message ids are version-4 UUIDs: `base` with its last eight bytes
+/// XORed with the event's `seq`, so each notification of a subscription has its own id
+/// without asking the system for randomness. This is their first half, the same for
+/// every notification: `xxxxxxxx-xxxx-4xxx-` (19 characters).
+fn uuid_head(base: &[u8; 16]) -> String {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&base[..8]);
     b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    // Where each byte's two digits go (the dashes stay between the groups): constant
-    // places, so the loop unrolls into plain stores.
-    const AT: [usize; 16] = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
-    let mut text = [b'-'; 36];
-    for (x, at) in b.iter().zip(AT) {
-        text[at] = HEX[usize::from(x >> 4)];
-        text[at + 1] = HEX[usize::from(x & 15)];
+    let hex = hex16(u64::from_be_bytes(b));
+    let mut text = String::with_capacity(19);
+    for (i, digit) in hex.iter().enumerate() {
+        if i == 8 || i == 12 {
+            text.push('-');
+        }
+        text.push(char::from(*digit));
     }
+    text.push('-');
     text
+}
+
+/// The second half of the message id of `base`'s notification of the event `seq`
+/// ([`uuid_head`]): `yyyy-yyyyyyyyyyyy`, the variant bits set.
+fn uuid_tail(base: &[u8; 16], seq: u64) -> [u8; 17] {
+    let mut half = [0u8; 8];
+    half.copy_from_slice(&base[8..]);
+    let mut x = u64::from_be_bytes(half) ^ seq;
+    x = (x & !(0xc0 << 56)) | (0x80 << 56);
+    let hex = hex16(x);
+    let mut text = [b'-'; 17];
+    text[..4].copy_from_slice(&hex[..4]);
+    text[5..].copy_from_slice(&hex[4..]);
+    text
+}
+
+/// `x` as sixteen lowercase hexadecimal digits, most significant first: each nibble
+/// spread to a byte, then turned into its digit for all sixteen at once.
+fn hex16(x: u64) -> [u8; 16] {
+    /// One nibble per byte of the result, the higher nibble of each input byte first.
+    fn spread(x: u32) -> u64 {
+        let x = u64::from(x);
+        let x = (x | (x << 16)) & 0x0000_ffff_0000_ffff;
+        let x = (x | (x << 8)) & 0x00ff_00ff_00ff_00ff;
+        // Each input byte's high nibble lands in the higher byte of its pair.
+        (x | (x << 4)) & 0x0f0f_0f0f_0f0f_0f0f
+    }
+    fn digits(nibbles: u64) -> u64 {
+        // 0x06 added to a nibble carries into bit 4 exactly when it is 10 or more.
+        let letters = ((nibbles + 0x0606_0606_0606_0606) >> 4) & 0x0101_0101_0101_0101;
+        nibbles + 0x3030_3030_3030_3030 + letters * u64::from(b'a' - b'0' - 10)
+    }
+    let high = digits(spread((x >> 32) as u32)).to_be_bytes();
+    let low = digits(spread(x as u32)).to_be_bytes();
+    let mut out = [0u8; 16];
+    out[..8].copy_from_slice(&high);
+    out[8..].copy_from_slice(&low);
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn uuid(base: &[u8; 16], seq: u64) -> String {
+        let tail = uuid_tail(base, seq);
+        uuid_head(base) + std::str::from_utf8(&tail).unwrap()
+    }
+
     #[test]
     fn message_ids_are_uuids_that_differ_per_notification() {
         let base = [0u8; 16];
-        assert_eq!(&uuid(&base, 1), b"00000000-0000-4000-8000-000000000001");
-        assert_eq!(
-            &uuid(&base, 0x0102),
-            b"00000000-0000-4000-8000-000000000102"
-        );
+        assert_eq!(uuid(&base, 1), "00000000-0000-4000-8000-000000000001");
+        assert_eq!(uuid(&base, 0x0102), "00000000-0000-4000-8000-000000000102");
         let random = [0xabu8; 16];
-        assert_eq!(&uuid(&random, 0), b"abababab-abab-4bab-abab-abababababab");
+        assert_eq!(uuid(&random, 0), "abababab-abab-4bab-abab-abababababab");
+        let counting: [u8; 16] = std::array::from_fn(|i| (i * 17) as u8);
+        assert_eq!(
+            uuid(&counting, u64::MAX),
+            "00112233-4455-4677-b766-554433221100"
+        );
+    }
+
+    #[test]
+    fn sixteen_hex_digits_of_every_nibble() {
+        assert_eq!(&hex16(0x0123_4567_89ab_cdef), b"0123456789abcdef");
+        assert_eq!(&hex16(0xfedc_ba98_7654_3210), b"fedcba9876543210");
+        assert_eq!(&hex16(0), b"0000000000000000");
+        for x in [1u64, 0x9a, 0xdead_beef, u64::MAX, 0x8000_0000_0000_0001] {
+            assert_eq!(hex16(x).to_vec(), format!("{x:016x}").into_bytes());
+        }
     }
 }
