@@ -267,24 +267,28 @@ mod tests {
     #[tokio::test]
     async fn bounds_count_what_waits_and_bytes_what_the_sink_holds() {
         let gauges = Arc::new(Gauges::default());
-        let (queue, mut rx) = SinkQueue::new(2, 100, gauges.clone());
-        assert!(queue.offer("s", &event(60)));
-        assert!(!queue.offer("s", &event(60)), "beyond the bytes");
-        assert!(queue.offer("s", &event(40)));
+        // An event's size is its payload's and its stamp's: the bounds are set from them.
+        let (first, second, third) = (event(60), event(60), event(40));
+        let bound = first.size() + third.size();
+        let (queue, mut rx) = SinkQueue::new(2, bound, gauges.clone());
+        assert!(queue.offer("s", &first));
+        assert!(!queue.offer("s", &second), "beyond the bytes");
+        assert!(queue.offer("s", &third));
         assert!(!queue.offer("s", &event(0)), "beyond the count");
-        assert_eq!(queue.held_and_bytes(), (2, 100));
+        assert_eq!(queue.held_and_bytes(), (2, bound));
         let mut taken = Vec::new();
         assert_eq!(rx.recv_many(&mut taken, 64).await, 2);
         // Taken, still held: the count has room, the bytes have not.
-        assert_eq!(queue.held_and_bytes(), (2, 100));
-        assert!(!queue.offer("s", &event(10)));
+        assert_eq!(queue.held_and_bytes(), (2, bound));
+        let small = event(10);
+        assert!(!queue.offer("s", &small));
         // The task let the first go.
-        rx.holding(1, 40);
-        assert!(queue.offer("s", &event(10)));
-        assert_eq!(queue.held_and_bytes(), (2, 50));
+        rx.holding(1, third.size());
+        assert!(queue.offer("s", &small));
+        assert_eq!(queue.held_and_bytes(), (2, third.size() + small.size()));
         rx.holding(0, 0);
         // An empty sink takes one event of any size.
-        let (queue, _rx) = SinkQueue::new(2, 100, gauges.clone());
+        let (queue, _rx) = SinkQueue::new(2, bound, gauges.clone());
         assert!(queue.offer("s", &event(500)));
         assert!(!queue.offer("s", &event(1)));
         assert_eq!(gauges.dropped.load(std::sync::atomic::Ordering::Relaxed), 4);

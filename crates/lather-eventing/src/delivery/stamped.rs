@@ -4,8 +4,8 @@ use crate::delivery::gauges::{Charge, Gauges};
 use crate::protocol::event::{Event, EventHeader, unix_ns};
 use bytes::Bytes;
 use lather_envelope::escape::escape_text;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
 
 /// An event stamped by the source: shared (behind an `Arc`) by every queue it goes to, so
 /// publishing costs one allocation per event, not per subscriber.
@@ -23,12 +23,11 @@ pub(crate) struct Stamped {
     pub(crate) topics: Vec<String>,
     pub(crate) payload: Bytes,
     pub(crate) headers: Vec<EventHeader>,
-    /// The headers as XML, once.
-    pub(crate) headers_xml: String,
-    /// The text every SOAP notification of this event has in common from its stamp's
-    /// `seq` value to the start of its Body: made once, by the first SOAP sink that
-    /// renders the event (`super::binding::soap`), and copied by every other.
-    pub(crate) soap_stamp: OnceLock<String>,
+    /// What every SOAP notification of this event has from its stamp's `seq` value to
+    /// the start of its Body: `{seq}" published="{published_ns}"/>`, the headers as XML,
+    /// `</s:Header><s:Body>` (after a subscription's own `<lev:EventStamp seq="`, in
+    /// `super::binding::soap`). Made once per event, copied into each notification.
+    pub(crate) soap_stamp: String,
     /// Counts the event's bytes in its source's queued bytes while it lives.
     _charge: Option<Charge>,
 }
@@ -39,29 +38,46 @@ impl Stamped {
     /// Stamps `event` with the next sequence number and the time now; its bytes
     /// ([`Stamped::size`]) count in `gauges` until the last queue lets it go.
     pub(crate) fn new(event: Event, action: String, gauges: Option<&Arc<Gauges>>) -> Arc<Stamped> {
-        let headers_xml: String = event.headers.iter().map(EventHeader::to_xml).collect();
-        let size = size_of(&event.payload, &headers_xml, &action);
+        let seq = SEQUENCE.fetch_add(1, Ordering::Relaxed);
+        let published_ns = unix_ns();
+        let soap_stamp = soap_stamp(seq, published_ns, &event.headers);
+        let size = size_of(&event.payload, &soap_stamp, &action);
         Arc::new(Stamped {
             _charge: gauges.map(|g| g.charge(size)),
-            seq: SEQUENCE.fetch_add(1, Ordering::Relaxed),
-            published_ns: unix_ns(),
+            seq,
+            published_ns,
             action_xml: escape_text(&action).into_owned(),
             action,
             topics: event.topics,
             payload: event.payload,
             headers: event.headers,
-            headers_xml,
-            soap_stamp: OnceLock::new(),
+            soap_stamp,
         })
     }
 
-    /// The bytes this event holds: payload, headers and action (what the byte bounds
-    /// count; a notification adds a few hundred bytes of envelope per sink).
+    /// The bytes this event holds: payload, stamp and headers, and action (what the byte
+    /// bounds count; a notification adds a few hundred bytes of envelope per sink).
     pub(crate) fn size(&self) -> u64 {
-        size_of(&self.payload, &self.headers_xml, &self.action)
+        size_of(&self.payload, &self.soap_stamp, &self.action)
     }
 }
 
-fn size_of(payload: &[u8], headers_xml: &str, action: &str) -> u64 {
-    (payload.len() + headers_xml.len() + action.len()) as u64
+fn size_of(payload: &[u8], soap_stamp: &str, action: &str) -> u64 {
+    (payload.len() + soap_stamp.len() + action.len()) as u64
+}
+
+/// [`Stamped::soap_stamp`] of the event `seq` published at `published_ns` with `headers`.
+fn soap_stamp(seq: u64, published_ns: u64, headers: &[EventHeader]) -> String {
+    const BODY: &str = "</s:Header><s:Body>";
+    let headers: String = headers.iter().map(EventHeader::to_xml).collect();
+    let mut digits = itoa::Buffer::new();
+    // Two numbers of at most 20 digits and 16 bytes of markup between and after them.
+    let mut text = String::with_capacity(56 + headers.len() + BODY.len());
+    text.push_str(digits.format(seq));
+    text.push_str(r#"" published=""#);
+    text.push_str(digits.format(published_ns));
+    text.push_str(r#""/>"#);
+    text.push_str(&headers);
+    text.push_str(BODY);
+    text
 }

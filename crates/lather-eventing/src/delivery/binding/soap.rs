@@ -1,7 +1,8 @@
 //! A subscription's notification envelope, built from parts made once per subscription
 //! and parts made once per event: per notification only the action, the second half of
 //! the message id (the only part formatted per notification), the event's stamp and
-//! headers (formatted once per event) and the event itself are copied in. A 2011 subscription
+//! headers (`Stamped::soap_stamp`, formatted once per event) and the event itself are
+//! copied in. A 2011 subscription
 //! in the Wrap format gets the event inside `wse:Notify@actionURI` ([`crate::protocol::format`]).
 
 use super::wire::Out;
@@ -142,7 +143,7 @@ impl Template {
     pub(crate) fn rest(&self, event: &Stamped, out: &mut impl Out) {
         out.own(&uuid_tail(&self.id_base, event.seq));
         out.own(self.before_stamp.as_bytes());
-        out.own(stamp(event).as_bytes());
+        out.own(event.soap_stamp.as_bytes());
         if self.wrapped {
             out.own(NOTIFY_OPEN.as_bytes());
             out.own(lather_envelope::escape::escape_attribute(&event.action).as_bytes());
@@ -154,23 +155,6 @@ impl Template {
         }
         out.own(TAIL.as_bytes());
     }
-}
-
-/// The text of `event`'s notifications from the stamp's `seq` value to the start of the
-/// Body: the same in every SOAP notification of the event, so formatted once.
-fn stamp(event: &Stamped) -> &str {
-    event.soap_stamp.get_or_init(|| {
-        let mut digits = itoa::Buffer::new();
-        // Two numbers of at most 20 digits and 35 bytes of markup around the headers.
-        let mut text = String::with_capacity(75 + event.headers_xml.len());
-        text.push_str(digits.format(event.seq));
-        text.push_str(r#"" published=""#);
-        text.push_str(digits.format(event.published_ns));
-        text.push_str(r#""/>"#);
-        text.push_str(&event.headers_xml);
-        text.push_str("</s:Header><s:Body>");
-        text
-    })
 }
 
 /// A subscription's message ids are version-4 UUIDs: `base` with its last eight bytes
