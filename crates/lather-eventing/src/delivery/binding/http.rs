@@ -5,23 +5,19 @@
 //! it left unanswered sent again, with backoff when that makes no progress. `https://` sinks
 //! get the same over TLS. SubscriptionEnd goes on a connection of its own ([`send_once`]).
 
+use super::http_request::{Requests, headers};
 pub(crate) use super::pipeline::Answered;
 use super::pipeline::{MAX_WRITE, Pipeline};
 use super::post::post_once;
-use super::soap::Template;
-use super::wire::{Out, Wire};
 use crate::Subscription;
 use crate::delivery::address_policy::DeliveryPolicy;
 use crate::delivery::sink_queue::Queued;
-use crate::delivery::stamped::Stamped;
 use crate::delivery::{DeliveryError, Outgoing, RetryPolicy};
-use crate::protocol::reply::soap_of;
 use http::Uri;
 use http::header::{CONTENT_ENCODING, CONTENT_TYPE, HeaderValue};
 use lather_envelope::SoapVersion;
 use std::collections::VecDeque;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::time::Duration;
 use tokio::time::{Instant, Sleep};
 
@@ -33,10 +29,8 @@ pub(crate) const MAX_WINDOW: usize = 1024;
 #[derive(Debug)]
 pub(crate) struct HttpSink {
     address: String,
-    /// `POST {path} HTTP/1.1\r\nHost: {authority}\r\n`, if the address is usable.
-    request_line: Option<String>,
-    soap: SoapVersion,
-    template: Template,
+    /// Its requests, and the bytes of the next write.
+    requests: Requests,
     policy: RetryPolicy,
     pipeline: Pipeline,
     /// Notifications handed over and not yet answered, oldest first.
@@ -61,83 +55,7 @@ pub(crate) struct HttpSink {
     backoff: Duration,
     /// Whether an answer came since the last failure.
     progress: bool,
-    /// The requests of one write (events' payloads shared, not copied).
-    wire: Wire,
-    /// A notification rendered whole, to compress it.
-    scratch: Vec<u8>,
-    /// What a request begins with for the last action, reused while the action stays
-    /// the same.
-    action_parts: Option<ActionParts>,
-    /// Notifications of at least this many bytes go gzip-compressed (`None`: never).
-    gzip_from: Option<usize>,
 }
-
-/// The parts of a request that depend on its action alone.
-#[derive(Debug)]
-struct ActionParts {
-    action: String,
-    /// The header lines after the request line (SOAPAction, Content-Type).
-    lines: String,
-    /// The request line, `lines`, the Content-Length field (value not yet written) and,
-    /// where the template splits, the notification's opening.
-    start: Vec<u8>,
-    /// Where in `start` the Content-Length field's value goes, and where the body begins.
-    field: usize,
-    body: usize,
-}
-
-impl ActionParts {
-    /// The parts of `event`'s requests (and every other event's of the same action), to
-    /// `line` (the request line and Host), with the notification's opening when `opening`
-    /// and the template splits.
-    fn new(
-        soap: SoapVersion,
-        line: &str,
-        template: &Template,
-        event: &Stamped,
-        opening: bool,
-    ) -> Result<ActionParts, DeliveryError> {
-        let action = template.action(event);
-        let h = headers(soap, action)?;
-        let mut lines = String::new();
-        for (name, value) in [
-            ("SOAPAction", h.soap_action),
-            ("Content-Type", Some(h.content_type)),
-        ] {
-            if let Some(value) = value {
-                lines.push_str(name);
-                lines.push_str(": ");
-                lines.push_str(
-                    value
-                        .to_str()
-                        .map_err(|e| DeliveryError::Encode(e.to_string()))?,
-                );
-                lines.push_str("\r\n");
-            }
-        }
-        let mut start = Vec::new();
-        start.extend_from_slice(line.as_bytes());
-        start.extend_from_slice(lines.as_bytes());
-        let field = start.len() + "Content-Length: ".len();
-        start.extend_from_slice(LENGTH_FIELD);
-        let body = start.len();
-        if opening && template.splits() {
-            template.opening(event, &mut start);
-        }
-        Ok(ActionParts {
-            action: action.to_owned(),
-            lines,
-            start,
-            field,
-            body,
-        })
-    }
-}
-
-/// The Content-Length field, its value right-aligned in 10 places (leading spaces are
-/// optional whitespace) so it can be written after the body.
-const LENGTH_FIELD: &[u8] = b"Content-Length:           \r\n\r\n";
-const LENGTH_DIGITS: usize = 10;
 
 impl HttpSink {
     pub(crate) fn new(
@@ -171,9 +89,7 @@ impl HttpSink {
         });
         HttpSink {
             address,
-            request_line,
-            soap: soap_of(sub),
-            template: Template::new(sub),
+            requests: Requests::new(sub, request_line, gzip_from),
             policy,
             pipeline: Pipeline::new(authority, guard, publish, tls),
             unanswered: VecDeque::new(),
@@ -186,10 +102,6 @@ impl HttpSink {
             failures: 0,
             backoff: policy.first_backoff,
             progress: false,
-            wire: Wire::default(),
-            scratch: Vec::new(),
-            action_parts: None,
-            gzip_from,
         }
     }
 
@@ -334,12 +246,17 @@ impl HttpSink {
     ) -> Result<(), DeliveryError> {
         while self.written < self.unanswered.len() {
             let reused = self.pipeline.connected();
-            self.wire.clear();
+            self.requests.wire.clear();
             let start = self.written;
             let mut end = start;
-            while end < self.unanswered.len() && (end == start || self.wire.len() < MAX_WRITE) {
-                let event = Arc::clone(self.unanswered[end].event());
-                self.request(&event)?;
+            while end < self.unanswered.len()
+                && (end == start || self.requests.wire.len() < MAX_WRITE)
+            {
+                // The event borrowed, not its reference counted: a count changed per
+                // notification is a locked instruction, which waits for every store of
+                // the request just written to drain.
+                self.requests
+                    .append(&self.address, self.unanswered[end].event())?;
                 end += 1;
             }
             if end > self.announced {
@@ -349,7 +266,7 @@ impl HttpSink {
             }
             match self
                 .pipeline
-                .send(&mut self.wire, self.policy.timeout)
+                .send(&mut self.requests.wire, self.policy.timeout)
                 .await
             {
                 Ok(()) => self.written = end,
@@ -363,103 +280,9 @@ impl HttpSink {
                 }
             }
         }
-        self.wire.clear();
-        if self.scratch.capacity() > 4 * MAX_WRITE {
-            self.scratch = Vec::new();
-        }
+        self.requests.clear(4 * MAX_WRITE);
         Ok(())
     }
-
-    /// Appends the POST of `event` to the buffer.
-    fn request(&mut self, event: &Stamped) -> Result<(), DeliveryError> {
-        let Some(line) = &self.request_line else {
-            return Err(DeliveryError::Refused(format!(
-                "{} is not a usable URL",
-                self.address
-            )));
-        };
-        let action = self.template.action(event);
-        let parts = match &mut self.action_parts {
-            Some(parts) if parts.action == action => parts,
-            slot => slot.insert(ActionParts::new(
-                self.soap,
-                line,
-                &self.template,
-                event,
-                // A compressed notification is rendered whole: no opening kept for it.
-                self.gzip_from.is_none(),
-            )?),
-        };
-        if let Some(min) = self.gzip_from {
-            self.wire.own(line.as_bytes());
-            self.wire.own(parts.lines.as_bytes());
-            self.scratch.clear();
-            self.template.render(event, &mut self.scratch);
-            match crate::protocol::compression::gzip(&self.scratch, min) {
-                Some(packed) => {
-                    self.wire.own(
-                        format!(
-                            "Content-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
-                            packed.len()
-                        )
-                        .as_bytes(),
-                    );
-                    self.wire.own(&packed);
-                }
-                None => {
-                    self.wire
-                        .own(format!("Content-Length: {}\r\n\r\n", self.scratch.len()).as_bytes());
-                    self.wire.own(&self.scratch);
-                }
-            }
-            return Ok(());
-        }
-        // The request's start in one piece, then the rest of the body; the length is
-        // written once the body is rendered, into its field.
-        let field = self.wire.own_len() + parts.field;
-        let body_start = self.wire.len() + parts.body;
-        self.wire.own(&parts.start);
-        if self.template.splits() {
-            self.template.rest(event, &mut self.wire);
-        } else {
-            self.template.render(event, &mut self.wire);
-        }
-        let mut length = itoa::Buffer::new();
-        let digits = length.format(self.wire.len() - body_start);
-        if digits.len() > LENGTH_DIGITS {
-            return Err(DeliveryError::Encode("notification too long".into()));
-        }
-        let at = field + LENGTH_DIGITS - digits.len();
-        self.wire.own_mut()[at..at + digits.len()].copy_from_slice(digits.as_bytes());
-        Ok(())
-    }
-}
-
-#[derive(Debug, Clone)]
-struct Headers {
-    soap_action: Option<HeaderValue>,
-    content_type: HeaderValue,
-}
-
-/// The SOAPAction (1.1) and Content-Type of a message with `action`.
-fn headers(soap: SoapVersion, action: &str) -> Result<Headers, DeliveryError> {
-    let action = action.replace('"', "%22");
-    Ok(match soap {
-        SoapVersion::V11 => Headers {
-            soap_action: Some(
-                HeaderValue::from_str(&format!("\"{action}\""))
-                    .map_err(|e| DeliveryError::Encode(e.to_string()))?,
-            ),
-            content_type: HeaderValue::from_static("text/xml; charset=utf-8"),
-        },
-        SoapVersion::V12 => Headers {
-            soap_action: None,
-            content_type: HeaderValue::from_str(&format!(
-                "application/soap+xml; charset=utf-8; action=\"{action}\""
-            ))
-            .map_err(|e| DeliveryError::Encode(e.to_string()))?,
-        },
-    })
 }
 
 /// POSTs `out` to `address` once on a connection of its own; success is a 2xx answer.

@@ -21,6 +21,7 @@
 pub mod binary;
 pub(crate) mod end;
 pub(crate) mod http;
+mod http_request;
 mod pipeline;
 pub mod post;
 pub(crate) mod soap;
