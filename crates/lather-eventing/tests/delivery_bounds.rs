@@ -1,7 +1,8 @@
 //! Delivery's bounds over real loopback sockets: the source refuses a publish beyond its
 //! byte bound; a sink that takes bytes but never reads gets exactly the retry budget's
 //! connections, and so does one that answers more requests than it was sent; an expired
-//! subscription's delivery task ends.
+//! subscription's delivery task ends; what a sink answered stops counting against its
+//! bounds while its connection is replaced.
 
 use crate::support::{delivery_failure, http_sink, two_attempts};
 use bytes::Bytes;
@@ -25,6 +26,14 @@ fn subscribe(notify: &str, end_to: Option<SocketAddr>, expires: Option<&str>) ->
         r#"<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope"><s:Body><wse:Subscribe xmlns:wse="{WSE11}" xmlns:wsa="{WSA10}">{end_to}<wse:Delivery><wse:NotifyTo><wsa:Address>{notify}</wsa:Address></wse:NotifyTo></wse:Delivery>{expires}</wse:Subscribe></s:Body></s:Envelope>"#
     );
     Envelope::parse(Bytes::from(text), &Limits::default()).unwrap()
+}
+
+/// Subscribes `notify` to `source` for good (no EndTo, no expiry).
+async fn subscribed(source: &EventSource, notify: &str) {
+    source
+        .handle(&subscribe(notify, None, None), "http://h/e")
+        .await
+        .unwrap();
 }
 
 fn event(bytes: usize) -> Event {
@@ -74,13 +83,7 @@ async fn a_publish_beyond_the_source_s_byte_bound_is_refused() {
     })
     .unwrap();
     let (addr, _, held) = mute_sink().await;
-    source
-        .handle(
-            &subscribe(&format!("http://{addr}/n"), None, None),
-            "http://h/e",
-        )
-        .await
-        .unwrap();
+    subscribed(&source, &format!("http://{addr}/n")).await;
     // 200 KiB events that are never answered: five fit under 1 MiB, the sixth does not.
     for _ in 0..5 {
         assert_eq!(source.try_publish_event(event(200 * 1024)).unwrap(), 1);
@@ -302,4 +305,66 @@ async fn a_sink_answering_more_requests_than_it_was_sent_is_given_up_after_the_b
     );
     assert_eq!(accepted.load(Ordering::SeqCst), 2, "connections");
     held.abort();
+}
+
+/// A sink that takes one connection, reads two notifications, answers the first with
+/// `Connection: close` and goes away (further connections are refused); says when it has.
+async fn closing_sink() -> (SocketAddr, tokio::sync::oneshot::Receiver<()>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (gone, gone_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let (mut s, _) = listener.accept().await.unwrap();
+        drop(listener);
+        let mut got = Vec::new();
+        let mut buf = [0u8; 4096];
+        while got
+            .windows(b"</s:Envelope>".len())
+            .filter(|w| *w == b"</s:Envelope>")
+            .count()
+            < 2
+        {
+            match s.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+        let closing = b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+        let _ = s.write_all(closing).await;
+        let _ = s.shutdown().await;
+        drop(s);
+        let _ = gone.send(());
+    });
+    (addr, gone_rx)
+}
+
+#[tokio::test]
+async fn what_a_sink_answered_stops_counting_while_its_connection_is_replaced() {
+    let source = EventSource::open(SourceSettings {
+        // Retried for longer than the test waits: the sink stays being replaced.
+        retry: lather_eventing::RetryPolicy {
+            attempts: 50,
+            first_backoff: Duration::from_millis(500),
+            timeout: Duration::from_secs(2),
+        },
+        ..SourceSettings::allowing_loopback()
+    })
+    .unwrap();
+    let (addr, gone) = closing_sink().await;
+    subscribed(&source, &format!("http://{addr}/n")).await;
+    // Both queued before the delivery task runs: one write of two requests.
+    assert_eq!(source.publish_event(event(100)), 1);
+    assert_eq!(source.publish_event(event(100)), 1);
+    tokio::time::timeout(Duration::from_secs(10), gone)
+        .await
+        .expect("the sink answered in time")
+        .unwrap();
+    // The first is answered; the second waits for a connection that is refused, with
+    // backoff: only it still counts.
+    until("the answered notification let go", || {
+        source.sink_depths().queued_notifications == 1
+    })
+    .await;
+    assert_eq!(source.sink_depths().subscriptions, 1, "still being retried");
 }

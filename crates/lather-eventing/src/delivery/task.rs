@@ -122,7 +122,10 @@ async fn run(
             else => return Ok(()),
         };
         match step {
-            Step::Answer(answer) => connection.on_answer(answer, ready).await?,
+            Step::Answer(answer) => {
+                let holding = |count, bytes| rx.holding(count, bytes);
+                connection.on_answer(answer, ready, &holding).await?;
+            }
             Step::Batch(0) => open = false,
             Step::Batch(_) => {
                 let delivered = connection.deliver(&mut batch, ready).await;

@@ -172,11 +172,14 @@ impl HttpSink {
 
     /// Takes answers (or a failure: an error answer, a lost connection, a missed
     /// deadline); after a failure the unanswered notifications go again on a new
-    /// connection. An error means every retry failed.
+    /// connection. `held` is told what the sink still holds ([`HttpSink::held`]) once the
+    /// answered notifications are let go, before a new connection is waited for. An error
+    /// means every retry failed.
     pub(crate) async fn on_answer(
         &mut self,
         answer: Result<Answered, DeliveryError>,
         ready: &(dyn Fn(&[Queued]) + Send + Sync),
+        held: &(dyn Fn(usize, u64) + Send + Sync),
     ) -> Result<(), DeliveryError> {
         // A sink that answers more requests than it was sent on the connection has lost
         // count of them: its answers can no longer be matched to notifications, so the
@@ -200,9 +203,12 @@ impl HttpSink {
                 self.progress = true;
                 self.rearm();
                 if !open {
-                    // The sink closed the connection: the rest goes on a new one.
+                    // The sink closed the connection: the rest goes on a new one, which
+                    // may take retries and backoff; what was answered no longer counts
+                    // against the sink's bounds meanwhile.
                     self.written = 0;
                     if self.unsettled() {
+                        held(self.unanswered.len(), self.unanswered_bytes);
                         return self.flush(ready).await;
                     }
                 }

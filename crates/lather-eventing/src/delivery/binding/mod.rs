@@ -145,14 +145,16 @@ impl Connection {
         }
     }
 
-    /// Takes an answer or a failure (see `http::HttpSink::on_answer`).
+    /// Takes an answer or a failure (see `http::HttpSink::on_answer`), telling `held`
+    /// what the sink still holds before it waits for a new connection.
     pub(crate) async fn on_answer(
         &mut self,
         answer: Result<http::Answered, DeliveryError>,
         ready: &(dyn Fn(&[Queued]) + Send + Sync),
+        held: &(dyn Fn(usize, u64) + Send + Sync),
     ) -> Result<(), DeliveryError> {
         match self {
-            Connection::Http(sink) => sink.on_answer(answer, ready).await,
+            Connection::Http(sink) => sink.on_answer(answer, ready, held).await,
             Connection::Stream(_) => Ok(()),
         }
     }
