@@ -23,10 +23,11 @@ pub(crate) struct Stamped {
     pub(crate) topics: Vec<String>,
     pub(crate) payload: Bytes,
     pub(crate) headers: Vec<EventHeader>,
-    /// What every SOAP notification of this event has from its stamp's `seq` value to
-    /// the start of its Body: `{seq}" published="{published_ns}"/>`, the headers as XML,
-    /// `</s:Header><s:Body>` (after a subscription's own `<lev:EventStamp seq="`, in
-    /// `super::binding::soap`). Made once per event, copied into each notification.
+    /// What every WS-Eventing notification of this event (rendered by
+    /// `super::binding::soap`'s template; WS-BaseNotification ones are built whole) has
+    /// from its stamp's `seq` value to the start of its Body: `{seq}" published="{ns}"/>`,
+    /// the headers as XML, `</s:Header><s:Body>` (the `s` prefix the template declares).
+    /// Made once per event, copied into each notification; counted in its size.
     pub(crate) soap_stamp: String,
     /// Counts the event's bytes in its source's queued bytes while it lives.
     _charge: Option<Charge>,
@@ -69,15 +70,16 @@ fn size_of(payload: &[u8], soap_stamp: &str, action: &str) -> u64 {
 /// [`Stamped::soap_stamp`] of the event `seq` published at `published_ns` with `headers`.
 fn soap_stamp(seq: u64, published_ns: u64, headers: &[EventHeader]) -> String {
     const BODY: &str = "</s:Header><s:Body>";
-    let headers: String = headers.iter().map(EventHeader::to_xml).collect();
     let mut digits = itoa::Buffer::new();
     // Two numbers of at most 20 digits and 16 bytes of markup between and after them.
-    let mut text = String::with_capacity(56 + headers.len() + BODY.len());
+    let mut text = String::with_capacity(56 + BODY.len());
     text.push_str(digits.format(seq));
     text.push_str(r#"" published=""#);
     text.push_str(digits.format(published_ns));
     text.push_str(r#""/>"#);
-    text.push_str(&headers);
+    for header in headers {
+        header.write_xml(&mut text);
+    }
     text.push_str(BODY);
     text
 }

@@ -32,12 +32,22 @@ pub struct EventHeader {
 impl EventHeader {
     /// The header as an XML element (`<h:local xmlns:h="namespace">text</h:local>`).
     pub fn to_xml(&self) -> String {
-        format!(
-            r#"<h:{local} xmlns:h="{ns}">{text}</h:{local}>"#,
-            local = self.local,
-            ns = lather_envelope::escape::escape_attribute(&self.namespace),
-            text = escape_text(&self.text)
-        )
+        let mut xml = String::new();
+        self.write_xml(&mut xml);
+        xml
+    }
+
+    /// Appends [`EventHeader::to_xml`]'s text to `out`.
+    pub(crate) fn write_xml(&self, out: &mut String) {
+        out.push_str("<h:");
+        out.push_str(&self.local);
+        out.push_str(r#" xmlns:h=""#);
+        out.push_str(&lather_envelope::escape::escape_attribute(&self.namespace));
+        out.push_str(r#"">"#);
+        out.push_str(&escape_text(&self.text));
+        out.push_str("</h:");
+        out.push_str(&self.local);
+        out.push('>');
     }
 
     /// The Clark name `{namespace}local`.
@@ -51,4 +61,26 @@ pub fn unix_ns() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_header_is_one_element_with_its_namespace_and_text_escaped() {
+        let header = EventHeader {
+            namespace: r#"urn:a?b="c"&d"#.into(),
+            local: "Auth".into(),
+            text: "<1 & 2>".into(),
+        };
+        let xml = header.to_xml();
+        assert_eq!(
+            xml,
+            r#"<h:Auth xmlns:h="urn:a?b=&quot;c&quot;&amp;d">&lt;1 &amp; 2&gt;</h:Auth>"#
+        );
+        let mut appended = String::from("<x/>");
+        header.write_xml(&mut appended);
+        assert_eq!(appended, format!("<x/>{xml}"));
+    }
 }

@@ -259,8 +259,8 @@ impl HttpSink {
                 && (end == start || self.requests.wire.len() < MAX_WRITE)
             {
                 // The event borrowed, not its reference counted: a count changed per
-                // notification is a locked instruction, which waits for every store of
-                // the request just written to drain.
+                // notification is an atomic read-modify-write, which on x86 waits for
+                // every store of the request just written to drain.
                 self.requests
                     .append(&self.address, self.unanswered[end].event())?;
                 end += 1;

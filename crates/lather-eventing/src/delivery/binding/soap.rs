@@ -1,8 +1,8 @@
 //! A subscription's notification envelope, built from parts made once per subscription
-//! and parts made once per event: per notification only the action, the second half of
-//! the message id (the only part formatted per notification), the event's stamp and
-//! headers (`Stamped::soap_stamp`, formatted once per event) and the event itself are
-//! copied in. A 2011 subscription
+//! and parts made once per event: per notification the action, the second half of the
+//! message id (formatted per notification, with the action in the Wrap format), the
+//! event's stamp and headers (`Stamped::soap_stamp`, formatted once per event) and the
+//! event itself are copied in. A 2011 subscription
 //! in the Wrap format gets the event inside `wse:Notify@actionURI` ([`crate::protocol::format`]).
 
 use super::wire::Out;
@@ -18,12 +18,14 @@ pub(crate) struct Template {
     /// Up to the start of the `wsa:Action` text.
     head: String,
     /// From the end of the action to the second half of the message id's UUID (its first
-    /// half, [`Template::id_base`]'s first eight bytes, is the same for every notification).
+    /// half, made from the first eight of the subscription's random bits, is the same for
+    /// every notification).
     before_id: String,
     /// From the end of the message id to the stamp's `seq` value.
     before_stamp: String,
-    /// Random bits the per-notification message id is derived from.
-    id_base: [u8; 16],
+    /// The last eight of the subscription's random bits: XORed with the event's `seq`,
+    /// the second half of each notification's message id.
+    id_low: u64,
     /// A WS-BaseNotification subscription's notifications are built whole by
     /// `crate::protocol::wsn::outgoing` (raw event or `wsnt:Notify`) instead.
     wsn: Option<Box<WsnParts>>,
@@ -58,12 +60,12 @@ impl Template {
         let head = format!(
             r#"<?xml version="1.0" encoding="UTF-8"?><s:Envelope xmlns:s="{ns}" xmlns:wsa="{wsa}" xmlns:lev="{LATHER_EVENTING_NS}"><s:Header><wsa:Action>"#
         );
-        let mut id_base = [0u8; 16];
-        let _ = getrandom::fill(&mut id_base);
+        let bits = id_bits(sub);
+        let (high, low) = bits.split_at(8);
         let before_id = format!(
             r#"</wsa:Action><wsa:To>{}</wsa:To><wsa:MessageID>urn:uuid:{}"#,
             escape_text(&sub.notify_to.address),
-            uuid_head(&id_base)
+            uuid_head(high.try_into().unwrap_or_default())
         );
         let mut before_stamp = String::from("</wsa:MessageID>");
         for param in &sub.notify_to.params {
@@ -85,7 +87,7 @@ impl Template {
             head,
             before_id,
             before_stamp,
-            id_base,
+            id_low: u64::from_be_bytes(low.try_into().unwrap_or_default()),
             wsn,
             wrapped: sub.wrapped,
         }
@@ -141,7 +143,7 @@ impl Template {
     /// Appends the rest of a notification after its [`Template::opening`]: written piece
     /// by piece into `out`, no buffer of the notification's own.
     pub(crate) fn rest(&self, event: &Stamped, out: &mut impl Out) {
-        out.own(&uuid_tail(&self.id_base, event.seq));
+        out.own(&uuid_tail(self.id_low, event.seq));
         out.own(self.before_stamp.as_bytes());
         out.own(event.soap_stamp.as_bytes());
         if self.wrapped {
@@ -157,13 +159,31 @@ impl Template {
     }
 }
 
-/// A subscription's message ids are version-4 UUIDs: `base` with its last eight bytes
-/// XORed with the event's `seq`, so each notification of a subscription has its own id
-/// without asking the system for randomness. This is their first half, the same for
-/// every notification: `xxxxxxxx-xxxx-4xxx-` (19 characters).
-fn uuid_head(base: &[u8; 16]) -> String {
-    let mut b = [0u8; 8];
-    b.copy_from_slice(&base[..8]);
+/// The random bits a subscription's message ids are made from. Without system randomness,
+/// bits from the subscription's id and the time through std's randomly keyed hasher, so
+/// that two subscriptions' ids still differ.
+fn id_bits(sub: &Subscription) -> [u8; 16] {
+    let mut bits = [0u8; 16];
+    if getrandom::fill(&mut bits).is_err() {
+        use std::hash::{BuildHasher, Hasher};
+        let keyed = std::collections::hash_map::RandomState::new();
+        for (i, half) in bits.chunks_mut(8).enumerate() {
+            let mut h = keyed.build_hasher();
+            h.write(sub.id.as_bytes());
+            h.write_u64(crate::protocol::event::unix_ns());
+            h.write_usize(i);
+            half.copy_from_slice(&h.finish().to_be_bytes());
+        }
+    }
+    bits
+}
+
+/// A subscription's message ids are version-4 UUIDs: its random bits with the last eight
+/// bytes XORed with the event's `seq`, so each notification of a subscription has its own
+/// id without asking the system for randomness. This is their first half, from the first
+/// eight bytes, the same for every notification: `xxxxxxxx-xxxx-4xxx-` (19 characters).
+fn uuid_head(high: [u8; 8]) -> String {
+    let mut b = high;
     b[6] = (b[6] & 0x0f) | 0x40;
     let hex = hex16(u64::from_be_bytes(b));
     let mut text = String::with_capacity(19);
@@ -177,13 +197,10 @@ fn uuid_head(base: &[u8; 16]) -> String {
     text
 }
 
-/// The second half of the message id of `base`'s notification of the event `seq`
-/// ([`uuid_head`]): `yyyy-yyyyyyyyyyyy`, the variant bits set.
-fn uuid_tail(base: &[u8; 16], seq: u64) -> [u8; 17] {
-    let mut half = [0u8; 8];
-    half.copy_from_slice(&base[8..]);
-    let mut x = u64::from_be_bytes(half) ^ seq;
-    x = (x & !(0xc0 << 56)) | (0x80 << 56);
+/// The second half of a message id ([`uuid_head`]): `low` (the last eight random bytes)
+/// XORed with `seq`, as `yyyy-yyyyyyyyyyyy` with the variant bits set.
+fn uuid_tail(low: u64, seq: u64) -> [u8; 17] {
+    let x = ((low ^ seq) & !(0xc0 << 56)) | (0x80 << 56);
     let hex = hex16(x);
     let mut text = [b'-'; 17];
     text[..4].copy_from_slice(&hex[..4]);
@@ -219,9 +236,10 @@ fn hex16(x: u64) -> [u8; 16] {
 mod tests {
     use super::*;
 
-    fn uuid(base: &[u8; 16], seq: u64) -> String {
-        let tail = uuid_tail(base, seq);
-        uuid_head(base) + std::str::from_utf8(&tail).unwrap()
+    fn uuid(bits: &[u8; 16], seq: u64) -> String {
+        let (high, low) = bits.split_at(8);
+        let tail = uuid_tail(u64::from_be_bytes(low.try_into().unwrap()), seq);
+        uuid_head(high.try_into().unwrap()) + std::str::from_utf8(&tail).unwrap()
     }
 
     #[test]
