@@ -2,8 +2,8 @@
 //! and parts made once per event: per notification the action, the second half of the
 //! message id (formatted per notification, with the action in the Wrap format), the
 //! event's stamp and headers (`Stamped::soap_stamp`, formatted once per event) and the
-//! event itself are copied in. A 2011 subscription
-//! in the Wrap format gets the event inside `wse:Notify@actionURI` ([`crate::protocol::format`]).
+//! event itself are copied in. A 2011 subscription in the Wrap format gets the event
+//! inside `wse:Notify@actionURI` ([`crate::protocol::format`]).
 
 use super::wire::Out;
 use crate::delivery::stamped::Stamped;
@@ -60,12 +60,11 @@ impl Template {
         let head = format!(
             r#"<?xml version="1.0" encoding="UTF-8"?><s:Envelope xmlns:s="{ns}" xmlns:wsa="{wsa}" xmlns:lev="{LATHER_EVENTING_NS}"><s:Header><wsa:Action>"#
         );
-        let bits = id_bits(sub);
-        let (high, low) = bits.split_at(8);
+        let bits = u128::from_be_bytes(id_bits(sub));
         let before_id = format!(
             r#"</wsa:Action><wsa:To>{}</wsa:To><wsa:MessageID>urn:uuid:{}"#,
             escape_text(&sub.notify_to.address),
-            uuid_head(high.try_into().unwrap_or_default())
+            uuid_head(((bits >> 64) as u64).to_be_bytes())
         );
         let mut before_stamp = String::from("</wsa:MessageID>");
         for param in &sub.notify_to.params {
@@ -87,7 +86,7 @@ impl Template {
             head,
             before_id,
             before_stamp,
-            id_low: u64::from_be_bytes(low.try_into().unwrap_or_default()),
+            id_low: bits as u64,
             wsn,
             wrapped: sub.wrapped,
         }
