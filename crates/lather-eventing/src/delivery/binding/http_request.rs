@@ -85,8 +85,7 @@ impl Requests {
             )?),
         };
         if let Some(min) = self.gzip_from {
-            self.wire.own(line.as_bytes());
-            self.wire.own(parts.lines.as_bytes());
+            self.wire.own(parts.head());
             self.scratch.clear();
             self.template.render(event, &mut self.scratch);
             match crate::protocol::compression::gzip(&self.scratch, min) {
@@ -134,10 +133,8 @@ impl Requests {
 struct ActionParts {
     /// The action they were made for.
     action: String,
-    /// The header lines after the request line (SOAPAction, Content-Type).
-    lines: String,
-    /// The request line, `lines`, the Content-Length field (value not yet written) and,
-    /// where the template splits, the notification's opening.
+    /// The request line, the SOAPAction and Content-Type lines, the Content-Length field
+    /// (value not yet written) and, where the template splits, the notification's opening.
     start: Vec<u8>,
     /// Where in `start` the Content-Length field's value goes, and where the body begins.
     field: usize,
@@ -157,26 +154,23 @@ impl ActionParts {
     ) -> Result<ActionParts, DeliveryError> {
         let action = template.action(event);
         let h = headers(soap, action)?;
-        let mut lines = String::new();
+        let mut start = Vec::new();
+        start.extend_from_slice(line.as_bytes());
         for (name, value) in [
             ("SOAPAction", h.soap_action),
             ("Content-Type", Some(h.content_type)),
         ] {
             if let Some(value) = value {
-                lines.push_str(name);
-                lines.push_str(": ");
-                lines.push_str(
-                    value
-                        .to_str()
-                        .map_err(|e| DeliveryError::Encode(e.to_string()))?,
-                );
-                lines.push_str("\r\n");
+                start.extend_from_slice(name.as_bytes());
+                start.extend_from_slice(b": ");
+                let value = value
+                    .to_str()
+                    .map_err(|e| DeliveryError::Encode(e.to_string()))?;
+                start.extend_from_slice(value.as_bytes());
+                start.extend_from_slice(b"\r\n");
             }
         }
-        let mut start = Vec::new();
-        start.extend_from_slice(line.as_bytes());
-        start.extend_from_slice(lines.as_bytes());
-        let field = start.len() + "Content-Length: ".len();
+        let field = start.len() + LENGTH_NAME.len();
         start.extend_from_slice(LENGTH_FIELD);
         let body = start.len();
         if opening && template.splits() {
@@ -184,14 +178,20 @@ impl ActionParts {
         }
         Ok(ActionParts {
             action: action.to_owned(),
-            lines,
             start,
             field,
             body,
         })
     }
+
+    /// The request line and the header lines before Content-Length.
+    fn head(&self) -> &[u8] {
+        &self.start[..self.field - LENGTH_NAME.len()]
+    }
 }
 
+/// The Content-Length field's name, as [`LENGTH_FIELD`] begins.
+const LENGTH_NAME: &str = "Content-Length: ";
 /// The Content-Length field, its value right-aligned in 10 places (leading spaces are
 /// optional whitespace) so it can be written after the body.
 const LENGTH_FIELD: &[u8] = b"Content-Length:           \r\n\r\n";
