@@ -5,52 +5,37 @@
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioIo;
 use lather_test_util::ScratchDir;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
-use tokio::net::TcpListener;
 
 const ANSWER: &str = r#"<s:Envelope xmlns:s="http://www.w3.org/2003/05/soap-envelope"><s:Body><m:done xmlns:m="urn:m">ok</m:done></s:Body></s:Envelope>"#;
 
 /// A backend keeping (path, soapaction, body) of every request; answers `ANSWER`.
 async fn backend() -> (SocketAddr, Arc<Mutex<Vec<(String, String, Bytes)>>>) {
     let seen: Arc<Mutex<Vec<(String, String, Bytes)>>> = Arc::default();
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let kept = seen.clone();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let kept = kept.clone();
-            tokio::spawn(async move {
-                let svc =
-                    hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                        let kept = kept.clone();
-                        async move {
-                            let path = req.uri().path().to_owned();
-                            let action = req
-                                .headers()
-                                .get("soapaction")
-                                .map(|v| v.to_str().unwrap().to_owned())
-                                .unwrap_or_default();
-                            let body = req.into_body().collect().await.unwrap().to_bytes();
-                            kept.lock().unwrap().push((path, action, body));
-                            let mut r = http::Response::new(Full::new(Bytes::from_static(
-                                ANSWER.as_bytes(),
-                            )));
-                            r.headers_mut()
-                                .insert("content-type", "application/soap+xml".parse().unwrap());
-                            Ok::<_, std::convert::Infallible>(r)
-                        }
-                    });
-                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(stream), svc)
-                    .await;
-            });
+    let addr = lather_test_util::http::serve(move |req: http::Request<hyper::body::Incoming>| {
+        let kept = kept.clone();
+        async move {
+            let path = req.uri().path().to_owned();
+            let action = req
+                .headers()
+                .get("soapaction")
+                .map(|v| v.to_str().unwrap().to_owned())
+                .unwrap_or_default();
+            let body = req.into_body().collect().await.unwrap().to_bytes();
+            kept.lock().unwrap().push((path, action, body));
+            let mut r = http::Response::new(Full::new(Bytes::from_static(ANSWER.as_bytes())));
+            r.headers_mut()
+                .insert("content-type", "application/soap+xml".parse().unwrap());
+            r
         }
-    });
+    })
+    .await;
     (addr, seen)
 }
 

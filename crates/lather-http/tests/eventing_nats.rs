@@ -11,14 +11,12 @@ use lather_test_util::nats;
 
 use bytes::Bytes;
 use http::Request;
-use http_body_util::{BodyExt, Full};
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use http_body_util::BodyExt;
 use lather_envelope::{FaultKind, SoapVersion};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 use support::{Answer, TestServer};
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 const WSE: &str = "http://schemas.xmlsoap.org/ws/2004/08/eventing";
@@ -27,30 +25,17 @@ const SOAP: SoapVersion = SoapVersion::V12;
 
 /// A sink answering 202 and reporting each body it receives, by path.
 async fn sink() -> (SocketAddr, mpsc::UnboundedReceiver<(String, String)>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let svc = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
-                    let tx = tx.clone();
-                    async move {
-                        let path = req.uri().path().to_owned();
-                        let body = req.into_body().collect().await.unwrap().to_bytes();
-                        let _ = tx.send((path, String::from_utf8(body.to_vec()).unwrap()));
-                        let mut r = http::Response::new(Full::new(Bytes::new()));
-                        *r.status_mut() = http::StatusCode::ACCEPTED;
-                        Ok::<_, std::convert::Infallible>(r)
-                    }
-                });
-                let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                    .serve_connection(TokioIo::new(stream), svc)
-                    .await;
-            });
+    let addr = lather_test_util::http::serve(move |req: Request<hyper::body::Incoming>| {
+        let tx = tx.clone();
+        async move {
+            let path = req.uri().path().to_owned();
+            let body = req.into_body().collect().await.unwrap().to_bytes();
+            let _ = tx.send((path, String::from_utf8(body.to_vec()).unwrap()));
+            lather_test_util::http::empty(http::StatusCode::ACCEPTED)
         }
-    });
+    })
+    .await;
     (addr, rx)
 }
 

@@ -9,7 +9,6 @@ use http_body_util::{BodyExt, Full};
 use lather_envelope::SoapVersion;
 use std::net::SocketAddr;
 use support::*;
-use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 /// What a backend received: its `Content-Encoding` and its body as sent.
@@ -17,40 +16,26 @@ type Seen = (Option<String>, Bytes);
 
 /// A backend answering every request with a fixed SOAP answer, reporting what it got.
 async fn recording_backend() -> (SocketAddr, mpsc::UnboundedReceiver<Seen>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let (tx, rx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let svc =
-                    hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                        let tx = tx.clone();
-                        async move {
-                            let encoding = req
-                                .headers()
-                                .get("content-encoding")
-                                .map(|v| v.to_str().unwrap().to_owned());
-                            let body = req.into_body().collect().await.unwrap().to_bytes();
-                            let _ = tx.send((encoding, body));
-                            let answer = envelope(SoapVersion::V12, "", "<ok/>");
-                            let mut r = http::Response::new(Full::new(Bytes::from(answer)));
-                            r.headers_mut().insert(
-                                "content-type",
-                                "application/soap+xml; charset=utf-8".parse().unwrap(),
-                            );
-                            Ok::<_, std::convert::Infallible>(r)
-                        }
-                    });
-                let _ = hyper_util::server::conn::auto::Builder::new(
-                    hyper_util::rt::TokioExecutor::new(),
-                )
-                .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
-                .await;
-            });
+    let addr = lather_test_util::http::serve(move |req: http::Request<hyper::body::Incoming>| {
+        let tx = tx.clone();
+        async move {
+            let encoding = req
+                .headers()
+                .get("content-encoding")
+                .map(|v| v.to_str().unwrap().to_owned());
+            let body = req.into_body().collect().await.unwrap().to_bytes();
+            let _ = tx.send((encoding, body));
+            let answer = envelope(SoapVersion::V12, "", "<ok/>");
+            let mut r = http::Response::new(Full::new(Bytes::from(answer)));
+            r.headers_mut().insert(
+                "content-type",
+                "application/soap+xml; charset=utf-8".parse().unwrap(),
+            );
+            r
         }
-    });
+    })
+    .await;
     (addr, rx)
 }
 

@@ -3,10 +3,12 @@
 //! - [`nats`]: a real `nats-server` started on a free loopback port with its own temporary
 //!   directory, stopped by its PID when dropped.
 //! - [`free_port`]: a loopback port nobody listens on at the time of the call.
+//! - [`http`]: a loopback HTTP server handing every request to one function.
 //! - [`log`]: what code logs through `tracing`, captured as text.
 //! - [`ScratchDir`]: a test's own directory under the system's temporary directory, removed
 //!   when it is dropped.
 
+pub mod http;
 pub mod log;
 pub mod nats;
 mod scratch;

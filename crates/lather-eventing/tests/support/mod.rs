@@ -171,31 +171,17 @@ pub(crate) fn is_event(body: &[u8], n: u32, filler: usize) -> bool {
 
 /// An HTTP sink answering 202 and sending each body down the channel.
 pub(crate) async fn http_sink() -> (SocketAddr, mpsc::UnboundedReceiver<String>) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
+    use http_body_util::BodyExt;
     let (tx, rx) = mpsc::unbounded_channel();
-    use http_body_util::{BodyExt, Full};
-    tokio::spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let tx = tx.clone();
-            tokio::spawn(async move {
-                let svc =
-                    hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                        let tx = tx.clone();
-                        async move {
-                            let body = req.into_body().collect().await.unwrap().to_bytes();
-                            let _ = tx.send(String::from_utf8(body.to_vec()).unwrap());
-                            let mut answer = http::Response::new(Full::new(Bytes::new()));
-                            *answer.status_mut() = http::StatusCode::ACCEPTED;
-                            Ok::<_, std::convert::Infallible>(answer)
-                        }
-                    });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(hyper_util::rt::TokioIo::new(stream), svc)
-                    .await;
-            });
+    let addr = lather_test_util::http::serve(move |req: http::Request<hyper::body::Incoming>| {
+        let tx = tx.clone();
+        async move {
+            let body = req.into_body().collect().await.unwrap().to_bytes();
+            let _ = tx.send(String::from_utf8(body.to_vec()).unwrap());
+            lather_test_util::http::empty(http::StatusCode::ACCEPTED)
         }
-    });
+    })
+    .await;
     (addr, rx)
 }
 
