@@ -15,6 +15,10 @@ use toml::Spanned;
 /// Paths lather itself answers at.
 const RESERVED_PATHS: [&str; 3] = ["/health", "/ready", "/metrics"];
 
+/// The longest `delivery_wait_ms` an event source takes: past a second, notifications
+/// would wait longer than a subscriber of soft real-time events expects.
+const MAX_DELIVERY_WAIT_MS: u64 = 1_000;
+
 pub(crate) fn validate(config: &mut Config, text: &str, origin: &str) -> Result<(), ConfigError> {
     let at = |span: Range<usize>, msg: String| {
         ConfigError::new(origin, Some(line_of(text, span.start)), msg)
@@ -872,6 +876,10 @@ fn service_kind(
             "sink_write_timeout_ms",
             svc.sink_write_timeout_ms.as_ref().map(|v| v.span()),
         ),
+        (
+            "delivery_wait_ms",
+            svc.delivery_wait_ms.as_ref().map(|v| v.span()),
+        ),
     ];
     for (key, span) in source_keys {
         if let Some(span) = span
@@ -898,6 +906,14 @@ fn service_kind(
                 format!("service[{i}].{key}: must be at least 1"),
             ));
         }
+    }
+    if let Some(wait) = &svc.delivery_wait_ms
+        && *wait.get_ref() > MAX_DELIVERY_WAIT_MS
+    {
+        return Err(at(
+            wait.span(),
+            format!("service[{i}].delivery_wait_ms: must be at most {MAX_DELIVERY_WAIT_MS}"),
+        ));
     }
     if let Some(max) = &svc.max_expires_s
         && *max.get_ref() == 0
@@ -1398,6 +1414,16 @@ timeout_ms = 250
                 "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"echo\"\nsink_queue_bytes = 10\n",
                 5,
                 "sink_queue_bytes: only a builtin = \"event-source\"",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"echo\"\ndelivery_wait_ms = 1\n",
+                5,
+                "delivery_wait_ms: only a builtin = \"event-source\"",
+            ),
+            (
+                "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"event-source\"\ndelivery_wait_ms = 1001\n",
+                5,
+                "delivery_wait_ms: must be at most 1000",
             ),
             (
                 "[[service]]\nname = \"a\"\npath = \"/a\"\nbuiltin = \"event-source\"\nqueue_bytes_total = 0\n",

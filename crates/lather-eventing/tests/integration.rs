@@ -7,6 +7,7 @@ mod support;
 mod binary_frame;
 mod bindings;
 mod delivery_bounds;
+mod delivery_wait;
 mod frame_vectors;
 mod limits;
 mod store_trait;

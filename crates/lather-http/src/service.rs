@@ -547,6 +547,9 @@ fn source_settings(
     if let Some(ms) = &config.sink_write_timeout_ms {
         settings.retry.timeout = std::time::Duration::from_millis(*ms.get_ref());
     }
+    if let Some(ms) = &config.delivery_wait_ms {
+        settings.delivery_wait = std::time::Duration::from_millis(*ms.get_ref());
+    }
     Ok(settings)
 }
 

@@ -1,15 +1,13 @@
 //! The event source's delivery bounds over real HTTP: the publish answer says what it
 //! keeps (`durable="false"`: queued in memory), and a publish beyond `queue_bytes_total`
-//! is refused with PublishQueueFull, 503 and `Retry-After`, and counted in `/metrics`.
+//! is refused with PublishQueueFull, 503 and `Retry-After`, and counted in `/metrics`;
+//! `delivery_wait_ms` holds back a notification that follows a write sooner.
 
 use crate::support;
 
 use lather_envelope::SoapVersion;
 use support::{event_source, post_with_action as post};
 use tokio::net::TcpListener;
-
-const WSE11: &str = "http://www.w3.org/2011/03/ws-evt";
-const WSA10: &str = "http://www.w3.org/2005/08/addressing";
 
 #[tokio::test]
 async fn a_publish_beyond_queue_bytes_total_is_refused_with_503_and_retry_after() {
@@ -24,22 +22,7 @@ async fn a_publish_beyond_queue_bytes_total_is_refused_with_503_and_retry_after(
         }
     });
     let soap = SoapVersion::V12;
-    let subscribe = support::envelope(
-        soap,
-        &format!(r#"<wsa:Action xmlns:wsa="{WSA10}">{WSE11}/Subscribe</wsa:Action>"#),
-        &format!(
-            r#"<wse:Subscribe xmlns:wse="{WSE11}" xmlns:wsa="{WSA10}"><wse:Delivery><wse:NotifyTo><wsa:Address>http://{mute_addr}/n</wsa:Address></wse:NotifyTo></wse:Delivery></wse:Subscribe>"#
-        ),
-    );
-    let answer = post(
-        server.addr,
-        "/events",
-        soap,
-        &format!("{WSE11}/Subscribe"),
-        subscribe,
-    )
-    .await;
-    assert_eq!(answer.status, 200, "{}", answer.text());
+    support::subscribe_events(server.addr, &format!("http://{mute_addr}/n")).await;
     // 100 KB events: the first ones are queued (in memory, and the answer says so), then
     // the source's bound refuses; never more than 10 tries.
     let event = format!(r#"<e:Big xmlns:e="urn:e">{}</e:Big>"#, "x".repeat(100_000));
@@ -93,4 +76,45 @@ async fn a_publish_beyond_queue_bytes_total_is_refused_with_503_and_retry_after(
         "{text}"
     );
     held.abort();
+}
+
+#[tokio::test]
+async fn delivery_wait_ms_holds_back_a_notification_that_follows_a_write_soon() {
+    let server = event_source("delivery_wait_ms = 1000\n").await;
+    // A sink that sends down a channel when each notification arrived.
+    let (arrived_tx, mut arrived) = tokio::sync::mpsc::unbounded_channel();
+    let sink = lather_test_util::http::serve(move |_req: http::Request<hyper::body::Incoming>| {
+        let _ = arrived_tx.send(std::time::Instant::now());
+        async { lather_test_util::http::empty(http::StatusCode::ACCEPTED) }
+    })
+    .await;
+    let soap = SoapVersion::V12;
+    support::subscribe_events(server.addr, &format!("http://{sink}/n")).await;
+    let publish = || {
+        post(
+            server.addr,
+            "/events/publish",
+            soap,
+            "urn:e:E",
+            support::envelope(soap, "", r#"<e:E xmlns:e="urn:e"/>"#),
+        )
+    };
+    let first_published = std::time::Instant::now();
+    assert_eq!(publish().await.status, 200);
+    next(&mut arrived).await;
+    assert_eq!(publish().await.status, 200);
+    let second = next(&mut arrived).await;
+    // Written no sooner than a second after the first write, which followed its publish.
+    let after = second.duration_since(first_published);
+    assert!(after >= std::time::Duration::from_secs(1), "{after:?}");
+}
+
+/// When the next notification arrived at the sink, within 10 s.
+async fn next(
+    arrived: &mut tokio::sync::mpsc::UnboundedReceiver<std::time::Instant>,
+) -> std::time::Instant {
+    tokio::time::timeout(std::time::Duration::from_secs(10), arrived.recv())
+        .await
+        .expect("a notification within 10 s")
+        .unwrap()
 }

@@ -130,9 +130,6 @@ async fn the_build_is_one_series_at_1_with_the_crate_version() {
     assert!(text.contains("# TYPE lather_build_info gauge"), "{text}");
 }
 
-const WSE11: &str = "http://www.w3.org/2011/03/ws-evt";
-const WSA10: &str = "http://www.w3.org/2005/08/addressing";
-
 #[tokio::test]
 async fn an_event_source_shows_its_subscriptions_and_its_fullest_sink() {
     let server = support::event_source("").await;
@@ -157,22 +154,7 @@ async fn an_event_source_shows_its_subscriptions_and_its_fullest_sink() {
     );
     let soap = SoapVersion::V12;
     for _ in 0..2 {
-        let subscribe = envelope(
-            soap,
-            &format!(r#"<wsa:Action xmlns:wsa="{WSA10}">{WSE11}/Subscribe</wsa:Action>"#),
-            &format!(
-                r#"<wse:Subscribe xmlns:wse="{WSE11}" xmlns:wsa="{WSA10}"><wse:Delivery><wse:NotifyTo><wsa:Address>http://{mute_addr}/n</wsa:Address></wse:NotifyTo></wse:Delivery></wse:Subscribe>"#
-            ),
-        );
-        let answer = post_with_action(
-            server.addr,
-            "/events",
-            soap,
-            &format!("{WSE11}/Subscribe"),
-            subscribe,
-        )
-        .await;
-        assert_eq!(answer.status, 200, "{}", answer.text());
+        support::subscribe_events(server.addr, &format!("http://{mute_addr}/n")).await;
     }
     let event = r#"<e:Tick xmlns:e="urn:e"><n>1</n></e:Tick>"#;
     for _ in 0..4 {

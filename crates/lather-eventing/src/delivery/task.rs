@@ -12,7 +12,9 @@ use crate::delivery::retry::{DeliveryProbe, RetryPolicy};
 use crate::delivery::sink_queue::{Queued, SinkQueue, SinkReceiver};
 use futures_util::future::BoxFuture;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::oneshot;
+use tokio::time::Instant;
 
 /// What a delivery task calls once every retry failed, with the reason: the owner of the
 /// subscription ends it (with DeliveryFailure).
@@ -30,12 +32,15 @@ pub(crate) struct Stop {
     _sender: oneshot::Sender<()>,
 }
 
-/// What a sink's delivery is given: its queue's bounds and the source's gauges.
+/// What a sink's delivery is given: its queue's bounds, the shortest time between two
+/// writes and the source's gauges.
 pub(crate) struct SinkLimits {
     /// Most notifications queued.
     pub(crate) capacity: usize,
     /// Most bytes queued or being delivered.
     pub(crate) bytes: u64,
+    /// Shortest time between two writes (`SourceSettings::delivery_wait`); zero: none.
+    pub(crate) wait: Duration,
     pub(crate) gauges: Arc<Gauges>,
 }
 
@@ -61,6 +66,7 @@ pub(crate) fn spawn_sink(
     let address = sub.notify_to.address.clone();
     let mut connection = Connection::open(sub, policy, gzip_from, limits.capacity, guard);
     let alive = limits.gauges.task();
+    let wait = limits.wait;
     tokio::spawn(async move {
         let _alive = alive;
         let ready = |events: &[Queued]| {
@@ -74,7 +80,7 @@ pub(crate) fn spawn_sink(
         let result = tokio::select! {
             // The subscription has ended: stop now, dropping the connection and the queue.
             _ = &mut stopped => return,
-            result = run(&mut connection, &mut rx, &ready) => result,
+            result = run(&mut connection, &mut rx, wait, &ready) => result,
         };
         if let Err(why) = result {
             tracing::warn!(subscription = %id, %address, "delivery failed: {why}");
@@ -100,41 +106,82 @@ pub(crate) fn spawn_sink(
 enum Step {
     Answer(Result<Answered, DeliveryError>),
     Batch(usize),
+    /// The batch held back since the last write may go now.
+    Due,
 }
 
 /// Delivers what `rx` holds until it is closed and every notification is answered:
 /// batches go out as they are taken while earlier ones wait for their answers (HTTP, up to
 /// the connection's window), answers (or an overdue one's error) are taken as they come.
-/// An error means every retry failed.
+/// With a `wait`, a batch taken sooner than `wait` after the last write is held back
+/// until then (answers are still taken meanwhile), gathering what comes, up to
+/// [`MAX_BATCH`]; it goes at once when full or when the queue closes. An error means every
+/// retry failed.
 async fn run(
     connection: &mut Connection,
     rx: &mut SinkReceiver,
+    wait: Duration,
     ready: &(dyn Fn(&[Queued]) + Send + Sync),
 ) -> Result<(), DeliveryError> {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let mut open = true;
+    // When the held-back batch may go; armed only while one is held back.
+    let mut due = std::pin::pin!(tokio::time::sleep_until(Instant::now()));
+    let mut held_back = false;
+    let mut last_write: Option<Instant> = None;
     loop {
         let unsettled = connection.unsettled();
-        let take = open && !connection.window_full();
+        let room = MAX_BATCH - batch.len();
+        let take = open && !connection.window_full() && room > 0;
         let step = tokio::select! {
             answer = connection.answer(), if unsettled => Step::Answer(answer),
-            n = rx.recv_many(&mut batch, MAX_BATCH), if take => Step::Batch(n),
+            n = rx.recv_many(&mut batch, room), if take => Step::Batch(n),
+            () = &mut due, if held_back => Step::Due,
             else => return Ok(()),
         };
-        match step {
+        let write = match step {
             Step::Answer(answer) => {
-                let holding = |count, bytes| rx.holding(count, bytes);
+                // What is held back still counts while a connection is replaced.
+                let (back, back_bytes) = (batch.len(), held_back_bytes(&batch));
+                let holding = |count, bytes| rx.holding(count + back, bytes + back_bytes);
                 connection.on_answer(answer, ready, &holding).await?;
+                false
             }
-            Step::Batch(0) => open = false,
+            Step::Batch(0) => {
+                open = false;
+                held_back
+            }
+            Step::Batch(_) if held_back => batch.len() >= MAX_BATCH,
             Step::Batch(_) => {
-                let delivered = connection.deliver(&mut batch, ready).await;
-                batch.clear();
-                delivered?;
+                let soonest = last_write.map(|at| at + wait);
+                match soonest.filter(|at| batch.len() < MAX_BATCH && *at > Instant::now()) {
+                    Some(at) => {
+                        due.as_mut().reset(at);
+                        held_back = true;
+                        false
+                    }
+                    None => true,
+                }
             }
+            Step::Due => true,
+        };
+        if write {
+            held_back = false;
+            let delivered = connection.deliver(&mut batch, ready).await;
+            batch.clear();
+            if !wait.is_zero() {
+                last_write = Some(Instant::now());
+            }
+            delivered?;
         }
-        // What was answered or written no longer counts against the sink's bounds.
+        // What was answered or written no longer counts against the sink's bounds; what
+        // is held back still does.
         let (count, bytes) = connection.held();
-        rx.holding(count, bytes);
+        rx.holding(count + batch.len(), bytes + held_back_bytes(&batch));
     }
+}
+
+/// The bytes of the notifications in `batch` (held back, or none).
+fn held_back_bytes(batch: &[Queued]) -> u64 {
+    batch.iter().map(|queued| queued.size()).sum()
 }

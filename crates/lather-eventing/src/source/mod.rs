@@ -437,6 +437,7 @@ impl Inner {
         let limits = SinkLimits {
             capacity: self.settings.queue_capacity,
             bytes: self.settings.sink_queue_bytes,
+            wait: self.settings.delivery_wait,
             gauges: Arc::clone(&self.gauges),
         };
         let (queue, farewell, stop) = delivery::spawn_sink(

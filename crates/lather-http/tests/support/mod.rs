@@ -262,6 +262,30 @@ pub async fn poll_answer(addr: SocketAddr, path: &str, tries: usize) -> Answer {
     panic!("no answer at {path} in time")
 }
 
+/// Subscribes `notify` (an `http://` address) to the event source at `/events` of `server`,
+/// in WS-Eventing 2011 over SOAP 1.2; the answer must be 200.
+pub async fn subscribe_events(server: SocketAddr, notify: &str) {
+    const WSE11: &str = "http://www.w3.org/2011/03/ws-evt";
+    const WSA10: &str = "http://www.w3.org/2005/08/addressing";
+    let soap = SoapVersion::V12;
+    let subscribe = envelope(
+        soap,
+        &format!(r#"<wsa:Action xmlns:wsa="{WSA10}">{WSE11}/Subscribe</wsa:Action>"#),
+        &format!(
+            r#"<wse:Subscribe xmlns:wse="{WSE11}" xmlns:wsa="{WSA10}"><wse:Delivery><wse:NotifyTo><wsa:Address>{notify}</wsa:Address></wse:NotifyTo></wse:Delivery></wse:Subscribe>"#
+        ),
+    );
+    let answer = post_with_action(
+        server,
+        "/events",
+        soap,
+        &format!("{WSE11}/Subscribe"),
+        subscribe,
+    )
+    .await;
+    assert_eq!(answer.status, 200, "{}", answer.text());
+}
+
 /// An envelope in `version` whose body is `payload`.
 pub fn envelope(version: SoapVersion, header: &str, payload: &str) -> String {
     let ns = version.namespace();

@@ -101,6 +101,10 @@ pub struct EventingArgs {
     /// use a work-stealing runtime of that many threads
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// The event source's `delivery_wait_ms`: the shortest time between two writes to one
+    /// sink (0: each batch at once, the default)
+    #[arg(long, default_value_t = 0)]
+    pub delivery_wait_ms: u64,
     /// Directory for the tables and charts
     #[arg(long, default_value = "docs/bench")]
     pub out: PathBuf,
@@ -149,7 +153,8 @@ pub fn run(args: &EventingArgs) -> Result<(), BenchError> {
             spec.epes(),
             spec.load
         );
-        run::run(&runtime, spec, &reference, &args.auth_key)
+        let wait = Duration::from_millis(args.delivery_wait_ms);
+        run::run(&runtime, spec, &reference, &args.auth_key, wait)
     };
     let base = |binding, subscribers| RunSpec {
         binding,

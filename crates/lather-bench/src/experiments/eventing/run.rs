@@ -113,12 +113,14 @@ fn behind_proxies(sinks: &[String], delay: Duration) -> Result<Vec<String>, Benc
     Ok(out)
 }
 
-/// Runs `spec` against fresh sinks; `reference` is the reference server's base URL.
+/// Runs `spec` against fresh sinks; `reference` is the reference server's base URL; the
+/// event source holds back a sink's writes `delivery_wait` apart.
 pub(crate) fn run(
     runtime: &Runtime,
     spec: RunSpec,
     reference: &str,
     auth_key: &str,
+    delivery_wait: Duration,
 ) -> Result<RunResult, BenchError> {
     let expect = match spec.load {
         Load::Rate { events, .. } => events,
@@ -160,6 +162,7 @@ pub(crate) fn run(
         let source = EventSource::open(SourceSettings {
             queue_capacity: 200_000,
             delivered: Some(probe),
+            delivery_wait,
             ..SourceSettings::allowing_loopback()
         })
         .map_err(|e| BenchError::Experiment(e.to_string()))?;

@@ -1,0 +1,150 @@
+//! `SourceSettings::delivery_wait` over real loopback sockets: notifications that come
+//! sooner than the wait after a write are held back, still counted against the sink's
+//! bounds, and go out together once it has passed; a full batch goes at once; what is held
+//! back when the subscription ends on a TCP binding goes out at once, before
+//! SubscriptionEnd.
+
+use crate::support::{
+    Seen, WSA10, WSE11, envelope, event, http_sink, raw_sink, subscribe, until_closed,
+};
+use lather_eventing::binding::tcp::decode_soap_frame;
+use lather_eventing::{EventSource, SourceSettings};
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc;
+
+/// The most notifications one write takes (the delivery task's batch).
+const MAX_BATCH: u32 = 64;
+
+fn waiting(wait: Duration) -> EventSource {
+    EventSource::open(SourceSettings {
+        delivery_wait: wait,
+        ..SourceSettings::allowing_loopback()
+    })
+    .unwrap()
+}
+
+/// Subscribes `notify` to `source` (WS-Eventing 2011), its SubscriptionEnd to `end_to`.
+async fn subscribed(source: &EventSource, notify: &str, end_to: Option<&str>) {
+    source
+        .handle(&subscribe(WSE11, notify, end_to, "", ""), "http://h/e")
+        .await
+        .unwrap();
+}
+
+/// A new HTTP sink subscribed to `source`: the bodies it receives.
+async fn subscribed_http_sink(source: &EventSource) -> mpsc::UnboundedReceiver<String> {
+    let (addr, bodies) = http_sink().await;
+    subscribed(source, &format!("http://{addr}/n"), None).await;
+    bodies
+}
+
+/// The next body the HTTP sink receives, within 10 s.
+async fn next(bodies: &mut mpsc::UnboundedReceiver<String>) -> String {
+    tokio::time::timeout(Duration::from_secs(10), bodies.recv())
+        .await
+        .expect("a notification within 10 s")
+        .unwrap()
+}
+
+#[tokio::test]
+async fn notifications_soon_after_a_write_wait_and_go_out_together() {
+    let wait = Duration::from_secs(2);
+    let source = waiting(wait);
+    let mut bodies = subscribed_http_sink(&source).await;
+    let first_published = Instant::now();
+    assert_eq!(source.publish_event(event(0, 20)), 1);
+    // The first write follows no other: it goes at once.
+    assert!(next(&mut bodies).await.contains(r#"n="0""#));
+    assert_eq!(source.publish_event(event(1, 20)), 1);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert_eq!(source.publish_event(event(2, 20)), 1);
+    // Both are held back by the delivery task, and still count against the sink's bounds.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while source.sink_depths().queued_notifications != 2 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(source.sink_depths().queued_notifications, 2);
+    assert!(
+        bodies.try_recv().is_err(),
+        "nothing went out before the wait"
+    );
+    let second = next(&mut bodies).await;
+    let third = next(&mut bodies).await;
+    assert!(second.contains(r#"n="1""#), "{second}");
+    assert!(third.contains(r#"n="2""#), "{third}");
+    // Written no sooner than `wait` after the first write, which followed its publish.
+    assert!(
+        first_published.elapsed() >= wait,
+        "arrived {:?} after the first publish",
+        first_published.elapsed()
+    );
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while source.sink_depths().queued_notifications != 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the answered notifications let go");
+}
+
+#[tokio::test]
+async fn a_full_batch_goes_at_once_and_the_rest_waits() {
+    let source = waiting(Duration::from_secs(60));
+    let mut bodies = subscribed_http_sink(&source).await;
+    assert_eq!(source.publish_event(event(0, 20)), 1);
+    assert!(next(&mut bodies).await.contains(r#"n="0""#));
+    // Published without yielding: the delivery task takes a full batch and one more.
+    for n in 1..=MAX_BATCH + 1 {
+        assert_eq!(source.publish_event(event(n, 20)), 1);
+    }
+    for n in 1..=MAX_BATCH {
+        let body = next(&mut bodies).await;
+        assert!(body.contains(&format!(r#"n="{n}""#)), "{n}: {body}");
+    }
+    let rest = tokio::time::timeout(Duration::from_secs(1), bodies.recv()).await;
+    assert!(rest.is_err(), "the one beyond a full batch waits: {rest:?}");
+    // Held back and counted; the 64 written are answered and let go.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while source.sink_depths().queued_notifications != 1 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(source.sink_depths().queued_notifications, 1);
+}
+
+#[tokio::test]
+async fn what_is_held_back_goes_out_before_subscription_end() {
+    let source = waiting(Duration::from_secs(60));
+    let (addr, mut seen) = raw_sink().await;
+    let address = format!("soap.tcp://{addr}");
+    subscribed(&source, &address, Some(&address)).await;
+    assert_eq!(source.publish_event(event(0, 20)), 1);
+    // The first notification's bytes, before the next is published.
+    let first = match tokio::time::timeout(Duration::from_secs(10), seen.recv()).await {
+        Ok(Some(Seen::Data(0, data))) => data,
+        other => panic!("the first notification: {other:?}"),
+    };
+    assert_eq!(source.publish_event(event(1, 20)), 1);
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(seen.try_recv().is_err(), "held back, not written");
+    assert_eq!(source.sink_depths().queued_notifications, 1);
+    source.shut_down("going away").await;
+    // Within until_closed's 10 s, not the wait's 60 s.
+    let mut connections = until_closed(&mut seen, 1).await;
+    connections[0].splice(0..0, first);
+    let mut bytes = &connections[0][..];
+    let mut actions = Vec::new();
+    while let Some((frame, used)) = decode_soap_frame(bytes).unwrap() {
+        let env = envelope(&frame);
+        let action = env
+            .header(&lather_envelope::QName::new(WSA10, "Action"))
+            .and_then(|b| env.header_text(b))
+            .unwrap();
+        let body = String::from_utf8(env.extract_payload().unwrap().to_vec()).unwrap();
+        actions.push((action, body));
+        bytes = &bytes[used..];
+    }
+    assert_eq!(actions.len(), 3, "{actions:?}");
+    assert!(actions[0].1.contains(r#"n="0""#), "{actions:?}");
+    assert!(actions[1].1.contains(r#"n="1""#), "{actions:?}");
+    assert_eq!(actions[2].0, format!("{WSE11}/SubscriptionEnd"));
+}
