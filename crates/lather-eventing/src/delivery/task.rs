@@ -11,10 +11,11 @@ use crate::delivery::gauges::Gauges;
 use crate::delivery::retry::{DeliveryProbe, RetryPolicy};
 use crate::delivery::sink_queue::{Queued, SinkQueue, SinkReceiver};
 use futures_util::future::BoxFuture;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
 /// What a delivery task calls once every retry failed, with the reason: the owner of the
 /// subscription ends it (with DeliveryFailure).
@@ -125,8 +126,9 @@ async fn run(
 ) -> Result<(), DeliveryError> {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     let mut open = true;
-    // When the held-back batch may go; armed only while one is held back.
-    let mut due = std::pin::pin!(tokio::time::sleep_until(Instant::now()));
+    // When the held-back batch may go; made the first time one is held back (a sink's
+    // task without a wait carries no timer).
+    let mut due: Option<Pin<Box<Sleep>>> = None;
     let mut held_back = false;
     let mut last_write: Option<Instant> = None;
     loop {
@@ -136,7 +138,7 @@ async fn run(
         let step = tokio::select! {
             answer = connection.answer(), if unsettled => Step::Answer(answer),
             n = rx.recv_many(&mut batch, room), if take => Step::Batch(n),
-            () = &mut due, if held_back => Step::Due,
+            () = until(&mut due), if held_back => Step::Due,
             else => return Ok(()),
         };
         let write = match step {
@@ -156,7 +158,10 @@ async fn run(
                 let soonest = last_write.map(|at| at + wait);
                 match soonest.filter(|at| batch.len() < MAX_BATCH && *at > Instant::now()) {
                     Some(at) => {
-                        due.as_mut().reset(at);
+                        match &mut due {
+                            Some(due) => due.as_mut().reset(at),
+                            None => due = Some(Box::pin(tokio::time::sleep_until(at))),
+                        }
                         held_back = true;
                         false
                     }
@@ -178,6 +183,14 @@ async fn run(
         // is held back still does.
         let (count, bytes) = connection.held();
         rx.holding(count + batch.len(), bytes + held_back_bytes(&batch));
+    }
+}
+
+/// Completes when `due` has passed; never without one.
+async fn until(due: &mut Option<Pin<Box<Sleep>>>) {
+    match due {
+        Some(due) => due.as_mut().await,
+        None => std::future::pending().await,
     }
 }
 
