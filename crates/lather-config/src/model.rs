@@ -333,9 +333,9 @@ pub struct ServiceConfig {
     /// subscription with DeliveryFailure.
     pub sink_write_timeout_ms: Option<Spanned<u64>>,
     /// `event-source` only: the shortest time between two writes to one sink, in
-    /// milliseconds (default 0: each batch at once; at most 1 000). Notifications that come
-    /// sooner after a write wait and go out together, up to 64 in one write: less CPU per
-    /// notification at high event rates, for up to this much more latency.
+    /// milliseconds (default 0: each batch at once; at most 1 000). Notifications taken
+    /// sooner after a write wait until then and go out together (a batch of 64 at once):
+    /// less CPU per notification at high event rates, for up to this much more latency.
     pub delivery_wait_ms: Option<Spanned<u64>>,
     /// Gateway only: the HTTP request header that carries the message's authenticated
     /// identity (set by a handler such as `wsse-username`) to the backend, e.g.

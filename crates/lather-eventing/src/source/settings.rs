@@ -48,11 +48,11 @@ pub struct SourceSettings {
     /// `PublishQueueFull`.
     pub queue_bytes_total: u64,
     /// Shortest time between two writes to one sink (service key `delivery_wait_ms`):
-    /// notifications that come sooner after a write wait, at most this long, and go out
-    /// together in one write, up to 64. Zero (the default) writes each batch at once. At
-    /// high event rates a millisecond takes a tenth of the publisher's CPU per
-    /// notification away, for up to a millisecond (and the timer's tick) more latency;
-    /// at rates under one event per interval nothing waits.
+    /// notifications taken sooner after a write are held back until this long after it and
+    /// go out together with what came meanwhile; a batch of 64 goes at once. Zero (the
+    /// default) writes each batch at once. At high event rates a millisecond takes a tenth
+    /// of the publisher's CPU per notification away, for up to a millisecond (and the
+    /// timer's tick) more latency; events further apart than this never wait.
     pub delivery_wait: Duration,
 }
 
