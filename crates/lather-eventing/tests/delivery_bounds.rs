@@ -4,7 +4,7 @@
 //! subscription's delivery task ends; what a sink answered stops counting against its
 //! bounds while its connection is replaced.
 
-use crate::support::{delivery_failure, http_sink, two_attempts};
+use crate::support::{delivery_failure, http_sink, two_attempts, until};
 use bytes::Bytes;
 use lather_envelope::{Envelope, FaultKind, Limits, SoapVersion};
 use lather_eventing::{Event, EventSource, LATHER_EVENTING_NS, SourceSettings};
@@ -62,17 +62,6 @@ async fn mute_sink() -> (SocketAddr, Arc<AtomicUsize>, tokio::task::JoinHandle<(
         }
     });
     (addr, accepted, held)
-}
-
-/// Waits (at most 10 s) until `done` holds.
-async fn until(what: &str, done: impl Fn() -> bool) {
-    let waited = tokio::time::timeout(Duration::from_secs(10), async {
-        while !done() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await;
-    assert!(waited.is_ok(), "not within 10 s: {what}");
 }
 
 #[tokio::test]

@@ -5,7 +5,7 @@
 //! SubscriptionEnd.
 
 use crate::support::{
-    Seen, WSA10, WSE11, envelope, event, http_sink, raw_sink, subscribe, until_closed,
+    Seen, WSA10, WSE11, envelope, event, http_sink, raw_sink, subscribe, until, until_closed,
 };
 use lather_eventing::binding::tcp::decode_soap_frame;
 use lather_eventing::{EventSource, SourceSettings};
@@ -59,11 +59,10 @@ async fn notifications_soon_after_a_write_wait_and_go_out_together() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     assert_eq!(source.publish_event(event(2, 20)), 1);
     // Both are held back by the delivery task, and still count against the sink's bounds.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while source.sink_depths().queued_notifications != 2 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(source.sink_depths().queued_notifications, 2);
+    until("both held back and counted", || {
+        source.sink_depths().queued_notifications == 2
+    })
+    .await;
     assert!(
         bodies.try_recv().is_err(),
         "nothing went out before the wait"
@@ -80,13 +79,10 @@ async fn notifications_soon_after_a_write_wait_and_go_out_together() {
         after < 2 * wait,
         "arrived {after:?} after the first publish"
     );
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while source.sink_depths().queued_notifications != 0 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+    until("the answered notifications let go", || {
+        source.sink_depths().queued_notifications == 0
     })
-    .await
-    .expect("the answered notifications let go");
+    .await;
 }
 
 #[tokio::test]
@@ -106,11 +102,11 @@ async fn a_full_batch_goes_at_once_and_the_rest_waits() {
     let rest = tokio::time::timeout(Duration::from_secs(1), bodies.recv()).await;
     assert!(rest.is_err(), "the one beyond a full batch waits: {rest:?}");
     // Held back and counted; the 64 written are answered and let go.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while source.sink_depths().queued_notifications != 1 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    assert_eq!(source.sink_depths().queued_notifications, 1);
+    until(
+        "the one beyond held back and counted, the 64 let go",
+        || source.sink_depths().queued_notifications == 1,
+    )
+    .await;
 }
 
 #[tokio::test]

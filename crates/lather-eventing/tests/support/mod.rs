@@ -206,3 +206,14 @@ pub(crate) async fn delivery_failure(ends: &mut mpsc::UnboundedReceiver<String>)
     );
     end
 }
+
+/// Waits (at most 10 s) until `done` holds.
+pub(crate) async fn until(what: &str, done: impl Fn() -> bool) {
+    let waited = tokio::time::timeout(Duration::from_secs(10), async {
+        while !done() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(waited.is_ok(), "not within 10 s: {what}");
+}

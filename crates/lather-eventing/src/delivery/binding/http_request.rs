@@ -88,29 +88,22 @@ impl Requests {
             self.wire.own(parts.head());
             self.scratch.clear();
             self.template.render(event, &mut self.scratch);
-            match crate::protocol::compression::gzip(&self.scratch, min) {
-                Some(packed) => {
-                    self.wire.own(
-                        format!(
-                            "Content-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
-                            packed.len()
-                        )
-                        .as_bytes(),
-                    );
-                    self.wire.own(&packed);
-                }
-                None => {
-                    self.wire
-                        .own(format!("Content-Length: {}\r\n\r\n", self.scratch.len()).as_bytes());
-                    self.wire.own(&self.scratch);
-                }
+            let packed = crate::protocol::compression::gzip(&self.scratch, min);
+            if packed.is_some() {
+                self.wire.own(b"Content-Encoding: gzip\r\n");
             }
+            let body = packed.as_deref().unwrap_or(&self.scratch);
+            self.wire.own(LENGTH_NAME.as_bytes());
+            self.wire
+                .own(itoa::Buffer::new().format(body.len()).as_bytes());
+            self.wire.own(b"\r\n\r\n");
+            self.wire.own(body);
             return Ok(());
         }
         // The request's start in one piece, then the rest of the body; the length is
         // written once the body is rendered, into its field.
-        let field = self.wire.own_len() + parts.field;
-        let body_start = self.wire.len() + parts.body;
+        let field = self.wire.own_len() + parts.field();
+        let body_start = self.wire.len() + parts.body();
         self.wire.own(&parts.start);
         if self.template.splits() {
             self.template.rest(event, &mut self.wire);
@@ -136,9 +129,8 @@ struct ActionParts {
     /// The request line, the SOAPAction and Content-Type lines, the Content-Length field
     /// (value not yet written) and, where the template splits, the notification's opening.
     start: Vec<u8>,
-    /// Where in `start` the Content-Length field's value goes, and where the body begins.
-    field: usize,
-    body: usize,
+    /// Where in `start` the Content-Length field begins.
+    length_at: usize,
 }
 
 impl ActionParts {
@@ -170,23 +162,31 @@ impl ActionParts {
                 start.extend_from_slice(b"\r\n");
             }
         }
-        let field = start.len() + LENGTH_NAME.len();
+        let length_at = start.len();
         start.extend_from_slice(LENGTH_FIELD);
-        let body = start.len();
         if opening && template.splits() {
             template.opening(event, &mut start);
         }
         Ok(ActionParts {
             action: action.to_owned(),
             start,
-            field,
-            body,
+            length_at,
         })
     }
 
     /// The request line and the header lines before Content-Length.
     fn head(&self) -> &[u8] {
-        &self.start[..self.field - LENGTH_NAME.len()]
+        &self.start[..self.length_at]
+    }
+
+    /// Where in `start` the Content-Length field's value goes.
+    fn field(&self) -> usize {
+        self.length_at + LENGTH_NAME.len()
+    }
+
+    /// Where in `start` the body begins.
+    fn body(&self) -> usize {
+        self.length_at + LENGTH_FIELD.len()
     }
 }
 

@@ -60,11 +60,11 @@ impl Template {
         let head = format!(
             r#"<?xml version="1.0" encoding="UTF-8"?><s:Envelope xmlns:s="{ns}" xmlns:wsa="{wsa}" xmlns:lev="{LATHER_EVENTING_NS}"><s:Header><wsa:Action>"#
         );
-        let bits = u128::from_be_bytes(id_bits(sub));
+        let bits = id_bits(sub);
         let before_id = format!(
-            r#"</wsa:Action><wsa:To>{}</wsa:To><wsa:MessageID>urn:uuid:{}"#,
+            r#"</wsa:Action><wsa:To>{}</wsa:To><wsa:MessageID>{}"#,
             escape_text(&sub.notify_to.address),
-            uuid_head(((bits >> 64) as u64).to_be_bytes())
+            uuid_head(bits)
         );
         let mut before_stamp = String::from("</wsa:MessageID>");
         for param in &sub.notify_to.params {
@@ -86,7 +86,7 @@ impl Template {
             head,
             before_id,
             before_stamp,
-            id_low: bits as u64,
+            id_low: u128::from_be_bytes(bits) as u64,
             wsn,
             wrapped: sub.wrapped,
         }
@@ -177,23 +177,15 @@ fn id_bits(sub: &Subscription) -> [u8; 16] {
     bits
 }
 
-/// A subscription's message ids are version-4 UUIDs: its random bits with the last eight
-/// bytes XORed with the event's `seq`, so each notification of a subscription has its own
-/// id without asking the system for randomness. This is their first half, from the first
-/// eight bytes, the same for every notification: `xxxxxxxx-xxxx-4xxx-` (19 characters).
-fn uuid_head(high: [u8; 8]) -> String {
-    let mut b = high;
-    b[6] = (b[6] & 0x0f) | 0x40;
-    let hex = hex16(u64::from_be_bytes(b));
-    let mut text = String::with_capacity(19);
-    for (i, digit) in hex.iter().enumerate() {
-        if i == 8 || i == 12 {
-            text.push('-');
-        }
-        text.push(char::from(*digit));
-    }
-    text.push('-');
-    text
+/// A subscription's message ids are version-4 UUIDs (`urn:uuid:`): its random bits with
+/// the last eight bytes XORed with the event's `seq`, so each notification of a
+/// subscription has its own id without asking the system for randomness. This is their
+/// first half, from the first eight bytes, the same for every notification:
+/// `urn:uuid:xxxxxxxx-xxxx-4xxx-`.
+fn uuid_head(bits: [u8; 16]) -> String {
+    let mut urn = lather_envelope::uuid::urn_uuid_v4(bits);
+    urn.truncate("urn:uuid:xxxxxxxx-xxxx-4xxx-".len());
+    urn
 }
 
 /// The second half of a message id ([`uuid_head`]): `low` (the last eight random bytes)
@@ -236,9 +228,10 @@ mod tests {
     use super::*;
 
     fn uuid(bits: &[u8; 16], seq: u64) -> String {
-        let (high, low) = bits.split_at(8);
-        let tail = uuid_tail(u64::from_be_bytes(low.try_into().unwrap()), seq);
-        uuid_head(high.try_into().unwrap()) + std::str::from_utf8(&tail).unwrap()
+        let low = u128::from_be_bytes(*bits) as u64;
+        let head = uuid_head(*bits);
+        let tail = uuid_tail(low, seq);
+        head["urn:uuid:".len()..].to_owned() + std::str::from_utf8(&tail).unwrap()
     }
 
     #[test]
