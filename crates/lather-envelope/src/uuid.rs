@@ -6,15 +6,17 @@
 pub fn urn_uuid_v4(mut bytes: [u8; 16]) -> String {
     bytes[6] = (bytes[6] & 0x0f) | 0x40;
     bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "urn:uuid:{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut urn = String::with_capacity("urn:uuid:".len() + 36);
+    urn.push_str("urn:uuid:");
+    for (i, b) in bytes.into_iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            urn.push('-');
+        }
+        urn.push(char::from(HEX[usize::from(b >> 4)]));
+        urn.push(char::from(HEX[usize::from(b & 15)]));
+    }
+    urn
 }
 
 #[cfg(test)]
