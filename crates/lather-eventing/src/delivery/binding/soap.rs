@@ -61,11 +61,15 @@ impl Template {
             r#"<?xml version="1.0" encoding="UTF-8"?><s:Envelope xmlns:s="{ns}" xmlns:wsa="{wsa}" xmlns:lev="{LATHER_EVENTING_NS}"><s:Header><wsa:Action>"#
         );
         let bits = id_bits(sub);
-        let before_id = format!(
-            r#"</wsa:Action><wsa:To>{}</wsa:To><wsa:MessageID>{}"#,
-            escape_text(&sub.notify_to.address),
-            uuid_head(bits)
-        );
+        // Joined at its exact length: kept for the subscription's life (`format!` leaves
+        // room it guessed, up to twice the text).
+        let before_id = [
+            "</wsa:Action><wsa:To>",
+            &escape_text(&sub.notify_to.address),
+            "</wsa:To><wsa:MessageID>",
+            &uuid_head(bits),
+        ]
+        .concat();
         let mut before_stamp = String::from("</wsa:MessageID>");
         for param in &sub.notify_to.params {
             if wsa == WSA10_NS {
