@@ -14,7 +14,8 @@
 # WRK_THREADS=2, PAYLOAD_BYTES=100, SERVERS (default: every server above that can run:
 # "lather lather-gw lather-5h gsoap cxf cxf-5i"; also lather-pc and lather-ws, lather's echo
 # with `threading = "per-core"` / `"work-stealing"`, lather-w1 and lather-gw-w1, the echo
-# and the gateway with one I/O thread (`workers = 1`), and bare, a bare hyper HTTP/1.1 server
+# and the gateway with one I/O thread (`workers = 1`), lather-np and lather-gw-np, the echo
+# and the gateway (and its backend) with `pin_io_threads = false`, and bare, a bare hyper HTTP/1.1 server
 # answering with the request's body: the floor under lather's echo), WARMUP_CXF=120 (seconds of load on each
 # CXF server before the first round, for its JIT), LATHER, OLD_LATHER (optional: another
 # lather binary measured as lather-old, as the gateway of lather-gw-old, in front of
@@ -76,19 +77,22 @@ start() {
             lather_server "$1" "$bin" "$echo_service"
             port=$started_port
             ;;
-        lather-pc | lather-ws | lather-w1)
+        lather-pc | lather-ws | lather-w1 | lather-np)
             local keys="threading = \"per-core\""
             [ "$1" = lather-ws ] && keys="threading = \"work-stealing\""
             [ "$1" = lather-w1 ] && keys="workers = 1"
+            [ "$1" = lather-np ] && keys="pin_io_threads = false"
             lather_server "$1" "$LATHER" "$echo_service" "$keys"
             port=$started_port
             ;;
-        lather-gw | lather-gw-old | lather-gw-w1)
-            local gw_bin=$LATHER gw_keys=""
+        lather-gw | lather-gw-old | lather-gw-w1 | lather-gw-np)
+            local gw_bin=$LATHER gw_keys="" backend_keys=""
             [ "$1" = lather-gw-old ] && gw_bin=$OLD_LATHER
             # lather-gw-w1: the gateway with one I/O thread (`workers = 1`).
             [ "$1" = lather-gw-w1 ] && gw_keys="workers = 1"
-            lather_server "$1-backend" "$LATHER" "$echo_service"
+            # lather-gw-np: the gateway and its backend with unpinned I/O threads.
+            [ "$1" = lather-gw-np ] && gw_keys="pin_io_threads = false" && backend_keys=$gw_keys
+            lather_server "$1-backend" "$LATHER" "$echo_service" "$backend_keys"
             lather_server "$1" "$gw_bin" "[[service]]
 name = \"gw\"
 path = \"/echo\"
@@ -135,7 +139,7 @@ $(for i in 1 2 3 4 5; do printf '\n[handlers.d%s]\nkind = "digest"\nrounds = 10\
             pid[$1]=$bg_pid
             wait_for "$1" "${pid[$1]}" "$out_dir/$1.log" 60 port_open "$port"
             ;;
-        *) die "unknown server $1 (SERVERS takes lather lather-old lather-w1 lather-gw lather-gw-old lather-gw-w1 lather-5h lather-5h-old lather-pc lather-ws bare gsoap cxf cxf-5i)" ;;
+        *) die "unknown server $1 (SERVERS takes lather lather-old lather-w1 lather-np lather-gw lather-gw-old lather-gw-w1 lather-gw-np lather-5h lather-5h-old lather-pc lather-ws bare gsoap cxf cxf-5i)" ;;
     esac
     url[$1]="http://127.0.0.1:$port/echo"
 }

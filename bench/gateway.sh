@@ -9,7 +9,8 @@
 #
 # Environment: DURATION=10, WARMUP=2, CONNECTIONS=32, ROUNDS=2,
 # PAYLOAD_BYTES=100, BENCH_THREADS=1, SERVER_CPUS, CLIENT_CPUS, LATHER,
-# BENCH_CMD, SKIP_BUILD=1 (see echo-vs-gsoap.sh).
+# BENCH_CMD, SKIP_BUILD=1 (see echo-vs-gsoap.sh); SERVER_EXTRA adds lines to the
+# server's [server] table (e.g. "pin_io_threads = false").
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -31,6 +32,7 @@ cat >"$config" <<TOML
 # Off while measuring throughput: a log line per request costs more than an echo.
 access_log = false
 listen = "127.0.0.1:$port"
+${SERVER_EXTRA:-}
 
 [[service]]
 name = "echo"

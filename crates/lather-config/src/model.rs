@@ -55,6 +55,10 @@ pub struct ServerConfig {
     /// How those threads share the connections: `"per-core"` (a runtime per thread, the
     /// default) or `"work-stealing"` (one runtime).
     pub threading: crate::Threading,
+    /// With `"per-core"` threading and one I/O thread per CPU the process may use (the
+    /// default `workers = 0`): each I/O thread runs on one CPU only and serves the
+    /// connections whose packets that CPU receives (default true).
+    pub pin_io_threads: bool,
     /// Messages that may wait for a slot, per service; beyond it requests are refused at
     /// once with 503 `Server busy`.
     pub queue_capacity: usize,
@@ -158,6 +162,7 @@ impl Default for ServerConfig {
             shutdown_grace_ms: 30_000,
             workers: 0,
             threading: crate::Threading::default(),
+            pin_io_threads: true,
             queue_capacity: 1024,
             max_in_flight: MaxInFlight::Auto(Auto::Auto),
             min_in_flight: 4,

@@ -60,6 +60,7 @@ mod op_metrics;
 mod outbound_tls;
 mod own_headers;
 mod peer;
+mod placement;
 mod qos;
 mod qos_nats;
 mod ready;

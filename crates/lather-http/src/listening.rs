@@ -13,6 +13,7 @@ use crate::dispatch;
 use crate::drain::{Drain, DrainWatch};
 use crate::idle::{Activity, Busy, Stall};
 use crate::peer::Peer;
+use crate::placement::Placement;
 use crate::state::State;
 use crate::tls::listener::SharedServerConfig;
 use crate::tls::stream::MaybeTls;
@@ -90,12 +91,13 @@ impl Lane {
 
 impl Accepting {
     /// Accepts on `listener` until `stop` completes. Each connection goes to the thread
-    /// serving the fewest — this runtime or one of `lanes` — and is served in a task there.
+    /// `placement` picks — this runtime or one of `lanes` — and is served in a task there.
     /// Returns what tracks the connections this runtime still serves, to drain them.
     pub(crate) async fn accept_until(
         &self,
         listener: &TcpListener,
         lanes: &[Lane],
+        placement: &Placement,
         stop: impl Future<Output = ()>,
     ) -> Drain {
         let drain = Drain::new();
@@ -126,10 +128,20 @@ impl Accepting {
                 }
             };
             let _ = stream.set_nodelay(true);
-            let least = lanes
-                .iter()
-                .min_by_key(|lane| lane.open.load(Ordering::Relaxed))
-                .filter(|lane| lane.open.load(Ordering::Relaxed) < own.load(Ordering::Relaxed));
+            let least = match placement {
+                Placement::Fewest => lanes
+                    .iter()
+                    .min_by_key(|lane| lane.open.load(Ordering::Relaxed))
+                    .filter(|lane| lane.open.load(Ordering::Relaxed) < own.load(Ordering::Relaxed)),
+                Placement::ByCpu { cpus } => {
+                    let open: Vec<usize> = lanes
+                        .iter()
+                        .map(|lane| lane.open.load(Ordering::Relaxed))
+                        .collect();
+                    let cpu = crate::placement::incoming_cpu(&stream);
+                    lanes.get(crate::placement::by_cpu(cpus, cpu, &open))
+                }
+            };
             let counted = |open: &Arc<AtomicUsize>| {
                 open.fetch_add(1, Ordering::Relaxed);
                 LaneCount(open.clone())

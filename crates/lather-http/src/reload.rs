@@ -194,6 +194,10 @@ fn start_only_changes(before: &ServerConfig, after: &ServerConfig) -> Vec<&'stat
     check("listen", before.listen != after.listen);
     check("workers", before.workers != after.workers);
     check("threading", before.threading != after.threading);
+    check(
+        "pin_io_threads",
+        before.pin_io_threads != after.pin_io_threads,
+    );
     check("cpu_threads", before.cpu_threads != after.cpu_threads);
     check(
         "cpu_inline_micros",

@@ -58,6 +58,8 @@ pub struct Server {
     tls: Option<Box<crate::tls::listener::ListenerTls>>,
     /// Threads accepting and serving connections ([`Server::io_threads`]).
     io_threads: usize,
+    /// Whether a thread per CPU is pinned to it ([`Server::pin_io_threads`]).
+    pin_io_threads: bool,
 }
 
 impl Server {
@@ -76,6 +78,7 @@ impl Server {
             streams: None,
             tls: None,
             io_threads: 1,
+            pin_io_threads: server.pin_io_threads,
         }
     }
 
@@ -169,6 +172,31 @@ impl Server {
         self
     }
 
+    /// Whether, when there is one I/O thread per CPU the process may use, each runs on its
+    /// CPU only and serves the connections whose packets that CPU receives (`[server]
+    /// pin_io_threads`, default true). The accepting thread then serves none itself; the
+    /// threads those threads start (tokio's blocking pool, the CPU pool) run on every CPU.
+    /// With any other number of threads, or false, connections go to the thread serving
+    /// the fewest and no thread is pinned.
+    pub fn pin_io_threads(mut self, pin: bool) -> Server {
+        self.pin_io_threads = pin;
+        self
+    }
+
+    /// How connections are spread over the I/O threads, and how many threads serve them
+    /// besides the accepting one.
+    fn placement(&self) -> (crate::placement::Placement, usize) {
+        let cpus = lather_pipeline::affinity::process_cpus();
+        if self.pin_io_threads && self.io_threads > 1 && cpus.len() == self.io_threads {
+            let placement = crate::placement::Placement::ByCpu {
+                cpus: cpus.to_vec(),
+            };
+            (placement, self.io_threads)
+        } else {
+            (crate::placement::Placement::Fewest, self.io_threads - 1)
+        }
+    }
+
     /// Serves until `shutdown` completes; then stops accepting, lets requests in flight
     /// finish (up to the configured grace period) and returns.
     pub async fn serve(mut self, shutdown: impl Future<Output = ()>) -> Result<(), ServeError> {
@@ -197,9 +225,11 @@ impl Server {
             idle: self.idle,
         });
         let (phase, threads_phase) = tokio::sync::watch::channel(RUNNING);
-        let (lanes, others) = self.start_io_threads(&accepting, &threads_phase)?;
+        let (placement, others_count) = self.placement();
+        let (lanes, others) =
+            self.start_io_threads(&accepting, &threads_phase, others_count, &placement)?;
         let drain = accepting
-            .accept_until(&self.listener, &lanes, shutdown)
+            .accept_until(&self.listener, &lanes, &placement, shutdown)
             .await;
         let _ = phase.send(DRAINING);
         drop(self.listener);
@@ -242,30 +272,44 @@ impl Server {
         Ok(())
     }
 
-    /// Starts the `io_threads - 1` other I/O threads, each with a runtime of its own
-    /// serving the connections handed to its lane. When `phase` turns [`DRAINING`] a thread
-    /// drains its connections (up to the grace period) and completes its receiver; its
-    /// runtime, and the tasks started on it, live on until `phase` turns [`EXITING`] (or
-    /// its sender is dropped).
+    /// Starts `count` other I/O threads, each with a runtime of its own serving the
+    /// connections handed to its lane (lane `i` pinned to its CPU under
+    /// [`Placement::ByCpu`](crate::placement::Placement::ByCpu)). When `phase` turns
+    /// [`DRAINING`] a thread drains its connections (up to the grace period) and completes
+    /// its receiver; its runtime, and the tasks started on it, live on until `phase` turns
+    /// [`EXITING`] (or its sender is dropped).
     fn start_io_threads(
         &self,
         accepting: &Arc<crate::listening::Accepting>,
         phase: &tokio::sync::watch::Receiver<u8>,
+        count: usize,
+        placement: &crate::placement::Placement,
     ) -> Result<IoThreads, ServeError> {
         let mut lanes = Vec::new();
         let mut others = Vec::new();
-        for index in 1..self.io_threads {
+        for index in 1..=count {
             let (lane, handed) = crate::listening::Lane::new();
             let accepting = accepting.clone();
             let mut phase = phase.clone();
             let grace = self.grace;
             let (done, finished) = tokio::sync::oneshot::channel();
+            let cpu = match placement {
+                crate::placement::Placement::ByCpu { cpus } => cpus.get(index - 1).copied(),
+                crate::placement::Placement::Fewest => None,
+            };
             std::thread::Builder::new()
                 .name(format!("lather-io-{index}"))
                 .spawn(move || {
                     crate::io_thread::set(index);
+                    if let Some(cpu) = cpu
+                        && let Err(e) = lather_pipeline::affinity::pin_current_thread(cpu)
+                    {
+                        tracing::warn!(cpu, error = %e, "an I/O thread cannot be pinned to its CPU");
+                    }
                     let runtime = match tokio::runtime::Builder::new_current_thread()
                         .enable_all()
+                        // Its blocking pool's threads run on every CPU, not this one's.
+                        .on_thread_start(lather_pipeline::affinity::release_current_thread)
                         .build()
                     {
                         Ok(runtime) => runtime,

@@ -90,3 +90,107 @@ async fn connections_are_served_on_every_io_thread_and_drained_at_shutdown() {
     // Nothing accepts any more.
     assert!(tokio::net::TcpStream::connect(addr).await.is_err());
 }
+
+/// Answers with the CPUs its thread may run on and those a blocking task it starts may run
+/// on: `<c:cpus xmlns:c="urn:c" here="0" blocking="0,1"/>`.
+#[derive(Clone, Copy)]
+struct Cpus;
+
+fn listed(cpus: &[usize]) -> String {
+    cpus.iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+impl SoapService for Cpus {
+    fn call<'a>(&'a self, request: ServiceRequest<'a>) -> ServiceFuture<'a> {
+        Box::pin(async move {
+            let here = lather_pipeline::affinity::current_thread_cpus();
+            let blocking =
+                tokio::task::spawn_blocking(lather_pipeline::affinity::current_thread_cpus)
+                    .await
+                    .unwrap();
+            let version = request.envelope.version();
+            let body = format!(
+                r#"<c:cpus xmlns:c="urn:c" here="{}" blocking="{}"/>"#,
+                listed(&here),
+                listed(&blocking)
+            );
+            Ok(Reply::Written(
+                version,
+                EnvelopeBuilder::new(version)
+                    .body(Bytes::from(body))
+                    .build(),
+            ))
+        })
+    }
+}
+
+/// Serves `Cpus` with one I/O thread per CPU (pinned or not) and sends `calls` requests, each
+/// on a connection of its own; returns each answer's `here` and `blocking` lists.
+async fn cpus_seen(pin: bool, calls: usize) -> Vec<(String, String)> {
+    let cpus = lather_pipeline::affinity::process_cpus();
+    let server = lather_http::Server::builder()
+        .listen("127.0.0.1:0".parse().unwrap())
+        .service("/c", Cpus)
+        .bind()
+        .await
+        .unwrap()
+        .io_threads(cpus.len())
+        .pin_io_threads(pin);
+    let addr = server.local_addr();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(server.serve(async {
+        let _ = stopped.await;
+    }));
+    let body = envelope(SoapVersion::V12, "", "<m:x xmlns:m=\"urn:m\"/>");
+    let mut seen = Vec::new();
+    for _ in 0..calls {
+        let answer = post(addr, "/c", SoapVersion::V12, body.clone()).await;
+        assert_eq!(answer.status, 200, "{}", answer.text());
+        let text = answer.text();
+        let attribute = |name: &str| {
+            let start = text.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+            let end = start + text[start..].find('"').unwrap();
+            text[start..end].to_owned()
+        };
+        seen.push((attribute("here"), attribute("blocking")));
+    }
+    let _ = stop.send(());
+    tokio::time::timeout(Duration::from_secs(10), serving)
+        .await
+        .expect("serve returned")
+        .unwrap()
+        .unwrap();
+    seen
+}
+
+#[tokio::test]
+async fn with_a_thread_per_cpu_each_runs_on_its_cpu_and_what_it_starts_on_every_cpu() {
+    let cpus = lather_pipeline::affinity::process_cpus().to_vec();
+    let all = listed(&cpus);
+    for (here, blocking) in cpus_seen(true, 16).await {
+        if cpus.len() > 1 {
+            // Pinned: one CPU of the process's set.
+            let cpu: usize = here
+                .parse()
+                .unwrap_or_else(|_| panic!("not one CPU: {here}"));
+            assert!(cpus.contains(&cpu), "{cpu} not in {all}");
+        } else {
+            // One CPU: one I/O thread, never pinned.
+            assert_eq!(here, all);
+        }
+        // A blocking task started there is not held to that CPU.
+        assert_eq!(blocking, all);
+    }
+}
+
+#[tokio::test]
+async fn pin_io_threads_false_leaves_every_io_thread_on_every_cpu() {
+    let all = listed(lather_pipeline::affinity::process_cpus());
+    for (here, blocking) in cpus_seen(false, 16).await {
+        assert_eq!(here, all);
+        assert_eq!(blocking, all);
+    }
+}

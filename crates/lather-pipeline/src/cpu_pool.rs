@@ -129,6 +129,8 @@ impl CpuPool {
                 Builder::new_multi_thread()
                     .worker_threads(threads)
                     .thread_name("lather-cpu")
+                    // Made on first use, perhaps from an I/O thread pinned to one CPU.
+                    .on_thread_start(crate::affinity::release_current_thread)
                     .enable_time()
                     .build()
                     .unwrap_or_else(|e| {

@@ -14,6 +14,7 @@
 
 mod access;
 mod address_text;
+pub mod affinity;
 mod attempt;
 mod auto;
 mod cost;
