@@ -225,3 +225,21 @@ fn start_only_changes(before: &ServerConfig, after: &ServerConfig) -> Vec<&'stat
     );
     changed
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_read_at_start_are_named_when_they_change() {
+        let before = ServerConfig::default();
+        assert!(start_only_changes(&before, &before.clone()).is_empty());
+        let mut after = before.clone();
+        after.workers = 3;
+        after.pin_io_threads = false;
+        assert_eq!(
+            start_only_changes(&before, &after),
+            vec!["workers", "pin_io_threads"]
+        );
+    }
+}
