@@ -139,12 +139,7 @@ impl Accepting {
                         .map(|lane| lane.open.load(Ordering::Relaxed))
                         .collect();
                     let cpu = crate::placement::incoming_cpu(&stream);
-                    let together = if peer.ip().is_loopback() {
-                        crate::placement::LOOPBACK_TOGETHER
-                    } else {
-                        crate::placement::REMOTE_TOGETHER
-                    };
-                    lanes.get(crate::placement::by_cpu(cpus, cpu, &open, together))
+                    lanes.get(crate::placement::by_cpu(cpus, cpu, &open))
                 }
             };
             let counted = |open: &Arc<AtomicUsize>| {

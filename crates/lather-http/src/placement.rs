@@ -7,9 +7,7 @@
 //! them all. On a loopback bench this took a sixth off echo's CPU per request saturated
 //! (docs/tuning.md, "Pinned I/O threads"). A thread that would serve too many more
 //! connections than the least busy one does not get it: when every packet arrives on one
-//! CPU (a network card with one queue), the connections are still spread. A loopback
-//! client's connections are kept together longer, since there the CPU names the client's
-//! thread ([`LOOPBACK_TOGETHER`]).
+//! CPU (a network card with one queue), the connections are still spread.
 
 /// How accepted connections are spread over the I/O threads.
 #[derive(Debug, Clone)]
@@ -23,23 +21,12 @@ pub(crate) enum Placement {
     },
 }
 
-/// How many connections beyond the least busy lane a lane may serve and still be given a
-/// connection from a loopback peer: on loopback the CPU a packet arrives on is the CPU its
-/// sender ran on, so a client thread's connections are kept together on the thread of its
-/// CPU (where the kernel then tends to run the client), up to this many.
-pub(crate) const LOOPBACK_TOGETHER: usize = 64;
-
-/// The same for other peers, whose packets arrive on the CPU the network card's queue
-/// interrupts: spread by the card's hash when it has a queue per CPU, all on one CPU when
-/// it has one queue, where the connections must be spread all the same.
-pub(crate) const REMOTE_TOGETHER: usize = 8;
-
 /// The lane for a connection whose packets arrive on `cpu` (`None`: not known), given the
 /// connections each lane serves now (`open`, one per lane, not empty): the lane running on
 /// that CPU (a CPU outside `cpus` is taken modulo the lanes), unless it serves more than
-/// `together + total / 8` connections beyond the least busy lane ([`LOOPBACK_TOGETHER`],
-/// [`REMOTE_TOGETHER`]); then, and when the CPU is not known, the least busy lane.
-pub(crate) fn by_cpu(cpus: &[usize], cpu: Option<usize>, open: &[usize], together: usize) -> usize {
+/// `8 + total / 8` connections beyond the least busy lane; then, and when the CPU is not
+/// known, the least busy lane.
+pub(crate) fn by_cpu(cpus: &[usize], cpu: Option<usize>, open: &[usize]) -> usize {
     let (fewest, least) = open
         .iter()
         .enumerate()
@@ -54,7 +41,7 @@ pub(crate) fn by_cpu(cpus: &[usize], cpu: Option<usize>, open: &[usize], togethe
         .unwrap_or(cpu % open.len().max(1));
     let total: usize = open.iter().sum();
     match open.get(lane) {
-        Some(n) if *n <= least + together + total / 8 => lane,
+        Some(n) if *n <= least + 8 + total / 8 => lane,
         _ => fewest,
     }
 }
@@ -77,40 +64,26 @@ mod tests {
     #[test]
     fn a_connection_goes_to_the_lane_of_its_cpu() {
         let cpus = [2, 3, 5];
-        assert_eq!(by_cpu(&cpus, Some(3), &[0, 0, 0], REMOTE_TOGETHER), 1);
-        assert_eq!(by_cpu(&cpus, Some(5), &[4, 4, 4], REMOTE_TOGETHER), 2);
+        assert_eq!(by_cpu(&cpus, Some(3), &[0, 0, 0]), 1);
+        assert_eq!(by_cpu(&cpus, Some(5), &[4, 4, 4]), 2);
         // A CPU outside the set: taken modulo the lanes.
-        assert_eq!(by_cpu(&cpus, Some(7), &[1, 1, 1], REMOTE_TOGETHER), 1);
+        assert_eq!(by_cpu(&cpus, Some(7), &[1, 1, 1]), 1);
     }
 
     #[test]
     fn an_unknown_cpu_goes_to_the_least_busy_lane() {
-        assert_eq!(by_cpu(&[0, 1], None, &[5, 2], REMOTE_TOGETHER), 1);
+        assert_eq!(by_cpu(&[0, 1], None, &[5, 2]), 1);
     }
 
     #[test]
     fn a_lane_far_busier_than_the_least_busy_is_passed_over() {
         // Allowed: up to 8 + total / 8 beyond the least busy lane.
-        assert_eq!(by_cpu(&[0, 1], Some(0), &[8, 0], REMOTE_TOGETHER), 0);
-        assert_eq!(by_cpu(&[0, 1], Some(0), &[9, 0], REMOTE_TOGETHER), 0);
-        assert_eq!(by_cpu(&[0, 1], Some(0), &[10, 0], REMOTE_TOGETHER), 1);
-        assert_eq!(by_cpu(&[0, 1], Some(0), &[600, 480], REMOTE_TOGETHER), 0);
-        assert_eq!(by_cpu(&[0, 1], Some(0), &[600, 450], REMOTE_TOGETHER), 1);
-        assert_eq!(by_cpu(&[0, 1], Some(0), &[600, 300], REMOTE_TOGETHER), 1);
-    }
-
-    #[test]
-    fn a_loopback_clients_connections_stay_together_longer() {
-        let cpus = [0, 1];
-        let mut open = [0usize, 0];
-        for _ in 0..32 {
-            let lane = by_cpu(&cpus, Some(1), &open, LOOPBACK_TOGETHER);
-            open[lane] += 1;
-        }
-        assert_eq!(open, [0, 32]);
-        // Not without end: past 64 + total / 8 ahead, the least busy lane.
-        assert_eq!(by_cpu(&cpus, Some(1), &[0, 73], LOOPBACK_TOGETHER), 1);
-        assert_eq!(by_cpu(&cpus, Some(1), &[0, 74], LOOPBACK_TOGETHER), 0);
+        assert_eq!(by_cpu(&[0, 1], Some(0), &[8, 0]), 0);
+        assert_eq!(by_cpu(&[0, 1], Some(0), &[9, 0]), 0);
+        assert_eq!(by_cpu(&[0, 1], Some(0), &[10, 0]), 1);
+        assert_eq!(by_cpu(&[0, 1], Some(0), &[600, 480]), 0);
+        assert_eq!(by_cpu(&[0, 1], Some(0), &[600, 450]), 1);
+        assert_eq!(by_cpu(&[0, 1], Some(0), &[600, 300]), 1);
     }
 
     #[test]
@@ -118,7 +91,7 @@ mod tests {
         let cpus = [0, 1];
         let mut open = [0usize, 0];
         for _ in 0..1000 {
-            let lane = by_cpu(&cpus, Some(0), &open, REMOTE_TOGETHER);
+            let lane = by_cpu(&cpus, Some(0), &open);
             open[lane] += 1;
         }
         assert!(open[1] >= 400, "{open:?}");
