@@ -128,20 +128,13 @@ impl Accepting {
                 }
             };
             let _ = stream.set_nodelay(true);
-            let least = match placement {
-                Placement::Fewest => lanes
-                    .iter()
-                    .min_by_key(|lane| lane.open.load(Ordering::Relaxed))
-                    .filter(|lane| lane.open.load(Ordering::Relaxed) < own.load(Ordering::Relaxed)),
-                Placement::ByCpu { cpus } => {
-                    let open: Vec<usize> = lanes
-                        .iter()
-                        .map(|lane| lane.open.load(Ordering::Relaxed))
-                        .collect();
-                    let cpu = crate::placement::incoming_cpu(&stream);
-                    lanes.get(crate::placement::by_cpu(cpus, cpu, &open))
-                }
-            };
+            let open: Vec<usize> = lanes
+                .iter()
+                .map(|lane| lane.open.load(Ordering::Relaxed))
+                .collect();
+            let least = placement
+                .pick(&stream, &open, own.load(Ordering::Relaxed))
+                .and_then(|lane| lanes.get(lane));
             let counted = |open: &Arc<AtomicUsize>| {
                 open.fetch_add(1, Ordering::Relaxed);
                 LaneCount(open.clone())

@@ -9,6 +9,8 @@
 //! connections than the least busy one does not get it: when every packet arrives on one
 //! CPU (a network card with one queue), the connections are still spread.
 
+use std::os::fd::AsFd;
+
 /// How accepted connections are spread over the I/O threads.
 #[derive(Debug, Clone)]
 pub(crate) enum Placement {
@@ -19,6 +21,39 @@ pub(crate) enum Placement {
         /// The CPU of each lane, in lane order.
         cpus: Vec<usize>,
     },
+}
+
+impl Placement {
+    /// How many I/O threads serve connections besides the accepting one, of `io_threads`
+    /// in all: every one under [`Placement::ByCpu`], all but the accepting one else.
+    pub(crate) fn lanes(&self, io_threads: usize) -> usize {
+        match self {
+            Placement::ByCpu { cpus } => cpus.len(),
+            Placement::Fewest => io_threads.saturating_sub(1),
+        }
+    }
+
+    /// The CPU lane `lane` is pinned to, if any.
+    pub(crate) fn cpu(&self, lane: usize) -> Option<usize> {
+        match self {
+            Placement::ByCpu { cpus } => cpus.get(lane).copied(),
+            Placement::Fewest => None,
+        }
+    }
+
+    /// The lane for `stream` (`None`: the accepting thread serves it), given the
+    /// connections each lane serves (`open`) and the accepting thread serves (`own`).
+    pub(crate) fn pick(&self, stream: &impl AsFd, open: &[usize], own: usize) -> Option<usize> {
+        match self {
+            Placement::Fewest => open
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, n)| **n)
+                .filter(|(_, n)| **n < own)
+                .map(|(i, _)| i),
+            Placement::ByCpu { cpus } => Some(by_cpu(cpus, incoming_cpu(stream), open)),
+        }
+    }
 }
 
 /// The lane for a connection whose packets arrive on `cpu` (`None`: not known), given the
@@ -47,13 +82,7 @@ pub(crate) fn by_cpu(cpus: &[usize], cpu: Option<usize>, open: &[usize]) -> usiz
 }
 
 /// The CPU that last received `stream`'s packets, where the kernel says.
-pub(crate) fn incoming_cpu(stream: &tokio::net::TcpStream) -> Option<usize> {
-    socket2::SockRef::from(stream).cpu_affinity().ok()
-}
-
-/// The same for a standard stream (tests).
-#[cfg(test)]
-fn incoming_cpu_std(stream: &std::net::TcpStream) -> Option<usize> {
+fn incoming_cpu(stream: &impl AsFd) -> Option<usize> {
     socket2::SockRef::from(stream).cpu_affinity().ok()
 }
 
@@ -103,7 +132,7 @@ mod tests {
         let client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (served, _) = listener.accept().unwrap();
         let cpus = lather_pipeline::affinity::process_cpus();
-        let cpu = incoming_cpu_std(&served).expect("SO_INCOMING_CPU is readable on Linux");
+        let cpu = incoming_cpu(&served).expect("SO_INCOMING_CPU is readable on Linux");
         assert!(cpus.contains(&cpu), "{cpu} not in {cpus:?}");
         drop(client);
     }

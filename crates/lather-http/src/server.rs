@@ -183,17 +183,15 @@ impl Server {
         self
     }
 
-    /// How connections are spread over the I/O threads, and how many threads serve them
-    /// besides the accepting one.
-    fn placement(&self) -> (crate::placement::Placement, usize) {
+    /// How connections are spread over the I/O threads.
+    fn placement(&self) -> crate::placement::Placement {
         let cpus = lather_pipeline::affinity::process_cpus();
         if self.pin_io_threads && self.io_threads > 1 && cpus.len() == self.io_threads {
-            let placement = crate::placement::Placement::ByCpu {
+            crate::placement::Placement::ByCpu {
                 cpus: cpus.to_vec(),
-            };
-            (placement, self.io_threads)
+            }
         } else {
-            (crate::placement::Placement::Fewest, self.io_threads - 1)
+            crate::placement::Placement::Fewest
         }
     }
 
@@ -225,9 +223,8 @@ impl Server {
             idle: self.idle,
         });
         let (phase, threads_phase) = tokio::sync::watch::channel(RUNNING);
-        let (placement, others_count) = self.placement();
-        let (lanes, others) =
-            self.start_io_threads(&accepting, &threads_phase, others_count, &placement)?;
+        let placement = self.placement();
+        let (lanes, others) = self.start_io_threads(&accepting, &threads_phase, &placement)?;
         let drain = accepting
             .accept_until(&self.listener, &lanes, &placement, shutdown)
             .await;
@@ -272,9 +269,9 @@ impl Server {
         Ok(())
     }
 
-    /// Starts `count` other I/O threads, each with a runtime of its own serving the
-    /// connections handed to its lane (lane `i` pinned to its CPU under
-    /// [`Placement::ByCpu`](crate::placement::Placement::ByCpu)). When `phase` turns
+    /// Starts the I/O threads `placement` has besides the accepting one, each with a
+    /// runtime of its own serving the connections handed to its lane (pinned to the lane's
+    /// CPU where `placement` names one). When `phase` turns
     /// [`DRAINING`] a thread drains its connections (up to the grace period) and completes
     /// its receiver; its runtime, and the tasks started on it, live on until `phase` turns
     /// [`EXITING`] (or its sender is dropped).
@@ -282,21 +279,17 @@ impl Server {
         &self,
         accepting: &Arc<crate::listening::Accepting>,
         phase: &tokio::sync::watch::Receiver<u8>,
-        count: usize,
         placement: &crate::placement::Placement,
     ) -> Result<IoThreads, ServeError> {
         let mut lanes = Vec::new();
         let mut others = Vec::new();
-        for index in 1..=count {
+        for index in 1..=placement.lanes(self.io_threads) {
             let (lane, handed) = crate::listening::Lane::new();
             let accepting = accepting.clone();
             let mut phase = phase.clone();
             let grace = self.grace;
             let (done, finished) = tokio::sync::oneshot::channel();
-            let cpu = match placement {
-                crate::placement::Placement::ByCpu { cpus } => cpus.get(index - 1).copied(),
-                crate::placement::Placement::Fewest => None,
-            };
+            let cpu = placement.cpu(index - 1);
             std::thread::Builder::new()
                 .name(format!("lather-io-{index}"))
                 .spawn(move || {

@@ -22,9 +22,7 @@ pub fn process_cpus() -> &'static [usize] {
 /// [`process_cpus`]).
 pub fn pin_current_thread(cpu: usize) -> std::io::Result<()> {
     let _ = process_cpus();
-    let mut set = rustix::thread::CpuSet::new();
-    set.set(cpu);
-    rustix::thread::sched_setaffinity(None, &set).map_err(std::io::Error::from)
+    rustix::thread::sched_setaffinity(None, &cpu_set(&[cpu])).map_err(std::io::Error::from)
 }
 
 /// Gives the calling thread the process's whole CPU set back, when one was remembered: a
@@ -37,13 +35,18 @@ pub fn release_current_thread() {
     if cpus.is_empty() {
         return;
     }
+    if let Err(e) = rustix::thread::sched_setaffinity(None, &cpu_set(cpus)) {
+        tracing::debug!(error = %e, "a thread cannot take back the process's CPU set");
+    }
+}
+
+/// The set of `cpus`.
+fn cpu_set(cpus: &[usize]) -> rustix::thread::CpuSet {
     let mut set = rustix::thread::CpuSet::new();
     for cpu in cpus {
         set.set(*cpu);
     }
-    if let Err(e) = rustix::thread::sched_setaffinity(None, &set) {
-        tracing::debug!(error = %e, "a thread cannot take back the process's CPU set");
-    }
+    set
 }
 
 /// The CPUs the calling thread may run on, in ascending order (empty where unreadable).
