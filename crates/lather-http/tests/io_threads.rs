@@ -50,11 +50,8 @@ async fn connections_are_served_on_every_io_thread_and_drained_at_shutdown() {
         .await
         .unwrap()
         .io_threads(3);
-    let addr = server.local_addr();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(server.serve(async {
-        let _ = stopped.await;
-    }));
+    let mut server = TestServer::serving(server);
+    let addr = server.addr;
 
     // 48 connections at once, each a request held 200 ms: all answered.
     let body = envelope(SoapVersion::V12, "", "<m:x xmlns:m=\"urn:m\"/>");
@@ -78,7 +75,7 @@ async fn connections_are_served_on_every_io_thread_and_drained_at_shutdown() {
     while threads.lock().unwrap().len() < 48 + 12 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let _ = stop.send(());
+    let serving = server.shutdown();
     for call in in_flight {
         assert_eq!(call.await.unwrap().status, 200);
     }
@@ -139,11 +136,8 @@ async fn cpus_seen(pin: bool, calls: usize) -> Vec<(String, String)> {
         .unwrap()
         .io_threads(cpus.len())
         .pin_io_threads(pin);
-    let addr = server.local_addr();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(server.serve(async {
-        let _ = stopped.await;
-    }));
+    let mut server = TestServer::serving(server);
+    let addr = server.addr;
     let body = envelope(SoapVersion::V12, "", "<m:x xmlns:m=\"urn:m\"/>");
     let mut seen = Vec::new();
     for _ in 0..calls {
@@ -157,8 +151,7 @@ async fn cpus_seen(pin: bool, calls: usize) -> Vec<(String, String)> {
         };
         seen.push((attribute("here"), attribute("blocking")));
     }
-    let _ = stop.send(());
-    tokio::time::timeout(Duration::from_secs(10), serving)
+    tokio::time::timeout(Duration::from_secs(10), server.shutdown())
         .await
         .expect("serve returned")
         .unwrap()

@@ -53,6 +53,11 @@ impl TestServer {
             .bind()
             .await
             .expect("bind");
+        Self::serving(server)
+    }
+
+    /// Serves `server`, bound and set up by the test, until stopped.
+    pub fn serving(server: lather_http::Server) -> TestServer {
         let addr = server.local_addr();
         let (stop, stopped) = oneshot::channel::<()>();
         let done = tokio::spawn(server.serve(async {
