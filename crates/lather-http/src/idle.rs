@@ -83,6 +83,16 @@ impl Activity {
         Busy(self.clone())
     }
 
+    /// Whether a request is being answered now.
+    pub(crate) fn handling(&self) -> bool {
+        self.busy.load(Ordering::Relaxed) > 0
+    }
+
+    /// Whether request heads are timed here: a plain HTTP/1.1 connection.
+    pub(crate) fn times_heads(&self) -> bool {
+        self.heads.load(Ordering::Relaxed)
+    }
+
     /// Completes once the connection has stalled: idle for `idle` (no byte moved and no
     /// request handled for that long), or — where heads are timed here — a request head
     /// begun `head` ago and not complete.

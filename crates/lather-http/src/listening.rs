@@ -11,14 +11,16 @@ use crate::arriving::Arriving;
 use crate::conn_cap::ConnectionCaps;
 use crate::dispatch;
 use crate::drain::{Drain, DrainWatch};
-use crate::idle::{Activity, Busy, Stall};
+use crate::homed::{Homed, SeenCpu};
+use crate::idle::{Activity, Busy};
+use crate::lanes::{Handed, Held, LaneCount, Lanes};
 use crate::peer::Peer;
 use crate::placement::Placement;
+use crate::roam::{LaneMap, Roam, Roaming, Watch};
 use crate::state::State;
 use crate::tls::listener::SharedServerConfig;
 use crate::tls::stream::MaybeTls;
 use crate::watched::Watched;
-use crate::when_woken::WhenWoken;
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
@@ -27,7 +29,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
@@ -46,49 +48,6 @@ pub(crate) struct Accepting {
     pub(crate) idle: Duration,
 }
 
-/// What a connection holds while it is open: its place under the connection caps, the
-/// open-connections gauge, and its place in its thread's count.
-struct Held {
-    _slot: crate::conn_cap::Slot,
-    _open: crate::metrics::InFlight,
-    _lane: LaneCount,
-}
-
-/// One open connection counted on its thread until dropped.
-struct LaneCount(Arc<AtomicUsize>);
-
-impl Drop for LaneCount {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// A connection accepted on the accepting thread, handed to another I/O thread.
-pub(crate) struct Handed {
-    stream: std::net::TcpStream,
-    peer: SocketAddr,
-    held: Held,
-}
-
-/// An I/O thread connections can be handed to: its queue and how many it serves.
-#[derive(Debug)]
-pub(crate) struct Lane {
-    queue: mpsc::UnboundedSender<Handed>,
-    open: Arc<AtomicUsize>,
-}
-
-impl Lane {
-    /// A lane and the receiving end its thread serves.
-    pub(crate) fn new() -> (Lane, mpsc::UnboundedReceiver<Handed>) {
-        let (queue, handed) = mpsc::unbounded_channel();
-        let lane = Lane {
-            queue,
-            open: Arc::default(),
-        };
-        (lane, handed)
-    }
-}
-
 impl Accepting {
     /// Accepts on `listener` until `stop` completes. Each connection goes to the thread
     /// `placement` picks — this runtime or one of `lanes` — and is served in a task there.
@@ -96,7 +55,7 @@ impl Accepting {
     pub(crate) async fn accept_until(
         &self,
         listener: &TcpListener,
-        lanes: &[Lane],
+        lanes: &Lanes,
         placement: &Placement,
         stop: impl Future<Output = ()>,
     ) -> Drain {
@@ -128,18 +87,14 @@ impl Accepting {
                 }
             };
             let _ = stream.set_nodelay(true);
-            let open: Vec<usize> = lanes
-                .iter()
-                .map(|lane| lane.open.load(Ordering::Relaxed))
-                .collect();
-            let least = placement
-                .pick(&stream, &open, own.load(Ordering::Relaxed))
+            let picked = placement
+                .pick(
+                    &stream,
+                    &lanes.open(),
+                    own.load(std::sync::atomic::Ordering::Relaxed),
+                )
                 .and_then(|lane| lanes.get(lane));
-            let counted = |open: &Arc<AtomicUsize>| {
-                open.fetch_add(1, Ordering::Relaxed);
-                LaneCount(open.clone())
-            };
-            if let Some(lane) = least {
+            if let Some(lane) = picked {
                 let std_stream = match stream.into_std() {
                     Ok(std_stream) => std_stream,
                     Err(e) => {
@@ -150,23 +105,21 @@ impl Accepting {
                 let held = Held {
                     _slot: slot,
                     _open: metrics.opened(),
-                    _lane: counted(&lane.open),
+                    lane: lane.count(),
                 };
-                let handed = Handed {
+                let handed = Handed::Accepted {
                     stream: std_stream,
                     peer,
                     held,
                 };
-                if let Err(mpsc::error::SendError(back)) = lane.queue.send(handed) {
+                if let Err(Handed::Accepted { stream, held, .. }) = lane.hand(handed) {
                     // That thread has stopped: served, and counted, here instead.
-                    let Held { _slot, _open, .. } = back.held;
                     let held = Held {
-                        _slot,
-                        _open,
-                        _lane: counted(&own),
+                        lane: LaneCount::new(&own),
+                        ..held
                     };
-                    match TcpStream::from_std(back.stream) {
-                        Ok(stream) => self.spawn(stream, peer, held, &builder, &drain),
+                    match TcpStream::from_std(stream) {
+                        Ok(stream) => self.spawn(stream, peer, held, &builder, &drain, None),
                         Err(e) => {
                             tracing::debug!(%peer, error = %e, "an accepted connection cannot be served");
                         }
@@ -177,19 +130,21 @@ impl Accepting {
             let held = Held {
                 _slot: slot,
                 _open: metrics.opened(),
-                _lane: counted(&own),
+                lane: LaneCount::new(&own),
             };
-            self.spawn(stream, peer, held, &builder, &drain);
+            self.spawn(stream, peer, held, &builder, &drain, None);
         }
         drain
     }
 
     /// Serves the connections handed over on `handed` until `stop` completes (and those
     /// handed over before it), each in a task of this runtime; then returns what tracks
-    /// them, to drain them.
+    /// them, to drain them. With `roaming`, plain HTTP/1.1 connections may move between
+    /// its lanes ([`crate::roam`]).
     pub(crate) async fn serve_handed(
         &self,
         mut handed: mpsc::UnboundedReceiver<Handed>,
+        roaming: Option<LaneMap>,
         stop: impl Future<Output = ()>,
     ) -> Drain {
         let drain = Drain::new();
@@ -201,23 +156,33 @@ impl Accepting {
                 () = &mut stop => break,
             };
             let Some(next) = next else { break };
-            self.take(next, &builder, &drain);
+            self.take(next, &builder, &drain, roaming.as_ref());
         }
         // Accepted before the stop: served (and drained) like the others.
         handed.close();
         while let Ok(next) = handed.try_recv() {
-            self.take(next, &builder, &drain);
+            self.take(next, &builder, &drain, roaming.as_ref());
         }
         drain
     }
 
     /// Serves a handed-over connection on this runtime.
-    fn take(&self, handed: Handed, builder: &auto::Builder<TokioExecutor>, drain: &Drain) {
-        match TcpStream::from_std(handed.stream) {
-            Ok(stream) => self.spawn(stream, handed.peer, handed.held, builder, drain),
-            Err(e) => {
-                tracing::debug!(peer = %handed.peer, error = %e, "a handed-over connection cannot be served")
-            }
+    fn take(
+        &self,
+        handed: Handed,
+        builder: &auto::Builder<TokioExecutor>,
+        drain: &Drain,
+        roaming: Option<&LaneMap>,
+    ) {
+        match handed {
+            Handed::Accepted { stream, peer, held } => match TcpStream::from_std(stream) {
+                Ok(stream) => self.spawn(stream, peer, held, builder, drain, roaming),
+                Err(e) => {
+                    tracing::debug!(%peer, error = %e, "a handed-over connection cannot be served")
+                }
+            },
+            // Its drain is still the one of the thread that accepted it.
+            Handed::Moved(task) => drop(tokio::spawn(task)),
         }
     }
 
@@ -237,7 +202,8 @@ impl Accepting {
         builder
     }
 
-    /// Serves `stream` from `peer` in a task of this runtime, holding `held` until it ends.
+    /// Serves `stream` from `peer` in a task of this runtime, holding `held` until it ends;
+    /// with `roaming`, a task free to move between those lanes.
     fn spawn(
         &self,
         stream: TcpStream,
@@ -245,22 +211,34 @@ impl Accepting {
         held: Held,
         builder: &auto::Builder<TokioExecutor>,
         drain: &Drain,
+        roaming: Option<&LaneMap>,
     ) {
+        // Plain connections only: a TLS one's hyper times its heads on this thread.
+        let roam = roaming.filter(|_| self.tls.is_none()).map(|map| Roam {
+            map: map.clone(),
+            seen: Arc::new(SeenCpu::new()),
+        });
+        let activity = Activity::new(self.tls.is_none());
+        let watch = Watch {
+            activity: activity.clone(),
+            idle: self.idle,
+            head: self.header_timeout,
+            peer,
+            metrics: self.state.metrics.connections.clone(),
+        };
         let connection = Connection {
             state: self.state.clone(),
             current: self.current.clone(),
             peer,
-            activity: Activity::new(self.tls.is_none()),
+            activity,
             builder: builder.clone(),
             drain: drain.watch(),
             tls: self.tls.as_ref().map(SharedServerConfig::acceptor),
             header_timeout: self.header_timeout,
-            idle: self.idle,
         };
-        tokio::spawn(async move {
-            let _held = held;
-            connection.run(stream).await;
-        });
+        let seen = roam.as_ref().map(|roam| roam.seen.clone());
+        let serve = Box::pin(connection.serve(Homed::new(stream, seen)));
+        tokio::spawn(Roaming::new(serve, watch, held, roam));
     }
 }
 
@@ -277,34 +255,12 @@ struct Connection {
     /// The handshake to make first, when the listener speaks TLS.
     tls: Option<tokio_rustls::TlsAcceptor>,
     header_timeout: Duration,
-    idle: Duration,
 }
 
 impl Connection {
     /// Makes the TLS handshake (if any, within the header timeout), then serves HTTP
-    /// until the connection ends, shuts down gracefully or is idle too long.
-    async fn run(self, stream: TcpStream) {
-        let metrics = self.state.metrics.connections.clone();
-        let peer = self.peer;
-        let activity = self.activity.clone();
-        let idle = self.idle;
-        let head = self.header_timeout;
-        tokio::select! {
-            biased;
-            () = self.serve(stream) => {}
-            stall = WhenWoken::new(activity.stalled(idle, head)) => match stall {
-                Stall::Idle => {
-                    metrics.idle_closed();
-                    tracing::debug!(%peer, "idle connection closed");
-                }
-                Stall::SlowHead => {
-                    tracing::debug!(%peer, "request head not complete within header_timeout_ms: connection closed");
-                }
-            }
-        }
-    }
-
-    async fn serve(self, stream: TcpStream) {
+    /// until the connection ends or shuts down gracefully.
+    async fn serve(self, stream: Homed) {
         let marking = Arc::new(crate::marking::Marking::default());
         // Marked sits on the TCP socket, under TLS, so answers are marked either way.
         let stream = Watched::new(

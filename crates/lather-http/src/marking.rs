@@ -4,6 +4,7 @@
 //! from what the socket carries — so a connection is re-marked only when the class of its
 //! answers changes, and an answer without a class leaves it as it is.
 
+use crate::homed::Homed;
 use socket2::SockRef;
 use std::io;
 use std::pin::Pin;
@@ -11,7 +12,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
 
 /// No code point asked for yet.
 const NONE: u16 = u16::MAX;
@@ -40,15 +40,18 @@ impl Marking {
 /// A TCP connection whose writes carry the code point its [`Marking`] wants.
 #[derive(Debug)]
 pub(crate) struct Marked {
-    inner: TcpStream,
+    inner: Homed,
     marking: Arc<Marking>,
     applied: u16,
     ipv6: bool,
 }
 
 impl Marked {
-    pub(crate) fn new(inner: TcpStream, marking: Arc<Marking>) -> Self {
-        let ipv6 = inner.local_addr().is_ok_and(|a| a.is_ipv6());
+    pub(crate) fn new(inner: Homed, marking: Arc<Marking>) -> Self {
+        let ipv6 = inner
+            .tcp()
+            .and_then(|tcp| tcp.local_addr().ok())
+            .is_some_and(|a| a.is_ipv6());
         Marked {
             inner,
             marking,
@@ -65,7 +68,8 @@ impl Marked {
         }
         self.applied = wanted;
         let tos = u32::from(wanted) << 2;
-        let socket = SockRef::from(&self.inner);
+        let Some(tcp) = self.inner.tcp() else { return };
+        let socket = SockRef::from(tcp);
         let set = if self.ipv6 {
             // Both: an IPv6 socket may carry IPv4-mapped traffic.
             let _ = socket.set_tos_v4(tos);

@@ -214,6 +214,7 @@ pub(crate) struct ConnectionMetrics {
     idle_closed: Counter,
     accept_errors: Counter,
     tls_failed: Family<ReasonLabels, Counter>,
+    moved: Counter,
 }
 
 impl ConnectionMetrics {
@@ -225,6 +226,7 @@ impl ConnectionMetrics {
             idle_closed: Counter::default(),
             accept_errors: Counter::default(),
             tls_failed: Family::default(),
+            moved: Counter::default(),
         });
         registry.register(
             "connections_open",
@@ -250,6 +252,11 @@ impl ConnectionMetrics {
             "tls_handshake_failures",
             "TLS handshakes on the listener that failed, by reason (error: refused or broken, e.g. an untrusted or missing client certificate or a plain HTTP request; timeout: not done within header_timeout_ms)",
             metrics.tls_failed.clone(),
+        );
+        registry.register(
+            "connections_moved",
+            "Connections moved between two requests to the I/O thread of the CPU their packets arrive on, or off a saturated one (pin_io_threads)",
+            metrics.moved.clone(),
         );
         // Both reasons appear from the start, at 0.
         for reason in ["max_connections", "max_connections_per_client"] {
@@ -282,6 +289,11 @@ impl ConnectionMetrics {
     /// Counts a connection closed for idleness.
     pub(crate) fn idle_closed(&self) {
         self.idle_closed.inc();
+    }
+
+    /// Counts a connection moved to another I/O thread.
+    pub(crate) fn moved(&self) {
+        self.moved.inc();
     }
 
     /// Counts a failed accept.

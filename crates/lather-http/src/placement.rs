@@ -81,8 +81,89 @@ pub(crate) fn by_cpu(cpus: &[usize], cpu: Option<usize>, open: &[usize]) -> usiz
     }
 }
 
+/// A CPU idle at least this share of its time lately (per mille) takes the connections
+/// whose packets arrive on it, however many it serves, and those shed to it.
+pub(crate) const SPARE_PERMILLE: u32 = 300;
+
+/// A CPU idle less than this share of its time lately (per mille) sheds connections: to
+/// the lane of a CPU with spare time, or, beyond the count bound, to the lane serving the
+/// fewest.
+pub(crate) const SATURATED_PERMILLE: u32 = 50;
+
+/// Where a connection served on lane `from` should move now that its packets arrive on
+/// `cpu`, given the connections each lane serves (`open`) and the idle share of each lane's
+/// CPU lately (`idle`, per mille): to the lane of that CPU when the CPU has spare time
+/// (idle at least `limits.spare` per mille, [`SPARE_PERMILLE`] but in tests) or its lane serves no
+/// more connections than this one; off
+/// a saturated CPU, to the lane of the CPU with the most spare time, or, when no CPU has
+/// any, beyond the count bound of [`by_cpu`] to the lane serving the fewest. `None`: stay.
+pub(crate) fn roam_to(
+    cpus: &[usize],
+    from: usize,
+    cpu: usize,
+    open: &[usize],
+    idle: &[u32],
+    limits: Thresholds,
+) -> Option<Move> {
+    let lanes = open.len();
+    if lanes < 2 || from >= lanes || idle.len() != lanes {
+        return None;
+    }
+    let want = cpus.iter().position(|c| *c == cpu).unwrap_or(cpu % lanes);
+    // Where no CPU has time to spare, following must not pile connections on one lane:
+    // only to a lane serving no more than this one (clients on both CPUs swap lanes).
+    if want != from && (idle[want] >= limits.spare || open[want] <= open[from]) {
+        return Some(Move::Follow(want));
+    }
+    if idle[from] >= limits.saturated {
+        return None;
+    }
+    let (roomiest, most) = idle
+        .iter()
+        .enumerate()
+        .max_by_key(|(_, p)| **p)
+        .map_or((from, 0), |(i, p)| (i, *p));
+    if most >= limits.spare && roomiest != from {
+        return Some(Move::Shed(roomiest));
+    }
+    let (fewest, least) = open
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, n)| **n)
+        .map_or((from, 0), |(i, n)| (i, *n));
+    let slack = 8 + open.iter().sum::<usize>() / 8;
+    (open[from] > least + slack && fewest != from).then_some(Move::Shed(fewest))
+}
+
+/// The idle shares (per mille) [`roam_to`] decides by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Thresholds {
+    /// A CPU idle at least this much has time to spare.
+    pub(crate) spare: u32,
+    /// A CPU idle less than this is saturated.
+    pub(crate) saturated: u32,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            spare: SPARE_PERMILLE,
+            saturated: SATURATED_PERMILLE,
+        }
+    }
+}
+
+/// A roaming connection's move.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Move {
+    /// To the lane of the CPU its packets arrive on.
+    Follow(usize),
+    /// Off its lane's saturated CPU, to this lane.
+    Shed(usize),
+}
+
 /// The CPU that last received `stream`'s packets, where the kernel says.
-fn incoming_cpu(stream: &impl AsFd) -> Option<usize> {
+pub(crate) fn incoming_cpu(stream: &impl AsFd) -> Option<usize> {
     socket2::SockRef::from(stream).cpu_affinity().ok()
 }
 
@@ -124,6 +205,106 @@ mod tests {
             open[lane] += 1;
         }
         assert!(open[1] >= 400, "{open:?}");
+    }
+
+    #[test]
+    fn a_connection_follows_its_cpu_while_that_cpu_has_spare_time() {
+        let cpus = [0, 1];
+        // All 32 on lane 0 is fine while CPU 0 idles half its time.
+        assert_eq!(
+            roam_to(&cpus, 1, 0, &[31, 1], &[500, 900], Thresholds::default()),
+            Some(Move::Follow(0))
+        );
+        // Already there: it stays.
+        assert_eq!(
+            roam_to(&cpus, 0, 0, &[32, 0], &[500, 1000], Thresholds::default()),
+            None
+        );
+        // A CPU outside the set: taken modulo the lanes.
+        assert_eq!(
+            roam_to(&cpus, 0, 3, &[5, 5], &[900, 900], Thresholds::default()),
+            Some(Move::Follow(1))
+        );
+    }
+
+    #[test]
+    fn to_a_cpu_without_spare_time_a_connection_follows_only_to_a_lane_serving_no_more() {
+        let cpus = [0, 1];
+        assert_eq!(
+            roam_to(&cpus, 1, 0, &[17, 15], &[250, 900], Thresholds::default()),
+            None
+        );
+        assert_eq!(
+            roam_to(&cpus, 1, 0, &[16, 17], &[10, 10], Thresholds::default()),
+            Some(Move::Follow(0))
+        );
+        assert_eq!(
+            roam_to(&cpus, 1, 0, &[16, 16], &[10, 10], Thresholds::default()),
+            Some(Move::Follow(0))
+        );
+        assert_eq!(
+            roam_to(&cpus, 1, 0, &[17, 16], &[10, 10], Thresholds::default()),
+            None
+        );
+    }
+
+    #[test]
+    fn a_saturated_cpu_sheds_to_one_with_spare_time() {
+        let cpus = [0, 1];
+        assert_eq!(
+            roam_to(&cpus, 0, 0, &[32, 0], &[20, 900], Thresholds::default()),
+            Some(Move::Shed(1))
+        );
+        // Spare time elsewhere, but this CPU is not saturated: it stays.
+        assert_eq!(
+            roam_to(&cpus, 0, 0, &[32, 0], &[100, 900], Thresholds::default()),
+            None
+        );
+    }
+
+    #[test]
+    fn with_no_spare_time_anywhere_a_lane_beyond_the_bound_sheds_to_the_least_busy() {
+        let cpus = [0, 1];
+        assert_eq!(
+            roam_to(&cpus, 0, 0, &[32, 0], &[0, 100], Thresholds::default()),
+            Some(Move::Shed(1))
+        );
+        assert_eq!(
+            roam_to(&cpus, 0, 0, &[23, 9], &[0, 0], Thresholds::default()),
+            Some(Move::Shed(1))
+        );
+        // At the bound: it stays.
+        assert_eq!(
+            roam_to(&cpus, 0, 0, &[22, 10], &[0, 0], Thresholds::default()),
+            None
+        );
+    }
+
+    #[test]
+    fn shedding_and_following_settle_at_the_bound() {
+        // Every packet on CPU 0, both CPUs saturated: connections move until neither rule
+        // applies, and then stay.
+        let cpus = [0, 1];
+        let idle = [0, 0];
+        let mut lane_of = vec![0usize; 40];
+        let mut open = [40usize, 0];
+        for _ in 0..10 {
+            for lane in &mut lane_of {
+                if let Some(Move::Shed(to) | Move::Follow(to)) =
+                    roam_to(&cpus, *lane, 0, &open, &idle, Thresholds::default())
+                {
+                    open[*lane] -= 1;
+                    open[to] += 1;
+                    *lane = to;
+                }
+            }
+        }
+        assert_eq!(open, [26, 14]);
+        let moved: Vec<_> = lane_of
+            .iter()
+            .filter_map(|lane| roam_to(&cpus, *lane, 0, &open, &idle, Thresholds::default()))
+            .collect();
+        assert!(moved.is_empty(), "{moved:?}");
     }
 
     #[test]

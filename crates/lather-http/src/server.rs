@@ -21,7 +21,7 @@ const EXITING: u8 = 2;
 /// The other I/O threads: the lanes connections are handed to, and a receiver each that
 /// completes once the thread has stopped.
 type IoThreads = (
-    Vec<crate::listening::Lane>,
+    Arc<crate::lanes::Lanes>,
     Vec<tokio::sync::oneshot::Receiver<()>>,
 );
 
@@ -60,6 +60,8 @@ pub struct Server {
     io_threads: usize,
     /// Whether a thread per CPU is pinned to it ([`Server::pin_io_threads`]).
     pin_io_threads: bool,
+    /// The idle shares roaming connections move by.
+    pub(crate) roam_thresholds: crate::placement::Thresholds,
 }
 
 impl Server {
@@ -79,6 +81,7 @@ impl Server {
             tls: None,
             io_threads: 1,
             pin_io_threads: server.pin_io_threads,
+            roam_thresholds: crate::placement::Thresholds::default(),
         }
     }
 
@@ -281,15 +284,28 @@ impl Server {
         phase: &tokio::sync::watch::Receiver<u8>,
         placement: &crate::placement::Placement,
     ) -> Result<IoThreads, ServeError> {
-        let mut lanes = Vec::new();
+        let count = placement.lanes(self.io_threads);
+        let (lanes, receivers): (Vec<_>, Vec<_>) =
+            (0..count).map(|_| crate::lanes::Lane::new()).unzip();
+        let lanes = Arc::new(crate::lanes::Lanes::new(lanes));
+        // Pinned threads, one per CPU: plain connections follow their clients' CPUs.
+        let roaming = match placement {
+            crate::placement::Placement::ByCpu { cpus } => Some(crate::roam::LaneMap {
+                lanes: lanes.clone(),
+                cpus: cpus.clone().into(),
+                thresholds: self.roam_thresholds,
+            }),
+            crate::placement::Placement::Fewest => None,
+        };
         let mut others = Vec::new();
-        for index in 1..=placement.lanes(self.io_threads) {
-            let (lane, handed) = crate::listening::Lane::new();
+        for (lane, handed) in receivers.into_iter().enumerate() {
+            let index = lane + 1;
             let accepting = accepting.clone();
             let mut phase = phase.clone();
             let grace = self.grace;
             let (done, finished) = tokio::sync::oneshot::channel();
-            let cpu = placement.cpu(index - 1);
+            let cpu = placement.cpu(lane);
+            let roaming = roaming.clone();
             std::thread::Builder::new()
                 .name(format!("lather-io-{index}"))
                 .spawn(move || {
@@ -299,12 +315,12 @@ impl Server {
                     {
                         tracing::warn!(cpu, error = %e, "an I/O thread cannot be pinned to its CPU");
                     }
-                    let runtime = match tokio::runtime::Builder::new_current_thread()
+                    let mut builder = tokio::runtime::Builder::new_current_thread();
+                    builder
                         .enable_all()
                         // Its blocking pool's threads run on every CPU, not this one's.
-                        .on_thread_start(lather_pipeline::affinity::release_current_thread)
-                        .build()
-                    {
+                        .on_thread_start(lather_pipeline::affinity::release_current_thread);
+                    let runtime = match builder.build() {
                         Ok(runtime) => runtime,
                         Err(e) => {
                             tracing::error!(error = %e, "an I/O thread's runtime cannot start");
@@ -316,13 +332,12 @@ impl Server {
                         let stop = async move {
                             let _ = draining.wait_for(|p| *p >= DRAINING).await;
                         };
-                        let drain = accepting.serve_handed(handed, stop).await;
+                        let drain = accepting.serve_handed(handed, roaming, stop).await;
                         let _ = tokio::time::timeout(grace, drain.shutdown()).await;
                         let _ = done.send(());
                         let _ = phase.wait_for(|p| *p >= EXITING).await;
                     });
                 })?;
-            lanes.push(lane);
             others.push(finished);
         }
         Ok((lanes, others))

@@ -187,3 +187,25 @@ async fn pin_io_threads_false_leaves_every_io_thread_on_every_cpu() {
         assert_eq!(blocking, all);
     }
 }
+
+#[tokio::test]
+async fn the_count_of_moved_connections_is_exported_from_the_start() {
+    let cpus = lather_pipeline::affinity::process_cpus().to_vec();
+    let server = lather_http::Server::builder()
+        .listen("127.0.0.1:0".parse().unwrap())
+        .service("/c", Cpus)
+        .bind()
+        .await
+        .unwrap()
+        .io_threads(cpus.len());
+    let mut server = TestServer::serving(server);
+    let addr = server.addr;
+    let metrics = get(addr, "/metrics").await;
+    let moved = metric(metrics.text(), "lather_connections_moved_total");
+    assert_eq!(moved, Some(0.0), "{}", metrics.text());
+    tokio::time::timeout(Duration::from_secs(10), server.shutdown())
+        .await
+        .expect("serve returned")
+        .unwrap()
+        .unwrap();
+}
