@@ -93,8 +93,8 @@ pub(crate) const SATURATED_PERMILLE: u32 = 50;
 /// Where a connection served on lane `from` should move now that its packets arrive on
 /// `cpu`, given the connections each lane serves (`open`) and the idle share of each lane's
 /// CPU lately (`idle`, per mille): to the lane of that CPU when the CPU has spare time
-/// (idle at least `limits.spare` per mille, [`SPARE_PERMILLE`] but in tests) or its lane serves no
-/// more connections than this one; off
+/// (idle at least `limits.spare` per mille, [`SPARE_PERMILLE`] but in tests) or, where no
+/// CPU has any, when its lane serves no more connections than this one; off
 /// a saturated CPU, to the lane of the CPU with the most spare time, or, when no CPU has
 /// any, beyond the count bound of [`by_cpu`] to the lane serving the fewest. `None`: stay.
 pub(crate) fn roam_to(
@@ -112,7 +112,9 @@ pub(crate) fn roam_to(
     let want = cpus.iter().position(|c| *c == cpu).unwrap_or(cpu % lanes);
     // Where no CPU has time to spare, following must not pile connections on one lane:
     // only to a lane serving no more than this one (clients on both CPUs swap lanes).
-    if want != from && (idle[want] >= limits.spare || open[want] <= open[from]) {
+    // Where another CPU has some, a connection off a saturated one stays there.
+    let none_spare = idle.iter().all(|p| *p < limits.spare);
+    if want != from && (idle[want] >= limits.spare || (none_spare && open[want] <= open[from])) {
         return Some(Move::Follow(want));
     }
     if idle[from] >= limits.saturated {
@@ -228,10 +230,15 @@ mod tests {
     }
 
     #[test]
-    fn to_a_cpu_without_spare_time_a_connection_follows_only_to_a_lane_serving_no_more() {
+    fn where_no_cpu_has_spare_time_a_connection_follows_only_to_a_lane_serving_no_more() {
         let cpus = [0, 1];
         assert_eq!(
-            roam_to(&cpus, 1, 0, &[17, 15], &[250, 900], Thresholds::default()),
+            roam_to(&cpus, 1, 0, &[17, 15], &[250, 100], Thresholds::default()),
+            None
+        );
+        // Its own CPU has spare time: it stays rather than join a busy one.
+        assert_eq!(
+            roam_to(&cpus, 1, 0, &[15, 17], &[250, 900], Thresholds::default()),
             None
         );
         assert_eq!(
