@@ -3,8 +3,10 @@
 //! (within `header_timeout_ms`) HTTPS. Connections are capped in all and per client
 //! address, and closed when idle. With several I/O threads
 //! ([`Server::io_threads`](crate::Server::io_threads)), each with a runtime of its own, the
-//! accepting thread hands each connection to the thread serving the fewest: a connection's
-//! requests then never leave the thread that serves it.
+//! accepting thread hands each connection to the thread [`Placement`] picks: a request
+//! never leaves the thread that serves its connection. With the threads pinned one per
+//! CPU, a plain HTTP/1.1 connection may move to another thread between two requests
+//! ([`crate::roam`]).
 
 use crate::accept::AcceptErrors;
 use crate::arriving::Arriving;
