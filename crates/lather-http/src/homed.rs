@@ -95,8 +95,12 @@ impl SeenCpu {
         self.0.store(cpu, Ordering::Relaxed);
     }
 
-    /// The CPU noted since the last call, if any.
+    /// The CPU noted since the last call, if any. Asked at every poll of its connection:
+    /// a plain read while nothing was noted, the swap only when something was.
     pub(crate) fn take(&self) -> Option<usize> {
+        if self.0.load(Ordering::Relaxed) == UNSEEN {
+            return None;
+        }
         match self.0.swap(UNSEEN, Ordering::Relaxed) {
             UNSEEN => None,
             cpu => Some(cpu),

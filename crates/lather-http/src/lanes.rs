@@ -79,16 +79,19 @@ impl Lane {
             .map_err(|mpsc::error::SendError(back)| back)
     }
 
-    /// Hands a moved connection's task to the thread; gives it back when the thread no
-    /// longer takes any.
-    pub(crate) fn hand_moved(&self, task: MovedTask) -> Result<(), MovedTask> {
-        self.queue
-            .send(Handed::Moved(task))
-            .map_err(|mpsc::error::SendError(back)| match back {
-                Handed::Moved(task) => task,
-                // Not so: what comes back is what was sent.
-                Handed::Accepted { .. } => Box::pin(std::future::ready(())),
-            })
+    /// Hands a moved connection's task to the thread: `true` when it took it. A thread
+    /// that takes no more (it is stopping) leaves the task to be served on here, in a task
+    /// of the current runtime.
+    pub(crate) fn hand_moved(&self, task: MovedTask) -> bool {
+        match self.queue.send(Handed::Moved(task)) {
+            Ok(()) => true,
+            Err(mpsc::error::SendError(back)) => {
+                if let Handed::Moved(task) = back {
+                    drop(tokio::spawn(task));
+                }
+                false
+            }
+        }
     }
 
     /// A place in this lane's count.

@@ -31,7 +31,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
@@ -90,11 +90,7 @@ impl Accepting {
             };
             let _ = stream.set_nodelay(true);
             let picked = placement
-                .pick(
-                    &stream,
-                    &lanes.open(),
-                    own.load(std::sync::atomic::Ordering::Relaxed),
-                )
+                .pick(&stream, &lanes.open(), own.load(Ordering::Relaxed))
                 .and_then(|lane| lanes.get(lane));
             if let Some(lane) = picked {
                 let std_stream = match stream.into_std() {

@@ -62,23 +62,35 @@ impl Placement {
 /// `8 + total / 8` connections beyond the least busy lane; then, and when the CPU is not
 /// known, the least busy lane.
 pub(crate) fn by_cpu(cpus: &[usize], cpu: Option<usize>, open: &[usize]) -> usize {
-    let (fewest, least) = open
-        .iter()
-        .enumerate()
-        .min_by_key(|(_, n)| **n)
-        .map_or((0, 0), |(i, n)| (i, *n));
+    let (fewest, least) = fewest(open);
     let Some(cpu) = cpu else {
         return fewest;
     };
-    let lane = cpus
-        .iter()
-        .position(|c| *c == cpu)
-        .unwrap_or(cpu % open.len().max(1));
-    let total: usize = open.iter().sum();
+    let lane = lane_of(cpus, cpu, open.len());
     match open.get(lane) {
-        Some(n) if *n <= least + 8 + total / 8 => lane,
+        Some(n) if *n <= least + slack(open) => lane,
         _ => fewest,
     }
+}
+
+/// The lane serving the fewest connections and how many it serves ((0, 0) for no lane).
+fn fewest(open: &[usize]) -> (usize, usize) {
+    open.iter()
+        .enumerate()
+        .min_by_key(|(_, n)| **n)
+        .map_or((0, 0), |(i, n)| (i, *n))
+}
+
+/// How many connections beyond the least busy lane a lane may serve: `8 + total / 8`.
+fn slack(open: &[usize]) -> usize {
+    8 + open.iter().sum::<usize>() / 8
+}
+
+/// The lane running on `cpu` among `lanes` (a CPU outside `cpus` taken modulo the lanes).
+fn lane_of(cpus: &[usize], cpu: usize, lanes: usize) -> usize {
+    cpus.iter()
+        .position(|c| *c == cpu)
+        .unwrap_or(cpu % lanes.max(1))
 }
 
 /// A CPU idle at least this share of its time lately (per mille) takes the connections
@@ -109,7 +121,7 @@ pub(crate) fn roam_to(
     if lanes < 2 || from >= lanes || idle.len() != lanes {
         return None;
     }
-    let want = cpus.iter().position(|c| *c == cpu).unwrap_or(cpu % lanes);
+    let want = lane_of(cpus, cpu, lanes);
     // Where no CPU has time to spare, following must not pile connections on one lane:
     // only to a lane serving no more than this one (clients on both CPUs swap lanes).
     // Where another CPU has some, a connection off a saturated one stays there.
@@ -128,13 +140,8 @@ pub(crate) fn roam_to(
     if most >= limits.spare && roomiest != from {
         return Some(Move::Shed(roomiest));
     }
-    let (fewest, least) = open
-        .iter()
-        .enumerate()
-        .min_by_key(|(_, n)| **n)
-        .map_or((from, 0), |(i, n)| (i, *n));
-    let slack = 8 + open.iter().sum::<usize>() / 8;
-    (open[from] > least + slack && fewest != from).then_some(Move::Shed(fewest))
+    let (fewest, least) = fewest(open);
+    (open[from] > least + slack(open) && fewest != from).then_some(Move::Shed(fewest))
 }
 
 /// The idle shares (per mille) [`roam_to`] decides by.

@@ -5,13 +5,14 @@
 //! CPU. Client threads move between CPUs; so, between two requests, does the connection:
 //! every [`SAMPLE_EVERY`](crate::homed::SAMPLE_EVERY) reads its stream notes the CPU
 //! (`crate::homed`), and the whole connection — hyper's state, buffers and all — is handed
-//! to that CPU's thread when [`roam_to`](crate::placement::roam_to) allows (not busy, or
-//! within the count bound), or off an overloaded thread. Its stream registers with the new
-//! thread's event loop on first use; its idle watch is made again there.
+//! to that CPU's thread when [`roam_to`](crate::placement::roam_to) allows (that CPU has
+//! spare time, or none has and the lanes stay balanced), or off a saturated CPU. Its
+//! stream registers with the new thread's event loop on first use; its idle watch is made
+//! again there.
 
 use crate::homed::SeenCpu;
 use crate::idle::{Activity, Stall};
-use crate::lanes::{Held, Lanes};
+use crate::lanes::{Held, Lane, Lanes};
 use crate::metrics::ConnectionMetrics;
 use crate::placement::Move;
 use crate::when_woken::WhenWoken;
@@ -120,19 +121,11 @@ impl Roaming {
         }
     }
 
-    /// Hands the connection to lane `to`. `false`: there is no such lane, and the
-    /// connection stays.
-    fn hand_to(&mut self, to: usize) -> bool {
+    /// Hands the connection to `lane`'s thread (served on here, in a task of its own,
+    /// when that thread takes no more).
+    fn hand_to(&mut self, lane: &Lane) {
         let Some(mut connection) = self.state.take() else {
-            return false;
-        };
-        let Some(lanes) = connection.roam.as_ref().map(|roam| roam.map.lanes.clone()) else {
-            self.state = Some(connection);
-            return false;
-        };
-        let Some(lane) = lanes.get(to) else {
-            self.state = Some(connection);
-            return false;
+            return;
         };
         // Its timer belongs to this thread's runtime: made again there.
         connection.stalled = None;
@@ -140,12 +133,9 @@ impl Roaming {
         let task = Box::pin(Roaming {
             state: Some(connection),
         });
-        match lane.hand_moved(task) {
-            Ok(()) => metrics.moved(),
-            // That thread is stopping: served on here, in a task of its own.
-            Err(back) => drop(tokio::spawn(back)),
+        if lane.hand_moved(task) {
+            metrics.moved();
         }
-        true
     }
 }
 
@@ -186,14 +176,13 @@ impl Future for Roaming {
         let (Some(cpu), Some(from)) = (roam.seen.take(), Lanes::current()) else {
             return Poll::Pending;
         };
-        let idle = crate::cpu_idle::idle_permille(&roam.map.cpus);
-        let open = roam.map.lanes.open();
         let map = &roam.map;
-        let chosen = match crate::placement::roam_to(
+        let idle = crate::cpu_idle::idle_permille(&map.cpus);
+        let moved = match crate::placement::roam_to(
             &map.cpus,
             from,
             cpu,
-            &open,
+            &map.lanes.open(),
             &idle.permille,
             map.thresholds,
         ) {
@@ -205,15 +194,19 @@ impl Future for Roaming {
             }
             Some(Move::Follow(to)) => Some(to),
             // A few at a time: each sample shows what the last moves did.
-            Some(Move::Shed(to)) if roam.map.lanes.may_leave(from, idle.sample) => {
+            Some(Move::Shed(to)) if map.lanes.may_leave(from, idle.sample) => {
                 connection.shed_at = Some(Instant::now());
                 Some(to)
             }
             Some(Move::Shed(_)) | None => None,
         };
-        match chosen {
-            Some(to) if self.hand_to(to) => Poll::Ready(()),
-            _ => Poll::Pending,
+        let lanes = map.lanes.clone();
+        match moved.and_then(|to| lanes.get(to)) {
+            Some(lane) => {
+                self.hand_to(lane);
+                Poll::Ready(())
+            }
+            None => Poll::Pending,
         }
     }
 }

@@ -315,12 +315,12 @@ impl Server {
                     {
                         tracing::warn!(cpu, error = %e, "an I/O thread cannot be pinned to its CPU");
                     }
-                    let mut builder = tokio::runtime::Builder::new_current_thread();
-                    builder
+                    let runtime = match tokio::runtime::Builder::new_current_thread()
                         .enable_all()
                         // Its blocking pool's threads run on every CPU, not this one's.
-                        .on_thread_start(lather_pipeline::affinity::release_current_thread);
-                    let runtime = match builder.build() {
+                        .on_thread_start(lather_pipeline::affinity::release_current_thread)
+                        .build()
+                    {
                         Ok(runtime) => runtime,
                         Err(e) => {
                             tracing::error!(error = %e, "an I/O thread's runtime cannot start");

@@ -127,16 +127,7 @@ impl SoapService for Cpus {
 /// Serves `Cpus` with one I/O thread per CPU (pinned or not) and sends `calls` requests, each
 /// on a connection of its own; returns each answer's `here` and `blocking` lists.
 async fn cpus_seen(pin: bool, calls: usize) -> Vec<(String, String)> {
-    let cpus = lather_pipeline::affinity::process_cpus();
-    let server = lather_http::Server::builder()
-        .listen("127.0.0.1:0".parse().unwrap())
-        .service("/c", Cpus)
-        .bind()
-        .await
-        .unwrap()
-        .io_threads(cpus.len())
-        .pin_io_threads(pin);
-    let mut server = TestServer::serving(server);
+    let mut server = serve_cpus(pin).await;
     let addr = server.addr;
     let body = envelope(SoapVersion::V12, "", "<m:x xmlns:m=\"urn:m\"/>");
     let mut seen = Vec::new();
@@ -151,12 +142,30 @@ async fn cpus_seen(pin: bool, calls: usize) -> Vec<(String, String)> {
         };
         seen.push((attribute("here"), attribute("blocking")));
     }
+    stop(&mut server).await;
+    seen
+}
+
+/// Serves `Cpus` at `/c` with one I/O thread per CPU, pinned or not.
+async fn serve_cpus(pin: bool) -> TestServer {
+    let server = lather_http::Server::builder()
+        .listen("127.0.0.1:0".parse().unwrap())
+        .service("/c", Cpus)
+        .bind()
+        .await
+        .unwrap()
+        .io_threads(lather_pipeline::affinity::process_cpus().len())
+        .pin_io_threads(pin);
+    TestServer::serving(server)
+}
+
+/// Stops `server`; its `serve` returns without error within 10 s.
+async fn stop(server: &mut TestServer) {
     tokio::time::timeout(Duration::from_secs(10), server.shutdown())
         .await
         .expect("serve returned")
         .unwrap()
         .unwrap();
-    seen
 }
 
 #[tokio::test]
@@ -190,22 +199,9 @@ async fn pin_io_threads_false_leaves_every_io_thread_on_every_cpu() {
 
 #[tokio::test]
 async fn the_count_of_moved_connections_is_exported_from_the_start() {
-    let cpus = lather_pipeline::affinity::process_cpus().to_vec();
-    let server = lather_http::Server::builder()
-        .listen("127.0.0.1:0".parse().unwrap())
-        .service("/c", Cpus)
-        .bind()
-        .await
-        .unwrap()
-        .io_threads(cpus.len());
-    let mut server = TestServer::serving(server);
-    let addr = server.addr;
-    let metrics = get(addr, "/metrics").await;
+    let mut server = serve_cpus(true).await;
+    let metrics = get(server.addr, "/metrics").await;
     let moved = metric(metrics.text(), "lather_connections_moved_total");
     assert_eq!(moved, Some(0.0), "{}", metrics.text());
-    tokio::time::timeout(Duration::from_secs(10), server.shutdown())
-        .await
-        .expect("serve returned")
-        .unwrap()
-        .unwrap();
+    stop(&mut server).await;
 }
