@@ -59,6 +59,18 @@ pub struct ServerConfig {
     /// default `workers = 0`): each I/O thread runs on one CPU only and serves the
     /// connections whose packets that CPU receives (default true).
     pub pin_io_threads: bool,
+    /// With pinned I/O threads: whether a plain HTTP/1.1 connection moves, between two
+    /// requests, to the thread of the CPU its packets arrive on, and off a saturated CPU
+    /// (default true). False: each stays on the thread it was placed on at accept.
+    pub roam_connections: bool,
+    /// A CPU idle at least this share of its time (percent, over the last 100 ms or more)
+    /// takes the connections whose packets arrive on it and those shed off a saturated
+    /// CPU (default 30).
+    pub roam_spare_idle_percent: u32,
+    /// A CPU idle less than this share of its time (percent) is saturated: its thread sheds
+    /// connections to a CPU with spare time, or beyond the count bound to the thread
+    /// serving the fewest (default 5; below `roam_spare_idle_percent`).
+    pub roam_saturated_idle_percent: u32,
     /// Messages that may wait for a slot, per service; beyond it requests are refused at
     /// once with 503 `Server busy`.
     pub queue_capacity: usize,
@@ -163,6 +175,9 @@ impl Default for ServerConfig {
             workers: 0,
             threading: crate::Threading::default(),
             pin_io_threads: true,
+            roam_connections: true,
+            roam_spare_idle_percent: 30,
+            roam_saturated_idle_percent: 5,
             queue_capacity: 1024,
             max_in_flight: MaxInFlight::Auto(Auto::Auto),
             min_in_flight: 4,

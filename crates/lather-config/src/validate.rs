@@ -155,6 +155,16 @@ fn check_server(config: &Config, text: &str, origin: &str, problems: &mut Proble
             "server.body_timeout_ms must be greater than 0",
         ),
         (
+            server.roam_spare_idle_percent > 100,
+            "roam_spare_idle_percent",
+            "server.roam_spare_idle_percent must be at most 100",
+        ),
+        (
+            server.roam_saturated_idle_percent >= server.roam_spare_idle_percent,
+            "roam_saturated_idle_percent",
+            "server.roam_saturated_idle_percent must be below server.roam_spare_idle_percent (a CPU cannot be both saturated and spare)",
+        ),
+        (
             server.max_depth < 3,
             "max_depth",
             "server.max_depth must be at least 3 (Envelope, Body, payload)",
@@ -1320,6 +1330,39 @@ timeout_ms = 250
             msg.contains("server.min_in_flight must be at least 1"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn roaming_keys_have_defaults_and_bounds() {
+        let server = Config::from_toml("", "t").unwrap().server;
+        assert!(server.roam_connections);
+        assert_eq!(
+            (
+                server.roam_spare_idle_percent,
+                server.roam_saturated_idle_percent
+            ),
+            (30, 5)
+        );
+        let cfg = Config::from_toml(
+            "[server]\nroam_connections = false\nroam_spare_idle_percent = 60\nroam_saturated_idle_percent = 0\n",
+            "t",
+        )
+        .unwrap();
+        assert!(!cfg.server.roam_connections);
+        assert_eq!(cfg.server.roam_spare_idle_percent, 60);
+        assert_eq!(cfg.server.roam_saturated_idle_percent, 0);
+        let (line, msg) = error_of("[server]\nroam_spare_idle_percent = 101\n");
+        assert_eq!(line, Some(2), "{msg}");
+        assert!(msg.contains("at most 100"), "{msg}");
+        let (line, msg) =
+            error_of("[server]\nroam_spare_idle_percent = 20\nroam_saturated_idle_percent = 20\n");
+        assert_eq!(line, Some(3), "{msg}");
+        assert!(
+            msg.contains("roam_saturated_idle_percent must be below"),
+            "{msg}"
+        );
+        let (_, msg) = error_of("[server]\nroam_spare_idle_percent = -1\n");
+        assert!(msg.contains("roam_spare_idle_percent"), "{msg}");
     }
 
     #[test]

@@ -93,19 +93,10 @@ fn lane_of(cpus: &[usize], cpu: usize, lanes: usize) -> usize {
         .unwrap_or(cpu % lanes.max(1))
 }
 
-/// A CPU idle at least this share of its time lately (per mille) takes the connections
-/// whose packets arrive on it, however many it serves, and those shed to it.
-pub(crate) const SPARE_PERMILLE: u32 = 300;
-
-/// A CPU idle less than this share of its time lately (per mille) sheds connections: to
-/// the lane of a CPU with spare time, or, beyond the count bound, to the lane serving the
-/// fewest.
-pub(crate) const SATURATED_PERMILLE: u32 = 50;
-
 /// Where a connection served on lane `from` should move now that its packets arrive on
 /// `cpu`, given the connections each lane serves (`open`) and the idle share of each lane's
 /// CPU lately (`idle`, per mille): to the lane of that CPU when the CPU has spare time
-/// (idle at least `limits.spare` per mille, [`SPARE_PERMILLE`] but in tests) or, where no
+/// (idle at least `limits.spare` per mille) or, where no
 /// CPU has any, when its lane serves no more connections than this one; off
 /// a saturated CPU, to the lane of the CPU with the most spare time, or, when no CPU has
 /// any, beyond the count bound of [`by_cpu`] to the lane serving the fewest. `None`: stay.
@@ -144,20 +135,25 @@ pub(crate) fn roam_to(
     (open[from] > least + slack(open) && fewest != from).then_some(Move::Shed(fewest))
 }
 
-/// The idle shares (per mille) [`roam_to`] decides by.
+/// The idle shares (per mille) [`roam_to`] decides by (`[server]
+/// roam_spare_idle_percent` and `roam_saturated_idle_percent`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Thresholds {
-    /// A CPU idle at least this much has time to spare.
+    /// A CPU idle at least this much has time to spare: it takes the connections whose
+    /// packets arrive on it, however many it serves, and those shed to it.
     pub(crate) spare: u32,
-    /// A CPU idle less than this is saturated.
+    /// A CPU idle less than this is saturated: its lane sheds connections, to the lane of
+    /// a CPU with spare time or, beyond the count bound, to the lane serving the fewest.
     pub(crate) saturated: u32,
 }
 
-impl Default for Thresholds {
-    fn default() -> Self {
+impl Thresholds {
+    /// The thresholds of `[server] roam_spare_idle_percent` and
+    /// `roam_saturated_idle_percent`.
+    pub(crate) fn from_percent(spare: u32, saturated: u32) -> Thresholds {
         Thresholds {
-            spare: SPARE_PERMILLE,
-            saturated: SATURATED_PERMILLE,
+            spare: spare.saturating_mul(10),
+            saturated: saturated.saturating_mul(10),
         }
     }
 }
@@ -179,6 +175,42 @@ pub(crate) fn incoming_cpu(stream: &impl AsFd) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The thresholds of the default `[server]` table.
+    fn defaults() -> Thresholds {
+        let server = lather_config::ServerConfig::default();
+        Thresholds::from_percent(
+            server.roam_spare_idle_percent,
+            server.roam_saturated_idle_percent,
+        )
+    }
+
+    #[test]
+    fn the_configured_thresholds_decide_what_is_spare_and_saturated() {
+        let cpus = [0, 1];
+        assert_eq!(
+            defaults(),
+            Thresholds {
+                spare: 300,
+                saturated: 50
+            }
+        );
+        // CPU 0 idles 40% of its time: spare by default, not when 50% is asked for.
+        let (open, idle) = ([31, 1], [400, 900]);
+        assert_eq!(
+            roam_to(&cpus, 1, 0, &open, &idle, defaults()),
+            Some(Move::Follow(0))
+        );
+        let strict = Thresholds::from_percent(50, 5);
+        assert_eq!(roam_to(&cpus, 1, 0, &open, &idle, strict), None);
+        // CPU 0 idles 8%: not saturated by default, saturated when 10% is the bound.
+        let (open, idle) = ([20, 12], [80, 900]);
+        assert_eq!(roam_to(&cpus, 0, 0, &open, &idle, defaults()), None);
+        assert_eq!(
+            roam_to(&cpus, 0, 0, &open, &idle, Thresholds::from_percent(30, 10)),
+            Some(Move::Shed(1))
+        );
+    }
 
     #[test]
     fn a_connection_goes_to_the_lane_of_its_cpu() {
@@ -221,17 +253,17 @@ mod tests {
         let cpus = [0, 1];
         // All 32 on lane 0 is fine while CPU 0 idles half its time.
         assert_eq!(
-            roam_to(&cpus, 1, 0, &[31, 1], &[500, 900], Thresholds::default()),
+            roam_to(&cpus, 1, 0, &[31, 1], &[500, 900], defaults()),
             Some(Move::Follow(0))
         );
         // Already there: it stays.
         assert_eq!(
-            roam_to(&cpus, 0, 0, &[32, 0], &[500, 1000], Thresholds::default()),
+            roam_to(&cpus, 0, 0, &[32, 0], &[500, 1000], defaults()),
             None
         );
         // A CPU outside the set: taken modulo the lanes.
         assert_eq!(
-            roam_to(&cpus, 0, 3, &[5, 5], &[900, 900], Thresholds::default()),
+            roam_to(&cpus, 0, 3, &[5, 5], &[900, 900], defaults()),
             Some(Move::Follow(1))
         );
     }
@@ -240,38 +272,35 @@ mod tests {
     fn where_no_cpu_has_spare_time_a_connection_follows_only_to_a_lane_serving_no_more() {
         let cpus = [0, 1];
         assert_eq!(
-            roam_to(&cpus, 1, 0, &[17, 15], &[250, 100], Thresholds::default()),
+            roam_to(&cpus, 1, 0, &[17, 15], &[250, 100], defaults()),
             None
         );
         // Its own CPU has spare time: it stays rather than join a busy one.
         assert_eq!(
-            roam_to(&cpus, 1, 0, &[15, 17], &[250, 900], Thresholds::default()),
+            roam_to(&cpus, 1, 0, &[15, 17], &[250, 900], defaults()),
             None
         );
         assert_eq!(
-            roam_to(&cpus, 1, 0, &[16, 17], &[10, 10], Thresholds::default()),
+            roam_to(&cpus, 1, 0, &[16, 17], &[10, 10], defaults()),
             Some(Move::Follow(0))
         );
         assert_eq!(
-            roam_to(&cpus, 1, 0, &[16, 16], &[10, 10], Thresholds::default()),
+            roam_to(&cpus, 1, 0, &[16, 16], &[10, 10], defaults()),
             Some(Move::Follow(0))
         );
-        assert_eq!(
-            roam_to(&cpus, 1, 0, &[17, 16], &[10, 10], Thresholds::default()),
-            None
-        );
+        assert_eq!(roam_to(&cpus, 1, 0, &[17, 16], &[10, 10], defaults()), None);
     }
 
     #[test]
     fn a_saturated_cpu_sheds_to_one_with_spare_time() {
         let cpus = [0, 1];
         assert_eq!(
-            roam_to(&cpus, 0, 0, &[32, 0], &[20, 900], Thresholds::default()),
+            roam_to(&cpus, 0, 0, &[32, 0], &[20, 900], defaults()),
             Some(Move::Shed(1))
         );
         // Spare time elsewhere, but this CPU is not saturated: it stays.
         assert_eq!(
-            roam_to(&cpus, 0, 0, &[32, 0], &[100, 900], Thresholds::default()),
+            roam_to(&cpus, 0, 0, &[32, 0], &[100, 900], defaults()),
             None
         );
     }
@@ -280,18 +309,15 @@ mod tests {
     fn with_no_spare_time_anywhere_a_lane_beyond_the_bound_sheds_to_the_least_busy() {
         let cpus = [0, 1];
         assert_eq!(
-            roam_to(&cpus, 0, 0, &[32, 0], &[0, 100], Thresholds::default()),
+            roam_to(&cpus, 0, 0, &[32, 0], &[0, 100], defaults()),
             Some(Move::Shed(1))
         );
         assert_eq!(
-            roam_to(&cpus, 0, 0, &[23, 9], &[0, 0], Thresholds::default()),
+            roam_to(&cpus, 0, 0, &[23, 9], &[0, 0], defaults()),
             Some(Move::Shed(1))
         );
         // At the bound: it stays.
-        assert_eq!(
-            roam_to(&cpus, 0, 0, &[22, 10], &[0, 0], Thresholds::default()),
-            None
-        );
+        assert_eq!(roam_to(&cpus, 0, 0, &[22, 10], &[0, 0], defaults()), None);
     }
 
     #[test]
@@ -305,7 +331,7 @@ mod tests {
         for _ in 0..10 {
             for lane in &mut lane_of {
                 if let Some(Move::Shed(to) | Move::Follow(to)) =
-                    roam_to(&cpus, *lane, 0, &open, &idle, Thresholds::default())
+                    roam_to(&cpus, *lane, 0, &open, &idle, defaults())
                 {
                     open[*lane] -= 1;
                     open[to] += 1;
@@ -316,7 +342,7 @@ mod tests {
         assert_eq!(open, [26, 14]);
         let moved: Vec<_> = lane_of
             .iter()
-            .filter_map(|lane| roam_to(&cpus, *lane, 0, &open, &idle, Thresholds::default()))
+            .filter_map(|lane| roam_to(&cpus, *lane, 0, &open, &idle, defaults()))
             .collect();
         assert!(moved.is_empty(), "{moved:?}");
     }

@@ -198,6 +198,18 @@ fn start_only_changes(before: &ServerConfig, after: &ServerConfig) -> Vec<&'stat
         "pin_io_threads",
         before.pin_io_threads != after.pin_io_threads,
     );
+    check(
+        "roam_connections",
+        before.roam_connections != after.roam_connections,
+    );
+    check(
+        "roam_spare_idle_percent",
+        before.roam_spare_idle_percent != after.roam_spare_idle_percent,
+    );
+    check(
+        "roam_saturated_idle_percent",
+        before.roam_saturated_idle_percent != after.roam_saturated_idle_percent,
+    );
     check("cpu_threads", before.cpu_threads != after.cpu_threads);
     check(
         "cpu_inline_micros",
@@ -237,9 +249,10 @@ mod tests {
         let mut after = before.clone();
         after.workers = 3;
         after.pin_io_threads = false;
+        after.roam_saturated_idle_percent = 10;
         assert_eq!(
             start_only_changes(&before, &after),
-            vec!["workers", "pin_io_threads"]
+            vec!["workers", "pin_io_threads", "roam_saturated_idle_percent"]
         );
     }
 }

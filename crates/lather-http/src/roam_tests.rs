@@ -60,12 +60,14 @@ fn calls(stream: &mut std::net::TcpStream, calls: usize) -> Vec<String> {
     seen
 }
 
-#[tokio::test]
-async fn a_connection_follows_its_client_to_the_io_thread_of_its_cpu() {
+/// Serves `Cpus` with one pinned I/O thread per CPU, roaming or not; a client thread on
+/// the first CPU, then on the second, sends 48 requests from each on one connection.
+/// Returns the CPUs of the answering threads, from each CPU, and the moves counted; `None`
+/// on a machine with one CPU (one I/O thread, nowhere to move).
+async fn client_on_two_cpus(roam: bool) -> Option<(Vec<String>, Vec<String>, f64)> {
     let cpus = lather_pipeline::affinity::process_cpus().to_vec();
     if cpus.len() < 2 {
-        // One CPU: one I/O thread, nowhere to move.
-        return;
+        return None;
     }
     let mut server = crate::Server::builder()
         .listen("127.0.0.1:0".parse().unwrap())
@@ -73,9 +75,10 @@ async fn a_connection_follows_its_client_to_the_io_thread_of_its_cpu() {
         .bind()
         .await
         .unwrap()
-        .io_threads(cpus.len());
+        .io_threads(cpus.len())
+        .roam_connections(roam);
     // Every CPU counts as having time to spare and none as saturated, however busy the
-    // machine running the tests is: the connection always follows, and is never shed.
+    // machine running the tests is: a roaming connection always follows, and is never shed.
     server.roam_thresholds = crate::placement::Thresholds {
         spare: 0,
         saturated: 0,
@@ -86,8 +89,7 @@ async fn a_connection_follows_its_client_to_the_io_thread_of_its_cpu() {
         let _ = stopped.await;
     }));
     let (first, second) = (cpus[0], cpus[1]);
-    // The client's thread runs on one CPU, then on another, on the same connection.
-    let seen = tokio::task::spawn_blocking(move || {
+    let (on_first, on_second) = tokio::task::spawn_blocking(move || {
         let mut stream = std::net::TcpStream::connect(addr).unwrap();
         lather_pipeline::affinity::pin_current_thread(first).unwrap();
         let on_first = calls(&mut stream, 48);
@@ -97,11 +99,6 @@ async fn a_connection_follows_its_client_to_the_io_thread_of_its_cpu() {
     })
     .await
     .unwrap();
-    // Within a few looks at the CPU (one every 16 reads), answers come from the
-    // thread of the client's CPU.
-    let tail = |answers: &[String]| answers[answers.len() - 8..].to_vec();
-    assert_eq!(tail(&seen.0), vec![first.to_string(); 8], "{seen:?}");
-    assert_eq!(tail(&seen.1), vec![second.to_string(); 8], "{seen:?}");
     let metrics = tokio::task::spawn_blocking(move || {
         let mut stream = std::net::TcpStream::connect(addr).unwrap();
         stream
@@ -116,8 +113,49 @@ async fn a_connection_follows_its_client_to_the_io_thread_of_its_cpu() {
     let moved = metrics
         .lines()
         .find_map(|line| line.strip_prefix("lather_connections_moved_total "))
-        .and_then(|n| n.trim().parse::<f64>().ok());
-    assert!(moved.is_some_and(|n| n >= 1.0), "{metrics}");
+        .and_then(|n| n.trim().parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no moved counter in {metrics}"));
     let _ = stop.send(());
     served.await.unwrap().unwrap();
+    Some((on_first, on_second, moved))
+}
+
+/// The last eight of `answers`.
+fn tail(answers: &[String]) -> Vec<String> {
+    answers[answers.len() - 8..].to_vec()
+}
+
+#[tokio::test]
+async fn a_connection_follows_its_client_to_the_io_thread_of_its_cpu() {
+    let Some((on_first, on_second, moved)) = client_on_two_cpus(true).await else {
+        return;
+    };
+    let cpus = lather_pipeline::affinity::process_cpus();
+    // Within a few looks at the CPU (one every 16 reads), answers come from the
+    // thread of the client's CPU.
+    assert_eq!(
+        tail(&on_first),
+        vec![cpus[0].to_string(); 8],
+        "{on_first:?}"
+    );
+    assert_eq!(
+        tail(&on_second),
+        vec![cpus[1].to_string(); 8],
+        "{on_second:?}"
+    );
+    assert!(moved >= 1.0, "moved {moved}");
+}
+
+#[tokio::test]
+async fn with_roam_connections_false_a_connection_stays_on_its_first_io_thread() {
+    let Some((on_first, on_second, moved)) = client_on_two_cpus(false).await else {
+        return;
+    };
+    // One pinned thread served every request, wherever the client ran.
+    let placed = on_first[0].clone();
+    assert!(
+        on_first.iter().chain(&on_second).all(|cpu| *cpu == placed),
+        "{on_first:?} {on_second:?}"
+    );
+    assert_eq!(moved, 0.0);
 }

@@ -60,6 +60,9 @@ pub struct Server {
     io_threads: usize,
     /// Whether a thread per CPU is pinned to it ([`Server::pin_io_threads`]).
     pin_io_threads: bool,
+    /// Whether plain connections move between pinned I/O threads
+    /// (`[server] roam_connections`).
+    roam_connections: bool,
     /// The idle shares roaming connections move by.
     pub(crate) roam_thresholds: crate::placement::Thresholds,
 }
@@ -81,7 +84,11 @@ impl Server {
             tls: None,
             io_threads: 1,
             pin_io_threads: server.pin_io_threads,
-            roam_thresholds: crate::placement::Thresholds::default(),
+            roam_connections: server.roam_connections,
+            roam_thresholds: crate::placement::Thresholds::from_percent(
+                server.roam_spare_idle_percent,
+                server.roam_saturated_idle_percent,
+            ),
         }
     }
 
@@ -183,6 +190,16 @@ impl Server {
     /// the fewest and no thread is pinned.
     pub fn pin_io_threads(mut self, pin: bool) -> Server {
         self.pin_io_threads = pin;
+        self
+    }
+
+    /// With pinned I/O threads ([`Server::pin_io_threads`]): whether a plain HTTP/1.1
+    /// connection moves, between two requests, to the thread of the CPU its packets arrive
+    /// on and off a saturated CPU (`[server] roam_connections`, default true). False: each
+    /// connection is served by the thread it was placed on at accept. TLS and HTTP/2
+    /// connections never move.
+    pub fn roam_connections(mut self, roam: bool) -> Server {
+        self.roam_connections = roam;
         self
     }
 
@@ -290,12 +307,14 @@ impl Server {
         let lanes = Arc::new(crate::lanes::Lanes::new(lanes));
         // Pinned threads, one per CPU: plain connections follow their clients' CPUs.
         let roaming = match placement {
-            crate::placement::Placement::ByCpu { cpus } => Some(crate::roam::LaneMap {
-                lanes: lanes.clone(),
-                cpus: cpus.clone().into(),
-                thresholds: self.roam_thresholds,
-            }),
-            crate::placement::Placement::Fewest => None,
+            crate::placement::Placement::ByCpu { cpus } if self.roam_connections => {
+                Some(crate::roam::LaneMap {
+                    lanes: lanes.clone(),
+                    cpus: cpus.clone().into(),
+                    thresholds: self.roam_thresholds,
+                })
+            }
+            crate::placement::Placement::ByCpu { .. } | crate::placement::Placement::Fewest => None,
         };
         let mut others = Vec::new();
         for (lane, handed) in receivers.into_iter().enumerate() {
