@@ -69,7 +69,7 @@ pub struct ServerConfig {
     pub roam_spare_idle_percent: u32,
     /// A CPU idle less than this share of its time (percent) is saturated: its thread sheds
     /// connections to a CPU with spare time, or beyond the count bound to the thread
-    /// serving the fewest (default 5; below `roam_spare_idle_percent`).
+    /// serving the fewest (default 5; not above `roam_spare_idle_percent`; 0 never sheds).
     pub roam_saturated_idle_percent: u32,
     /// Messages that may wait for a slot, per service; beyond it requests are refused at
     /// once with 503 `Server busy`.

@@ -160,9 +160,9 @@ fn check_server(config: &Config, text: &str, origin: &str, problems: &mut Proble
             "server.roam_spare_idle_percent must be at most 100",
         ),
         (
-            server.roam_saturated_idle_percent >= server.roam_spare_idle_percent,
+            server.roam_saturated_idle_percent > server.roam_spare_idle_percent,
             "roam_saturated_idle_percent",
-            "server.roam_saturated_idle_percent must be below server.roam_spare_idle_percent (a CPU cannot be both saturated and spare)",
+            "server.roam_saturated_idle_percent must not be above server.roam_spare_idle_percent (a CPU cannot be both saturated and spare)",
         ),
         (
             server.max_depth < 3,
@@ -1355,12 +1355,19 @@ timeout_ms = 250
         assert_eq!(line, Some(2), "{msg}");
         assert!(msg.contains("at most 100"), "{msg}");
         let (line, msg) =
-            error_of("[server]\nroam_spare_idle_percent = 20\nroam_saturated_idle_percent = 20\n");
+            error_of("[server]\nroam_spare_idle_percent = 20\nroam_saturated_idle_percent = 21\n");
         assert_eq!(line, Some(3), "{msg}");
         assert!(
-            msg.contains("roam_saturated_idle_percent must be below"),
+            msg.contains("roam_saturated_idle_percent must not be above"),
             "{msg}"
         );
+        // Every CPU spare and none saturated: always follow, never shed.
+        let cfg = Config::from_toml(
+            "[server]\nroam_spare_idle_percent = 0\nroam_saturated_idle_percent = 0\n",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(cfg.server.roam_spare_idle_percent, 0);
         let (_, msg) = error_of("[server]\nroam_spare_idle_percent = -1\n");
         assert!(msg.contains("roam_spare_idle_percent"), "{msg}");
     }
