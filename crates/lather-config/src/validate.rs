@@ -160,11 +160,6 @@ fn check_server(config: &Config, text: &str, origin: &str, problems: &mut Proble
             "server.roam_spare_idle_percent must be at most 100",
         ),
         (
-            server.roam_saturated_idle_percent > server.roam_spare_idle_percent,
-            "roam_saturated_idle_percent",
-            "server.roam_saturated_idle_percent must not be above server.roam_spare_idle_percent (a CPU cannot be both saturated and spare)",
-        ),
-        (
             server.max_depth < 3,
             "max_depth",
             "server.max_depth must be at least 3 (Envelope, Body, payload)",
@@ -175,6 +170,23 @@ fn check_server(config: &Config, text: &str, origin: &str, problems: &mut Proble
             let line = crate::error::line_of_key(text, "server", key);
             problems.check(Err(ConfigError::new(origin, line, message)));
         }
+    }
+    let (spare, saturated) = (
+        server.roam_spare_idle_percent,
+        server.roam_saturated_idle_percent,
+    );
+    if saturated > spare {
+        // At the key written: lowering the spare share alone below the default saturated
+        // one is the usual way here.
+        let line = crate::error::line_of_key(text, "server", "roam_saturated_idle_percent")
+            .or_else(|| crate::error::line_of_key(text, "server", "roam_spare_idle_percent"));
+        problems.check(Err(ConfigError::new(
+            origin,
+            line,
+            format!(
+                "server.roam_saturated_idle_percent ({saturated}) must not be above server.roam_spare_idle_percent ({spare}): a CPU cannot be both saturated and spare; lower both"
+            ),
+        )));
     }
     problems.check(crate::connections::check(server, text, origin));
     if let Some((span, why)) = server.tls.as_ref().and_then(|t| t.problem()) {
@@ -1358,7 +1370,7 @@ timeout_ms = 250
             error_of("[server]\nroam_spare_idle_percent = 20\nroam_saturated_idle_percent = 21\n");
         assert_eq!(line, Some(3), "{msg}");
         assert!(
-            msg.contains("roam_saturated_idle_percent must not be above"),
+            msg.contains("roam_saturated_idle_percent (21) must not be above"),
             "{msg}"
         );
         // Every CPU spare and none saturated: always follow, never shed.
@@ -1368,6 +1380,12 @@ timeout_ms = 250
         )
         .unwrap();
         assert_eq!(cfg.server.roam_spare_idle_percent, 0);
+        // The spare share alone lowered below the default saturated one: named at its line.
+        let (line, msg) =
+            error_of("[server]\nlisten = \"127.0.0.1:1\"\nroam_spare_idle_percent = 2\n");
+        assert_eq!(line, Some(3), "{msg}");
+        assert!(msg.contains("(5) must not be above"), "{msg}");
+        assert!(msg.contains("roam_spare_idle_percent (2)"), "{msg}");
         let (_, msg) = error_of("[server]\nroam_spare_idle_percent = -1\n");
         assert!(msg.contains("roam_spare_idle_percent"), "{msg}");
     }

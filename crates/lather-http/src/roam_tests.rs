@@ -60,29 +60,40 @@ fn calls(stream: &mut std::net::TcpStream, calls: usize) -> Vec<String> {
     seen
 }
 
-/// Serves `Cpus` with one pinned I/O thread per CPU, roaming or not; a client thread on
-/// the first CPU, then on the second, sends 48 requests from each on one connection.
+/// Serves `Cpus` with one pinned I/O thread per CPU, roaming as `[server]
+/// roam_connections = configured` says, or as `set` says through
+/// [`crate::Server::roam_connections`]; a client thread on the first CPU, then on the
+/// second, sends 48 requests from each on one connection.
 /// Returns the CPUs of the answering threads, from each CPU, and the moves counted; `None`
 /// on a machine with one CPU (one I/O thread, nowhere to move).
-async fn client_on_two_cpus(roam: bool) -> Option<(Vec<String>, Vec<String>, f64)> {
+async fn client_on_two_cpus(
+    configured: bool,
+    set: Option<bool>,
+) -> Option<(Vec<String>, Vec<String>, f64)> {
     let cpus = lather_pipeline::affinity::process_cpus().to_vec();
     if cpus.len() < 2 {
         return None;
     }
+    // The `[server]` keys as a configuration gives them. Every CPU counts as having time to
+    // spare and none as saturated, however busy the machine running the tests is: a
+    // roaming connection always follows, and is never shed.
+    let settings = lather_config::ServerConfig {
+        roam_connections: configured,
+        roam_spare_idle_percent: 0,
+        roam_saturated_idle_percent: 0,
+        ..lather_config::ServerConfig::default()
+    };
     let mut server = crate::Server::builder()
+        .settings(settings)
         .listen("127.0.0.1:0".parse().unwrap())
         .service("/c", Cpus)
         .bind()
         .await
         .unwrap()
-        .io_threads(cpus.len())
-        .roam_connections(roam);
-    // Every CPU counts as having time to spare and none as saturated, however busy the
-    // machine running the tests is: a roaming connection always follows, and is never shed.
-    server.roam_thresholds = crate::placement::Thresholds {
-        spare: 0,
-        saturated: 0,
-    };
+        .io_threads(cpus.len());
+    if let Some(roam) = set {
+        server = server.roam_connections(roam);
+    }
     let addr = server.local_addr();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let served = tokio::spawn(server.serve(async {
@@ -127,7 +138,8 @@ fn tail(answers: &[String]) -> Vec<String> {
 
 #[tokio::test]
 async fn a_connection_follows_its_client_to_the_io_thread_of_its_cpu() {
-    let Some((on_first, on_second, moved)) = client_on_two_cpus(true).await else {
+    // Turned off in the configuration, on again by the embedding program.
+    let Some((on_first, on_second, moved)) = client_on_two_cpus(false, Some(true)).await else {
         return;
     };
     let cpus = lather_pipeline::affinity::process_cpus();
@@ -148,7 +160,7 @@ async fn a_connection_follows_its_client_to_the_io_thread_of_its_cpu() {
 
 #[tokio::test]
 async fn with_roam_connections_false_a_connection_stays_on_its_first_io_thread() {
-    let Some((on_first, on_second, moved)) = client_on_two_cpus(false).await else {
+    let Some((on_first, on_second, moved)) = client_on_two_cpus(false, None).await else {
         return;
     };
     // One pinned thread served every request, wherever the client ran.

@@ -64,7 +64,7 @@ pub struct Server {
     /// (`[server] roam_connections`).
     roam_connections: bool,
     /// The idle shares roaming connections move by.
-    pub(crate) roam_thresholds: crate::placement::Thresholds,
+    roam_thresholds: crate::placement::Thresholds,
 }
 
 impl Server {
