@@ -71,8 +71,6 @@ mod reload;
 mod request_span;
 mod respond;
 mod roam;
-#[cfg(test)]
-mod roam_tests;
 mod scheme;
 mod server;
 mod service;

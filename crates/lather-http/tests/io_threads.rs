@@ -135,15 +135,17 @@ async fn cpus_seen(pin: bool, calls: usize) -> Vec<(String, String)> {
         let answer = post(addr, "/c", SoapVersion::V12, body.clone()).await;
         assert_eq!(answer.status, 200, "{}", answer.text());
         let text = answer.text();
-        let attribute = |name: &str| {
-            let start = text.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
-            let end = start + text[start..].find('"').unwrap();
-            text[start..end].to_owned()
-        };
-        seen.push((attribute("here"), attribute("blocking")));
+        seen.push((attribute(text, "here"), attribute(text, "blocking")));
     }
     stop(&mut server).await;
     seen
+}
+
+/// The value of the first attribute `name` in `text`.
+fn attribute(text: &str, name: &str) -> String {
+    let start = text.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+    let end = start + text[start..].find('"').unwrap();
+    text[start..end].to_owned()
 }
 
 /// Serves `Cpus` at `/c` with one I/O thread per CPU, pinned or not.
@@ -204,4 +206,131 @@ async fn the_count_of_moved_connections_is_exported_from_the_start() {
     let moved = metric(metrics.text(), "lather_connections_moved_total");
     assert_eq!(moved, Some(0.0), "{}", metrics.text());
     stop(&mut server).await;
+}
+
+/// `calls` requests to `Cpus` on one keep-alive connection; the `here` of each answer.
+fn keep_alive_calls(stream: &mut std::net::TcpStream, calls: usize) -> Vec<String> {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let body = envelope(SoapVersion::V12, "", "<m:x xmlns:m=\"urn:m\"/>");
+    let request = format!(
+        "POST /c HTTP/1.1\r\nhost: t\r\ncontent-type: application/soap+xml\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut reader = BufReader::new(stream.try_clone().unwrap());
+    let mut seen = Vec::new();
+    for _ in 0..calls {
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if line == "\r\n" {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap();
+            }
+        }
+        let mut answer = vec![0; length];
+        reader.read_exact(&mut answer).unwrap();
+        seen.push(attribute(&String::from_utf8(answer).unwrap(), "here"));
+    }
+    seen
+}
+
+/// Serves `Cpus` with one pinned I/O thread per CPU, moving connections as `[server]
+/// roam_connections = configured` says, or as `set` says through
+/// `Server::roam_connections`; a client thread on the first CPU, then on the second, sends
+/// 48 requests from each on one connection. Returns the CPUs of the answering threads, from
+/// each CPU, and the moves counted; `None` on a machine with one CPU (one I/O thread,
+/// nowhere to move).
+async fn client_on_two_cpus(
+    configured: bool,
+    set: Option<bool>,
+) -> Option<(Vec<String>, Vec<String>, f64)> {
+    let cpus = lather_pipeline::affinity::process_cpus().to_vec();
+    if cpus.len() < 2 {
+        return None;
+    }
+    // The `[server]` keys as a configuration gives them. Every CPU counts as having time to
+    // spare and none as saturated, however busy the machine running the tests is: a
+    // moving connection always follows, and is never shed.
+    let settings = lather_config::ServerConfig {
+        roam_connections: configured,
+        roam_spare_idle_percent: 0,
+        roam_saturated_idle_percent: 0,
+        ..lather_config::ServerConfig::default()
+    };
+    let mut server = lather_http::Server::builder()
+        .settings(settings)
+        .listen("127.0.0.1:0".parse().unwrap())
+        .service("/c", Cpus)
+        .bind()
+        .await
+        .unwrap()
+        .io_threads(cpus.len());
+    if let Some(roam) = set {
+        server = server.roam_connections(roam);
+    }
+    let mut server = TestServer::serving(server);
+    let addr = server.addr;
+    let (first, second) = (cpus[0], cpus[1]);
+    let (on_first, on_second) = tokio::task::spawn_blocking(move || {
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        lather_pipeline::affinity::pin_current_thread(first).unwrap();
+        let on_first = keep_alive_calls(&mut stream, 48);
+        lather_pipeline::affinity::pin_current_thread(second).unwrap();
+        let on_second = keep_alive_calls(&mut stream, 48);
+        (on_first, on_second)
+    })
+    .await
+    .unwrap();
+    let metrics = get(addr, "/metrics").await;
+    let moved = metric(metrics.text(), "lather_connections_moved_total")
+        .unwrap_or_else(|| panic!("no moved counter in {}", metrics.text()));
+    stop(&mut server).await;
+    Some((on_first, on_second, moved))
+}
+
+/// The last eight of `answers`.
+fn tail(answers: &[String]) -> Vec<String> {
+    answers[answers.len() - 8..].to_vec()
+}
+
+#[tokio::test]
+async fn a_connection_follows_its_client_to_the_io_thread_of_its_cpu() {
+    // Turned off in the configuration, on again by the embedding program.
+    let Some((on_first, on_second, moved)) = client_on_two_cpus(false, Some(true)).await else {
+        return;
+    };
+    let cpus = lather_pipeline::affinity::process_cpus();
+    // Within a few looks at the CPU (one every 16 reads), answers come from the
+    // thread of the client's CPU.
+    assert_eq!(
+        tail(&on_first),
+        vec![cpus[0].to_string(); 8],
+        "{on_first:?}"
+    );
+    assert_eq!(
+        tail(&on_second),
+        vec![cpus[1].to_string(); 8],
+        "{on_second:?}"
+    );
+    assert!(moved >= 1.0, "moved {moved}");
+}
+
+#[tokio::test]
+async fn with_roam_connections_false_a_connection_stays_on_its_first_io_thread() {
+    let Some((on_first, on_second, moved)) = client_on_two_cpus(false, None).await else {
+        return;
+    };
+    // One pinned thread served every request, wherever the client ran.
+    let placed = on_first[0].clone();
+    assert!(
+        on_first.iter().chain(&on_second).all(|cpu| *cpu == placed),
+        "{on_first:?} {on_second:?}"
+    );
+    assert_eq!(moved, 0.0);
 }
