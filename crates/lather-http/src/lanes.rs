@@ -83,9 +83,9 @@ impl Lane {
     /// that takes no more (it is stopping) leaves the task to be served on here, in a task
     /// of the current runtime.
     pub(crate) fn hand_moved(&self, task: MovedTask) -> bool {
-        match self.queue.send(Handed::Moved(task)) {
+        match self.hand(Handed::Moved(task)) {
             Ok(()) => true,
-            Err(mpsc::error::SendError(back)) => {
+            Err(back) => {
                 if let Handed::Moved(task) = back {
                     drop(tokio::spawn(task));
                 }

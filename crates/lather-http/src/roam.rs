@@ -86,7 +86,8 @@ struct Connection {
 }
 
 impl Connection {
-    /// Counts the connection on the lane serving it now, if it moved here.
+    /// Counts the connection on the lane serving it now, if it moved here (asked once on
+    /// each thread, at its first poll there).
     fn count_here(&mut self) {
         let Some(roam) = &self.roam else { return };
         let Some(here) = Lanes::current() else { return };
@@ -146,7 +147,11 @@ impl Future for Roaming {
         let Some(connection) = self.state.as_mut() else {
             return Poll::Ready(());
         };
-        connection.count_here();
+        // The first poll on this thread (the watch is made again after every move): counted
+        // on its lane from now on.
+        if connection.stalled.is_none() {
+            connection.count_here();
+        }
         if connection.serve.as_mut().poll(cx).is_ready() {
             return Poll::Ready(());
         }
@@ -200,8 +205,12 @@ impl Future for Roaming {
             }
             Some(Move::Shed(_)) | None => None,
         };
+        let Some(to) = moved else {
+            return Poll::Pending;
+        };
+        // The lanes outlive the connection handed over with them.
         let lanes = map.lanes.clone();
-        match moved.and_then(|to| lanes.get(to)) {
+        match lanes.get(to) {
             Some(lane) => {
                 self.hand_to(lane);
                 Poll::Ready(())
