@@ -185,57 +185,31 @@ fn carried(
 
 /// The `[server]` keys read at start only whose values differ.
 fn start_only_changes(before: &ServerConfig, after: &ServerConfig) -> Vec<&'static str> {
-    let mut changed = Vec::new();
-    let mut check = |key: &'static str, differs: bool| {
-        if differs {
-            changed.push(key);
-        }
-    };
-    check("listen", before.listen != after.listen);
-    check("workers", before.workers != after.workers);
-    check("threading", before.threading != after.threading);
-    check(
-        "pin_io_threads",
-        before.pin_io_threads != after.pin_io_threads,
-    );
-    check(
-        "roam_connections",
-        before.roam_connections != after.roam_connections,
-    );
-    check(
-        "roam_spare_idle_percent",
-        before.roam_spare_idle_percent != after.roam_spare_idle_percent,
-    );
-    check(
-        "roam_saturated_idle_percent",
-        before.roam_saturated_idle_percent != after.roam_saturated_idle_percent,
-    );
-    check("cpu_threads", before.cpu_threads != after.cpu_threads);
-    check(
-        "cpu_inline_micros",
-        before.cpu_inline_micros != after.cpu_inline_micros,
-    );
-    check(
-        "max_connections",
-        before.max_connections != after.max_connections,
-    );
-    check(
-        "max_connections_per_client",
-        before.max_connections_per_client != after.max_connections_per_client,
-    );
-    check(
-        "idle_timeout_ms",
-        before.idle_timeout_ms != after.idle_timeout_ms,
-    );
-    check(
-        "header_timeout_ms",
-        before.header_timeout_ms != after.header_timeout_ms,
-    );
-    check(
-        "shutdown_grace_ms",
-        before.shutdown_grace_ms != after.shutdown_grace_ms,
-    );
-    changed
+    // Each key named once: its field has the key's name.
+    macro_rules! differing {
+        ($($key:ident),* $(,)?) => {
+            [$((stringify!($key), before.$key != after.$key)),*]
+        };
+    }
+    differing!(
+        listen,
+        workers,
+        threading,
+        pin_io_threads,
+        roam_connections,
+        roam_spare_idle_percent,
+        roam_saturated_idle_percent,
+        cpu_threads,
+        cpu_inline_micros,
+        max_connections,
+        max_connections_per_client,
+        idle_timeout_ms,
+        header_timeout_ms,
+        shutdown_grace_ms,
+    )
+    .into_iter()
+    .filter_map(|(key, differs)| differs.then_some(key))
+    .collect()
 }
 
 #[cfg(test)]
