@@ -255,7 +255,7 @@ impl ConnectionMetrics {
         );
         registry.register(
             "connections_moved",
-            "Connections moved between two requests to the I/O thread of the CPU their packets arrive on, or off a saturated one (pin_io_threads)",
+            "Connections moved between two requests to the I/O thread of the CPU their packets arrive on, or off a saturated one (pin_io_threads, roam_connections)",
             metrics.moved.clone(),
         );
         // Both reasons appear from the start, at 0.
