@@ -2,7 +2,9 @@
 # Server CPU per request, side by side: lather's echo, a lather gateway in front of a lather
 # echo (the gateway process alone is measured), lather's echo with five digest(10)
 # handlers in one stage, gSOAP 2.8's echo, Apache CXF 4's echo and CXF with five digest(10)
-# interceptors — interleaved, at fixed offered rates (open loop, `lather-bench http --rate R
+# interceptors, and two reverse proxies as peers of the gateway (nginx-gw and haproxy-gw:
+# Debian's nginx and HAProxy in front of a lather echo, the proxy process alone measured; see
+# bench/proxy_peer.sh) — interleaved, at fixed offered rates (open loop, `lather-bench http --rate R
 # --server-pid PID`) and saturated with wrk (Debian's package; the server's CPU read from
 # /proc/PID/stat before and after).
 #
@@ -12,22 +14,23 @@
 #
 # Environment: RATES="5000 20000", DURATION=10, WARMUP=2, CONNECTIONS=32, ROUNDS=3,
 # WRK_THREADS=2, PAYLOAD_BYTES=100, SERVERS (default: every server above that can run:
-# "lather lather-gw lather-5h gsoap cxf cxf-5i"; also lather-pc and lather-ws, lather's echo
-# with `threading = "per-core"` / `"work-stealing"`, lather-w1 and lather-gw-w1, the echo
-# and the gateway with one I/O thread (`workers = 1`), lather-np and lather-gw-np, the echo
-# and the gateway (and its backend) with `pin_io_threads = false`, and bare, a bare hyper HTTP/1.1 server
-# answering with the request's body: the floor under lather's echo), WARMUP_CXF=120 (seconds of load on each
-# CXF server before the first round, for its JIT), LATHER, OLD_LATHER (optional: another
-# lather binary measured as lather-old, as the gateway of lather-gw-old, in front of
-# an echo of LATHER, and with the five handlers as lather-5h-old: e.g. a build of an
-# earlier commit), SKIP_BUILD=1,
-# CXF_JAR, JAVA.
+# "lather lather-gw nginx-gw haproxy-gw lather-5h gsoap cxf cxf-5i"; also lather-pc and
+# lather-ws, lather's echo with `threading = "per-core"` / `"work-stealing"`, lather-w1 and
+# lather-gw-w1, the echo and the gateway with one I/O thread (`workers = 1`), lather-np and
+# lather-gw-np, the echo and the gateway (and its backend) with `pin_io_threads = false`, and
+# bare, a bare hyper HTTP/1.1 server answering with the request's body: the floor under
+# lather's echo), WARMUP_CXF=120 (seconds of load on each CXF server before the first round,
+# for its JIT), LATHER, OLD_LATHER (optional: another lather binary measured as lather-old,
+# as the gateway of lather-gw-old, in front of an echo of LATHER, and with the five handlers
+# as lather-5h-old: e.g. a build of an earlier commit), SKIP_BUILD=1, CXF_JAR, JAVA.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$here/lib.sh"
+# shellcheck source=SCRIPTDIR/proxy_peer.sh
+. "$here/proxy_peer.sh"
 
 ROUNDS="${ROUNDS:-3}"
 bench_defaults
@@ -35,7 +38,7 @@ RATES="${RATES:-5000 20000}"
 WRK_THREADS="${WRK_THREADS:-2}"
 WARMUP_CXF="${WARMUP_CXF:-120}"
 JAVA="${JAVA:-java}"
-SERVERS="${SERVERS:-lather lather-gw lather-5h gsoap cxf cxf-5i}"
+SERVERS="${SERVERS:-lather lather-gw nginx-gw haproxy-gw lather-5h gsoap cxf cxf-5i}"
 command -v wrk >/dev/null 2>&1 || die "wrk not found (apt-get install -y wrk)"
 build_lather
 [ -x "$LATHER" ] || die "$LATHER not found"
@@ -100,6 +103,12 @@ upstream = [\"http://127.0.0.1:$started_port/echo\"]
 " "$gw_keys"
             port=$started_port
             ;;
+        nginx-gw | haproxy-gw)
+            lather_server "$1-backend" "$LATHER" "$echo_service"
+            proxy_peer "${1%-gw}" "$out_dir/$1" "$started_port"
+            pid[$1]=$proxy_pid
+            port=$started_port
+            ;;
         lather-5h | lather-5h-old)
             bin=$LATHER
             [ "$1" = lather-5h-old ] && bin=$OLD_LATHER
@@ -139,7 +148,7 @@ $(for i in 1 2 3 4 5; do printf '\n[handlers.d%s]\nkind = "digest"\nrounds = 10\
             pid[$1]=$bg_pid
             wait_for "$1" "${pid[$1]}" "$out_dir/$1.log" 60 port_open "$port"
             ;;
-        *) die "unknown server $1 (SERVERS takes lather lather-old lather-w1 lather-np lather-gw lather-gw-old lather-gw-w1 lather-gw-np lather-5h lather-5h-old lather-pc lather-ws bare gsoap cxf cxf-5i)" ;;
+        *) die "unknown server $1 (SERVERS takes lather lather-old lather-w1 lather-np lather-gw lather-gw-old lather-gw-w1 lather-gw-np nginx-gw haproxy-gw lather-5h lather-5h-old lather-pc lather-ws bare gsoap cxf cxf-5i)" ;;
     esac
     url[$1]="http://127.0.0.1:$port/echo"
 }
@@ -149,6 +158,10 @@ for s in $SERVERS; do
     case $s in
         cxf | cxf-5i) command -v "$JAVA" >/dev/null 2>&1 || {
             log "$s skipped: no $JAVA"
+            continue
+        } ;;
+        nginx-gw | haproxy-gw) command -v "${s%-gw}" >/dev/null 2>&1 || {
+            log "$s skipped: no ${s%-gw} (apt-get install -y nginx-light haproxy)"
             continue
         } ;;
     esac

@@ -3,20 +3,25 @@
 # service on /echo and a gateway service on /gateway whose upstream is that
 # same /echo. The load generator benches /echo and /gateway (closed loop,
 # 32 connections by default), alternating for ROUNDS rounds, and prints the
-# gateway/echo ratios.
+# gateway/echo ratios. The reverse proxies named in PEERS stand in front of the same
+# /echo in the same rounds (bench/proxy_peer.sh), each with its own ratio to /echo: what a
+# hop costs elsewhere on this machine.
 #
 # Results: target/bench-results/gateway-<timestamp>/.
 #
 # Environment: DURATION=10, WARMUP=2, CONNECTIONS=32, ROUNDS=2,
 # PAYLOAD_BYTES=100, BENCH_THREADS=1, SERVER_CPUS, CLIENT_CPUS, LATHER,
 # BENCH_CMD, SKIP_BUILD=1 (see echo-vs-gsoap.sh); SERVER_EXTRA adds lines to the
-# server's [server] table (e.g. "pin_io_threads = false").
+# server's [server] table (e.g. "pin_io_threads = false"); PEERS (default: those of
+# "nginx haproxy" installed; "" for none).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$here/lib.sh"
+# shellcheck source=SCRIPTDIR/proxy_peer.sh
+. "$here/proxy_peer.sh"
 
 bench_defaults
 
@@ -52,6 +57,20 @@ log "lather (pid $lather_pid) on 127.0.0.1:$port"
 
 targets=(echo gateway)
 declare -A url=([echo]="http://127.0.0.1:$port/echo" [gateway]="http://127.0.0.1:$port/gateway")
+if [ -z "${PEERS+set}" ]; then
+    PEERS=""
+    for peer in nginx haproxy; do
+        command -v "$peer" >/dev/null 2>&1 && PEERS="$PEERS $peer"
+    done
+fi
+peers=()
+for peer in $PEERS; do
+    proxy_peer "$peer" "$out_dir/$peer" "$port"
+    log "$peer (pid $proxy_pid) on 127.0.0.1:$started_port, in front of /echo"
+    url[$peer]="http://127.0.0.1:$started_port/echo"
+    targets+=("$peer")
+    peers+=("$peer")
+done
 for t in "${targets[@]}"; do
     verify_echo "/$t" "${url[$t]}" "$out_dir/probe-$t.json"
 done
@@ -73,27 +92,34 @@ for ((round = 1; round <= ROUNDS; round++)); do
 done
 
 ms() { awk -v us="$1" 'BEGIN { printf "%.3f", us / 1000 }'; }
+# label T : how a target is shown: lather's paths as paths, a peer by its name.
+label() { case $1 in echo | gateway) echo "/$1" ;; *) echo "$1 -> /echo" ;; esac; }
 echo
-printf '%-9s %5s %12s %10s %10s %10s %8s\n' path round "req/s" "p50 ms" "p99 ms" "p99.9 ms" failed
+printf '%-17s %5s %12s %10s %10s %10s %8s\n' target round "req/s" "p50 ms" "p99 ms" "p99.9 ms" failed
 for ((round = 1; round <= ROUNDS; round++)); do
     for t in "${targets[@]}"; do
-        printf '%-9s %5s %12.1f %10s %10s %10s %8s\n' "/$t" "$round" "${rps[$t,$round]}" \
+        printf '%-17s %5s %12.1f %10s %10s %10s %8s\n' "$(label "$t")" "$round" "${rps[$t,$round]}" \
             "$(ms "${p50[$t,$round]}")" "$(ms "${p99[$t,$round]}")" \
             "$(ms "${p999[$t,$round]}")" "${failed[$t,$round]}"
     done
 done
 
-g_rps=() e_rps=() g50=() e50=() g99=() e99=() g999=() e999=()
-for ((round = 1; round <= ROUNDS; round++)); do
-    g_rps+=("${rps[gateway,$round]}") e_rps+=("${rps[echo,$round]}")
-    g50+=("${p50[gateway,$round]}") e50+=("${p50[echo,$round]}")
-    g99+=("${p99[gateway,$round]}") e99+=("${p99[echo,$round]}")
-    g999+=("${p999[gateway,$round]}") e999+=("${p999[echo,$round]}")
-done
-r_rps="$(ratio "$(mean "${g_rps[@]}")" "$(mean "${e_rps[@]}")")"
-r50="$(ratio "$(mean "${g50[@]}")" "$(mean "${e50[@]}")")"
-r99="$(ratio "$(mean "${g99[@]}")" "$(mean "${e99[@]}")")"
-r999="$(ratio "$(mean "${g999[@]}")" "$(mean "${e999[@]}")")"
+# ratios T : T's mean req/s, p50, p99 and p99.9 over /echo's, as JSON fields; sets ratio_text.
+ratios() {
+    local t=$1 key r json="" text=""
+    for key in rps p50 p99 p999; do
+        local -n of=$key
+        local ours=() echos=()
+        for ((round = 1; round <= ROUNDS; round++)); do
+            ours+=("${of[$t,$round]}") echos+=("${of[echo,$round]}")
+        done
+        r="$(ratio "$(mean "${ours[@]}")" "$(mean "${echos[@]}")")"
+        json="$json${json:+, }\"$key\": $(json_ratio "$r")"
+        text="$text${text:+   }${key/rps/req\/s} $r"
+    done
+    ratio_text=$text
+    echo "{$json}"
+}
 
 {
     printf '{\n  "duration_s": %s,\n  "warmup_s": %s,\n  "connections": %s,\n  "payload_bytes": %s,\n  "runs": [\n' \
@@ -101,18 +127,27 @@ r999="$(ratio "$(mean "${g999[@]}")" "$(mean "${e999[@]}")")"
     sep=""
     for ((round = 1; round <= ROUNDS; round++)); do
         for t in "${targets[@]}"; do
-            printf '%s    {"path": "/%s", "round": %s, "rps": %s, "p50_us": %s, "p99_us": %s, "p999_us": %s, "failed": %s, "report": "%s-%s.json"}' \
-                "$sep" "$t" "$round" "${rps[$t,$round]}" "${p50[$t,$round]}" "${p99[$t,$round]}" \
+            printf '%s    {"target": "%s", "round": %s, "rps": %s, "p50_us": %s, "p99_us": %s, "p999_us": %s, "failed": %s, "report": "%s-%s.json"}' \
+                "$sep" "$(label "$t")" "$round" "${rps[$t,$round]}" "${p50[$t,$round]}" "${p99[$t,$round]}" \
                 "${p999[$t,$round]}" "${failed[$t,$round]}" "$t" "$round"
             sep=$',\n'
         done
     done
-    printf '\n  ],\n  "ratio_gateway_over_echo": {"rps": %s, "p50": %s, "p99": %s, "p999": %s}\n}\n' \
-        "$(json_ratio "$r_rps")" "$(json_ratio "$r50")" "$(json_ratio "$r99")" "$(json_ratio "$r999")"
+    printf '\n  ],\n  "ratio_over_echo": {'
+    sep=""
+    for t in "${targets[@]}"; do
+        [ "$t" = echo ] && continue
+        printf '%s\n    "%s": %s' "$sep" "$t" "$(ratios "$t")"
+        sep=","
+    done
+    printf '\n  }\n}\n'
 } >"$out_dir/summary.json"
 
 echo
-printf 'gateway/echo (mean of %s rounds): req/s %s   p50 %s   p99 %s   p99.9 %s\n' \
-    "$ROUNDS" "$r_rps" "$r50" "$r99" "$r999"
+for t in "${targets[@]}"; do
+    [ "$t" = echo ] && continue
+    ratios "$t" >/dev/null
+    printf '%s over /echo (mean of %s rounds): %s\n' "$(label "$t")" "$ROUNDS" "$ratio_text"
+done
 echo
 log "results in $out_dir"
