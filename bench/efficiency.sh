@@ -160,7 +160,7 @@ for s in $SERVERS; do
             log "$s skipped: no $JAVA"
             continue
         } ;;
-        nginx-gw | haproxy-gw) command -v "${s%-gw}" >/dev/null 2>&1 || {
+        nginx-gw | haproxy-gw) proxy_installed "${s%-gw}" || {
             log "$s skipped: no ${s%-gw} (apt-get install -y nginx-light haproxy)"
             continue
         } ;;

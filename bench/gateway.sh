@@ -60,16 +60,14 @@ declare -A url=([echo]="http://127.0.0.1:$port/echo" [gateway]="http://127.0.0.1
 if [ -z "${PEERS+set}" ]; then
     PEERS=""
     for peer in nginx haproxy; do
-        command -v "$peer" >/dev/null 2>&1 && PEERS="$PEERS $peer"
+        proxy_installed "$peer" && PEERS="$PEERS $peer"
     done
 fi
-peers=()
 for peer in $PEERS; do
     proxy_peer "$peer" "$out_dir/$peer" "$port"
     log "$peer (pid $proxy_pid) on 127.0.0.1:$started_port, in front of /echo"
     url[$peer]="http://127.0.0.1:$started_port/echo"
     targets+=("$peer")
-    peers+=("$peer")
 done
 for t in "${targets[@]}"; do
     verify_echo "/$t" "${url[$t]}" "$out_dir/probe-$t.json"
@@ -104,7 +102,9 @@ for ((round = 1; round <= ROUNDS; round++)); do
     done
 done
 
-# ratios T : T's mean req/s, p50, p99 and p99.9 over /echo's, as JSON fields; sets ratio_text.
+# ratios T : T's mean req/s, p50, p99 and p99.9 over /echo's, into ratio_json[T] (JSON
+# fields) and ratio_text[T] (for the terminal).
+declare -A ratio_json ratio_text
 ratios() {
     local t=$1 key r json="" text=""
     for key in rps p50 p99 p999; do
@@ -117,9 +117,12 @@ ratios() {
         json="$json${json:+, }\"$key\": $(json_ratio "$r")"
         text="$text${text:+   }${key/rps/req\/s} $r"
     done
-    ratio_text=$text
-    echo "{$json}"
+    ratio_json[$t]="{$json}"
+    ratio_text[$t]=$text
 }
+# Every target but /echo, the first.
+compared=("${targets[@]:1}")
+for t in "${compared[@]}"; do ratios "$t"; done
 
 {
     printf '{\n  "duration_s": %s,\n  "warmup_s": %s,\n  "connections": %s,\n  "payload_bytes": %s,\n  "runs": [\n' \
@@ -135,19 +138,16 @@ ratios() {
     done
     printf '\n  ],\n  "ratio_over_echo": {'
     sep=""
-    for t in "${targets[@]}"; do
-        [ "$t" = echo ] && continue
-        printf '%s\n    "%s": %s' "$sep" "$t" "$(ratios "$t")"
+    for t in "${compared[@]}"; do
+        printf '%s\n    "%s": %s' "$sep" "$t" "${ratio_json[$t]}"
         sep=","
     done
     printf '\n  }\n}\n'
 } >"$out_dir/summary.json"
 
 echo
-for t in "${targets[@]}"; do
-    [ "$t" = echo ] && continue
-    ratios "$t" >/dev/null
-    printf '%s over /echo (mean of %s rounds): %s\n' "$(label "$t")" "$ROUNDS" "$ratio_text"
+for t in "${compared[@]}"; do
+    printf '%s over /echo (mean of %s rounds): %s\n' "$(label "$t")" "$ROUNDS" "${ratio_text[$t]}"
 done
 echo
 log "results in $out_dir"

@@ -12,19 +12,22 @@
 # - haproxy: one process with two threads (`nbthread 2`, one per CPU here) and
 #   `http-reuse always`.
 # The process started (nginx's master, HAProxy) is stopped by stop_all on exit.
+#
+# proxy_installed KIND : true when KIND's program is on the PATH.
+proxy_installed() { command -v "$1" >/dev/null 2>&1; }
+
 proxy_peer() {
     local kind=$1 dir=$2 upstream=$3 config i
     mkdir -p "$dir"
     started_port="$(free_port)"
     case $kind in
         nginx)
-            command -v nginx >/dev/null 2>&1 || die "nginx not found (apt-get install -y nginx-light)"
+            proxy_installed nginx || die "nginx not found (apt-get install -y nginx-light)"
             config="$dir/nginx.conf"
             cat >"$config" <<CONF
 daemon off;
 worker_processes 1;
 pid $dir/nginx.pid;
-error_log $dir/nginx-error.log warn;
 events { worker_connections 4096; }
 http {
     access_log off;
@@ -52,7 +55,7 @@ CONF
             [ -n "$proxy_pid" ] || die "nginx (pid $bg_pid) started no worker; see $dir/nginx-error.log"
             ;;
         haproxy)
-            command -v haproxy >/dev/null 2>&1 || die "haproxy not found (apt-get install -y haproxy)"
+            proxy_installed haproxy || die "haproxy not found (apt-get install -y haproxy)"
             config="$dir/haproxy.cfg"
             cat >"$config" <<CONF
 global
